@@ -1,0 +1,88 @@
+//! What a flight program's step, or a reaction, asks the vehicle to do.
+//!
+//! One closed set shared by step programs ([`crate::engine`]) and the offboard machine
+//! ([`crate::offboard`]), which carries them out. `Speedup` is the driver's (only a simulator's
+//! clock can be sped up); everything else is a verb of the offboard machine.
+
+use crate::mode::Mode;
+use crate::rc::RcSticks;
+use heapless::String;
+
+/// Longest PX4 parameter name (PARAM_SET.param_id), bytes.
+pub const PARAM_NAME_LEN: usize = 16;
+
+/// A PX4 parameter name.
+pub type ParamName = String<PARAM_NAME_LEN>;
+
+/// One thing to do.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Action {
+    /// Nothing: a step that only waits.
+    None,
+    /// Request a flight mode (a manual mode starts the neutral MANUAL_CONTROL stream first).
+    SetMode(Mode),
+    /// Arm by command once armable.
+    Arm,
+    /// Arm with the throttle-down, yaw-right stick gesture once armable.
+    ArmGesture,
+    /// Send one disarm command and drop any outstanding arm request.
+    Disarm,
+    /// MIS_TAKEOFF_ALT, Takeoff mode confirmed, then arm.
+    Takeoff {
+        /// Takeoff altitude above home, m.
+        alt_m: f32,
+    },
+    /// DO_REPOSITION to a world-frame (FLU, z up over the launch point) position.
+    Goto {
+        /// World x (forward/north at the anchor), m.
+        x_m: f32,
+        /// World y (left/west), m.
+        y_m: f32,
+        /// Height over the launch point, m.
+        z_m: f32,
+        /// World heading, rad, right-handed about +z (+π/2 faces +y = west); `None` leaves it to PX4.
+        yaw_rad: Option<f32>,
+    },
+    /// Land mode.
+    Land,
+    /// RTL mode.
+    ReturnToLaunch,
+    /// Hold (Loiter) mode.
+    Hold,
+    /// Stream these sticks at 20 Hz.
+    Rc(RcSticks),
+    /// Stop the MANUAL_CONTROL stream.
+    StopRc,
+    /// PARAM_SET of a REAL32 parameter.
+    ParamReal {
+        /// Parameter name.
+        name: ParamName,
+        /// New value.
+        value: f32,
+    },
+    /// PARAM_SET of an INT32 parameter (the int's bits ride in the float field).
+    ParamInt {
+        /// Parameter name.
+        name: ParamName,
+        /// New value.
+        value: i32,
+    },
+    /// Upload the mission lodged with the offboard machine.
+    UploadMission,
+    /// MISSION_SET_CURRENT 0, Mission mode confirmed, then arm.
+    StartMission,
+    /// Pause a mission (Hold).
+    PauseMission,
+    /// Resume a paused mission (Mission mode again).
+    ResumeMission,
+    /// Change the simulator's speed factor (the driver's, not the autopilot's).
+    Speedup(f32),
+}
+
+/// Build a [`ParamName`], or `None` if `name` is longer than [`PARAM_NAME_LEN`] bytes.
+pub fn param_name(name: &str) -> Option<ParamName> {
+    let mut s = String::new();
+    s.push_str(name).ok()?;
+    Some(s)
+}

@@ -1,0 +1,368 @@
+//! Bytes to frames: a resynchronising MAVLink 1/2 framer.
+//!
+//! The decoder only frames and checks: it finds a start byte, reads the header, buffers the
+//! frame and verifies its checksum with the message's `crc_extra`. A frame that fails the
+//! check is not skipped whole: the search restarts at the byte after its start marker, so a
+//! real frame hiding behind a false start (garbage that looked like a header) is still found.
+//! Interpreting the payload is [`crate::msg`]'s job.
+//!
+//! Three ways to drive it, all sharing one buffered partial frame:
+//! * [`Decoder::feed`]: a slice at a time (UDP datagrams, DMA buffers);
+//! * [`Decoder::read_frame`]: blocking, over [`embedded_io::Read`];
+//! * [`Decoder::poll_read`]: non-blocking, over [`embedded_io::ReadReady`], returning
+//!   [`nb::Error::WouldBlock`] with the partial frame kept for the next call.
+//!
+//! Signed MAVLink 2 frames are accepted and their signature is not verified.
+
+use super::crc::frame_crc;
+use super::crc_extra::crc_extra;
+
+/// Start byte of a MAVLink 2 frame.
+pub const MAGIC_V2: u8 = 0xFD;
+/// Start byte of a MAVLink 1 frame.
+pub const MAGIC_V1: u8 = 0xFE;
+/// Longest possible frame: MAVLink 2 header (10), payload (255), checksum (2), signature (13).
+pub const MAX_FRAME_LEN: usize = 10 + 255 + 2 + 13;
+
+const V2_HEADER_LEN: usize = 10;
+const V1_HEADER_LEN: usize = 6;
+const SIGNATURE_LEN: usize = 13;
+const INCOMPAT_SIGNED: u8 = 0x01;
+
+/// MAVLink wire version of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Version {
+    /// MAVLink 1 (start byte 0xFE, 8-bit message id).
+    V1,
+    /// MAVLink 2 (start byte 0xFD, 24-bit message id, truncated payloads).
+    V2,
+}
+
+/// The routing part of a frame's header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Header {
+    /// Wire version the frame came in.
+    pub version: Version,
+    /// Sender's packet sequence number.
+    pub seq: u8,
+    /// Sending system id.
+    pub sysid: u8,
+    /// Sending component id.
+    pub compid: u8,
+    /// Message id.
+    pub msgid: u32,
+    /// Whether the frame carried a (not verified) signature.
+    pub signed: bool,
+}
+
+/// A checked frame: its header and the payload bytes, still encoded.
+///
+/// A MAVLink 2 payload may be shorter than the message (trailing zeros truncated);
+/// deserialisation zero-fills it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawFrame<'a> {
+    /// Header fields.
+    pub header: Header,
+    /// Payload bytes as sent.
+    pub payload: &'a [u8],
+}
+
+/// What the decoder has seen, for link-health reporting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct DecoderStats {
+    /// Frames delivered with a valid checksum.
+    pub frames: u32,
+    /// Frames whose checksum did not match (also counts false starts in garbage).
+    pub crc_errors: u32,
+    /// Frames with a message id outside the common dialect (checksum unverifiable), skipped.
+    pub unknown_ids: u32,
+    /// Bytes discarded while searching for a start byte.
+    pub dropped_bytes: u32,
+}
+
+/// An error from the reading forms of the decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ReadError<E> {
+    /// The underlying reader failed.
+    Io(E),
+    /// The reader reported end of stream (a read of zero bytes).
+    Eof,
+}
+
+/// The framer. 280 bytes of buffer plus counters; no allocation.
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    buf: [u8; MAX_FRAME_LEN],
+    len: usize,
+    /// Length of the complete frame at the front of `buf` last returned, to discard next call.
+    ready: usize,
+    stats: DecoderStats,
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn is_magic(b: u8) -> bool {
+    b == MAGIC_V2 || b == MAGIC_V1
+}
+
+impl Decoder {
+    /// An empty decoder.
+    pub const fn new() -> Self {
+        Decoder {
+            buf: [0; MAX_FRAME_LEN],
+            len: 0,
+            ready: 0,
+            stats: DecoderStats {
+                frames: 0,
+                crc_errors: 0,
+                unknown_ids: 0,
+                dropped_bytes: 0,
+            },
+        }
+    }
+
+    /// Counters since creation.
+    pub fn stats(&self) -> DecoderStats {
+        self.stats
+    }
+
+    /// Bytes of a partial frame currently buffered (0 when idle).
+    pub fn buffered(&self) -> usize {
+        self.len - self.ready
+    }
+
+    /// Feed bytes; returns how many were consumed and, if one completed, a checked frame.
+    ///
+    /// Call again with the unconsumed rest of `input` until it is empty: a frame is returned
+    /// as soon as it completes, and bytes after it stay with the caller.
+    pub fn feed<'a>(&'a mut self, input: &[u8]) -> (usize, Option<RawFrame<'a>>) {
+        self.discard_ready();
+        if self.settle() {
+            return (0, Some(self.frame()));
+        }
+        let mut used = 0;
+        while used < input.len() {
+            if self.len == 0 {
+                let rest = &input[used..];
+                match rest.iter().position(|&b| is_magic(b)) {
+                    Some(p) => {
+                        self.drop_count(p);
+                        used += p;
+                    }
+                    None => {
+                        self.drop_count(rest.len());
+                        return (input.len(), None);
+                    }
+                }
+            }
+            let n = self.needed().min(input.len() - used);
+            self.buf[self.len..self.len + n].copy_from_slice(&input[used..used + n]);
+            self.len += n;
+            used += n;
+            if self.settle() {
+                return (used, Some(self.frame()));
+            }
+        }
+        (used, None)
+    }
+
+    /// Read until one checked frame is complete, blocking as the reader does.
+    ///
+    /// Reads only the bytes the current frame needs, so nothing after it is taken from `r`.
+    pub fn read_frame<R: embedded_io::Read>(
+        &mut self,
+        r: &mut R,
+    ) -> Result<RawFrame<'_>, ReadError<R::Error>> {
+        self.discard_ready();
+        while !self.settle() {
+            self.read_some(r)?;
+        }
+        Ok(self.frame())
+    }
+
+    /// Read what is available without blocking; a frame when one completes, else `WouldBlock`.
+    ///
+    /// The partial frame is kept across `WouldBlock`, so a frame split over many UART
+    /// interrupts completes on the call that delivers its last byte.
+    pub fn poll_read<R: embedded_io::Read + embedded_io::ReadReady>(
+        &mut self,
+        r: &mut R,
+    ) -> nb::Result<RawFrame<'_>, ReadError<R::Error>> {
+        self.discard_ready();
+        loop {
+            if self.settle() {
+                return Ok(self.frame());
+            }
+            match r.read_ready() {
+                Ok(true) => {}
+                Ok(false) => return Err(nb::Error::WouldBlock),
+                Err(e) => return Err(nb::Error::Other(ReadError::Io(e))),
+            }
+            self.read_some(r).map_err(nb::Error::Other)?;
+        }
+    }
+
+    fn read_some<R: embedded_io::Read>(&mut self, r: &mut R) -> Result<(), ReadError<R::Error>> {
+        let need = self.needed();
+        let n = r
+            .read(&mut self.buf[self.len..self.len + need])
+            .map_err(ReadError::Io)?;
+        if n == 0 {
+            return Err(ReadError::Eof);
+        }
+        if self.len == 0 {
+            // Hunting: only a start byte may begin the buffer (need is 1 here).
+            if !is_magic(self.buf[0]) {
+                self.drop_count(n);
+                return Ok(());
+            }
+        }
+        self.len += n;
+        Ok(())
+    }
+
+    fn drop_count(&mut self, n: usize) {
+        self.stats.dropped_bytes = self.stats.dropped_bytes.saturating_add(n as u32);
+    }
+
+    fn header_len(&self) -> usize {
+        if self.buf[0] == MAGIC_V2 {
+            V2_HEADER_LEN
+        } else {
+            V1_HEADER_LEN
+        }
+    }
+
+    /// Total length of the frame at the front; the header must be complete.
+    fn total_len(&self) -> usize {
+        let payload = self.buf[1] as usize;
+        if self.buf[0] == MAGIC_V2 {
+            let sig = if self.buf[2] & INCOMPAT_SIGNED != 0 {
+                SIGNATURE_LEN
+            } else {
+                0
+            };
+            V2_HEADER_LEN + payload + 2 + sig
+        } else {
+            V1_HEADER_LEN + payload + 2
+        }
+    }
+
+    /// Bytes to read before the next decision; at least 1 unless a frame is complete.
+    fn needed(&self) -> usize {
+        if self.len == 0 {
+            return 1;
+        }
+        let hl = self.header_len();
+        if self.len < hl {
+            hl - self.len
+        } else {
+            self.total_len().saturating_sub(self.len).max(1)
+        }
+    }
+
+    fn header(&self) -> Header {
+        let b = &self.buf;
+        if b[0] == MAGIC_V2 {
+            Header {
+                version: Version::V2,
+                seq: b[4],
+                sysid: b[5],
+                compid: b[6],
+                msgid: u32::from_le_bytes([b[7], b[8], b[9], 0]),
+                signed: b[2] & INCOMPAT_SIGNED != 0,
+            }
+        } else {
+            Header {
+                version: Version::V1,
+                seq: b[2],
+                sysid: b[3],
+                compid: b[4],
+                msgid: b[5] as u32,
+                signed: false,
+            }
+        }
+    }
+
+    /// Examine the buffer: true when a checked frame sits at its front (recorded in `ready`).
+    fn settle(&mut self) -> bool {
+        loop {
+            if self.len == 0 || self.len < self.header_len() {
+                return false;
+            }
+            if self.buf[0] == MAGIC_V2 && self.buf[2] & !INCOMPAT_SIGNED != 0 {
+                // An incompatibility flag we do not understand: per the spec, not our frame.
+                self.stats.crc_errors = self.stats.crc_errors.saturating_add(1);
+                self.resync();
+                continue;
+            }
+            let total = self.total_len();
+            if self.len < total {
+                return false;
+            }
+            let header = self.header();
+            let hl = self.header_len();
+            let payload_len = self.buf[1] as usize;
+            let Some(extra) = crc_extra(header.msgid) else {
+                // Unverifiable: it may be a real frame of another dialect, or a false start in
+                // garbage. Rescanning its bytes costs little and never loses a frame behind it.
+                self.stats.unknown_ids = self.stats.unknown_ids.saturating_add(1);
+                self.resync();
+                continue;
+            };
+            let crc = frame_crc(&self.buf[1..hl + payload_len], extra);
+            let sent =
+                u16::from_le_bytes([self.buf[hl + payload_len], self.buf[hl + payload_len + 1]]);
+            if crc == sent {
+                self.stats.frames = self.stats.frames.wrapping_add(1);
+                self.ready = total;
+                return true;
+            }
+            self.stats.crc_errors = self.stats.crc_errors.saturating_add(1);
+            self.resync();
+        }
+    }
+
+    /// The front start byte was false: restart the search at the byte after it.
+    fn resync(&mut self) {
+        self.drop_count(1);
+        self.discard_front(1);
+    }
+
+    /// Drop `n` bytes from the front, then any bytes before the next start byte.
+    fn discard_front(&mut self, n: usize) {
+        let n = n.min(self.len);
+        let skip = self.buf[n..self.len]
+            .iter()
+            .position(|&b| is_magic(b))
+            .unwrap_or(self.len - n);
+        self.drop_count(skip);
+        let from = n + skip;
+        self.buf.copy_within(from..self.len, 0);
+        self.len -= from;
+    }
+
+    fn discard_ready(&mut self) {
+        if self.ready > 0 {
+            let n = self.ready;
+            self.ready = 0;
+            self.discard_front(n);
+        }
+    }
+
+    fn frame(&self) -> RawFrame<'_> {
+        let hl = self.header_len();
+        RawFrame {
+            header: self.header(),
+            payload: &self.buf[hl..hl + self.buf[1] as usize],
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The messages the engine reads, decoded one by one.
+//!
+//! [`Msg::decode`] dispatches on the message id to that message's own deserialiser and returns
+//! `Ok(None)` for every other id: a PX4 sends dozens of message types (ATTITUDE_QUATERNION,
+//! HIGHRES_IMU, ODOMETRY, …) that nothing here reads, and skipping them costs one `match`.
+
+#![allow(deprecated)] // PX4 still speaks legacy MISSION_REQUEST; the engine must answer it.
+
+use crate::frame::{RawFrame, Version};
+use mavlink::dialects::common as mav;
+use mavlink::{MavlinkVersion, MessageData};
+
+pub use mavlink::error::ParserError;
+
+macro_rules! subset {
+    ($( $(#[$doc:meta])* $variant:ident($data:ident), )*) => {
+        /// One decoded message of the subset the engine reads.
+        #[derive(Debug, Clone, PartialEq)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum Msg {
+            $( $(#[$doc])* $variant(mav::$data), )*
+        }
+
+        impl Msg {
+            /// Decode a payload of message `id`; `Ok(None)` when the id is not in the subset.
+            ///
+            /// A payload with an out-of-range enum value is an error, never a panic.
+            pub fn decode(version: Version, id: u32, payload: &[u8]) -> Result<Option<Msg>, ParserError> {
+                let v = match version {
+                    Version::V1 => MavlinkVersion::V1,
+                    Version::V2 => MavlinkVersion::V2,
+                };
+                match id {
+                    $( <mav::$data as MessageData>::ID => mav::$data::deser(v, payload).map(|m| Some(Msg::$variant(m))), )*
+                    _ => Ok(None),
+                }
+            }
+
+            /// The MAVLink message id.
+            pub fn id(&self) -> u32 {
+                match self {
+                    $( Msg::$variant(_) => <mav::$data as MessageData>::ID, )*
+                }
+            }
+
+            /// The MAVLink message name, for logs.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( Msg::$variant(_) => <mav::$data as MessageData>::NAME, )*
+                }
+            }
+        }
+
+        /// Whether `id` is one of the messages [`Msg::decode`] decodes.
+        pub fn is_decoded(id: u32) -> bool {
+            matches!(id, $( <mav::$data as MessageData>::ID )|*)
+        }
+    };
+}
+
+subset! {
+    /// HEARTBEAT: mode, armed flag, system status.
+    Heartbeat(HEARTBEAT_DATA),
+    /// SYS_STATUS: sensor health, including PX4's prearm-check bit.
+    SysStatus(SYS_STATUS_DATA),
+    /// SYSTEM_TIME: the autopilot clock.
+    SystemTime(SYSTEM_TIME_DATA),
+    /// GLOBAL_POSITION_INT: position estimate, AMSL and relative altitude.
+    GlobalPositionInt(GLOBAL_POSITION_INT_DATA),
+    /// LOCAL_POSITION_NED: smooth local position.
+    LocalPositionNed(LOCAL_POSITION_NED_DATA),
+    /// VFR_HUD: airspeed, ground speed, climb.
+    VfrHud(VFR_HUD_DATA),
+    /// ATTITUDE: roll, pitch, yaw.
+    Attitude(ATTITUDE_DATA),
+    /// EXTENDED_SYS_STATE: landed state.
+    ExtendedSysState(EXTENDED_SYS_STATE_DATA),
+    /// HOME_POSITION: where PX4 set home.
+    HomePosition(HOME_POSITION_DATA),
+    /// MISSION_CURRENT: item being flown, mission state.
+    MissionCurrent(MISSION_CURRENT_DATA),
+    /// MISSION_ITEM_REACHED: an item was reached (PX4 repeats it).
+    MissionItemReached(MISSION_ITEM_REACHED_DATA),
+    /// MISSION_REQUEST_INT: PX4 asks for an item during upload.
+    MissionRequestInt(MISSION_REQUEST_INT_DATA),
+    /// MISSION_REQUEST: legacy form of the item request.
+    MissionRequest(MISSION_REQUEST_DATA),
+    /// MISSION_ACK: end of an upload (or a rejection).
+    MissionAck(MISSION_ACK_DATA),
+    /// MISSION_COUNT: start of a download.
+    MissionCount(MISSION_COUNT_DATA),
+    /// MISSION_ITEM_INT: an item during download.
+    MissionItemInt(MISSION_ITEM_INT_DATA),
+    /// COMMAND_ACK: result of a command.
+    CommandAck(COMMAND_ACK_DATA),
+    /// PARAM_VALUE: a parameter's value.
+    ParamValue(PARAM_VALUE_DATA),
+    /// STATUSTEXT: a text, possibly one chunk of a longer one.
+    Statustext(STATUSTEXT_DATA),
+}
+
+/// A decoded frame: who sent it, and what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// Header of the frame it came in.
+    pub header: crate::frame::Header,
+    /// The message.
+    pub msg: Msg,
+}
+
+impl Frame {
+    /// Decode a checked raw frame; `Ok(None)` for messages outside the subset.
+    pub fn decode(raw: &RawFrame<'_>) -> Result<Option<Frame>, ParserError> {
+        Ok(
+            Msg::decode(raw.header.version, raw.header.msgid, raw.payload)?.map(|msg| Frame {
+                header: raw.header,
+                msg,
+            }),
+        )
+    }
+
+    /// Build a frame as if `sysid`/`compid` had sent `msg` (scripted tests, replay).
+    pub fn from_msg(sysid: u8, compid: u8, msg: Msg) -> Frame {
+        Frame {
+            header: crate::frame::Header {
+                version: Version::V2,
+                seq: 0,
+                sysid,
+                compid,
+                msgid: msg.id(),
+                signed: false,
+            },
+            msg,
+        }
+    }
+}

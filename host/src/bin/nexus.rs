@@ -1,0 +1,2 @@
+//! The `nexus` command.
+fn main() {}
