@@ -5,7 +5,6 @@
 //! * [`transport`]: pymavlink-style connection strings over mio (UDP, TCP, serial);
 //! * [`sim`]: a simulated PX4 vehicle that speaks PX4's MAVLink faithfully;
 //! * [`launcher`]: starts and supervises real PX4 SITL processes.
-#![forbid(unsafe_code)]
 
 pub mod launcher;
 pub mod sim;
