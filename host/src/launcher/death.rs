@@ -1,0 +1,225 @@
+//! Why a PX4 instance is dead, and the one place every cause is recorded.
+//!
+//! The supervisor records what it sees itself (exit, signal, `PANIC`, "already running"); the
+//! pump records what only telemetry shows (link silent, `SYSTEM_TIME` stalled) with
+//! [`DeathWatch::declare_dead`]. The first cause wins, so a `PANIC` line is not hidden by the
+//! `SIGABRT` that follows it, and `died()` answers every caller the same.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::process::ExitStatus;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Why a PX4 instance is no longer usable.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeathCause {
+    /// The process exited by itself.
+    Exited {
+        /// Its exit code.
+        code: i32,
+    },
+    /// A signal the launcher did not send ended the process.
+    Signaled {
+        /// The signal number.
+        signal: i32,
+        /// Whether it dumped core.
+        core_dumped: bool,
+    },
+    /// PX4 printed a line containing `PANIC` (the first such line).
+    Panic {
+        /// The line, without its end-of-line.
+        line: String,
+    },
+    /// PX4 refused to start because another PX4 holds the same instance.
+    AlreadyRunning {
+        /// The instance number asked for.
+        instance: u8,
+        /// PX4's line saying so.
+        line: String,
+    },
+    /// No MAVLink message from PX4 for `silent_s` wall seconds (recorded by the pump).
+    LinkSilent {
+        /// How long the link had been silent, in wall seconds.
+        silent_s: f32,
+    },
+    /// PX4's `SYSTEM_TIME` stopped advancing for `stalled_s` wall seconds while messages still
+    /// came (recorded by the pump): lockstep is wedged.
+    ClockStalled {
+        /// How long the clock had not moved, in wall seconds.
+        stalled_s: f32,
+    },
+    /// The owner closed the launcher (close, Drop); not a failure.
+    Closed,
+}
+
+impl DeathCause {
+    /// Whether this is the owner's own doing ([`DeathCause::Closed`]) rather than a failure.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, DeathCause::Closed)
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        _ => "signal",
+    }
+}
+
+impl fmt::Display for DeathCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeathCause::Exited { code } => write!(f, "PX4 exited with code {code}"),
+            DeathCause::Signaled {
+                signal,
+                core_dumped,
+            } => {
+                write!(
+                    f,
+                    "PX4 was killed by signal {signal} ({})",
+                    signal_name(*signal)
+                )?;
+                if *core_dumped {
+                    f.write_str(", core dumped")?;
+                }
+                Ok(())
+            }
+            DeathCause::Panic { line } => write!(f, "PX4 panicked: {line}"),
+            DeathCause::AlreadyRunning { instance, line } => write!(
+                f,
+                "PX4 server already running for instance {instance}: another PX4 started with \
+                 -i {instance} is still alive; stop it or use another instance (PX4 said: {line})"
+            ),
+            DeathCause::LinkSilent { silent_s } => {
+                write!(
+                    f,
+                    "link silent for {silent_s:.1} s: no MAVLink message from PX4"
+                )
+            }
+            DeathCause::ClockStalled { stalled_s } => write!(
+                f,
+                "SYSTEM_TIME stopped: PX4's clock did not advance for {stalled_s:.1} s"
+            ),
+            DeathCause::Closed => f.write_str("PX4 was closed by its owner"),
+        }
+    }
+}
+
+/// Lines of PX4 output kept in memory for error messages.
+pub const OUTPUT_TAIL_LINES: usize = 40;
+
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub(crate) cause: Option<DeathCause>,
+    pub(crate) exit: Option<ExitStatus>,
+    /// The process has been (or is being) reaped: its pid and group may be reused, send nothing.
+    pub(crate) reaped: bool,
+    /// The supervisor is done: the process is reaped and its exit recorded.
+    pub(crate) finished: bool,
+    pub(crate) ready: bool,
+    pub(crate) startup_failed: Option<String>,
+    pub(crate) close_requested: bool,
+    pub(crate) tail: VecDeque<String>,
+    wakers: Vec<Arc<mio::Waker>>,
+}
+
+impl State {
+    /// Record `cause` unless one is already recorded; true if this one is now the cause.
+    pub(crate) fn record(&mut self, cause: DeathCause) -> bool {
+        if self.cause.is_some() {
+            return false;
+        }
+        self.cause = Some(cause);
+        for w in &self.wakers {
+            let _ = w.wake();
+        }
+        true
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind; keep going with it.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn notify(&self) {
+        self.changed.notify_all();
+    }
+
+    /// Wait until `done(state)` returns `Some`, or `timeout` passes.
+    pub(crate) fn wait_for<T>(
+        &self,
+        timeout: Duration,
+        mut done: impl FnMut(&State) -> Option<T>,
+    ) -> Option<T> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.lock();
+        loop {
+            if let Some(t) = done(&state) {
+                return Some(t);
+            }
+            let left = deadline.checked_duration_since(Instant::now())?;
+            state = self
+                .changed
+                .wait_timeout(state, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+/// A handle on one PX4 instance's death, for the pump and any other thread: cheap to clone,
+/// `Send + Sync`, valid after the process is gone.
+#[derive(Debug, Clone)]
+pub struct DeathWatch {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl DeathWatch {
+    /// The cause, once PX4 is dead (or has been declared dead).
+    pub fn died(&self) -> Option<DeathCause> {
+        self.shared.lock().cause.clone()
+    }
+
+    /// Block until PX4 dies or `timeout` (wall time) passes.
+    pub fn wait(&self, timeout: Duration) -> Option<DeathCause> {
+        self.shared.wait_for(timeout, |s| s.cause.clone())
+    }
+
+    /// Record a cause only telemetry can see ([`DeathCause::LinkSilent`],
+    /// [`DeathCause::ClockStalled`]). Returns false if a cause was already recorded, which
+    /// stays. The process keeps running until the owner closes it.
+    pub fn declare_dead(&self, cause: DeathCause) -> bool {
+        let recorded = self.shared.lock().record(cause);
+        self.shared.notify();
+        recorded
+    }
+
+    /// Wake `waker` when a cause is recorded (at once if one already is), so a pump blocked in
+    /// `Poll::poll` learns of the death without polling for it.
+    pub fn add_waker(&self, waker: Arc<mio::Waker>) {
+        let mut state = self.shared.lock();
+        if state.cause.is_some() {
+            let _ = waker.wake();
+        }
+        state.wakers.push(waker);
+    }
+}
