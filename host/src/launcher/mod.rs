@@ -42,3 +42,16 @@ pub use error::LaunchError;
 pub use options::{LaunchOptions, ParamValue, DEFAULT_KILL_GRACE};
 pub use ports::{OffboardPort, PortMap, OFFBOARD_CLIENT_PORT_BASE, OFFBOARD_PX4_PORT_BASE};
 pub use process::{Px4Process, CONSOLE_LOG};
+
+#[cfg(test)]
+mod tests {
+    /// A run owns its PX4 from any thread; the pump shares the death watch.
+    #[test]
+    fn handles_cross_threads() {
+        fn send<T: Send>() {}
+        fn send_sync<T: Send + Sync>() {}
+        send::<super::Px4Process>();
+        send_sync::<super::DeathWatch>();
+        send_sync::<super::LaunchError>();
+    }
+}

@@ -301,3 +301,14 @@ impl Link {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The pump opens links on a user thread and moves them to its own.
+    #[test]
+    fn links_can_move_between_threads() {
+        fn send<T: Send>() {}
+        send::<super::Link>();
+        send::<super::OpenError>();
+    }
+}
