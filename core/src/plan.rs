@@ -1,1 +1,0 @@
-//! Under construction.

@@ -1,0 +1,91 @@
+//! `nexus sim`: run simulated PX4 vehicles on the network until interrupted.
+//!
+//! Each instance N binds UDP 14580+N and talks to 14540+N (system id N+1), exactly like
+//! `px4 -i N`; point QGroundControl, MAVSDK or pymavlink (`udpin:0.0.0.0:14540`) at it.
+//! Console output of every vehicle is printed, prefixed with its instance when there are several.
+
+use super::server::{SimConfig, SimHandle};
+use std::net::IpAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `nexus sim`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SimArgs {
+    /// First SITL instance N (ports 14580+N / 14540+N, system id N+1).
+    #[arg(long, short = 'i', default_value_t = 0)]
+    pub instance: u8,
+    /// Speed factor: sim time runs this many times faster than the wall clock.
+    #[arg(long, short = 's', default_value_t = 1.0)]
+    pub speed: f64,
+    /// Number of vehicles (instances N, N+1, …).
+    #[arg(long, short = 'c', default_value_t = 1)]
+    pub count: u8,
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Address to send to until a client speaks.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub remote: IpAddr,
+    /// Report a smooth GLOBAL_POSITION_INT.relative_alt (real PX4 steps it after takeoff).
+    #[arg(long)]
+    pub smooth_relative_alt: bool,
+}
+
+/// Start the vehicles and print their console until they all exit (or the process is killed).
+pub fn run(args: &SimArgs) -> ExitCode {
+    if !(args.speed.is_finite() && args.speed > 0.0) {
+        eprintln!(
+            "nexus sim: --speed must be a positive number, got {}",
+            args.speed
+        );
+        return ExitCode::from(2);
+    }
+    let mut sims = Vec::new();
+    for k in 0..args.count.max(1) {
+        let Some(n) = args.instance.checked_add(k) else {
+            eprintln!("nexus sim: instance number out of range");
+            return ExitCode::from(2);
+        };
+        let mut cfg = SimConfig::realtime(n, args.speed);
+        cfg.bind_ip = args.bind;
+        cfg.remote_ip = args.remote;
+        cfg.vehicle.relative_alt_steps = !args.smooth_relative_alt;
+        match SimHandle::start(cfg) {
+            Ok(h) => {
+                let p = h.ports();
+                eprintln!(
+                    "nexus sim: instance {n}: system id {}, vehicle UDP {}, offboard link UDP {} ({}x)",
+                    p.offboard.system_id, p.vehicle_port, p.offboard.port, args.speed
+                );
+                sims.push(h);
+            }
+            Err(e) => {
+                eprintln!("nexus sim: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let many = sims.len() > 1;
+    loop {
+        let mut running = 0;
+        for h in &sims {
+            for line in h.output_lines() {
+                if many {
+                    println!("[{}] {line}", h.instance());
+                } else {
+                    println!("{line}");
+                }
+            }
+            if h.is_running() {
+                running += 1;
+            } else if let Some(st) = h.exit_status() {
+                eprintln!("nexus sim: instance {} ended: {st}", h.instance());
+            }
+        }
+        if running == 0 {
+            return ExitCode::FAILURE;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,342 @@
+//! COMMAND_LONG / COMMAND_INT handling and COMMAND_ACK, as PX4's mavlink receiver and
+//! commander answer them.
+//!
+//! * COMMAND_INT must use frame 5 (GLOBAL_INT), else MAV_RESULT_COMMAND_UNSUPPORTED_MAV_FRAME (9).
+//! * DO_SET_MODE as COMMAND_LONG is acked twice: ACCEPTED at once, then commander's result.
+//! * DO_REPOSITION is COMMAND_INT only (COMMAND_LONG: MAV_RESULT_COMMAND_INT_ONLY, 8);
+//!   param2 must be exactly the "change mode" bit (1) else UNSUPPORTED (3).
+//! * Unknown commands: UNSUPPORTED (3).
+
+use super::commander::Reason;
+use super::navigator::Reposition;
+use super::params::P;
+use super::vehicle::{Vehicle, COMPID};
+use super::wire::Command;
+use mav::MavResult;
+use mavlink::dialects::common as mav;
+use nexus_core::Mode;
+
+/// The COMMAND_INT frame PX4 accepts (MAV_FRAME_GLOBAL_INT).
+pub const GLOBAL_INT: u8 = 5;
+
+fn cmd_enum(c: u16) -> mav::MavCmd {
+    <mav::MavCmd as num_traits::FromPrimitive>::from_u16(c)
+        .unwrap_or(mav::MavCmd::MAV_CMD_NAV_WAYPOINT)
+}
+
+/// The mode a DO_SET_MODE asks for (PX4 commander), `Err(())` for an unsupported auto sub mode,
+/// `Ok(None)` when nothing is asked.
+pub fn desired_mode(base: u8, main: u8, sub: u8) -> Result<Option<Mode>, ()> {
+    if base & 0x01 != 0 {
+        Ok(match main {
+            1 => Some(Mode::Manual),
+            2 => Some(Mode::Altitude),
+            3 => Some(if sub == 2 {
+                Mode::PositionSlow
+            } else {
+                Mode::Position
+            }),
+            4 => Some(match sub {
+                0 | 4 => Mode::Mission,
+                2 => Mode::Takeoff,
+                3 => Mode::Hold,
+                5 => Mode::Rtl,
+                6 => Mode::Land,
+                8 => Mode::FollowMe,
+                9 => Mode::PrecisionLand,
+                _ => return Err(()),
+            }),
+            5 => Some(Mode::Acro),
+            6 => Some(Mode::Offboard),
+            7 => Some(Mode::Stabilized),
+            _ => None,
+        })
+    } else if base & 0x04 != 0 {
+        Ok(Some(Mode::Mission))
+    } else if base & 0x40 != 0 {
+        Ok(Some(if base & 0x08 != 0 {
+            Mode::Position
+        } else if base & 0x10 != 0 {
+            Mode::Stabilized
+        } else {
+            Mode::Manual
+        }))
+    } else {
+        Ok(None)
+    }
+}
+
+impl Vehicle {
+    fn ack(&mut self, command: u16, result: MavResult, to: (u8, u8)) {
+        self.io.out.push(&mav::COMMAND_ACK_DATA {
+            command: cmd_enum(command),
+            result,
+            progress: 0,
+            result_param2: 0,
+            target_system: to.0,
+            target_component: to.1,
+        });
+    }
+
+    /// DO_SET_MODE core; returns commander's result. `reject_text` prints the rejection
+    /// (PX4 does for a mission planner, compid 190).
+    pub(super) fn set_mode_from(
+        &mut self,
+        base: f32,
+        main: f32,
+        sub: f32,
+        src: (u8, u8),
+        _ack: bool,
+    ) -> MavResult {
+        let now = self.now_us;
+        let desired = match desired_mode(base as u8, main as u8, sub as u8) {
+            Ok(d) => d,
+            Err(()) => {
+                self.io
+                    .critical(now, "commander", "Unsupported auto mode\t");
+                return MavResult::MAV_RESULT_TEMPORARILY_REJECTED;
+            }
+        };
+        let Some(m) = desired else {
+            return MavResult::MAV_RESULT_ACCEPTED;
+        };
+        let c = self.conditions();
+        if self.commander.change_mode(m, m == Mode::Land, &c) {
+            MavResult::MAV_RESULT_ACCEPTED
+        } else {
+            if src.1 == 190 {
+                self.commander.print_reject(now, m, &mut self.io);
+            }
+            MavResult::MAV_RESULT_TEMPORARILY_REJECTED
+        }
+    }
+
+    fn mode_cmd(&mut self, m: Mode, force: bool) -> MavResult {
+        let c = self.conditions();
+        if self.commander.change_mode(m, force, &c) {
+            MavResult::MAV_RESULT_ACCEPTED
+        } else {
+            let now = self.now_us;
+            self.commander.print_reject(now, m, &mut self.io);
+            MavResult::MAV_RESULT_TEMPORARILY_REJECTED
+        }
+    }
+
+    /// Handle a command addressed to the autopilot (or broadcast).
+    pub(super) fn on_command(&mut self, cmd: Command, src: (u8, u8)) {
+        if (cmd.target_system != self.sysid && cmd.target_system != 0)
+            || (cmd.target_component != COMPID && cmd.target_component != 0)
+        {
+            return;
+        }
+        if cmd.frame.is_some_and(|f| f != GLOBAL_INT) {
+            self.ack(
+                cmd.command,
+                MavResult::MAV_RESULT_COMMAND_UNSUPPORTED_MAV_FRAME,
+                src,
+            );
+            return;
+        }
+        let now = self.now_us;
+        let is_long = cmd.frame.is_none();
+        let result = match cmd.command {
+            176 => {
+                if is_long {
+                    self.ack(176, MavResult::MAV_RESULT_ACCEPTED, src);
+                }
+                self.set_mode_from(cmd.p[0], cmd.p[1], cmd.p[2], src, true)
+            }
+            400 => {
+                let action = cmd.p[0].round();
+                if action != 0.0 && action != 1.0 {
+                    self.io.critical(
+                        now,
+                        "commander",
+                        &format!("Unsupported ARM_DISARM param: {:.3}\t", cmd.p[0]),
+                    );
+                    MavResult::MAV_RESULT_UNSUPPORTED
+                } else {
+                    let forced = cmd.p[1].round() as i32 == 21196;
+                    let ok = if action == 1.0 {
+                        self.arm(Reason::ExternalCommand, !forced)
+                    } else {
+                        self.disarm(Reason::ExternalCommand, forced)
+                    };
+                    if ok {
+                        MavResult::MAV_RESULT_ACCEPTED
+                    } else {
+                        MavResult::MAV_RESULT_TEMPORARILY_REJECTED
+                    }
+                }
+            }
+            22 => {
+                // NAV_TAKEOFF: param7 is the takeoff altitude AMSL when finite.
+                self.nav.takeoff_alt_amsl = cmd.p7.is_finite().then_some(cmd.p7);
+                let r = self.mode_cmd(Mode::Takeoff, false);
+                if r == MavResult::MAV_RESULT_ACCEPTED {
+                    self.nav.reactivate();
+                }
+                r
+            }
+            21 => {
+                let r = self.mode_cmd(Mode::Land, true);
+                if r == MavResult::MAV_RESULT_ACCEPTED {
+                    self.io
+                        .info(now, "commander", "Landing at current position\t");
+                }
+                r
+            }
+            20 => {
+                let r = self.mode_cmd(Mode::Rtl, false);
+                if r == MavResult::MAV_RESULT_ACCEPTED {
+                    self.io.info(now, "commander", "Returning to launch\t");
+                }
+                r
+            }
+            192 => {
+                if is_long {
+                    MavResult::MAV_RESULT_COMMAND_INT_ONLY
+                } else {
+                    self.reposition(&cmd)
+                }
+            }
+            300 => {
+                // MISSION_START: param1 first item.
+                let c = self.conditions();
+                if !c.mission {
+                    self.io
+                        .critical(now, "commander", "Mission start denied! No valid mission\t");
+                    MavResult::MAV_RESULT_DENIED
+                } else if cmd.p[0].is_finite()
+                    && cmd.p[0] >= -1.0
+                    && (cmd.p[0] as i64) < self.mission.mission().len() as i64
+                {
+                    if cmd.p[0] >= 0.0 {
+                        self.mission.set_current(cmd.p[0] as u16);
+                    }
+                    if self.commander.change_mode(Mode::Mission, false, &c)
+                        && self.arm(Reason::MissionStart, true)
+                    {
+                        MavResult::MAV_RESULT_ACCEPTED
+                    } else {
+                        self.commander
+                            .print_reject(now, Mode::Mission, &mut self.io);
+                        MavResult::MAV_RESULT_TEMPORARILY_REJECTED
+                    }
+                } else {
+                    MavResult::MAV_RESULT_DENIED
+                }
+            }
+            179 => {
+                // DO_SET_HOME: param1 = 1 uses the current position.
+                if self.params.i(P::COM_HOME_EN) == 0 {
+                    MavResult::MAV_RESULT_DENIED
+                } else if cmd.p[0] > 0.5 {
+                    self.set_home();
+                    MavResult::MAV_RESULT_ACCEPTED
+                } else if cmd.p5.is_finite() && cmd.p6.is_finite() && cmd.p7.is_finite() {
+                    let (lat, lon) = if is_long {
+                        (cmd.p5 as f64, cmd.p6 as f64)
+                    } else {
+                        (cmd.x as f64 * 1e-7, cmd.y as f64 * 1e-7)
+                    };
+                    let ne = self.frame.to_local_ne(lat, lon);
+                    let d = self.frame.origin().alt_amsl_m - cmd.p7;
+                    self.home = Some(super::vehicle::Home {
+                        ned: [ne[0], ne[1], d],
+                        yaw: self.body.yaw_rad,
+                    });
+                    self.streams.home_changed = true;
+                    MavResult::MAV_RESULT_ACCEPTED
+                } else {
+                    MavResult::MAV_RESULT_DENIED
+                }
+            }
+            511 => {
+                // SET_MESSAGE_INTERVAL: param1 message id, param2 interval µs.
+                let t = self.elapsed_us;
+                if self.streams.set_interval(cmd.p[0] as u32, cmd.p[1], t) {
+                    MavResult::MAV_RESULT_ACCEPTED
+                } else {
+                    MavResult::MAV_RESULT_DENIED
+                }
+            }
+            512 => match cmd.p[0] as u32 {
+                148 => {
+                    self.send_autopilot_version();
+                    MavResult::MAV_RESULT_ACCEPTED
+                }
+                242 => {
+                    self.send_home();
+                    MavResult::MAV_RESULT_ACCEPTED
+                }
+                _ => MavResult::MAV_RESULT_DENIED,
+            },
+            520 => {
+                self.send_autopilot_version();
+                MavResult::MAV_RESULT_ACCEPTED
+            }
+            _ => MavResult::MAV_RESULT_UNSUPPORTED,
+        };
+        self.ack(cmd.command, result, src);
+    }
+
+    fn reposition(&mut self, cmd: &Command) -> MavResult {
+        let flags = if cmd.p[1].is_finite() && cmd.p[1] >= 0.0 {
+            cmd.p[1] as u32
+        } else {
+            0
+        };
+        if flags & 1 == 0 || flags & !1 != 0 {
+            return MavResult::MAV_RESULT_UNSUPPORTED;
+        }
+        let r = self.mode_cmd(Mode::Hold, false);
+        if r != MavResult::MAV_RESULT_ACCEPTED || !self.commander.armed {
+            return r;
+        }
+        let keep_xy = cmd.x == i32::MAX || cmd.y == i32::MAX;
+        let ne = (!keep_xy).then(|| {
+            self.frame
+                .to_local_ne(cmd.x as f64 * 1e-7, cmd.y as f64 * 1e-7)
+        });
+        let d = cmd
+            .p7
+            .is_finite()
+            .then(|| self.frame.origin().alt_amsl_m - cmd.p7);
+        let speed = (cmd.p[0].is_finite() && cmd.p[0] > 0.0).then_some(cmd.p[0]);
+        let yaw = cmd.p[3].is_finite().then(|| super::geo::wrap_pi(cmd.p[3]));
+        self.nav.reposition(Reposition { ne, d, speed, yaw });
+        r
+    }
+
+    fn send_autopilot_version(&mut self) {
+        self.io.out.push(&mav::AUTOPILOT_VERSION_DATA {
+            capabilities: mav::MavProtocolCapability::from_bits_retain(
+                0x1 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x2000 | 0x4000,
+            ),
+            uid: 0x4e45_5855_5300 + self.sysid as u64,
+            flight_sw_version: 0x010f_00ff,
+            middleware_sw_version: 0x010f_00ff,
+            os_sw_version: 0,
+            board_version: 0,
+            vendor_id: 0,
+            product_id: 0,
+            ..Default::default()
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn px4_do_set_mode_table() {
+        assert_eq!(desired_mode(1, 4, 2), Ok(Some(Mode::Takeoff)));
+        assert_eq!(desired_mode(1, 4, 0), Ok(Some(Mode::Mission)));
+        assert_eq!(desired_mode(1, 3, 1), Ok(Some(Mode::Position)));
+        assert_eq!(desired_mode(1, 4, 1), Err(()));
+        assert_eq!(desired_mode(1, 9, 0), Ok(None));
+        assert_eq!(desired_mode(0x40 | 0x08, 0, 0), Ok(Some(Mode::Position)));
+    }
+}

@@ -1,0 +1,84 @@
+//! How a simulated vehicle is set up: identity, location, boot timing and fidelity switches.
+
+use super::geo::GeoPoint;
+
+/// When things happen after "exec", in sim milliseconds (PX4-WIRE.md, SIH quadrotor).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BootTimings {
+    /// The mavlink module starts: first HEARTBEAT, inbound traffic handled from here on.
+    pub mavlink_start_ms: u64,
+    /// STATUSTEXT stream starts draining the queued texts (earlier ones arrive together).
+    pub texts_start_ms: u64,
+    /// Local position estimate valid (LOCAL_POSITION_NED starts).
+    pub local_position_ms: u64,
+    /// Global position estimate valid (GLOBAL_POSITION_INT starts, home set).
+    pub global_position_ms: u64,
+    /// Prearm checks pass: armable.
+    pub prearm_ok_ms: u64,
+}
+
+impl Default for BootTimings {
+    fn default() -> Self {
+        BootTimings {
+            mavlink_start_ms: 1_500,
+            texts_start_ms: 2_700,
+            local_position_ms: 2_600,
+            global_position_ms: 3_000,
+            prearm_ok_ms: 4_500,
+        }
+    }
+}
+
+/// Configuration of one simulated PX4 vehicle (the in-memory model; sockets are the server's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VehicleConfig {
+    /// SITL instance N: system id N + 1.
+    pub instance: u8,
+    /// Where the pad is.
+    pub origin: GeoPoint,
+    /// Physics and controller rate, Hz (sim time).
+    pub physics_hz: u32,
+    /// Model PX4's home-altitude corrections after takeoff: GLOBAL_POSITION_INT.relative_alt
+    /// (and HOME_POSITION altitude) move in ≥1 m steps for ~120 s while LOCAL_POSITION_NED.z and
+    /// the AMSL altitude stay smooth. On by default because real PX4 does it.
+    pub relative_alt_steps: bool,
+    /// Send STATUSTEXT only while a GCS/onboard HEARTBEAT has been seen in the last 3 s, as
+    /// PX4's STATUSTEXT stream does.
+    pub texts_need_gcs_heartbeat: bool,
+    /// Boot timeline.
+    pub boot: BootTimings,
+    /// Parameter overrides at boot (as `PX4_PARAM_<NAME>=v` would set them), numeric values.
+    pub params: Vec<(String, f64)>,
+    /// Texts PX4 emits during boot: (sim ms, MAV_SEVERITY, text).
+    pub boot_texts: Vec<(u64, u8, String)>,
+    /// Seed of the deterministic pseudo-random parts (garbage bytes, altitude steps).
+    pub seed: u64,
+}
+
+impl VehicleConfig {
+    /// Defaults for instance `n`.
+    pub fn instance(n: u8) -> Self {
+        VehicleConfig {
+            instance: n,
+            origin: GeoPoint::SIH_DEFAULT,
+            physics_hz: 250,
+            relative_alt_steps: true,
+            texts_need_gcs_heartbeat: true,
+            boot: BootTimings::default(),
+            params: Vec::new(),
+            boot_texts: vec![(900, 4, "Preflight: GPS fix too low\t".to_owned())],
+            seed: 0x5eed_0000 + n as u64,
+        }
+    }
+
+    /// MAVLink system id (instance + 1).
+    pub fn sysid(&self) -> u8 {
+        self.instance.wrapping_add(1)
+    }
+}
+
+impl Default for VehicleConfig {
+    fn default() -> Self {
+        VehicleConfig::instance(0)
+    }
+}

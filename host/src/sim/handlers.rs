@@ -1,0 +1,225 @@
+//! Inbound messages other than commands: heartbeats, manual control, offboard setpoints,
+//! parameters and the mission protocol.
+#![allow(deprecated)] // PX4 still speaks SET_MODE, MISSION_SET_CURRENT and the *_INT frames.
+
+use super::navigator::OffboardSp;
+use super::params::SetError;
+use super::vehicle::{Vehicle, STALLED_CMD_CAP};
+use super::wire::{Command, Payload, RawMissionItem};
+use mavlink::dialects::common as mav;
+use mavlink::{MavlinkVersion, MessageData};
+use nexus_core::frame::{Header, Version};
+use nexus_core::RcSticks;
+
+fn name16(id: &[u8]) -> String {
+    let end = id.iter().position(|&b| b == 0).unwrap_or(id.len());
+    String::from_utf8_lossy(&id[..end]).into_owned()
+}
+
+impl Vehicle {
+    /// Handle one checked frame from `h.sysid`/`h.compid`.
+    pub(super) fn handle_frame(&mut self, h: &Header, payload: &[u8]) {
+        if h.sysid == self.sysid {
+            return;
+        }
+        let v = match h.version {
+            Version::V1 => MavlinkVersion::V1,
+            Version::V2 => MavlinkVersion::V2,
+        };
+        let src = (h.sysid, h.compid);
+        let now = self.now_us;
+        match h.msgid {
+            0 => {
+                // HEARTBEAT: a GCS (6) or onboard controller (18) keeps STATUSTEXT flowing.
+                let ty = Payload(payload).u8(4);
+                if ty == 6 || ty == 18 {
+                    self.gcs_heartbeat_us = Some(now);
+                }
+            }
+            76 | 75 => {
+                let cmd = if h.msgid == 76 {
+                    Command::long(payload)
+                } else {
+                    Command::int(payload)
+                };
+                if self.stalled {
+                    if self.stalled_cmds.len() < STALLED_CMD_CAP {
+                        self.stalled_cmds.push_back((cmd, src));
+                    }
+                } else {
+                    self.on_command(cmd, src);
+                }
+            }
+            11 => {
+                if let Ok(m) = mav::SET_MODE_DATA::deser(v, payload) {
+                    if m.target_system == self.sysid && !self.stalled {
+                        let main = ((m.custom_mode >> 16) & 0xff) as f32;
+                        let sub = ((m.custom_mode >> 24) & 0xff) as f32;
+                        self.set_mode_from(m.base_mode.bits() as f32, main, sub, src, false);
+                    }
+                }
+            }
+            69 => {
+                if let Ok(m) = mav::MANUAL_CONTROL_DATA::deser(v, payload) {
+                    if m.target == self.sysid {
+                        self.manual.last_us = Some(now);
+                        self.manual.sticks = RcSticks {
+                            pitch: m.x as f32 / 1000.0,
+                            roll: m.y as f32 / 1000.0,
+                            throttle: m.z as f32 / 1000.0,
+                            yaw: m.r as f32 / 1000.0,
+                        }
+                        .clamped();
+                    }
+                }
+            }
+            84 => self.on_position_target(payload),
+            20 => {
+                if let Ok(m) = mav::PARAM_REQUEST_READ_DATA::deser(v, payload) {
+                    if m.target_system != self.sysid {
+                        return;
+                    }
+                    if m.param_index >= 0 {
+                        if (m.param_index as u16) < self.params.count() {
+                            self.send_param(m.param_index as usize);
+                        }
+                    } else {
+                        let name = name16(&m.param_id[..]);
+                        match self.params.index_of(&name) {
+                            Some(i) => self.send_param(i),
+                            None => {
+                                self.io
+                                    .info(now, "mavlink", &format!("[pm] unknown param: {name}"))
+                            }
+                        }
+                    }
+                }
+            }
+            21 => {
+                if let Ok(m) = mav::PARAM_REQUEST_LIST_DATA::deser(v, payload) {
+                    if m.target_system == self.sysid {
+                        self.streams.param_list = Some(0);
+                    }
+                }
+            }
+            23 => {
+                if let Ok(m) = mav::PARAM_SET_DATA::deser(v, payload) {
+                    if m.target_system != self.sysid {
+                        return;
+                    }
+                    let name = name16(&m.param_id[..]);
+                    match self
+                        .params
+                        .set_from_wire(&name, m.param_value, m.param_type)
+                    {
+                        Ok(i) => self.send_param(i),
+                        Err(SetError::Unknown) => {
+                            self.io
+                                .info(now, "mavlink", &format!("[pm] unknown param: {name}"))
+                        }
+                        Err(SetError::TypeMismatch) => {
+                            self.io.print(format!(
+                                "ERROR [mavlink] param types mismatch param: {name}"
+                            ));
+                        }
+                    }
+                }
+            }
+            44 => {
+                if let Ok(m) = mav::MISSION_COUNT_DATA::deser(v, payload) {
+                    self.mission.on_count(now, &mut self.io, src, &m);
+                }
+            }
+            39 | 73 => {
+                let it = RawMissionItem::decode(payload, h.msgid == 73);
+                self.mission.on_item(now, &mut self.io, &it);
+            }
+            40 | 51 => {
+                let p = Payload(payload);
+                // MISSION_REQUEST and _INT share a layout: seq, target sys/comp, mission_type.
+                let req = (p.u16(0), p.u8(2), p.u8(3), p.u8(4));
+                self.mission
+                    .on_request(now, &mut self.io, src, req, h.msgid == 51);
+            }
+            43 => {
+                if let Ok(m) = mav::MISSION_REQUEST_LIST_DATA::deser(v, payload) {
+                    self.mission.on_request_list(now, &mut self.io, src, &m);
+                }
+            }
+            47 => {
+                if let Ok(m) = mav::MISSION_ACK_DATA::deser(v, payload) {
+                    self.mission.on_ack(now, &mut self.io, src, &m);
+                }
+            }
+            41 => {
+                if let Ok(m) = mav::MISSION_SET_CURRENT_DATA::deser(v, payload) {
+                    self.mission.on_set_current(now, &mut self.io, &m);
+                }
+            }
+            45 => {
+                if let Ok(m) = mav::MISSION_CLEAR_ALL_DATA::deser(v, payload) {
+                    self.mission.on_clear_all(now, &mut self.io, src, &m);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_position_target(&mut self, payload: &[u8]) {
+        let p = Payload(payload);
+        // SET_POSITION_TARGET_LOCAL_NED layout: time_boot_ms u32, x y z vx vy vz afx afy afz
+        // yaw yaw_rate (f32), type_mask u16 @48, target sys @50, comp @51, frame @52.
+        if p.u8(50) != self.sysid {
+            return;
+        }
+        let frame = p.u8(52);
+        let mask = p.u16(48);
+        let f = |i: usize| p.f32(4 + 4 * i);
+        let now = self.now_us;
+        let pos_ok = mask & 0b111 == 0;
+        let vel_ok = mask & 0b111000 == 0;
+        let yaw_ok = mask & 0x400 == 0;
+        let rate_ok = mask & 0x800 == 0;
+        let (sy, cy) = self.body.yaw_rad.sin_cos();
+        let rotate = |v: [f32; 3]| [v[0] * cy - v[1] * sy, v[0] * sy + v[1] * cy, v[2]];
+        let (pos, vel) = match frame {
+            1 => (
+                pos_ok.then(|| [f(0), f(1), f(2)]),
+                vel_ok.then(|| [f(3), f(4), f(5)]),
+            ),
+            7 => (
+                pos_ok.then(|| {
+                    let b = self.body.pos_ned_m;
+                    [b[0] + f(0), b[1] + f(1), b[2] + f(2)]
+                }),
+                vel_ok.then(|| [f(3), f(4), f(5)]),
+            ),
+            8 | 9 => (
+                pos_ok.then(|| {
+                    let d = rotate([f(0), f(1), f(2)]);
+                    let b = self.body.pos_ned_m;
+                    [b[0] + d[0], b[1] + d[1], b[2] + d[2]]
+                }),
+                vel_ok.then(|| rotate([f(3), f(4), f(5)])),
+            ),
+            _ => return,
+        };
+        if pos.is_none() && vel.is_none() {
+            return;
+        }
+        let gap_ok = self
+            .offboard
+            .last_us
+            .is_some_and(|t| now.saturating_sub(t) <= super::vehicle::OFFBOARD_MAX_GAP_US);
+        if !gap_ok {
+            self.offboard.since_us = Some(now);
+        }
+        self.offboard.last_us = Some(now);
+        self.offboard.sp = OffboardSp {
+            pos: pos.filter(|v| v.iter().all(|x| x.is_finite())),
+            vel: vel.filter(|v| v.iter().all(|x| x.is_finite())),
+            yaw: (yaw_ok && f(9).is_finite()).then(|| f(9)),
+            yaw_rate: (rate_ok && f(10).is_finite()).then(|| f(10)),
+        };
+    }
+}

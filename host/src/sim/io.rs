@@ -1,0 +1,60 @@
+//! Everything a vehicle emits: MAVLink frames, queued STATUSTEXTs and console lines.
+
+use super::statustext::{console_level, TextQueue};
+use super::wire::Outbox;
+use mavlink::dialects::common::MavSeverity;
+use std::collections::VecDeque;
+
+/// Console lines kept for a supervisor that reads late.
+pub const CONSOLE_CAP: usize = 10_000;
+
+/// The vehicle's outputs, shared by its modules.
+#[derive(Debug)]
+pub struct Io {
+    /// Frames to send.
+    pub out: Outbox,
+    /// Texts waiting for the STATUSTEXT stream.
+    pub texts: TextQueue,
+    /// Console (stdout) lines not yet taken by the driver.
+    pub console: VecDeque<String>,
+}
+
+impl Io {
+    /// Outputs for `sysid`/`compid`.
+    pub fn new(sysid: u8, compid: u8, seed: u64) -> Self {
+        Io {
+            out: Outbox::new(sysid, compid, seed),
+            texts: TextQueue::default(),
+            console: VecDeque::new(),
+        }
+    }
+
+    /// Print a console line (PX4 stdout).
+    pub fn print(&mut self, line: String) {
+        if self.console.len() == CONSOLE_CAP {
+            self.console.pop_front();
+        }
+        self.console.push_back(line);
+    }
+
+    /// A `mavlink_log_*` text from `module`: console line plus a queued STATUSTEXT.
+    pub fn log(&mut self, now_us: u64, sev: MavSeverity, module: &str, text: &str) {
+        self.print(format!("{}  [{}] {}", console_level(sev), module, text));
+        self.texts.push(now_us, sev, text);
+    }
+
+    /// `mavlink_log_info`.
+    pub fn info(&mut self, now_us: u64, module: &str, text: &str) {
+        self.log(now_us, MavSeverity::MAV_SEVERITY_INFO, module, text);
+    }
+
+    /// `mavlink_log_warning`.
+    pub fn warn(&mut self, now_us: u64, module: &str, text: &str) {
+        self.log(now_us, MavSeverity::MAV_SEVERITY_WARNING, module, text);
+    }
+
+    /// `mavlink_log_critical`.
+    pub fn critical(&mut self, now_us: u64, module: &str, text: &str) {
+        self.log(now_us, MavSeverity::MAV_SEVERITY_CRITICAL, module, text);
+    }
+}

@@ -1,0 +1,620 @@
+//! Telemetry out: PX4's offboard-link streams at PX4's rates, and the mavlink module's other
+//! periodic work (mission manager, STATUSTEXT, parameter list, PX4's own gimbal/camera commands).
+//!
+//! Streams are scheduled on the time the driver advanced (so they keep flowing when the
+//! vehicle's clock is stalled), stamped with the vehicle's clock.
+
+use super::geo::wrap_pi;
+use super::params::ParamValue;
+use super::vehicle::Vehicle;
+use mav::{MavModeFlag, MavSysStatusSensor};
+use mavlink::dialects::common as mav;
+use nexus_core::Mode;
+
+/// Base of SYSTEM_TIME.time_unix_usec (2024-01-01T00:00:00Z): deterministic, unlike PX4's.
+pub const UNIX_EPOCH_BASE_US: u64 = 1_704_067_200_000_000;
+/// PARAM_VALUEs sent per tick while answering PARAM_REQUEST_LIST.
+pub const PARAMS_PER_TICK: usize = 16;
+/// Period of the mission manager's work in the mavlink loop, µs.
+pub const MISSION_MANAGER_US: u64 = 10_000;
+/// Number of PX4's self-addressed gimbal/camera command sends per burst (one + retries).
+pub const GIMBAL_SENDS: u8 = 3;
+
+/// A telemetry stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// HEARTBEAT (0).
+    Heartbeat,
+    /// SYS_STATUS (1).
+    SysStatus,
+    /// SYSTEM_TIME (2).
+    SystemTime,
+    /// ATTITUDE (30).
+    Attitude,
+    /// ATTITUDE_QUATERNION (31).
+    AttitudeQuaternion,
+    /// HIGHRES_IMU (105).
+    HighresImu,
+    /// GLOBAL_POSITION_INT (33).
+    GlobalPositionInt,
+    /// LOCAL_POSITION_NED (32).
+    LocalPositionNed,
+    /// ODOMETRY (331).
+    Odometry,
+    /// VFR_HUD (74).
+    VfrHud,
+    /// ALTITUDE (141).
+    Altitude,
+    /// GPS_RAW_INT (24).
+    GpsRawInt,
+    /// EXTENDED_SYS_STATE (245).
+    ExtendedSysState,
+    /// HOME_POSITION (242).
+    HomePosition,
+    /// BATTERY_STATUS (147).
+    BatteryStatus,
+}
+
+impl Kind {
+    /// MAVLink message id.
+    pub fn msgid(self) -> u32 {
+        match self {
+            Kind::Heartbeat => 0,
+            Kind::SysStatus => 1,
+            Kind::SystemTime => 2,
+            Kind::Attitude => 30,
+            Kind::AttitudeQuaternion => 31,
+            Kind::HighresImu => 105,
+            Kind::GlobalPositionInt => 33,
+            Kind::LocalPositionNed => 32,
+            Kind::Odometry => 331,
+            Kind::VfrHud => 74,
+            Kind::Altitude => 141,
+            Kind::GpsRawInt => 24,
+            Kind::ExtendedSysState => 245,
+            Kind::HomePosition => 242,
+            Kind::BatteryStatus => 147,
+        }
+    }
+}
+
+/// PX4's rates on the offboard link (PX4-WIRE.md), Hz.
+pub const DEFAULT_RATES: &[(Kind, f32)] = &[
+    (Kind::Heartbeat, 1.0),
+    (Kind::SysStatus, 5.0),
+    (Kind::SystemTime, 1.0),
+    (Kind::Attitude, 100.0),
+    (Kind::AttitudeQuaternion, 50.0),
+    (Kind::HighresImu, 50.0),
+    (Kind::GlobalPositionInt, 50.0),
+    (Kind::LocalPositionNed, 30.0),
+    (Kind::Odometry, 30.0),
+    (Kind::VfrHud, 10.0),
+    (Kind::Altitude, 10.0),
+    (Kind::GpsRawInt, 8.0),
+    (Kind::ExtendedSysState, 5.0),
+    (Kind::HomePosition, 0.5),
+    (Kind::BatteryStatus, 0.5),
+];
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    kind: Kind,
+    interval_us: u64,
+    default_us: u64,
+    next_us: u64,
+}
+
+/// Stream schedule and the mavlink module's pending one-off work.
+#[derive(Debug, Clone)]
+pub struct Streams {
+    entries: Vec<Entry>,
+    started: bool,
+    /// HOME_POSITION must go out now (home moved).
+    pub home_changed: bool,
+    /// A parameter changed internally: send its PARAM_VALUE unsolicited.
+    pub unsolicited_param: Option<usize>,
+    /// PARAM_REQUEST_LIST in progress: next index.
+    pub param_list: Option<usize>,
+    next_mission_us: u64,
+}
+
+impl Default for Streams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Streams {
+    /// PX4's default schedule.
+    pub fn new() -> Self {
+        Streams {
+            entries: DEFAULT_RATES
+                .iter()
+                .map(|&(kind, hz)| {
+                    let us = (1e6 / hz) as u64;
+                    Entry {
+                        kind,
+                        interval_us: us,
+                        default_us: us,
+                        next_us: 0,
+                    }
+                })
+                .collect(),
+            started: false,
+            home_changed: false,
+            unsolicited_param: None,
+            param_list: None,
+            next_mission_us: 0,
+        }
+    }
+
+    /// MAV_CMD_SET_MESSAGE_INTERVAL: `interval_us` −1 disables, 0 restores the default.
+    /// Returns false when the message is not streamed by this vehicle.
+    pub fn set_interval(&mut self, msgid: u32, interval_us: f32, now_us: u64) -> bool {
+        let Some(e) = self.entries.iter_mut().find(|e| e.kind.msgid() == msgid) else {
+            return false;
+        };
+        e.interval_us = if interval_us < 0.0 {
+            0
+        } else if interval_us == 0.0 {
+            e.default_us
+        } else {
+            (interval_us as u64).max(1_000)
+        };
+        e.next_us = now_us;
+        true
+    }
+}
+
+fn quat(roll: f32, pitch: f32, yaw: f32) -> [f32; 4] {
+    let (sr, cr) = (roll * 0.5).sin_cos();
+    let (sp, cp) = (pitch * 0.5).sin_cos();
+    let (sy, cy) = (yaw * 0.5).sin_cos();
+    [
+        cr * cp * cy + sr * sp * sy,
+        sr * cp * cy - cr * sp * sy,
+        cr * sp * cy + sr * cp * sy,
+        cr * cp * sy - sr * sp * cy,
+    ]
+}
+
+const SENSORS: u32 = 0x1
+    | 0x2
+    | 0x4
+    | 0x8
+    | 0x20
+    | 0x400
+    | 0x800
+    | 0x1000
+    | 0x2000
+    | 0x4000
+    | 0x8000
+    | 0x20_0000
+    | 0x200_0000;
+const PREARM: u32 = 0x1000_0000;
+
+impl Vehicle {
+    fn base_mode(&self, m: Mode) -> MavModeFlag {
+        let mut b = 0x01u8; // CUSTOM_MODE_ENABLED
+        if self.commander.armed {
+            b |= 0x80;
+        }
+        b |= match m {
+            _ if m.is_auto() => 0x04 | 0x08 | 0x10,
+            Mode::Acro => 0x40,
+            Mode::Offboard => 0x10,
+            _ if m.needs_manual_control() => 0x40 | 0x10,
+            _ => 0x10,
+        };
+        MavModeFlag::from_bits_retain(b)
+    }
+
+    fn heartbeat(&self) -> mav::HEARTBEAT_DATA {
+        let m = self.commander.nav_state();
+        let c = self.conditions();
+        let status = if self.commander.armed {
+            if self.commander.failsafe.is_some() {
+                mav::MavState::MAV_STATE_CRITICAL
+            } else {
+                mav::MavState::MAV_STATE_ACTIVE
+            }
+        } else if self.commander.can_arm(&c) {
+            mav::MavState::MAV_STATE_STANDBY
+        } else {
+            mav::MavState::MAV_STATE_UNINIT
+        };
+        mav::HEARTBEAT_DATA {
+            custom_mode: m.custom_mode(),
+            mavtype: mav::MavType::MAV_TYPE_QUADROTOR,
+            autopilot: mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+            base_mode: self.base_mode(m),
+            system_status: status,
+            mavlink_version: 3,
+        }
+    }
+
+    pub(super) fn time_boot_ms(&self) -> u32 {
+        (self.now_us / 1000) as u32
+    }
+
+    /// Altitude of home as PX4 reports it (with the post-takeoff corrections), m AMSL.
+    pub(super) fn reported_home_alt(&self) -> f32 {
+        let origin = self.frame.origin().alt_amsl_m;
+        let home = self.home.map(|h| origin - h.ned[2]).unwrap_or(origin);
+        home + self.alt_steps.offset_m
+    }
+
+    fn emit(&mut self, kind: Kind) {
+        let now = self.now_us;
+        let b = self.body;
+        let geo = self.frame.to_geo(b.pos_ned_m);
+        let ms = self.time_boot_ms();
+        let global_ok = now >= self.cfg.boot.global_position_ms * 1000;
+        let local_ok = now >= self.cfg.boot.local_position_ms * 1000;
+        let yaw_deg = {
+            let d = b.yaw_rad.to_degrees();
+            if d < 0.0 {
+                d + 360.0
+            } else {
+                d
+            }
+        };
+        let can_arm = {
+            let c = self.conditions();
+            self.commander.can_arm(&c)
+        };
+        let landed_state = self.landed_state();
+        let out = &mut self.io.out;
+        match kind {
+            Kind::Heartbeat => {
+                let hb = self.heartbeat();
+                self.io.out.push(&hb);
+            }
+            Kind::SysStatus => {
+                let health = if can_arm { SENSORS | PREARM } else { SENSORS };
+                out.push(&mav::SYS_STATUS_DATA {
+                    onboard_control_sensors_present: MavSysStatusSensor::from_bits_retain(
+                        SENSORS | PREARM,
+                    ),
+                    onboard_control_sensors_enabled: MavSysStatusSensor::from_bits_retain(
+                        SENSORS | PREARM,
+                    ),
+                    onboard_control_sensors_health: MavSysStatusSensor::from_bits_retain(health),
+                    load: 250,
+                    voltage_battery: 16_200,
+                    current_battery: -1,
+                    battery_remaining: 100,
+                    ..Default::default()
+                });
+            }
+            Kind::SystemTime => out.push(&mav::SYSTEM_TIME_DATA {
+                time_unix_usec: UNIX_EPOCH_BASE_US + now,
+                time_boot_ms: ms,
+            }),
+            Kind::Attitude => out.push(&mav::ATTITUDE_DATA {
+                time_boot_ms: ms,
+                roll: b.roll_rad,
+                pitch: b.pitch_rad,
+                yaw: b.yaw_rad,
+                rollspeed: b.rates_rad_s[0],
+                pitchspeed: b.rates_rad_s[1],
+                yawspeed: b.rates_rad_s[2],
+            }),
+            Kind::AttitudeQuaternion => {
+                let q = quat(b.roll_rad, b.pitch_rad, b.yaw_rad);
+                out.push(&mav::ATTITUDE_QUATERNION_DATA {
+                    time_boot_ms: ms,
+                    q1: q[0],
+                    q2: q[1],
+                    q3: q[2],
+                    q4: q[3],
+                    rollspeed: b.rates_rad_s[0],
+                    pitchspeed: b.rates_rad_s[1],
+                    yawspeed: b.rates_rad_s[2],
+                    repr_offset_q: [0.0; 4],
+                });
+            }
+            Kind::HighresImu => {
+                let pressure_hpa = 1013.25 * (1.0 - 2.25577e-5 * geo.alt_amsl_m).powf(5.25588);
+                out.push(&mav::HIGHRES_IMU_DATA {
+                    time_usec: now,
+                    xacc: 0.0,
+                    yacc: 0.0,
+                    zacc: -super::dynamics::G - b.acc_ned_m_s2[2],
+                    xgyro: b.rates_rad_s[0],
+                    ygyro: b.rates_rad_s[1],
+                    zgyro: b.rates_rad_s[2],
+                    xmag: 0.21 * b.yaw_rad.cos(),
+                    ymag: -0.21 * b.yaw_rad.sin(),
+                    zmag: 0.43,
+                    abs_pressure: pressure_hpa,
+                    diff_pressure: 0.0,
+                    pressure_alt: geo.alt_amsl_m,
+                    temperature: 25.0,
+                    fields_updated: mav::HighresImuUpdatedFlags::from_bits_retain(0x1fff),
+                    id: 0,
+                });
+            }
+            Kind::GlobalPositionInt if global_ok => {
+                let rel = geo.alt_amsl_m - self.reported_home_alt();
+                let hdg = ((yaw_deg * 100.0).round() as u32 % 36000) as u16;
+                self.io.out.push(&mav::GLOBAL_POSITION_INT_DATA {
+                    time_boot_ms: ms,
+                    lat: (geo.lat_deg * 1e7).round() as i32,
+                    lon: (geo.lon_deg * 1e7).round() as i32,
+                    alt: (geo.alt_amsl_m * 1000.0).round() as i32,
+                    relative_alt: (rel * 1000.0).round() as i32,
+                    vx: (b.vel_ned_m_s[0] * 100.0).round() as i16,
+                    vy: (b.vel_ned_m_s[1] * 100.0).round() as i16,
+                    vz: (b.vel_ned_m_s[2] * 100.0).round() as i16,
+                    hdg,
+                });
+            }
+            Kind::LocalPositionNed if local_ok => out.push(&mav::LOCAL_POSITION_NED_DATA {
+                time_boot_ms: ms,
+                x: b.pos_ned_m[0],
+                y: b.pos_ned_m[1],
+                z: b.pos_ned_m[2],
+                vx: b.vel_ned_m_s[0],
+                vy: b.vel_ned_m_s[1],
+                vz: b.vel_ned_m_s[2],
+            }),
+            Kind::Odometry if local_ok => {
+                let q = quat(b.roll_rad, b.pitch_rad, b.yaw_rad);
+                let (s, c) = b.yaw_rad.sin_cos();
+                let v = b.vel_ned_m_s;
+                out.push(&mav::ODOMETRY_DATA {
+                    time_usec: now,
+                    x: b.pos_ned_m[0],
+                    y: b.pos_ned_m[1],
+                    z: b.pos_ned_m[2],
+                    q,
+                    vx: v[0] * c + v[1] * s,
+                    vy: -v[0] * s + v[1] * c,
+                    vz: v[2],
+                    rollspeed: b.rates_rad_s[0],
+                    pitchspeed: b.rates_rad_s[1],
+                    yawspeed: b.rates_rad_s[2],
+                    pose_covariance: [f32::NAN; 21],
+                    velocity_covariance: [f32::NAN; 21],
+                    frame_id: mav::MavFrame::MAV_FRAME_LOCAL_NED,
+                    child_frame_id: mav::MavFrame::MAV_FRAME_BODY_FRD,
+                    reset_counter: 0,
+                    estimator_type: mav::MavEstimatorType::MAV_ESTIMATOR_TYPE_AUTOPILOT,
+                    quality: 100,
+                });
+            }
+            Kind::VfrHud => {
+                let gs = b.ground_speed_m_s();
+                let throttle = if self.commander.armed && !b.on_ground {
+                    50
+                } else {
+                    0
+                };
+                out.push(&mav::VFR_HUD_DATA {
+                    airspeed: gs,
+                    groundspeed: gs,
+                    alt: geo.alt_amsl_m,
+                    climb: -b.vel_ned_m_s[2],
+                    heading: yaw_deg.round() as i16 % 360,
+                    throttle,
+                });
+            }
+            Kind::Altitude if local_ok => {
+                let rel = geo.alt_amsl_m - self.reported_home_alt();
+                self.io.out.push(&mav::ALTITUDE_DATA {
+                    time_usec: now,
+                    altitude_monotonic: geo.alt_amsl_m,
+                    altitude_amsl: geo.alt_amsl_m,
+                    altitude_local: -b.pos_ned_m[2],
+                    altitude_relative: rel,
+                    altitude_terrain: f32::NAN,
+                    bottom_clearance: f32::NAN,
+                });
+            }
+            Kind::GpsRawInt => {
+                let fix = if global_ok {
+                    mav::GpsFixType::GPS_FIX_TYPE_3D_FIX
+                } else {
+                    mav::GpsFixType::GPS_FIX_TYPE_NO_FIX
+                };
+                let gs = b.ground_speed_m_s();
+                let cog = b.vel_ned_m_s[1].atan2(b.vel_ned_m_s[0]).to_degrees();
+                let cog = if cog < 0.0 { cog + 360.0 } else { cog };
+                out.push(&mav::GPS_RAW_INT_DATA {
+                    time_usec: now,
+                    lat: (geo.lat_deg * 1e7).round() as i32,
+                    lon: (geo.lon_deg * 1e7).round() as i32,
+                    alt: (geo.alt_amsl_m * 1000.0).round() as i32,
+                    eph: 90,
+                    epv: 130,
+                    vel: (gs * 100.0).round() as u16,
+                    cog: ((cog * 100.0).round() as u32 % 36000) as u16,
+                    fix_type: fix,
+                    satellites_visible: if global_ok { 10 } else { 0 },
+                    alt_ellipsoid: ((geo.alt_amsl_m + 47.0) * 1000.0).round() as i32,
+                    h_acc: 500,
+                    v_acc: 800,
+                    vel_acc: 300,
+                    hdg_acc: 0,
+                    yaw: 0,
+                });
+            }
+            Kind::ExtendedSysState => {
+                let ls = match landed_state {
+                    1 => mav::MavLandedState::MAV_LANDED_STATE_ON_GROUND,
+                    3 => mav::MavLandedState::MAV_LANDED_STATE_TAKEOFF,
+                    4 => mav::MavLandedState::MAV_LANDED_STATE_LANDING,
+                    _ => mav::MavLandedState::MAV_LANDED_STATE_IN_AIR,
+                };
+                out.push(&mav::EXTENDED_SYS_STATE_DATA {
+                    vtol_state: mav::MavVtolState::MAV_VTOL_STATE_UNDEFINED,
+                    landed_state: ls,
+                });
+            }
+            Kind::HomePosition => self.send_home(),
+            Kind::BatteryStatus => {
+                let mut voltages = [u16::MAX; 10];
+                voltages[0] = 16_200;
+                out.push(&mav::BATTERY_STATUS_DATA {
+                    current_consumed: -1,
+                    energy_consumed: -1,
+                    temperature: i16::MAX,
+                    voltages,
+                    current_battery: -1,
+                    id: 0,
+                    battery_function: mav::MavBatteryFunction::MAV_BATTERY_FUNCTION_UNKNOWN,
+                    mavtype: mav::MavBatteryType::MAV_BATTERY_TYPE_LIPO,
+                    battery_remaining: 100,
+                    time_remaining: 0,
+                    charge_state: mav::MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_OK,
+                    ..Default::default()
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// HOME_POSITION, if home is set.
+    pub(super) fn send_home(&mut self) {
+        let Some(h) = self.home else { return };
+        let g = self.frame.to_geo(h.ned);
+        let alt = self.reported_home_alt();
+        let q = quat(0.0, 0.0, wrap_pi(h.yaw));
+        self.io.out.push(&mav::HOME_POSITION_DATA {
+            latitude: (g.lat_deg * 1e7).round() as i32,
+            longitude: (g.lon_deg * 1e7).round() as i32,
+            altitude: (alt * 1000.0).round() as i32,
+            x: h.ned[0],
+            y: h.ned[1],
+            z: h.ned[2],
+            q,
+            approach_x: 0.0,
+            approach_y: 0.0,
+            approach_z: 0.0,
+            time_usec: self.now_us,
+        });
+    }
+
+    /// PARAM_VALUE for the parameter at `index`.
+    pub(super) fn send_param(&mut self, index: usize) {
+        let count = self.params.count();
+        if let Some((name, kind, value)) = self.params.entry(index) {
+            let mut id = [0u8; 16];
+            id[..name.len()].copy_from_slice(name.as_bytes());
+            let wire: f32 = ParamValue::wire(value);
+            self.io.out.push(&mav::PARAM_VALUE_DATA {
+                param_value: wire,
+                param_count: count,
+                param_index: index as u16,
+                param_id: id.into(),
+                param_type: kind.mav(),
+            });
+        }
+    }
+
+    fn gimbal_commands(&mut self) {
+        let Some((start, sent)) = self.gimbal_burst else {
+            return;
+        };
+        if sent >= GIMBAL_SENDS {
+            self.gimbal_burst = None;
+            return;
+        }
+        if self.now_us < start + sent as u64 * 1_000_000 {
+            return;
+        }
+        let sys = self.sysid;
+        for (cmd, comp, p1, p2) in [
+            (
+                mav::MavCmd::MAV_CMD_DO_GIMBAL_MANAGER_CONFIGURE,
+                154u8,
+                -2.0f32,
+                -2.0f32,
+            ),
+            (
+                mav::MavCmd::MAV_CMD_DO_GIMBAL_MANAGER_PITCHYAW,
+                154,
+                0.0,
+                0.0,
+            ),
+            (mav::MavCmd::MAV_CMD_DO_TRIGGER_CONTROL, 100, 0.0, -1.0),
+        ] {
+            self.io.out.push(&mav::COMMAND_LONG_DATA {
+                param1: p1,
+                param2: p2,
+                param3: f32::NAN,
+                param4: f32::NAN,
+                param5: 0.0,
+                param6: 0.0,
+                param7: 0.0,
+                command: cmd,
+                target_system: sys,
+                target_component: comp,
+                confirmation: sent,
+            });
+        }
+        self.gimbal_burst = Some((start, sent + 1));
+    }
+
+    /// The mavlink module's work for one tick.
+    pub(super) fn io_tick(&mut self) {
+        if !self.mavlink_up() {
+            return;
+        }
+        if !self.streams.started {
+            self.streams.started = true;
+            self.io.print("INFO  [mavlink] mode: Onboard, data rate: 4000000 B/s on udp port 14580+N remote port 14540+N".replace("14580+N", &(14580 + self.cfg.instance as u32).to_string()).replace("14540+N", &(14540 + self.cfg.instance as u32).to_string()));
+            let t0 = self.elapsed_us;
+            for (i, e) in self.streams.entries.iter_mut().enumerate() {
+                // Spread the phases like independent PX4 streams.
+                e.next_us = t0 + (i as u64 * 997) % e.interval_us.max(1);
+            }
+            self.gimbal_burst = Some((self.now_us + 2_500_000, 0));
+        }
+        let t = self.elapsed_us;
+        for i in 0..self.streams.entries.len() {
+            let e = self.streams.entries[i];
+            if e.interval_us == 0 || t < e.next_us {
+                continue;
+            }
+            let mut next = e.next_us + e.interval_us;
+            if next <= t {
+                next = t + e.interval_us;
+            }
+            self.streams.entries[i].next_us = next;
+            self.emit(e.kind);
+        }
+        if std::mem::take(&mut self.streams.home_changed) {
+            self.send_home();
+        }
+        let view = self.mission_view();
+        let now = self.now_us;
+        // The mission manager runs in the mavlink loop; PX4-WIRE measured its retries ~0.26 s
+        // apart for a 0.25 s timeout, i.e. a ~10 ms cadence.
+        let slow = now >= self.streams.next_mission_us;
+        if slow {
+            self.streams.next_mission_us = now - now % MISSION_MANAGER_US + MISSION_MANAGER_US;
+        }
+        self.mission.update(now, &mut self.io, view, slow);
+        let connected = !self.cfg.texts_need_gcs_heartbeat
+            || self
+                .gcs_heartbeat_us
+                .is_some_and(|h| now.saturating_sub(h) <= super::vehicle::GCS_TIMEOUT_US);
+        if now >= self.cfg.boot.texts_start_ms * 1000 {
+            self.io.texts.flush(now, connected, &mut self.io.out);
+        }
+        self.gimbal_commands();
+        if let Some(idx) = self.streams.unsolicited_param.take() {
+            self.send_param(idx);
+        }
+        if let Some(next) = self.streams.param_list {
+            let end = (next + PARAMS_PER_TICK).min(self.params.count() as usize);
+            for i in next..end {
+                self.send_param(i);
+            }
+            self.streams.param_list = (end < self.params.count() as usize).then_some(end);
+        }
+    }
+}

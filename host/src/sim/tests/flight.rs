@@ -1,0 +1,634 @@
+//! Boot, arming, takeoff, reposition, land, RTL, auto-disarm, offboard and manual control,
+//! against the sequences PX4-WIRE.md records.
+
+use super::*;
+use mav::MavCmd::*;
+use mav::MavFrame;
+
+const ACCEPTED: u8 = 0;
+const TEMP_REJECTED: u8 = 1;
+
+#[test]
+fn boot_timeline_matches_px4_sitl() {
+    let mut g = Gcs::new();
+    g.run(6_000);
+    let hb = g.first_hb_ms.unwrap();
+    assert!((1_300..=1_800).contains(&hb), "first heartbeat at {hb} ms");
+    let gp = g.first_gpos_ms.unwrap();
+    assert!(
+        (2_900..=3_200).contains(&gp),
+        "first GLOBAL_POSITION_INT at {gp} ms"
+    );
+    let prearm = g.prearm_since_ms.unwrap();
+    assert!((4_400..=4_800).contains(&prearm), "armable at {prearm} ms");
+    // system_status UNINIT until prearm passes, then STANDBY.
+    let st = g.when(|e| *e == Ev::Status(3)).unwrap();
+    assert!((4_400..=5_600).contains(&st));
+    assert_eq!(g.when(|e| *e == Ev::Status(0)), Some(hb));
+    // Hold is the boot mode; base_mode 0x1d in auto, custom_mode 4/3.
+    let b = g.hb.as_ref().unwrap();
+    assert_eq!(b.base_mode.bits(), 0x1d);
+    assert_eq!(b.custom_mode, 4 << 16 | 3 << 24);
+    assert_eq!(b.mavtype as u8, 2);
+    assert_eq!(b.autopilot as u8, 12);
+    // The early-boot text came late, at or after the STATUSTEXT stream's start (2.7 s).
+    let t = g.when(text("Preflight: GPS fix too low")).unwrap();
+    assert!(t >= 2_700, "{t}");
+    // Stream rates: ~100 Hz ATTITUDE, ~50 Hz GLOBAL_POSITION_INT over the last 3 s.
+    let att = g.counts[&30] as f32 / (6.0 - 1.5);
+    assert!((95.0..=105.0).contains(&att), "ATTITUDE {att} Hz");
+    let gpi = g.counts[&33] as f32 / 3.0;
+    assert!((48.0..=52.0).contains(&gpi), "GLOBAL_POSITION_INT {gpi} Hz");
+    // PX4's own gimbal/camera commands, addressed to itself.
+    assert!(g
+        .self_addressed_cmds
+        .iter()
+        .any(|&(c, t)| c == 1001 && t == 1));
+    assert!(g.self_addressed_cmds.iter().any(|&(c, _)| c == 2003));
+}
+
+#[test]
+fn arming_before_ready_is_refused_in_two_chunks() {
+    let mut g = Gcs::new();
+    g.run(3_000);
+    let from = g.log.len();
+    g.arm();
+    g.run(200);
+    assert_subsequence(
+        &g.events(from),
+        &[
+            Ev::Ack {
+                cmd: 400,
+                result: TEMP_REJECTED,
+            },
+            Ev::Text {
+                sev: 2,
+                text: "Arming denied: Resolve system health failures first".into(),
+            },
+        ],
+    );
+    let chunks: Vec<_> = g
+        .raw_texts
+        .iter()
+        .filter(|t| t.severity as u8 == 2)
+        .map(|t| (t.id, t.chunk_seq))
+        .collect();
+    assert_eq!(chunks.len(), 2);
+    assert_eq!(chunks[0].0, chunks[1].0);
+    assert_eq!((chunks[0].1, chunks[1].1), (0, 1));
+    assert!(!g.armed());
+}
+
+#[test]
+fn takeoff_switches_to_hold_by_itself() {
+    let mut g = Gcs::booted();
+    let from = g.log.len();
+    g.param_set(
+        "MIS_TAKEOFF_ALT",
+        5.0,
+        mav::MavParamType::MAV_PARAM_TYPE_REAL32,
+    );
+    g.set_mode(Mode::Takeoff);
+    g.run(1_500);
+    g.arm();
+    let armed_at = g.now_ms();
+    assert!(g.run_until(30_000, |g| g.mode() == Some(Mode::Hold)));
+    g.run(4_000);
+    let ev = g.events(from);
+    assert_subsequence(
+        &ev,
+        &[
+            Ev::Param {
+                name: "MIS_TAKEOFF_ALT".into(),
+                bits: 5f32.to_bits(),
+                ty: 9,
+            },
+            Ev::Ack {
+                cmd: 176,
+                result: ACCEPTED,
+            },
+            Ev::Ack {
+                cmd: 176,
+                result: ACCEPTED,
+            },
+            Ev::Mode(Mode::Takeoff),
+            Ev::Ack {
+                cmd: 400,
+                result: ACCEPTED,
+            },
+            Ev::Text {
+                sev: 6,
+                text: "Armed by external command".into(),
+            },
+            Ev::Armed(true),
+            Ev::Text {
+                sev: 6,
+                text: "Takeoff detected".into(),
+            },
+            Ev::Landed(3),
+            Ev::Landed(2),
+        ],
+    );
+    // The heartbeat lags: Hold shows up within a second of IN_AIR.
+    let in_air = g.when(|e| *e == Ev::Landed(2)).unwrap();
+    let hold = g
+        .log
+        .iter()
+        .find(|(t, e)| *t > armed_at && *e == Ev::Mode(Mode::Hold))
+        .map(|(t, _)| *t)
+        .unwrap();
+    assert!(
+        hold + 1_000 >= in_air && hold <= in_air + 1_100,
+        "{in_air} {hold}"
+    );
+    let detected = g.when(text("Takeoff detected")).unwrap() - armed_at;
+    assert!(
+        (1_700..=2_200).contains(&detected),
+        "takeoff detected {detected} ms after arming"
+    );
+    assert!(g.armed());
+    assert!(
+        (g.v.true_height_m() - 5.0).abs() < 0.3,
+        "{}",
+        g.v.true_height_m()
+    );
+    // The local position is smooth and exact; relative_alt is PX4's (may be stepped).
+    assert!((g.lpos.unwrap().z + 5.0).abs() < 0.3);
+}
+
+#[test]
+fn reposition_flies_there_in_hold() {
+    let mut g = Gcs::airborne(5.0);
+    let gp = g.gpos.clone().unwrap();
+    let from = g.log.len();
+    // 15 m north: lat + 15 / 111 195 deg.
+    let dlat = (15.0 / (std::f64::consts::PI / 180.0 * 6_371_000.0) * 1e7) as i32;
+    let alt = gp.alt as f32 / 1000.0;
+    g.cmd_int(
+        MAV_CMD_DO_REPOSITION,
+        MavFrame::MAV_FRAME_GLOBAL_INT,
+        [-1.0, 1.0, 0.0, f32::NAN],
+        gp.lat + dlat,
+        gp.lon,
+        alt,
+    );
+    let t0 = g.now_ms();
+    assert!(
+        g.run_until(12_000, |g| (g.v.snapshot().position_ned_m[0] - 15.0).abs()
+            < 0.2)
+    );
+    let took = g.now_ms() - t0;
+    assert!((5_000..=8_500).contains(&took), "15 m in {took} ms");
+    assert_subsequence(
+        &g.events(from),
+        &[Ev::Ack {
+            cmd: 192,
+            result: ACCEPTED,
+        }],
+    );
+    assert_eq!(g.mode(), Some(Mode::Hold));
+    // PX4's error results.
+    let from = g.log.len();
+    g.cmd_int(
+        MAV_CMD_DO_REPOSITION,
+        MavFrame::MAV_FRAME_GLOBAL_INT,
+        [-1.0, 0.0, 0.0, f32::NAN],
+        gp.lat,
+        gp.lon,
+        alt,
+    );
+    g.cmd_int(
+        MAV_CMD_DO_REPOSITION,
+        MavFrame::MAV_FRAME_GLOBAL_INT,
+        [-1.0, 3.0, 0.0, f32::NAN],
+        gp.lat,
+        gp.lon,
+        alt,
+    );
+    g.cmd_int(
+        MAV_CMD_DO_REPOSITION,
+        MavFrame::MAV_FRAME_GLOBAL_RELATIVE_ALT_INT,
+        [-1.0, 1.0, 0.0, f32::NAN],
+        gp.lat,
+        gp.lon,
+        alt,
+    );
+    g.cmd_long(
+        MAV_CMD_DO_REPOSITION,
+        [-1.0, 1.0, 0.0, f32::NAN, 47.0, 8.0, alt],
+    );
+    assert_eq!(
+        g.events(from),
+        vec![
+            Ev::Ack {
+                cmd: 192,
+                result: 3
+            },
+            Ev::Ack {
+                cmd: 192,
+                result: 3
+            },
+            Ev::Ack {
+                cmd: 192,
+                result: 9
+            },
+            Ev::Ack {
+                cmd: 192,
+                result: 8
+            },
+        ]
+    );
+    // INT32_MAX keeps the horizontal position: a pure altitude change.
+    g.cmd_int(
+        MAV_CMD_DO_REPOSITION,
+        MavFrame::MAV_FRAME_GLOBAL_INT,
+        [-1.0, 1.0, 0.0, f32::NAN],
+        i32::MAX,
+        i32::MAX,
+        alt + 3.0,
+    );
+    g.run(8_000);
+    let p = g.v.snapshot().position_ned_m;
+    assert!(
+        (p[0] - 15.0).abs() < 0.3 && (p[2] + 8.0).abs() < 0.3,
+        "{p:?}"
+    );
+}
+
+#[test]
+fn reposition_disarmed_only_changes_mode() {
+    let mut g = Gcs::booted();
+    g.set_mode(Mode::Takeoff);
+    g.run(1_500);
+    let gp = g.gpos.clone().unwrap();
+    let from = g.log.len();
+    g.cmd_int(
+        MAV_CMD_DO_REPOSITION,
+        MavFrame::MAV_FRAME_GLOBAL_INT,
+        [-1.0, 1.0, 0.0, f32::NAN],
+        gp.lat + 1000,
+        gp.lon,
+        500.0,
+    );
+    g.run(1_500);
+    assert_subsequence(
+        &g.events(from),
+        &[
+            Ev::Ack {
+                cmd: 192,
+                result: ACCEPTED,
+            },
+            Ev::Mode(Mode::Hold),
+        ],
+    );
+    g.arm();
+    g.run(3_000);
+    assert_eq!(g.v.true_height_m(), 0.0, "position ignored while disarmed");
+}
+
+#[test]
+fn land_then_disarm_by_landing_then_hold() {
+    let mut g = Gcs::airborne(5.0);
+    let from = g.log.len();
+    g.set_mode(Mode::Land);
+    let t0 = g.now_ms();
+    assert!(g.run_until(30_000, |g| !g.armed()));
+    g.run(1_500);
+    let ev = g.events(from);
+    assert_subsequence(
+        &ev,
+        &[
+            Ev::Ack {
+                cmd: 176,
+                result: ACCEPTED,
+            },
+            Ev::Ack {
+                cmd: 176,
+                result: ACCEPTED,
+            },
+            Ev::Landed(4),
+            Ev::Mode(Mode::Land),
+            Ev::Text {
+                sev: 6,
+                text: "Landing detected".into(),
+            },
+            Ev::Landed(1),
+            Ev::Text {
+                sev: 6,
+                text: "Disarmed by landing".into(),
+            },
+            Ev::Armed(false),
+        ],
+    );
+    assert_subsequence(
+        &ev,
+        &[
+            Ev::Text {
+                sev: 6,
+                text: "Disarmed by landing".into(),
+            },
+            Ev::Mode(Mode::Hold),
+        ],
+    );
+    let landing = g.when(|e| *e == Ev::Landed(4)).unwrap();
+    assert!(landing - t0 <= 250, "LANDING at once: {} ms", landing - t0);
+    let on_ground = g
+        .log
+        .iter()
+        .filter(|(t, e)| *t >= t0 && *e == Ev::Landed(1))
+        .map(|(t, _)| *t)
+        .next()
+        .unwrap();
+    let disarmed = g.when(text("Disarmed by landing")).unwrap();
+    assert!(
+        (2_000..=2_500).contains(&(disarmed - on_ground)),
+        "{} ms",
+        disarmed - on_ground
+    );
+}
+
+#[test]
+fn nav_land_and_nav_takeoff_commands() {
+    let mut g = Gcs::booted();
+    let from = g.log.len();
+    g.cmd_long(
+        MAV_CMD_NAV_TAKEOFF,
+        [0.0, 0.0, 0.0, f32::NAN, f32::NAN, f32::NAN, f32::NAN],
+    );
+    g.run(1_200);
+    assert_subsequence(
+        &g.events(from),
+        &[
+            Ev::Ack {
+                cmd: 22,
+                result: ACCEPTED,
+            },
+            Ev::Mode(Mode::Takeoff),
+        ],
+    );
+    g.arm();
+    assert!(g.run_until(20_000, |g| g.mode() == Some(Mode::Hold)));
+    let from = g.log.len();
+    g.cmd_long(MAV_CMD_NAV_LAND, [0.0; 7]);
+    g.run(1_200);
+    assert_subsequence(
+        &g.events(from),
+        &[
+            Ev::Ack {
+                cmd: 21,
+                result: ACCEPTED,
+            },
+            Ev::Text {
+                sev: 6,
+                text: "Landing at current position".into(),
+            },
+            Ev::Mode(Mode::Land),
+        ],
+    );
+}
+
+#[test]
+fn auto_preflight_disarm_after_ten_seconds() {
+    let mut g = Gcs::booted();
+    g.arm();
+    let t0 = g.now_ms();
+    assert!(g.run_until(15_000, |g| !g.armed()
+        && g.hb.is_some()
+        && g.when(text("Disarmed by auto preflight disarming"))
+            .is_some()));
+    let t = g
+        .when(text("Disarmed by auto preflight disarming"))
+        .unwrap();
+    assert!((9_900..=10_300).contains(&(t - t0)), "{}", t - t0);
+    assert_eq!(g.mode(), Some(Mode::Hold));
+    // The flight counter moved: an unsolicited PARAM_VALUE.
+    assert!(g
+        .log
+        .iter()
+        .any(|(_, e)| matches!(e, Ev::Param { name, .. } if name == "COM_FLIGHT_UUID")));
+}
+
+#[test]
+fn in_air_mode_changes_need_their_inputs_land_always_allowed() {
+    let mut g = Gcs::airborne(5.0);
+    let from = g.log.len();
+    for m in [
+        Mode::Position,
+        Mode::Altitude,
+        Mode::Manual,
+        Mode::Stabilized,
+        Mode::Acro,
+        Mode::Mission,
+        Mode::Offboard,
+    ] {
+        g.set_mode(m);
+    }
+    g.run(1_500);
+    let acks: Vec<_> = g
+        .events(from)
+        .into_iter()
+        .filter(|e| matches!(e, Ev::Ack { .. }))
+        .collect();
+    assert_eq!(acks.len(), 14);
+    for pair in acks.chunks(2) {
+        assert_eq!(
+            pair,
+            [
+                Ev::Ack {
+                    cmd: 176,
+                    result: ACCEPTED
+                },
+                Ev::Ack {
+                    cmd: 176,
+                    result: TEMP_REJECTED
+                }
+            ]
+        );
+    }
+    assert_eq!(g.mode(), Some(Mode::Hold));
+    // A mission planner (compid 190) is told why.
+    assert!(g
+        .texts()
+        .iter()
+        .any(|t| t == "Switching to Position is currently not available"));
+    // With a live stick stream, Position is allowed.
+    let sticks = |g: &mut Gcs| {
+        g.send(&mav::MANUAL_CONTROL_DATA {
+            x: 0,
+            y: 0,
+            z: 500,
+            r: 0,
+            target: 1,
+            ..Default::default()
+        });
+    };
+    g.run_with(500, sticks);
+    g.set_mode(Mode::Position);
+    g.run_with(1_500, sticks);
+    assert_eq!(g.mode(), Some(Mode::Position));
+    assert_eq!(g.hb.as_ref().unwrap().base_mode.bits(), 0x80 | 0x51);
+    g.set_mode(Mode::Land);
+    g.run_with(1_200, sticks);
+    assert_eq!(g.mode(), Some(Mode::Land));
+}
+
+#[test]
+fn disarmed_every_mode_is_accepted_but_may_not_arm() {
+    let mut g = Gcs::booted();
+    g.set_mode(Mode::Mission);
+    g.run(1_200);
+    assert_eq!(g.mode(), Some(Mode::Mission));
+    assert_eq!(
+        g.hb.as_ref().unwrap().system_status as u8,
+        0,
+        "Mission without a mission cannot arm"
+    );
+    let from = g.log.len();
+    g.arm();
+    g.run(100);
+    assert_subsequence(
+        &g.events(from),
+        &[Ev::Ack {
+            cmd: 400,
+            result: TEMP_REJECTED,
+        }],
+    );
+    g.set_mode(Mode::Hold);
+    g.run(1_200);
+    assert_eq!(g.hb.as_ref().unwrap().system_status as u8, 3);
+}
+
+#[test]
+fn offboard_needs_a_stream_and_fails_safe_to_rtl() {
+    let mut g = Gcs::airborne(5.0);
+    g.set_mode(Mode::Offboard);
+    g.run(1_200);
+    assert_eq!(g.mode(), Some(Mode::Hold), "no setpoints: refused");
+    let sp = |g: &mut Gcs| {
+        if g.v.now_us() % 50_000 < 10_000 {
+            g.send(&mav::SET_POSITION_TARGET_LOCAL_NED_DATA {
+                x: 3.0,
+                y: 0.0,
+                z: -5.0,
+                type_mask: mav::PositionTargetTypemask::from_bits_retain(0b1111_1111_1000),
+                target_system: 1,
+                target_component: 1,
+                coordinate_frame: MavFrame::MAV_FRAME_LOCAL_NED,
+                ..Default::default()
+            });
+        }
+    };
+    g.run_with(1_200, sp);
+    g.set_mode(Mode::Offboard);
+    g.run_with(6_000, sp);
+    assert_eq!(g.mode(), Some(Mode::Offboard));
+    assert!((g.v.snapshot().position_ned_m[0] - 3.0).abs() < 0.2);
+    let stop = g.now_ms();
+    assert!(g.run_until(5_000, |g| g.mode() == Some(Mode::Rtl)));
+    let fs = g.when(text("Failsafe activated")).unwrap() - stop;
+    assert!(
+        (1_200..=1_500).contains(&fs),
+        "failsafe {fs} ms after the stream stopped"
+    );
+    g.run(1_000);
+    assert_eq!(
+        g.hb.as_ref().unwrap().system_status as u8,
+        5,
+        "CRITICAL while in failsafe"
+    );
+    assert!(g
+        .texts()
+        .iter()
+        .any(|t| t.starts_with("RTL: start return at")));
+    assert!(g.run_until(60_000, |g| !g.armed()));
+    assert!(g.texts().iter().any(|t| t == "RTL: land at destination"));
+}
+
+#[test]
+fn stick_gesture_arms_after_a_second_in_a_manual_mode() {
+    let mut g = Gcs::booted();
+    let neutral = |g: &mut Gcs| {
+        g.send(&mav::MANUAL_CONTROL_DATA {
+            x: 0,
+            y: 0,
+            z: 500,
+            r: 0,
+            target: 1,
+            ..Default::default()
+        });
+    };
+    g.run_with(500, neutral);
+    g.set_mode(Mode::Position);
+    g.run_with(1_200, neutral);
+    assert_eq!(g.hb.as_ref().unwrap().system_status as u8, 3);
+    let gesture = |g: &mut Gcs| {
+        g.send(&mav::MANUAL_CONTROL_DATA {
+            x: 0,
+            y: 0,
+            z: 0,
+            r: 1000,
+            target: 1,
+            ..Default::default()
+        });
+    };
+    let t0 = g.now_ms();
+    g.run_with(900, gesture);
+    assert!(
+        g.when(text("Armed by Stick gesture")).is_none(),
+        "not before the hold time"
+    );
+    g.run_with(1_500, gesture);
+    let t = g.when(text("Armed by Stick gesture")).unwrap();
+    assert!((1_000..=1_100).contains(&(t - t0)), "{}", t - t0);
+}
+
+#[test]
+fn rtl_climbs_returns_and_lands() {
+    let mut g = Gcs::airborne(5.0);
+    let gp = g.gpos.clone().unwrap();
+    let dlat = (40.0 / (std::f64::consts::PI / 180.0 * 6_371_000.0) * 1e7) as i32;
+    g.cmd_int(
+        MAV_CMD_DO_REPOSITION,
+        MavFrame::MAV_FRAME_GLOBAL_INT,
+        [-1.0, 1.0, 0.0, f32::NAN],
+        gp.lat + dlat,
+        gp.lon,
+        gp.alt as f32 / 1000.0,
+    );
+    g.run(15_000);
+    let from = g.log.len();
+    g.cmd_long(MAV_CMD_NAV_RETURN_TO_LAUNCH, [0.0; 7]);
+    let mut max_h: f32 = 0.0;
+    assert!(g.run_until(120_000, |g| {
+        max_h = max_h.max(g.v.true_height_m());
+        !g.armed()
+    }));
+    assert!(max_h > 59.0, "climbed to RTL_RETURN_ALT: {max_h}");
+    let ev = g.events(from);
+    assert_subsequence(
+        &ev,
+        &[
+            Ev::Ack {
+                cmd: 20,
+                result: ACCEPTED,
+            },
+            Ev::Text {
+                sev: 6,
+                text: "Returning to launch".into(),
+            },
+            Ev::Mode(Mode::Rtl),
+            Ev::Text {
+                sev: 6,
+                text: "RTL: land at destination".into(),
+            },
+            Ev::Landed(4),
+            Ev::Landed(1),
+            Ev::Text {
+                sev: 6,
+                text: "Disarmed by landing".into(),
+            },
+        ],
+    );
+    let p = g.v.snapshot().position_ned_m;
+    assert!(p[0].hypot(p[1]) < 1.0, "landed home: {p:?}");
+}

@@ -1,0 +1,174 @@
+//! Parameters, command framing, MAVLink 1, STATUSTEXT gating.
+
+use super::*;
+use mav::MavCmd::*;
+use mav::MavFrame;
+use mav::MavParamType::*;
+
+#[test]
+fn params_answer_at_once_int32_bytewise() {
+    let mut g = Gcs::booted();
+    let from = g.log.len();
+    g.param_set("COM_RC_IN_MODE", f32::from_bits(2), MAV_PARAM_TYPE_INT32);
+    let mut id = [0u8; 16];
+    id[..15].copy_from_slice(b"MIS_TAKEOFF_ALT");
+    g.send(&mav::PARAM_REQUEST_READ_DATA {
+        param_index: -1,
+        target_system: 1,
+        target_component: 1,
+        param_id: id.into(),
+    });
+    // Answered without any time passing.
+    assert_eq!(
+        g.events(from),
+        vec![
+            Ev::Param {
+                name: "COM_RC_IN_MODE".into(),
+                bits: 2,
+                ty: 6
+            },
+            Ev::Param {
+                name: "MIS_TAKEOFF_ALT".into(),
+                bits: 2.5f32.to_bits(),
+                ty: 9
+            },
+        ]
+    );
+    // A float-typed set of an INT32 is ignored; an unknown name gets PX4's text.
+    let from = g.log.len();
+    g.param_set("COM_RC_IN_MODE", 1.0, MAV_PARAM_TYPE_REAL32);
+    g.param_set("NO_SUCH_PARAM", 1.0, MAV_PARAM_TYPE_REAL32);
+    g.run(100);
+    assert_eq!(
+        g.events(from),
+        vec![Ev::Text {
+            sev: 6,
+            text: "[pm] unknown param: NO_SUCH_PARAM".into()
+        }]
+    );
+    // The whole list.
+    let from = g.log.len();
+    g.send(&mav::PARAM_REQUEST_LIST_DATA {
+        target_system: 1,
+        target_component: 1,
+    });
+    g.run(100);
+    let n = g
+        .events(from)
+        .iter()
+        .filter(|e| matches!(e, Ev::Param { .. }))
+        .count();
+    assert_eq!(n, crate::sim::params::TABLE.len());
+}
+
+#[test]
+fn command_int_needs_frame_5_and_mavlink1_is_accepted() {
+    let mut g = Gcs::booted();
+    let from = g.log.len();
+    g.cmd_int(
+        MAV_CMD_DO_SET_MODE,
+        MavFrame::MAV_FRAME_GLOBAL,
+        [1.0, 4.0, 2.0, 0.0],
+        0,
+        0,
+        0.0,
+    );
+    g.cmd_int(
+        MAV_CMD_DO_SET_MODE,
+        MavFrame::MAV_FRAME_GLOBAL_INT,
+        [1.0, 4.0, 2.0, 0.0],
+        0,
+        0,
+        0.0,
+    );
+    g.cmd_long(MAV_CMD_DO_SET_SERVO, [0.0; 7]);
+    assert_eq!(
+        g.events(from),
+        vec![
+            Ev::Ack {
+                cmd: 176,
+                result: 9
+            },
+            Ev::Ack {
+                cmd: 176,
+                result: 0
+            },
+            Ev::Ack {
+                cmd: 183,
+                result: 3
+            },
+        ]
+    );
+    // A MAVLink 1 COMMAND_LONG (magic 0xFE).
+    let msg = mav::COMMAND_LONG_DATA {
+        param1: 1.0,
+        param2: 4.0,
+        param3: 3.0,
+        command: MAV_CMD_DO_SET_MODE,
+        target_system: 1,
+        target_component: 1,
+        ..Default::default()
+    };
+    let mut payload = [0u8; 33];
+    let n = msg.ser(MavlinkVersion::V1, &mut payload);
+    let mut f = vec![0xFE, n as u8, 7, 255, 190, 76];
+    f.extend_from_slice(&payload[..n]);
+    let crc = nexus_core::frame::frame_crc(&f[1..], nexus_core::frame::crc_extra(76).unwrap());
+    f.extend_from_slice(&crc.to_le_bytes());
+    let from = g.log.len();
+    g.v.handle_datagram(&f);
+    g.drain();
+    assert_eq!(
+        g.events(from),
+        vec![
+            Ev::Ack {
+                cmd: 176,
+                result: 0
+            },
+            Ev::Ack {
+                cmd: 176,
+                result: 0
+            }
+        ]
+    );
+    // A command for another system is not ours.
+    let from = g.log.len();
+    g.send(&mav::COMMAND_LONG_DATA {
+        command: MAV_CMD_COMPONENT_ARM_DISARM,
+        param1: 1.0,
+        target_system: 7,
+        target_component: 1,
+        ..Default::default()
+    });
+    assert!(g.events(from).is_empty());
+}
+
+#[test]
+fn statustext_needs_a_gcs_heartbeat() {
+    let mut g = Gcs::new();
+    g.send_heartbeats = false;
+    g.run(5_000);
+    g.arm();
+    g.run(500);
+    assert!(g.texts().is_empty(), "no GCS: no STATUSTEXT");
+    assert!(g.armed());
+    g.send_heartbeats = true;
+    g.run(500);
+    assert!(
+        g.texts().iter().any(|t| t == "Armed by external command"),
+        "queued text sent once a GCS appears"
+    );
+}
+
+#[test]
+fn set_message_interval_changes_a_stream() {
+    let mut g = Gcs::booted();
+    g.cmd_long(
+        MAV_CMD_SET_MESSAGE_INTERVAL,
+        [30.0, 50_000.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    let before = g.counts[&30];
+    g.run(2_000);
+    let hz = (g.counts[&30] - before) as f32 / 2.0;
+    assert!((19.0..=21.0).contains(&hz), "{hz}");
+}

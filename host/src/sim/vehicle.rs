@@ -1,0 +1,678 @@
+//! The simulated PX4 vehicle: a pure, deterministic, in-memory model.
+//!
+//! Driven like the core (sans-IO): [`Vehicle::handle_datagram`] for every datagram that
+//! arrived, [`Vehicle::step`] to advance sim time, [`Vehicle::poll_transmit`] for what to send.
+//! Physics, commander and navigator run at a fixed rate (`physics_hz`, 250 Hz by default);
+//! telemetry streams are scheduled in sim time. Nothing here reads a clock or touches a socket.
+
+use super::commander::{ArmRequest, Commander, Conditions, Failsafe, LandEvent, Reason};
+use super::config::VehicleConfig;
+use super::dynamics::{Body, Limits, Setpoint};
+use super::faults::{ExitStatus, Fault};
+use super::geo::LocalFrame;
+use super::io::Io;
+use super::mission::{MissionManager, VehicleView};
+use super::navigator::{Inputs, NavEvent, Navigator, OffboardSp, SpType};
+use super::params::{Params, P};
+use super::streams::Streams;
+use super::wire::{Command, TxFault};
+use nexus_core::frame::Decoder;
+use nexus_core::{Mode, RcSticks};
+use std::collections::VecDeque;
+
+/// PX4's autopilot component id.
+pub const COMPID: u8 = 1;
+/// A GCS/onboard heartbeat keeps the link "connected" this long, µs.
+pub const GCS_TIMEOUT_US: u64 = 3_000_000;
+/// An offboard stream counts once it has run this long without a gap over 0.5 s, µs.
+pub const OFFBOARD_ESTABLISH_US: u64 = 1_000_000;
+/// Longest gap allowed inside an offboard stream (2 Hz), µs.
+pub const OFFBOARD_MAX_GAP_US: u64 = 500_000;
+/// Stick gesture thresholds (PX4 ManualControl): throttle below, |yaw| above.
+pub const GESTURE_THROTTLE: f32 = 0.1;
+/// See [`GESTURE_THROTTLE`].
+pub const GESTURE_YAW: f32 = 0.8;
+/// Commands queued while the clock is stalled (uORB vehicle_command queue).
+pub const STALLED_CMD_CAP: usize = 8;
+
+/// Ground truth and headline state, for the host (never sent on the link).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VehicleSnapshot {
+    /// The vehicle's clock (time_boot_ms), ms.
+    pub sim_ms: u64,
+    /// Armed.
+    pub armed: bool,
+    /// Mode in force.
+    pub mode: Mode,
+    /// MAV_LANDED_STATE value (1 ground, 2 air, 3 takeoff, 4 landing).
+    pub landed_state: u8,
+    /// True height above the pad, m.
+    pub true_height_m: f32,
+    /// True position, local NED of the pad, m.
+    pub position_ned_m: [f32; 3],
+    /// True velocity, NED, m/s.
+    pub velocity_ned_m_s: [f32; 3],
+    /// A failsafe is active.
+    pub failsafe: bool,
+    /// MISSION_CURRENT seq.
+    pub mission_current: u16,
+    /// Mission finished.
+    pub mission_finished: bool,
+    /// The clock is stalled by a fault.
+    pub stalled: bool,
+}
+
+/// Manual-control input state.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Manual {
+    pub last_us: Option<u64>,
+    pub sticks: RcSticks,
+    pub gesture_since_us: Option<u64>,
+    pub gesture_arm: bool,
+    pub gesture_fired: bool,
+}
+
+/// Offboard setpoint stream state.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Offboard {
+    pub sp: OffboardSp,
+    pub last_us: Option<u64>,
+    pub since_us: Option<u64>,
+}
+
+/// The home position as PX4 holds it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Home {
+    pub ned: [f32; 3],
+    pub yaw: f32,
+}
+
+/// GLOBAL_POSITION_INT.relative_alt's home-altitude corrections after takeoff (PX4-WIRE).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct AltSteps {
+    pub offset_m: f32,
+    pub next_us: u64,
+    pub end_us: u64,
+    pub active: bool,
+}
+
+/// The simulated vehicle.
+#[derive(Debug)]
+pub struct Vehicle {
+    pub(super) cfg: VehicleConfig,
+    pub(super) sysid: u8,
+    /// The vehicle's clock, µs (frozen while stalled).
+    pub(super) now_us: u64,
+    /// Time the driver has advanced, µs (streams keep their pace on it while stalled).
+    pub(super) elapsed_us: u64,
+    pending_us: u64,
+    pub(super) tick_us: u64,
+    pub(super) params: Params,
+    pub(super) frame: LocalFrame,
+    pub(super) body: Body,
+    pub(super) commander: Commander,
+    pub(super) nav: Navigator,
+    pub(super) mission: MissionManager,
+    pub(super) io: Io,
+    pub(super) streams: Streams,
+    pub(super) home: Option<Home>,
+    pub(super) alt_steps: AltSteps,
+    pub(super) manual: Manual,
+    pub(super) offboard: Offboard,
+    pub(super) gcs_heartbeat_us: Option<u64>,
+    pub(super) stalled: bool,
+    pub(super) refusal: Option<String>,
+    pub(super) stalled_cmds: VecDeque<(Command, (u8, u8))>,
+    pub(super) exit: Option<ExitStatus>,
+    pub(super) rng: u64,
+    pub(super) boot_texts_done: usize,
+    pub(super) gimbal_burst: Option<(u64, u8)>,
+    decoder: Decoder,
+}
+
+impl Vehicle {
+    /// A vehicle at sim time 0 ("exec"), on the pad, disarmed, in Hold.
+    pub fn new(cfg: VehicleConfig) -> Vehicle {
+        let sysid = cfg.sysid();
+        let mut params = Params::new(sysid);
+        let mut io = Io::new(sysid, COMPID, cfg.seed);
+        for (name, v) in &cfg.params {
+            if params.set_numeric(name, *v).is_err() {
+                io.print(format!("WARN  [param] unknown parameter override {name}"));
+            }
+        }
+        let tick_us = 1_000_000 / cfg.physics_hz.clamp(50, 2000) as u64;
+        let mut boot_texts = cfg.boot_texts.clone();
+        boot_texts.sort_by_key(|t| t.0);
+        let cfg = VehicleConfig { boot_texts, ..cfg };
+        Vehicle {
+            frame: LocalFrame::new(cfg.origin),
+            rng: cfg.seed | 1,
+            sysid,
+            now_us: 0,
+            elapsed_us: 0,
+            pending_us: 0,
+            tick_us,
+            params,
+            body: Body::default(),
+            commander: Commander::default(),
+            nav: Navigator::default(),
+            mission: MissionManager::new(sysid, COMPID),
+            io,
+            streams: Streams::new(),
+            home: None,
+            alt_steps: AltSteps::default(),
+            manual: Manual::default(),
+            offboard: Offboard::default(),
+            gcs_heartbeat_us: None,
+            stalled: false,
+            refusal: None,
+            stalled_cmds: VecDeque::new(),
+            exit: None,
+            boot_texts_done: 0,
+            gimbal_burst: None,
+            decoder: Decoder::new(),
+            cfg,
+        }
+    }
+
+    /// The vehicle's configuration.
+    pub fn config(&self) -> &VehicleConfig {
+        &self.cfg
+    }
+
+    /// MAVLink system id.
+    pub fn sysid(&self) -> u8 {
+        self.sysid
+    }
+
+    /// The vehicle's clock (time_boot_ms source), µs.
+    pub fn now_us(&self) -> u64 {
+        self.now_us
+    }
+
+    /// Time the driver has advanced the vehicle by, µs (equals `now_us` unless stalled).
+    pub fn elapsed_us(&self) -> u64 {
+        self.elapsed_us
+    }
+
+    /// Ground-truth height above the pad, m.
+    pub fn true_height_m(&self) -> f32 {
+        self.body.height_m()
+    }
+
+    /// How the vehicle ended, once an exit or panic fault has fired.
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.exit
+    }
+
+    /// Console (stdout) lines printed since the last call.
+    pub fn take_console(&mut self) -> Vec<String> {
+        self.io.console.drain(..).collect()
+    }
+
+    /// Headline state and ground truth.
+    pub fn snapshot(&self) -> VehicleSnapshot {
+        VehicleSnapshot {
+            sim_ms: self.now_us / 1000,
+            armed: self.commander.armed,
+            mode: self.commander.nav_state(),
+            landed_state: self.landed_state(),
+            true_height_m: self.body.height_m(),
+            position_ned_m: self.body.pos_ned_m,
+            velocity_ned_m_s: self.body.vel_ned_m_s,
+            failsafe: self.commander.failsafe.is_some(),
+            mission_current: self.mission.progress.current,
+            mission_finished: self.mission.progress.finished,
+            stalled: self.stalled,
+        }
+    }
+
+    /// Inject a fault (see [`Fault`]).
+    pub fn inject(&mut self, fault: Fault) {
+        let now = self.now_us;
+        match fault {
+            Fault::Exit { code } => {
+                self.io.print("INFO  [px4] Exiting NOW.".to_owned());
+                self.exit = Some(ExitStatus::Code(code));
+            }
+            Fault::Panic { module, message } => {
+                self.io.print(format!("PANIC [{module}] {message}"));
+                self.exit = Some(ExitStatus::Signal(6));
+            }
+            Fault::StallClock => self.stalled = true,
+            Fault::Silence => self.io.out.set_fault(TxFault::Silent),
+            Fault::Garbage => self.io.out.set_fault(TxFault::Garbage),
+            Fault::RefuseArming { text } => self.refusal = Some(text),
+        }
+        let _ = now;
+    }
+
+    /// Remove stall, silence, garbage and arming refusal (exit and panic are final).
+    pub fn clear_faults(&mut self) {
+        self.stalled = false;
+        self.refusal = None;
+        self.io.out.set_fault(TxFault::None);
+        while let Some((cmd, src)) = self.stalled_cmds.pop_front() {
+            self.on_command(cmd, src);
+        }
+    }
+
+    /// Internal tick length, µs (1 / physics_hz).
+    pub fn tick_us(&self) -> u64 {
+        self.tick_us
+    }
+
+    /// MAVLink frames queued for sending since creation.
+    pub fn frames_total(&self) -> u64 {
+        self.io.out.frames_total
+    }
+
+    /// Whether the mavlink module runs (it sends and receives from then on).
+    pub fn mavlink_is_up(&self) -> bool {
+        self.mavlink_up()
+    }
+
+    /// The driver latched onto a client at `ip` (console line, as PX4 prints it).
+    pub fn note_partner(&mut self, ip: String) {
+        self.io.print(format!("INFO  [mavlink] partner IP: {ip}"));
+    }
+
+    /// Whether the mavlink module is running (first heartbeat sent).
+    pub(super) fn mavlink_up(&self) -> bool {
+        self.now_us >= self.cfg.boot.mavlink_start_ms * 1000
+    }
+
+    /// Feed one received datagram; its frames are handled at the current sim time.
+    pub fn handle_datagram(&mut self, bytes: &[u8]) {
+        if self.exit.is_some() || !self.mavlink_up() {
+            return;
+        }
+        let mut rest = bytes;
+        loop {
+            let mut decoded: Option<(nexus_core::frame::Header, [u8; 255], usize)> = None;
+            let used = {
+                let (used, frame) = self.decoder.feed(rest);
+                if let Some(f) = frame {
+                    let mut p = [0u8; 255];
+                    p[..f.payload.len()].copy_from_slice(f.payload);
+                    decoded = Some((f.header, p, f.payload.len()));
+                }
+                used
+            };
+            rest = &rest[used..];
+            match decoded {
+                Some((h, p, n)) => self.handle_frame(&h, &p[..n]),
+                None if rest.is_empty() => break,
+                None => {}
+            }
+        }
+    }
+
+    /// The next datagram to send: whole frames packed into `out` (give it ≥ 280 bytes).
+    pub fn poll_transmit(&mut self, out: &mut [u8]) -> Option<usize> {
+        if self.exit.is_some() {
+            self.io.out.clear();
+            return None;
+        }
+        self.io.out.poll_transmit(out)
+    }
+
+    /// Advance the vehicle by `dt_us` of sim time (fixed-rate internal ticks; the remainder
+    /// carries over to the next call).
+    pub fn step(&mut self, dt_us: u64) {
+        self.pending_us += dt_us;
+        while self.pending_us >= self.tick_us && self.exit.is_none() {
+            self.pending_us -= self.tick_us;
+            self.tick();
+        }
+    }
+
+    fn tick(&mut self) {
+        self.elapsed_us += self.tick_us;
+        if !self.stalled {
+            self.now_us += self.tick_us;
+            self.sim_tick();
+        }
+        self.io_tick();
+    }
+
+    pub(super) fn conditions(&self) -> Conditions {
+        let now = self.now_us;
+        let b = &self.cfg.boot;
+        let rc_mode = self.params.i(P::COM_RC_IN_MODE);
+        let rc_loss = (self.params.f(P::COM_RC_LOSS_T).max(0.05) * 1e6) as u64;
+        let manual_control = matches!(rc_mode, 1..=3)
+            && self
+                .manual
+                .last_us
+                .is_some_and(|t| now.saturating_sub(t) <= rc_loss);
+        let offboard = match (self.offboard.last_us, self.offboard.since_us) {
+            (Some(last), Some(since)) => {
+                now.saturating_sub(last) <= OFFBOARD_MAX_GAP_US
+                    && now.saturating_sub(since) >= OFFBOARD_ESTABLISH_US
+            }
+            _ => false,
+        };
+        Conditions {
+            boot_done: now >= b.prearm_ok_ms * 1000,
+            global_pos: now >= b.global_position_ms * 1000,
+            local_pos: now >= b.local_position_ms * 1000,
+            home: self.home.is_some(),
+            manual_control,
+            offboard,
+            mission: self.mission.mission_valid(),
+            refuse_arming: self.refusal.is_some(),
+        }
+    }
+
+    pub(super) fn limits(&self) -> Limits {
+        Limits {
+            acc_hor_m_s2: self.params.f(P::MPC_ACC_HOR),
+            acc_up_m_s2: self.params.f(P::MPC_ACC_UP_MAX),
+            acc_down_m_s2: self.params.f(P::MPC_ACC_DOWN_MAX),
+            yaw_rate_rad_s: self.params.f(P::MPC_YAWRAUTO_MAX).to_radians(),
+        }
+    }
+
+    pub(super) fn next_rand(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub(super) fn set_home(&mut self) {
+        let mut ned = self.body.pos_ned_m;
+        ned[2] = ned[2].max(-0.0);
+        self.home = Some(Home {
+            ned,
+            yaw: self.body.yaw_rad,
+        });
+        self.streams.home_changed = true;
+    }
+
+    fn sim_tick(&mut self) {
+        let now = self.now_us;
+        let c = self.conditions();
+        // Boot timeline.
+        while let Some((ms, sev, text)) = self.cfg.boot_texts.get(self.boot_texts_done).cloned() {
+            if now < ms * 1000 {
+                break;
+            }
+            let sev =
+                <mavlink::dialects::common::MavSeverity as num_traits::FromPrimitive>::from_u8(sev)
+                    .unwrap_or(mavlink::dialects::common::MavSeverity::MAV_SEVERITY_INFO);
+            self.io.log(now, sev, "commander", &text);
+            self.boot_texts_done += 1;
+        }
+        if c.global_pos && self.home.is_none() && !self.commander.armed {
+            self.set_home();
+            self.io.print("INFO  [tone_alarm] home set".to_owned());
+        }
+        if !self.commander.ready_printed && self.commander.can_arm(&c) {
+            self.commander.ready_printed = true;
+            self.io
+                .print("INFO  [commander] Ready for takeoff!".to_owned());
+        }
+        self.stick_gesture(&c);
+
+        // Land detector.
+        let trig = self.params.f(P::LNDMC_TRIG_TIME);
+        match self.commander.update_land_detector(
+            now,
+            self.body.on_ground,
+            self.body.height_m(),
+            trig,
+        ) {
+            Some(LandEvent::Takeoff) => {
+                self.commander.taken_off = true;
+                self.io.info(now, "commander", "Takeoff detected\t");
+                if self.cfg.relative_alt_steps {
+                    self.alt_steps = AltSteps {
+                        offset_m: 0.0,
+                        next_us: now + 2_000_000 + self.next_rand() % 3_000_000,
+                        end_us: now + 120_000_000,
+                        active: true,
+                    };
+                }
+            }
+            Some(LandEvent::Landing) => self.io.info(now, "commander", "Landing detected\t"),
+            None => {}
+        }
+        self.update_alt_steps();
+
+        // Auto-disarm.
+        let landed_amid_mission =
+            self.commander.nav_state() == Mode::Mission && !self.mission.progress.finished;
+        if let Some(reason) = self.commander.auto_disarm_due(
+            now,
+            self.params.f(P::COM_DISARM_LAND),
+            self.params.f(P::COM_DISARM_PRFLT),
+            landed_amid_mission,
+        ) {
+            self.disarm(reason, true);
+        }
+
+        // Failsafes.
+        let user = self.commander.user_mode;
+        let watched = if user == Mode::Offboard {
+            let loss = (self.params.f(P::COM_OF_LOSS_T).max(0.0) * 1e6) as u64;
+            let lost = self
+                .offboard
+                .last_us
+                .is_none_or(|t| now.saturating_sub(t) > loss);
+            let action = match self.params.i(P::COM_OBL_RC_ACT) {
+                0 => Mode::Position,
+                1 => Mode::Altitude,
+                2 => Mode::Manual,
+                4 => Mode::Land,
+                5 => Mode::Hold,
+                _ => Mode::Rtl,
+            };
+            let action = if super::commander::can_run(action, &c) {
+                action
+            } else {
+                Mode::Rtl
+            };
+            Some((Failsafe::OffboardLost, lost, action))
+        } else if user.needs_manual_control() {
+            Some((Failsafe::ManualControlLost, !c.manual_control, Mode::Rtl))
+        } else {
+            None
+        };
+        if self.commander.update_failsafe(now, watched) {
+            if self.commander.failsafe == Some(Failsafe::ManualControlLost) {
+                self.io.critical(now, "commander", "Manual control lost\t");
+            }
+            self.io.warn(now, "failsafe", "Failsafe activated\t");
+        }
+
+        // Navigator.
+        let mode = self.commander.nav_state();
+        let armed = self.commander.armed;
+        let spool = (self.params.f(P::COM_SPOOLUP_TIME).max(0.0) * 1e6) as u64;
+        let spooled = armed && now.saturating_sub(self.commander.armed_at_us) >= spool;
+        let limits = self.limits();
+        let home_ned = self.home.map(|h| h.ned).unwrap_or([0.0; 3]);
+        let sticks = c.manual_control.then_some(self.manual.sticks);
+        let inputs = Inputs {
+            now,
+            mode,
+            armed,
+            spooled,
+            landed: self.commander.landed,
+            body: &self.body,
+            home_ned,
+            frame: &self.frame,
+            params: &self.params,
+            limits: &limits,
+            sticks,
+            offboard: self.offboard.sp,
+        };
+        let (sp, event) = self.nav.update(&inputs, &mut self.mission, &mut self.io);
+        match event {
+            Some(NavEvent::TakeoffDone)
+                if armed && !self.commander.landed && mode == Mode::Takeoff =>
+            {
+                let next = if self.params.i(P::COM_TAKEOFF_ACT) == 1 && c.mission {
+                    Mode::Mission
+                } else {
+                    Mode::Hold
+                };
+                self.commander.change_mode(next, true, &c);
+            }
+            Some(NavEvent::MissionFinished)
+                if armed && !self.commander.landed && mode == Mode::Mission =>
+            {
+                self.commander.change_mode(Mode::Hold, true, &c);
+            }
+            Some(NavEvent::MissionRtl) if self.commander.change_mode(Mode::Rtl, false, &c) => {
+                self.io.info(now, "commander", "Returning to launch\t");
+            }
+            _ => {}
+        }
+        let thrust = spooled && !matches!(sp, Setpoint::Idle);
+        let dt = self.tick_us as f32 * 1e-6;
+        self.body.step(&sp, thrust, &limits, dt);
+    }
+
+    fn update_alt_steps(&mut self) {
+        let now = self.now_us;
+        if !self.alt_steps.active || now < self.alt_steps.next_us {
+            return;
+        }
+        if now >= self.alt_steps.end_us {
+            self.alt_steps.active = false;
+            self.alt_steps.offset_m = 0.0;
+            return;
+        }
+        let r = self.next_rand();
+        let frac = (r % 1000) as f32 / 1000.0;
+        self.alt_steps.offset_m = if self.alt_steps.offset_m > 0.5 {
+            -0.1 + 0.2 * frac
+        } else {
+            1.0 + 0.2 * frac
+        };
+        self.alt_steps.next_us = now + 4_000_000 + (r >> 16) % 8_000_000;
+        self.streams.home_changed = true;
+    }
+
+    fn stick_gesture(&mut self, c: &Conditions) {
+        let now = self.now_us;
+        if !c.manual_control {
+            self.manual.gesture_since_us = None;
+            self.manual.gesture_fired = false;
+            return;
+        }
+        let s = self.manual.sticks.clamped();
+        let low = s.throttle < GESTURE_THROTTLE;
+        let want = if low && s.yaw > GESTURE_YAW {
+            Some(true)
+        } else if low && s.yaw < -GESTURE_YAW {
+            Some(false)
+        } else {
+            None
+        };
+        match want {
+            None => {
+                self.manual.gesture_since_us = None;
+                self.manual.gesture_fired = false;
+            }
+            Some(arm) => {
+                if self.manual.gesture_since_us.is_none() || self.manual.gesture_arm != arm {
+                    self.manual.gesture_since_us = Some(now);
+                    self.manual.gesture_arm = arm;
+                    self.manual.gesture_fired = false;
+                }
+                let hold = self.params.i(P::COM_RC_ARM_HYST).max(0) as u64 * 1000;
+                let since = self.manual.gesture_since_us.unwrap_or(now);
+                if !self.manual.gesture_fired && now.saturating_sub(since) >= hold {
+                    self.manual.gesture_fired = true;
+                    if arm {
+                        self.arm(Reason::StickGesture, true);
+                    } else {
+                        self.disarm(Reason::StickGesture, false);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Arm with PX4's checks and side effects; returns whether the vehicle is armed.
+    pub(super) fn arm(&mut self, reason: Reason, run_checks: bool) -> bool {
+        if self.commander.armed {
+            return true;
+        }
+        let c = self.conditions();
+        let throttle = c
+            .manual_control
+            .then_some(self.manual.sticks.clamped().throttle);
+        let refusal = self.refusal.clone();
+        let now = self.now_us;
+        let req = ArmRequest {
+            reason,
+            run_checks,
+            conditions: &c,
+            throttle,
+            refusal: refusal.as_deref(),
+        };
+        if !self.commander.arm(now, req, &mut self.io) {
+            return false;
+        }
+        if self.params.i(P::COM_HOME_EN) != 0 {
+            self.set_home();
+        }
+        self.alt_steps = AltSteps::default();
+        self.nav.on_armed(reason);
+        let secs = now / 1_000_000;
+        self.io.info(
+            now,
+            "logger",
+            &format!(
+                "[logger] ./log/2024-01-01/{:02}_{:02}_{:02}.ulg\t",
+                (12 + secs / 3600) % 24,
+                (secs / 60) % 60,
+                secs % 60
+            ),
+        );
+        self.gimbal_burst = Some((now, 0));
+        true
+    }
+
+    /// Disarm; returns whether the vehicle is now disarmed.
+    pub(super) fn disarm(&mut self, reason: Reason, forced: bool) -> bool {
+        let was = self.commander.armed;
+        let now = self.now_us;
+        let ok = self.commander.disarm(now, reason, forced, &mut self.io);
+        if ok && was {
+            self.nav.reactivate();
+            self.params
+                .set_int(P::COM_FLIGHT_UUID, self.commander.flights as i32);
+            self.streams.unsolicited_param = Some(P::COM_FLIGHT_UUID as usize);
+            self.alt_steps.active = false;
+        }
+        ok
+    }
+
+    /// MAV_LANDED_STATE as EXTENDED_SYS_STATE reports it.
+    pub(super) fn landed_state(&self) -> u8 {
+        if self.commander.landed {
+            1
+        } else {
+            match self.nav.sp_type {
+                SpType::Takeoff => 3,
+                SpType::Land => 4,
+                _ => 2,
+            }
+        }
+    }
+
+    pub(super) fn mission_view(&self) -> VehicleView {
+        VehicleView {
+            in_mission_mode: self.commander.nav_state() == Mode::Mission,
+        }
+    }
+}
