@@ -1,0 +1,187 @@
+//! Bring-up check of the serial MAVLink path, both ways, on UART0.
+//!
+//! The firmware plays a ground station (system 255, component 240) towards an autopilot
+//! (system 1) on the other end of the UART. It sends its own HEARTBEAT at 1 Hz and, once the
+//! autopilot is heard, asks it for SYSTEM_TIME with MAV_CMD_REQUEST_MESSAGE (repeated each
+//! second until answered): the COMMAND_ACK that comes back, addressed to us, is the proof that
+//! the autopilot decoded our frames. It exits 0 when it has
+//! * [`HEARTBEATS_NEEDED`] HEARTBEATs from the autopilot,
+//! * a STATUSTEXT and the autopilot clock (SYSTEM_TIME) in its telemetry,
+//! * COMMAND_ACK(REQUEST_MESSAGE, ACCEPTED) for its request;
+//!
+//! and 1 if the autopilot refuses the request or [`TIMEOUT_MS`] pass first. Garbage, truncated
+//! and corrupt frames on the line are skipped by the decoder; nothing in the path panics.
+
+#![no_std]
+#![no_main]
+
+use cortex_m_rt::entry;
+use nexus_core::frame::Encoder;
+use nexus_core::mav;
+use nexus_core::telemetry::LinkIds;
+use nexus_core::{Duration, Frame, Instant, Msg, Telemetry};
+use nexus_firmware::pump::{self, Node, Outcome, Pump};
+use nexus_firmware::uart::Uart0;
+use nexus_firmware::{clock, exit, info};
+
+/// UART0 rate (QEMU does not limit it; a bench rig would use this).
+const BAUD: u32 = 921_600;
+/// Who we are, and the autopilot we expect.
+const IDS: LinkIds = LinkIds {
+    target_sysid: 1,
+    own_sysid: 255,
+    own_compid: 240,
+};
+/// HEARTBEATs from the autopilot before the link counts as up.
+const HEARTBEATS_NEEDED: u32 = 3;
+/// Our HEARTBEAT period, and the request's retry period, ms.
+const PERIOD_MS: u64 = 1000;
+/// The whole check must pass within this, ms of driver time.
+const TIMEOUT_MS: u64 = 5000;
+/// STATUSTEXTs kept by the telemetry cache.
+const TEXTS: usize = 2;
+
+/// The check's state: telemetry of the autopilot plus our two periodic sends.
+struct LinkCheck {
+    tel: Telemetry<TEXTS>,
+    enc: Encoder,
+    heartbeats: u32,
+    next_heartbeat: Instant,
+    next_request: Option<Instant>,
+    deadline: Instant,
+}
+
+impl LinkCheck {
+    fn new(now: Instant) -> Self {
+        LinkCheck {
+            tel: Telemetry::new(IDS),
+            enc: Encoder::new(IDS.own_sysid, IDS.own_compid),
+            heartbeats: 0,
+            next_heartbeat: now,
+            next_request: None,
+            deadline: now + Duration::from_millis(TIMEOUT_MS),
+        }
+    }
+
+    /// The autopilot's answer to our REQUEST_MESSAGE, if it has come.
+    fn ack(&self) -> Option<mav::MavResult> {
+        self.tel
+            .command_ack()
+            .filter(|a| a.command == mav::MavCmd::MAV_CMD_REQUEST_MESSAGE)
+            .map(|a| a.result)
+    }
+
+    fn heartbeat() -> mav::HEARTBEAT_DATA {
+        mav::HEARTBEAT_DATA {
+            custom_mode: 0,
+            mavtype: mav::MavType::MAV_TYPE_GCS,
+            autopilot: mav::MavAutopilot::MAV_AUTOPILOT_INVALID,
+            base_mode: mav::MavModeFlag::empty(),
+            system_status: mav::MavState::MAV_STATE_ACTIVE,
+            mavlink_version: 3,
+        }
+    }
+
+    fn request_system_time(&self) -> mav::COMMAND_LONG_DATA {
+        mav::COMMAND_LONG_DATA {
+            param1: <mav::SYSTEM_TIME_DATA as mavlink::MessageData>::ID as f32,
+            param2: 0.0,
+            param3: 0.0,
+            param4: 0.0,
+            param5: 0.0,
+            param6: 0.0,
+            param7: 0.0,
+            command: mav::MavCmd::MAV_CMD_REQUEST_MESSAGE,
+            target_system: IDS.target_sysid,
+            target_component: self.tel.target_compid(),
+            confirmation: 0,
+        }
+    }
+}
+
+impl Node for LinkCheck {
+    fn handle(&mut self, now: Instant, frame: &Frame) {
+        if self.tel.handle(now, frame) && matches!(frame.msg, Msg::Heartbeat(_)) {
+            self.heartbeats = self.heartbeats.saturating_add(1);
+            if self.next_request.is_none() {
+                self.next_request = Some(now);
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        if now >= self.next_heartbeat {
+            self.next_heartbeat = now + Duration::from_millis(PERIOD_MS);
+            return self.enc.encode(&Self::heartbeat(), buf).ok();
+        }
+        if self.ack().is_none() && self.next_request.is_some_and(|t| now >= t) {
+            self.next_request = Some(now + Duration::from_millis(PERIOD_MS));
+            let cmd = self.request_system_time();
+            return self.enc.encode(&cmd, buf).ok();
+        }
+        None
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        let next = match self.next_request {
+            Some(r) if self.ack().is_none() => self.next_heartbeat.min(r),
+            _ => self.next_heartbeat,
+        };
+        Some(next.min(self.deadline))
+    }
+
+    fn poll_outcome(&mut self, now: Instant) -> Option<Outcome> {
+        match self.ack() {
+            Some(mav::MavResult::MAV_RESULT_ACCEPTED) => {}
+            Some(_) => return Some(Outcome::Failure("autopilot refused REQUEST_MESSAGE")),
+            None => {}
+        }
+        let texts = self.tel.texts().last_seq();
+        let done = self.heartbeats >= HEARTBEATS_NEEDED
+            && texts >= 1
+            && self.tel.sim_ms().is_some()
+            && self.ack().is_some();
+        if done {
+            info!(
+                "link up: {} heartbeats, {} texts, sim clock {} ms",
+                self.heartbeats,
+                texts,
+                self.tel.sim_ms().unwrap_or(0)
+            );
+            return Some(Outcome::Success);
+        }
+        if now >= self.deadline {
+            info!(
+                "timed out: {} heartbeats, {} texts, sim clock known {}, acked {}",
+                self.heartbeats,
+                texts,
+                self.tel.sim_ms().is_some() as u8,
+                self.ack().is_some() as u8
+            );
+            let why = if self.heartbeats == 0 {
+                "no heartbeat from the autopilot"
+            } else {
+                "link incomplete"
+            };
+            return Some(Outcome::Failure(why));
+        }
+        None
+    }
+}
+
+#[entry]
+fn main() -> ! {
+    let Some(core) = cortex_m::Peripherals::take() else {
+        exit::failure()
+    };
+    clock::start(core.SYST);
+    let Some(uart) = Uart0::take(BAUD) else {
+        exit::failure()
+    };
+    info!("link_check: up, waiting for system {}", IDS.target_sysid);
+    let mut pump = Pump::new(uart);
+    let mut node = LinkCheck::new(clock::now());
+    // The node's own timeout ends the run; the cap is a backstop.
+    let outcome = pump.run(&mut node, Duration::from_millis(TIMEOUT_MS + 1000));
+    pump::finish(outcome, &pump)
+}

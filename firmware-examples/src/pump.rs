@@ -1,0 +1,210 @@
+//! The firmware's main loop around a sans-IO node: bytes in, frames to the node, frames out.
+//!
+//! nexus-core is driven the same way everywhere (DESIGN.md, "The core is sans-IO"): hand it
+//! every frame with the time, ask it what to send, sleep until its deadline or the next byte.
+//! [`Node`] is that contract as the firmware sees it; the bring-up check implements it now, and
+//! the mission firmware will implement it for `nexus_core::client::Client` (its `handle`,
+//! `poll_transmit`, `next_deadline` map one to one; the outcome comes from its events).
+//!
+//! [`Pump::run`] owns the loop: it reads the UART through the resynchronising
+//! [`Decoder::poll_read`], decodes each checked frame with [`Frame::decode`] (messages outside
+//! the core's subset are skipped, malformed payloads counted), hands the rest to the node,
+//! writes whatever the node wants sent, and sleeps with WFI when there is nothing to do. A
+//! wall-clock cap ends any run that the node does not end itself.
+
+use embedded_io::{Read, ReadReady, Write};
+use nexus_core::frame::{Decoder, DecoderStats, ReadError, MAX_FRAME_LEN};
+use nexus_core::{Duration, Frame, Instant};
+
+use crate::clock;
+
+/// Frames handled per loop turn before the node gets a chance to transmit.
+const FRAMES_PER_TURN: usize = 8;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Outcome {
+    /// The node reached its goal.
+    Success,
+    /// The node gave up, for the reason given.
+    Failure(&'static str),
+    /// The run hit [`Pump::run`]'s wall-clock cap before the node finished.
+    WallCap,
+}
+
+impl Outcome {
+    /// Whether the run succeeded.
+    pub fn is_success(self) -> bool {
+        self == Outcome::Success
+    }
+}
+
+/// A sans-IO protocol machine the pump can drive.
+pub trait Node {
+    /// One decoded frame from the link, from any sender (the node filters, as
+    /// `Telemetry::handle` does).
+    fn handle(&mut self, now: Instant, frame: &Frame);
+
+    /// The next frame the node wants sent now, encoded into `buf` (at least
+    /// [`MAX_FRAME_LEN`] bytes); its length, or `None` when nothing is due.
+    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize>;
+
+    /// The driver time at which the node wants to run again if nothing arrives.
+    fn next_deadline(&self) -> Option<Instant>;
+
+    /// `Some` once the node has finished.
+    fn poll_outcome(&mut self, now: Instant) -> Option<Outcome>;
+}
+
+/// Counters of the link, for the exit report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct LinkStats {
+    /// The framer's counters (frames, checksum errors, unknown ids, dropped bytes).
+    pub decoder: DecoderStats,
+    /// Frames decoded and handed to the node.
+    pub handled: u32,
+    /// Checked frames of messages outside the core's subset.
+    pub skipped: u32,
+    /// Checked frames whose payload did not decode (an out-of-range enum, say).
+    pub malformed: u32,
+    /// Reader errors or end of stream (never on the UART).
+    pub read_errors: u32,
+    /// Frames written.
+    pub sent: u32,
+}
+
+/// The loop: a byte stream, a decoder, and a transmit buffer.
+pub struct Pump<IO> {
+    io: IO,
+    decoder: Decoder,
+    tx: [u8; MAX_FRAME_LEN],
+    stats: LinkStats,
+}
+
+impl<IO: Read + ReadReady + Write> Pump<IO> {
+    /// A pump over `io`.
+    pub fn new(io: IO) -> Self {
+        Pump {
+            io,
+            decoder: Decoder::new(),
+            tx: [0; MAX_FRAME_LEN],
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// The byte stream (for its own counters).
+    pub fn io(&self) -> &IO {
+        &self.io
+    }
+
+    /// Link counters so far.
+    pub fn stats(&self) -> LinkStats {
+        LinkStats {
+            decoder: self.decoder.stats(),
+            ..self.stats
+        }
+    }
+
+    /// Drive `node` until it finishes or `wall_cap` of driver time has passed.
+    pub fn run<N: Node>(&mut self, node: &mut N, wall_cap: Duration) -> Outcome {
+        let give_up = clock::now() + wall_cap;
+        loop {
+            let now = clock::now();
+            self.receive(node, now);
+            self.transmit(node, now);
+            if let Some(outcome) = node.poll_outcome(now) {
+                let _ = self.io.flush();
+                return outcome;
+            }
+            if now >= give_up {
+                let _ = self.io.flush();
+                return Outcome::WallCap;
+            }
+            let due = node.next_deadline().is_some_and(|d| d <= now);
+            if !due {
+                let io = &mut self.io;
+                // Wakes on the next byte or the next millisecond tick.
+                clock::sleep_unless(|| io.read_ready().unwrap_or(true));
+            }
+        }
+    }
+
+    fn receive<N: Node>(&mut self, node: &mut N, now: Instant) {
+        for _ in 0..FRAMES_PER_TURN {
+            let raw = match self.decoder.poll_read(&mut self.io) {
+                Ok(raw) => raw,
+                Err(nb::Error::WouldBlock) => return,
+                Err(nb::Error::Other(ReadError::Io(_) | ReadError::Eof)) => {
+                    self.stats.read_errors = self.stats.read_errors.saturating_add(1);
+                    return;
+                }
+            };
+            match Frame::decode(&raw) {
+                Ok(Some(frame)) => {
+                    self.stats.handled = self.stats.handled.wrapping_add(1);
+                    node.handle(now, &frame);
+                }
+                Ok(None) => self.stats.skipped = self.stats.skipped.wrapping_add(1),
+                Err(_) => self.stats.malformed = self.stats.malformed.saturating_add(1),
+            }
+        }
+    }
+
+    fn transmit<N: Node>(&mut self, node: &mut N, now: Instant) {
+        while let Some(n) = node.poll_transmit(now, &mut self.tx) {
+            let Some(frame) = self.tx.get(..n) else {
+                // A node that claims more than the buffer holds is a bug; send nothing of it.
+                continue;
+            };
+            if self.io.write_all(frame).is_err() {
+                return;
+            }
+            self.stats.sent = self.stats.sent.wrapping_add(1);
+        }
+    }
+}
+
+/// Log the run's outcome, link counters and stack high-water mark, then exit: status 0 on
+/// [`Outcome::Success`], 1 otherwise.
+pub fn finish(outcome: Outcome, pump: &Pump<crate::uart::Uart0>) -> ! {
+    let s = pump.stats();
+    crate::info!(
+        "link: frames {} handled {} skipped {} malformed {} crc_errors {} unknown_ids {} dropped_bytes {} sent {}",
+        s.decoder.frames,
+        s.handled,
+        s.skipped,
+        s.malformed,
+        s.decoder.crc_errors,
+        s.decoder.unknown_ids,
+        s.decoder.dropped_bytes,
+        s.sent
+    );
+    let u = pump.io().stats();
+    crate::info!(
+        "uart: rx_overruns {} rx_throttles {}",
+        u.rx_overruns,
+        u.rx_throttles
+    );
+    let stack = crate::stack::usage();
+    crate::info!(
+        "stack: high-water mark {} of {} bytes",
+        stack.used_bytes,
+        stack.size_bytes
+    );
+    match outcome {
+        Outcome::Success => {
+            crate::info!("result: success");
+            crate::exit::success()
+        }
+        Outcome::Failure(why) => {
+            crate::error!("result: failure: {}", why);
+            crate::exit::failure()
+        }
+        Outcome::WallCap => {
+            crate::error!("result: failure: wall-clock cap reached");
+            crate::exit::failure()
+        }
+    }
+}
