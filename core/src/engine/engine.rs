@@ -1,0 +1,542 @@
+//! [`Engine`]: a fixed set of concurrent waits, evaluated after every accepted message.
+
+use super::condition::{dep, Readings};
+use super::error::EngineError;
+use super::result::{EngineEvent, Reason, SnapshotAt, WaitId, WaitResult};
+use super::wait::{Compiled, Reactions, Wait};
+use super::MAX_WAITS;
+use crate::mode::Mode;
+use crate::telemetry::{Telemetry, TextLog};
+use crate::time::Instant;
+use core::mem;
+
+/// Error text of a program step's wait ended by [`Engine::close`].
+pub const CLOSED_ERROR: &str = "session closed";
+
+/// Who registered a wait: the seed treats `wait_until` and program steps slightly differently
+/// (a step cannot be capped; closing the session aborts a step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    Wait,
+    Step,
+}
+
+#[derive(Debug, Clone)]
+struct Active {
+    origin: Origin,
+    spec: Compiled,
+    registered_at: Instant,
+    /// Sim tick the wait started counting at (registration, or the first sim time after it).
+    start_ms: Option<u64>,
+    /// `start_ms + timeout`, valid once `start_ms` is known.
+    deadline_ms: u64,
+    /// Reference tick of a relative sim_time; `None` = the first sim time seen.
+    base_ms: Option<u64>,
+    /// Sim tick since which the condition has held without a break (for `hold_s`).
+    holding_since: Option<u64>,
+}
+
+/// The outcome of looking at one wait.
+enum Look {
+    /// It ends now, for this reason (and guard).
+    Settle(Reason, Option<u8>),
+    /// It goes on; nothing but a change of its readings can end it before sim time `wake_ms`.
+    Wait { wake_ms: u64 },
+}
+
+impl Active {
+    /// Look at the wait against readings `r`. Met wins over a guard, a guard over the timeout.
+    #[inline]
+    fn look<const T: usize>(&mut self, r: &Readings, texts: &TextLog<T>) -> Look {
+        let Some(t) = r.sim_ms else {
+            // No clock yet: only the readings can end it (time-based parts never hold).
+            let (start, base) = (self.start_ms, self.base_ms);
+            if self.spec.cond.holds(r, texts, start, base) && self.spec.hold_ms == 0 {
+                return Look::Settle(Reason::Met, None);
+            }
+            for (i, g) in self.spec.guards.iter_mut().enumerate() {
+                if g.holds(r, texts, start, base) {
+                    return Look::Settle(Reason::Guard, Some(i as u8));
+                }
+            }
+            return Look::Wait { wake_ms: u64::MAX };
+        };
+        let start = *self.start_ms.get_or_insert(t);
+        self.deadline_ms = start.saturating_add(self.spec.timeout_ms);
+        let base = *self.base_ms.get_or_insert(t);
+        let (start, base) = (Some(start), Some(base));
+        let mut wake = self.deadline_ms;
+        if self.spec.cond.holds(r, texts, start, base) {
+            if self.spec.hold_ms == 0 {
+                return Look::Settle(Reason::Met, None);
+            }
+            let since = *self.holding_since.get_or_insert(t);
+            let done = since.saturating_add(self.spec.hold_ms);
+            if t >= done {
+                return Look::Settle(Reason::Met, None);
+            }
+            wake = wake.min(done);
+        } else {
+            self.holding_since = None;
+            wake = wake.min(self.spec.cond.wake_ms(t, start, base));
+        }
+        for (i, g) in self.spec.guards.iter_mut().enumerate() {
+            if g.holds(r, texts, start, base) {
+                return Look::Settle(Reason::Guard, Some(i as u8));
+            }
+            wake = wake.min(g.wake_ms(t, start, base));
+        }
+        if t >= self.deadline_ms {
+            return Look::Settle(Reason::Timeout, None);
+        }
+        Look::Wait { wake_ms: wake }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Done {
+    result: WaitResult,
+    /// Reactions not yet handed out by `poll_event`.
+    reactions: Reactions,
+    /// Settle order, so events come out in the order waits settled.
+    order: u64,
+}
+
+#[derive(Debug, Clone)]
+// Fixed-size slots without a heap: a slot is as large as its largest state.
+#[allow(clippy::large_enum_variant)]
+enum State {
+    Free,
+    Pending(Active),
+    Settled(Done),
+}
+
+#[derive(Debug, Clone)]
+struct Slot {
+    generation: u32,
+    state: State,
+}
+
+/// A fixed set of `N` concurrent waits (1 ≤ `N` ≤ [`MAX_WAITS`]).
+///
+/// Drive it with [`Engine::evaluate`] after every message [`Telemetry::handle`] accepted, and
+/// drain [`Engine::poll_event`]. Every registered wait settles exactly once; its slot stays
+/// taken until its `Settled` event has been polled (results are never dropped, and a full
+/// engine is an error at registration). All timing is on the autopilot's clock
+/// ([`Telemetry::sim_ms`]); `now` only measures `waited_wall_s`.
+#[derive(Debug, Clone)]
+pub struct Engine<const N: usize> {
+    slots: [Slot; N],
+    /// Bit i: slot i holds a pending wait. The hot loop visits only these.
+    pending: u64,
+    /// Slots holding a settled, unpolled result.
+    settled: usize,
+    settle_count: u64,
+    /// `None`: nothing settled yet; `Some(t)`: the sim tick of the last settle (`None` inside
+    /// if the clock was not known then).
+    last_settle: Option<Option<u64>>,
+    /// The heartbeat's `custom_mode` and the mode it names, so the table is searched only
+    /// when the mode changes.
+    mode_cache: Option<(u32, Mode)>,
+    /// Per slot, what the hot loop needs to skip a wait: its readings and its wake time.
+    hot: [Hot; N],
+    /// The readings of the last evaluation, to tell what changed.
+    last: Readings,
+}
+
+/// When a pending wait must be looked at again: when one of its `deps` readings changed, or
+/// the sim clock reached `wake_ms` (its timeout, the end of a hold, a time target).
+#[derive(Debug, Clone, Copy)]
+struct Hot {
+    deps: u8,
+    wake_ms: u64,
+}
+
+impl<const N: usize> Default for Engine<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> Engine<N> {
+    /// An engine with every slot free.
+    pub fn new() -> Self {
+        const {
+            assert!(
+                N >= 1 && N <= MAX_WAITS,
+                "Engine<N>: N must be 1..=MAX_WAITS"
+            )
+        };
+        Engine {
+            slots: core::array::from_fn(|_| Slot {
+                generation: 0,
+                state: State::Free,
+            }),
+            pending: 0,
+            settled: 0,
+            settle_count: 0,
+            last_settle: None,
+            mode_cache: None,
+            hot: [Hot {
+                deps: 0,
+                wake_ms: u64::MAX,
+            }; N],
+            last: Readings::UNKNOWN,
+        }
+    }
+
+    /// Number of slots.
+    pub fn capacity(&self) -> usize {
+        N
+    }
+
+    /// Waits not yet settled.
+    pub fn pending_count(&self) -> usize {
+        self.pending.count_ones() as usize
+    }
+
+    /// Slots free for a new wait (neither pending nor holding an unpolled result).
+    pub fn free_slots(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| matches!(s.state, State::Free))
+            .count()
+    }
+
+    /// Whether `id` names a wait that has not settled yet.
+    pub fn is_pending(&self, id: WaitId) -> bool {
+        self.index(id)
+            .is_ok_and(|i| matches!(self.slots[i].state, State::Pending(_)))
+    }
+
+    /// Whether [`Engine::poll_event`] has something.
+    pub fn has_events(&self) -> bool {
+        self.settled > 0
+    }
+
+    /// Sim tick (ms) of the most recent settle: `None` if nothing has settled, `Some(None)`
+    /// if it settled before the sim clock was known. Relative `sim_time` counts from it.
+    pub fn last_settle_sim_ms(&self) -> Option<Option<u64>> {
+        self.last_settle
+    }
+
+    /// Register a `wait_until`. A relative `sim_time` counts from the last settle on this
+    /// engine (an error if nothing has settled). If the wait can already be decided (the
+    /// condition holds with no `hold_s`, a guard holds, or `timeout_s` is 0) it settles now,
+    /// with `snapshot_at` [`SnapshotAt::Return`] and, when met, its reactions queued first.
+    ///
+    /// The other waits are first evaluated against `tel` (as [`Engine::evaluate`] would), in
+    /// case the driver handled messages since the last evaluation.
+    pub fn register<const T: usize>(
+        &mut self,
+        now: Instant,
+        tel: &Telemetry<T>,
+        wait: &Wait,
+    ) -> Result<WaitId, EngineError> {
+        let spec = wait.compile(tel.texts().last_seq())?;
+        let base = if spec.relative {
+            self.last_settle.ok_or(EngineError::NoPreviousSettle)?
+        } else {
+            None
+        };
+        self.insert(now, tel, spec, base, Origin::Wait)
+    }
+
+    /// Register a program step's wait; a relative `sim_time` counts from `base_ms` (the step's
+    /// start tick; `None` = the first sim time seen).
+    pub(crate) fn register_step<const T: usize>(
+        &mut self,
+        now: Instant,
+        tel: &Telemetry<T>,
+        wait: &Wait,
+        base_ms: Option<u64>,
+    ) -> Result<WaitId, EngineError> {
+        let spec = wait.compile(tel.texts().last_seq())?;
+        self.insert(now, tel, spec, base_ms, Origin::Step)
+    }
+
+    fn insert<const T: usize>(
+        &mut self,
+        now: Instant,
+        tel: &Telemetry<T>,
+        spec: Compiled,
+        base_ms: Option<u64>,
+        origin: Origin,
+    ) -> Result<WaitId, EngineError> {
+        let i = self
+            .slots
+            .iter()
+            .position(|s| matches!(s.state, State::Free))
+            .ok_or(EngineError::Full)?;
+        // Bring every other wait up to date first, so "what changed" stays exact for all of
+        // them even if the driver handled messages without evaluating.
+        self.evaluate(now, tel);
+        self.last = self.readings(tel);
+        let start_ms = tel.sim_ms();
+        let deps = spec.deps;
+        let mut active = Active {
+            origin,
+            deadline_ms: start_ms.unwrap_or(0).saturating_add(spec.timeout_ms),
+            spec,
+            registered_at: now,
+            start_ms,
+            base_ms,
+            holding_since: None,
+        };
+        let look = active.look(&self.last, tel.texts());
+        let slot = &mut self.slots[i];
+        slot.state = State::Pending(active);
+        self.pending |= 1 << i;
+        let id = WaitId {
+            slot: i as u8,
+            generation: slot.generation,
+        };
+        match look {
+            Look::Settle(reason, guard) => {
+                self.settle(i, now, tel, reason, guard, SnapshotAt::Return, None)
+            }
+            Look::Wait { wake_ms } => self.hot[i] = Hot { deps, wake_ms },
+        }
+        Ok(id)
+    }
+
+    /// Evaluate the pending waits against the telemetry as it is now. Call it after every
+    /// message `tel` accepted. Only waits whose readings changed, or whose wake time (timeout,
+    /// end of a hold, a time target) the sim clock has reached, are looked at; the outcome is
+    /// the same as looking at all of them. In one tick, met wins over a guard, a guard over
+    /// the timeout.
+    pub fn evaluate<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>) {
+        if self.pending == 0 {
+            return; // `last` is refreshed at the next registration
+        }
+        let r = self.readings(tel);
+        let changed = r.changed_since(&self.last);
+        self.last = r;
+        let all = changed == dep::ALL;
+        let sim = r.sim_ms.unwrap_or(0);
+        let mut bits = self.pending;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let hot = self.hot[i];
+            if !all && hot.deps & changed == 0 && sim < hot.wake_ms {
+                continue;
+            }
+            let look = match &mut self.slots[i].state {
+                State::Pending(a) => a.look(&r, tel.texts()),
+                _ => continue,
+            };
+            match look {
+                Look::Settle(reason, guard) => {
+                    self.settle(i, now, tel, reason, guard, SnapshotAt::Settle, None)
+                }
+                Look::Wait { wake_ms } => self.hot[i].wake_ms = wake_ms,
+            }
+        }
+    }
+
+    /// The driver's wall-clock limit for wait `id` came first: settle it with
+    /// [`Reason::Cap`] and `snapshot_at` Return. Not for program steps.
+    pub fn cap<const T: usize>(
+        &mut self,
+        now: Instant,
+        tel: &Telemetry<T>,
+        id: WaitId,
+    ) -> Result<(), EngineError> {
+        let i = self.pending_index(id)?;
+        let cursor = match &self.slots[i].state {
+            State::Pending(a) if a.origin == Origin::Step => return Err(EngineError::NotCappable),
+            State::Pending(a) => a.spec.cond.text_cursor(),
+            _ => None,
+        };
+        self.settle(i, now, tel, Reason::Cap, None, SnapshotAt::Return, None);
+        if let (Some(c), State::Settled(d)) = (cursor, &mut self.slots[i].state) {
+            d.result.snapshot.seq = d.result.snapshot.seq.min(c);
+        }
+        Ok(())
+    }
+
+    /// End wait `id` with [`Reason::Aborted`].
+    pub fn abort<const T: usize>(
+        &mut self,
+        now: Instant,
+        tel: &Telemetry<T>,
+        id: WaitId,
+    ) -> Result<(), EngineError> {
+        let i = self.pending_index(id)?;
+        self.settle(i, now, tel, Reason::Aborted, None, SnapshotAt::Settle, None);
+        Ok(())
+    }
+
+    /// The vehicle or link died: settle every pending wait (steps included) with
+    /// [`Reason::Died`], `snapshot.error` = `error`. Returns how many settled.
+    pub fn died<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>, error: &str) -> usize {
+        self.settle_all(now, tel, |_| (Reason::Died, Some(error)))
+    }
+
+    /// The session is closing: settle every pending `wait_until` with [`Reason::Closed`] and
+    /// every program step with [`Reason::Aborted`] (error [`CLOSED_ERROR`]), which ends a
+    /// running program. Returns how many settled.
+    pub fn close<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>) -> usize {
+        self.settle_all(now, tel, |o| match o {
+            Origin::Wait => (Reason::Closed, None),
+            Origin::Step => (Reason::Aborted, Some(CLOSED_ERROR)),
+        })
+    }
+
+    /// Next event, oldest settle first; a wait's reactions come before its `Settled`, which
+    /// frees its slot.
+    pub fn poll_event(&mut self) -> Option<EngineEvent> {
+        if self.settled == 0 {
+            return None;
+        }
+        let mut best: Option<(usize, u64)> = None;
+        for (i, s) in self.slots.iter().enumerate() {
+            if let State::Settled(d) = &s.state {
+                if best.is_none_or(|(_, o)| d.order < o) {
+                    best = Some((i, d.order));
+                }
+            }
+        }
+        let (i, _) = best?;
+        let slot = &mut self.slots[i];
+        let id = WaitId {
+            slot: i as u8,
+            generation: slot.generation,
+        };
+        if let State::Settled(d) = &mut slot.state {
+            if let Some(reaction) = d.reactions.take_next() {
+                return Some(EngineEvent::Reaction { id, reaction });
+            }
+        }
+        self.release(i)
+            .map(|result| EngineEvent::Settled { id, result })
+    }
+
+    /// Take the result of settled wait `id` directly, freeing its slot; refused while it has
+    /// reactions not yet polled (they must reach the driver).
+    pub(crate) fn take_settled(&mut self, id: WaitId) -> Result<WaitResult, EngineError> {
+        let i = self.index(id)?;
+        match &self.slots[i].state {
+            State::Settled(d) if d.reactions == Reactions::NONE => {}
+            _ => return Err(EngineError::NotPending),
+        }
+        self.release(i).ok_or(EngineError::NotPending)
+    }
+
+    fn release(&mut self, i: usize) -> Option<WaitResult> {
+        let slot = &mut self.slots[i];
+        match mem::replace(&mut slot.state, State::Free) {
+            State::Settled(d) => {
+                slot.generation = slot.generation.wrapping_add(1);
+                self.settled -= 1;
+                Some(d.result)
+            }
+            other => {
+                slot.state = other;
+                None
+            }
+        }
+    }
+
+    fn index(&self, id: WaitId) -> Result<usize, EngineError> {
+        let i = id.slot as usize;
+        match self.slots.get(i) {
+            Some(s) if s.generation == id.generation && !matches!(s.state, State::Free) => Ok(i),
+            _ => Err(EngineError::StaleId),
+        }
+    }
+
+    fn pending_index(&self, id: WaitId) -> Result<usize, EngineError> {
+        let i = self.index(id)?;
+        match self.slots[i].state {
+            State::Pending(_) => Ok(i),
+            _ => Err(EngineError::NotPending),
+        }
+    }
+
+    fn settle_all<'a, const T: usize>(
+        &mut self,
+        now: Instant,
+        tel: &Telemetry<T>,
+        how: impl Fn(Origin) -> (Reason, Option<&'a str>),
+    ) -> usize {
+        let mut n = 0;
+        let mut bits = self.pending;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if let State::Pending(a) = &self.slots[i].state {
+                let (reason, error) = how(a.origin);
+                self.settle(i, now, tel, reason, None, SnapshotAt::Settle, error);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn settle<const T: usize>(
+        &mut self,
+        i: usize,
+        now: Instant,
+        tel: &Telemetry<T>,
+        reason: Reason,
+        guard: Option<u8>,
+        at: SnapshotAt,
+        error: Option<&str>,
+    ) {
+        let slot = &mut self.slots[i];
+        let State::Pending(a) = mem::replace(&mut slot.state, State::Free) else {
+            return;
+        };
+        let sim = tel.sim_ms();
+        let waited_sim_ms = match (a.start_ms, sim) {
+            (Some(s), Some(t)) => t.saturating_sub(s),
+            _ => 0,
+        };
+        let result = WaitResult {
+            satisfied: reason == Reason::Met,
+            reason,
+            waited_sim_s: waited_sim_ms as f32 / 1000.0,
+            waited_wall_s: now.saturating_since(a.registered_at).as_secs_f32(),
+            snapshot_at: at,
+            snapshot: tel.snapshot(error),
+            guard,
+        };
+        self.settle_count += 1;
+        slot.state = State::Settled(Done {
+            result,
+            reactions: if reason == Reason::Met {
+                a.spec.reactions
+            } else {
+                Reactions::NONE
+            },
+            order: self.settle_count,
+        });
+        self.pending &= !(1u64 << i);
+        self.settled += 1;
+        self.last_settle = Some(sim);
+    }
+
+    fn readings<const T: usize>(&mut self, tel: &Telemetry<T>) -> Readings {
+        let mode = tel.heartbeat().map(|hb| match self.mode_cache {
+            Some((cm, m)) if cm == hb.custom_mode => m,
+            _ => {
+                let m = Mode::from_custom_mode(hb.custom_mode);
+                self.mode_cache = Some((hb.custom_mode, m));
+                m
+            }
+        });
+        Readings {
+            sim_ms: tel.sim_ms(),
+            height_m: tel.height_m(),
+            airspeed_m_s: tel.airspeed_m_s(),
+            waypoint: tel.waypoint(),
+            armed: tel.armed(),
+            mode,
+            landed: tel.landed(),
+            last_seq: tel.texts().last_seq(),
+        }
+    }
+}
