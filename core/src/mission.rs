@@ -1,1 +1,244 @@
-//! Under construction.
+//! One mission item, in the shape MISSION_ITEM_INT carries it.
+//!
+//! Items keep `frame` and `command` as the plain numbers a `.plan` file or a download gives, so
+//! any MAV_CMD the file names can be carried. Converting them to the `mavlink` crate's enums
+//! (which is what encoding needs) can fail on a number the dialect does not define: that is
+//! checked when a mission is read ([`crate::plan::read_plan`]) or lodged with the offboard
+//! machine, as an [`ItemError`], so the wire path never meets an unknown value.
+
+use core::fmt;
+use mavlink::dialects::common as mav;
+use num_traits::FromPrimitive;
+
+/// MAV_CMD_NAV_WAYPOINT: fly to a position.
+pub const NAV_WAYPOINT: u16 = 16;
+/// MAV_CMD_NAV_RETURN_TO_LAUNCH.
+pub const NAV_RETURN_TO_LAUNCH: u16 = 20;
+/// MAV_CMD_NAV_LAND.
+pub const NAV_LAND: u16 = 21;
+/// MAV_CMD_NAV_TAKEOFF.
+pub const NAV_TAKEOFF: u16 = 22;
+/// MAV_FRAME_GLOBAL_RELATIVE_ALT: `z` is metres over the home position.
+pub const FRAME_GLOBAL_RELATIVE_ALT: u8 = 3;
+
+/// One mission item.
+///
+/// Equality is bitwise on the float fields (a NaN param equals the same NaN): two items are
+/// equal when they put the same bytes on the wire.
+#[derive(Debug, Clone, Copy, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct MissionItem {
+    /// Position in the mission, from 0; a mission's items have `seq` equal to their index.
+    pub seq: u16,
+    /// MAV_FRAME; 3 (GLOBAL_RELATIVE_ALT) means `z` is metres over home.
+    pub frame: u8,
+    /// MAV_CMD, e.g. 16 NAV_WAYPOINT, 22 NAV_TAKEOFF, 20 NAV_RETURN_TO_LAUNCH.
+    pub command: u16,
+    /// Whether PX4 proceeds to the next item on arrival.
+    pub autocontinue: bool,
+    /// param1..param4; NaN is MAVLink's "no value" (param4 NaN leaves the heading to PX4).
+    pub params: [f32; 4],
+    /// Latitude, degrees × 1e7 (or local x, per `frame`).
+    pub x: i32,
+    /// Longitude, degrees × 1e7 (or local y, per `frame`).
+    pub y: i32,
+    /// Altitude in metres, in this item's frame.
+    pub z: f32,
+}
+
+impl PartialEq for MissionItem {
+    fn eq(&self, o: &Self) -> bool {
+        self.seq == o.seq
+            && self.frame == o.frame
+            && self.command == o.command
+            && self.autocontinue == o.autocontinue
+            && self
+                .params
+                .iter()
+                .zip(o.params.iter())
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+            && self.x == o.x
+            && self.y == o.y
+            && self.z.to_bits() == o.z.to_bits()
+    }
+}
+
+/// An item that cannot go on the wire as it stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ItemError {
+    /// `command` is not a MAV_CMD of the common dialect.
+    UnknownCommand {
+        /// The item's seq.
+        seq: u16,
+        /// The unknown value.
+        command: u16,
+    },
+    /// `frame` is not a MAV_FRAME of the common dialect.
+    UnknownFrame {
+        /// The item's seq.
+        seq: u16,
+        /// The unknown value.
+        frame: u8,
+    },
+    /// The item at `index` carries `seq`; a mission's seqs must be 0, 1, 2, ….
+    SeqMismatch {
+        /// Position in the slice.
+        index: usize,
+        /// The seq it carries.
+        seq: u16,
+    },
+}
+
+impl fmt::Display for ItemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ItemError::UnknownCommand { seq, command } => {
+                write!(f, "item {seq}: unknown MAV_CMD {command}")
+            }
+            ItemError::UnknownFrame { seq, frame } => {
+                write!(f, "item {seq}: unknown MAV_FRAME {frame}")
+            }
+            ItemError::SeqMismatch { index, seq } => {
+                write!(
+                    f,
+                    "item at index {index} carries seq {seq}; expected {index}"
+                )
+            }
+        }
+    }
+}
+
+impl MissionItem {
+    /// The command as the dialect's enum.
+    pub fn mav_command(&self) -> Result<mav::MavCmd, ItemError> {
+        mav::MavCmd::from_u16(self.command).ok_or(ItemError::UnknownCommand {
+            seq: self.seq,
+            command: self.command,
+        })
+    }
+
+    /// The frame as the dialect's enum.
+    pub fn mav_frame(&self) -> Result<mav::MavFrame, ItemError> {
+        mav::MavFrame::from_u8(self.frame).ok_or(ItemError::UnknownFrame {
+            seq: self.seq,
+            frame: self.frame,
+        })
+    }
+
+    /// Check that the item can be encoded (known command and frame).
+    pub fn validate(&self) -> Result<(), ItemError> {
+        self.mav_command()?;
+        self.mav_frame()?;
+        Ok(())
+    }
+
+    /// The item a MISSION_ITEM_INT carries (a download).
+    pub fn from_mav(m: &mav::MISSION_ITEM_INT_DATA) -> MissionItem {
+        MissionItem {
+            seq: m.seq,
+            frame: m.frame as u8,
+            command: m.command as u32 as u16,
+            autocontinue: m.autocontinue != 0,
+            params: [m.param1, m.param2, m.param3, m.param4],
+            x: m.x,
+            y: m.y,
+            z: m.z,
+        }
+    }
+
+    /// Latitude in degrees (`x / 1e7`), for the global frames.
+    pub fn lat_deg(&self) -> f64 {
+        self.x as f64 / 1e7
+    }
+
+    /// Longitude in degrees (`y / 1e7`), for the global frames.
+    pub fn lon_deg(&self) -> f64 {
+        self.y as f64 / 1e7
+    }
+}
+
+/// Check a whole mission: seq equal to index, every item encodable.
+pub fn validate_mission(items: &[MissionItem]) -> Result<(), ItemError> {
+    for (index, it) in items.iter().enumerate() {
+        if it.seq as usize != index {
+            return Err(ItemError::SeqMismatch { index, seq: it.seq });
+        }
+        it.validate()?;
+    }
+    Ok(())
+}
+
+/// The seq of the mission's last NAV_WAYPOINT, if it has one.
+pub fn last_waypoint(items: &[MissionItem]) -> Option<u16> {
+    items
+        .iter()
+        .rev()
+        .find(|it| it.command == NAV_WAYPOINT)
+        .map(|it| it.seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_values_are_errors_not_panics() {
+        let mut it = MissionItem {
+            command: NAV_WAYPOINT,
+            frame: FRAME_GLOBAL_RELATIVE_ALT,
+            ..MissionItem::default()
+        };
+        assert_eq!(it.validate(), Ok(()));
+        it.command = 65_000;
+        assert_eq!(
+            it.validate(),
+            Err(ItemError::UnknownCommand {
+                seq: 0,
+                command: 65_000
+            })
+        );
+        it.command = NAV_WAYPOINT;
+        it.frame = 200;
+        assert_eq!(
+            it.validate(),
+            Err(ItemError::UnknownFrame { seq: 0, frame: 200 })
+        );
+    }
+
+    #[test]
+    fn nan_params_compare_bitwise() {
+        let a = MissionItem {
+            params: [0.0, 0.0, 0.0, f32::NAN],
+            ..MissionItem::default()
+        };
+        assert_eq!(a, a);
+        let mut b = a;
+        b.params[3] = 0.0;
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn mission_checks_seq_and_finds_last_waypoint() {
+        let mk = |seq, command| MissionItem {
+            seq,
+            command,
+            frame: FRAME_GLOBAL_RELATIVE_ALT,
+            ..MissionItem::default()
+        };
+        let items = [
+            mk(0, NAV_TAKEOFF),
+            mk(1, NAV_WAYPOINT),
+            mk(2, NAV_WAYPOINT),
+            mk(3, NAV_RETURN_TO_LAUNCH),
+        ];
+        assert_eq!(validate_mission(&items), Ok(()));
+        assert_eq!(last_waypoint(&items), Some(2));
+        assert_eq!(last_waypoint(&items[..1]), None);
+        let bad = [mk(0, NAV_TAKEOFF), mk(2, NAV_WAYPOINT)];
+        assert_eq!(
+            validate_mission(&bad),
+            Err(ItemError::SeqMismatch { index: 1, seq: 2 })
+        );
+    }
+}

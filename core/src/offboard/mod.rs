@@ -1,1 +1,371 @@
-//! Under construction.
+//! The PX4 offboard state machine (seed 002's `OffboardClient`), sans-IO.
+//!
+//! [`Offboard`] is what a companion computer runs to fly a PX4 over MAVLink. It never touches
+//! a socket or a clock; a driver (firmware main loop, the host pump, the future `Client`) feeds
+//! it and drains it, in the style of quinn-proto and smoltcp:
+//!
+//! ```text
+//! if tel.handle(now, &frame) { ob.handle(now, &tel, &frame) }        // every frame received
+//! while let Some(n) = ob.poll_transmit(now, &tel, &mut enc, &mut buf) { send(&buf[..n]) }
+//! while let Some(e) = ob.poll_event() { … }                          // refusals, transfers
+//! sleep until ob.next_deadline() or the next frame
+//! ```
+//!
+//! Call `poll_transmit` until `None` after every `handle` and every verb: sim-time timers can
+//! only run out when a frame advances sim time, so `next_deadline` covers wall-time timers and
+//! the periodic streams only.
+//!
+//! What goes out:
+//! * our HEARTBEAT at 1 Hz (a GCS: MAV_TYPE_GCS, MAV_AUTOPILOT_INVALID), from the first poll;
+//! * MANUAL_CONTROL at 20 Hz while sticks are set (or a gesture arm is pending);
+//! * one-shot frames the verbs queue: PARAM_SET, disarm, DO_REPOSITION;
+//! * the outstanding requests ([`requests`](self) docs: mode, arm, mission restart), re-commanded
+//!   every `command_retry_s` until telemetry confirms them, given up after bounded refusals;
+//! * the mission protocol (upload, download, clear).
+//!
+//! Everything but the heartbeat waits for the vehicle's first HEARTBEAT. Streams are paced by
+//! either clock, timers by sim time once known (see [`OffboardConfig`] and the time rules in
+//! CONTRACTS.md). Things the application must know come out of [`Offboard::poll_event`].
+
+mod clock;
+mod config;
+mod error;
+mod events;
+pub mod geo;
+mod mission;
+mod mission_download;
+mod mission_upload;
+mod queries;
+mod requests;
+mod verbs;
+pub mod wire;
+
+pub use config::OffboardConfig;
+pub use error::OffboardError;
+pub use events::{
+    mav_result_name, mission_result_name, Command, GaveUp, GiveUpReason, MissionError,
+    OffboardEvent, Refusal, Request, TransferStage, REFUSAL_TEXT_LEN,
+};
+pub use geo::Anchor;
+pub use queries::Pending;
+pub use requests::ArmWait;
+pub use verbs::TAKEOFF_ALT_PARAM;
+
+use crate::action::ParamName;
+use crate::frame::Encoder;
+use crate::mode::Mode;
+use crate::msg::Frame;
+use crate::rc::RcSticks;
+use crate::telemetry::Telemetry;
+use crate::time::Instant;
+use clock::{earliest, Stamp};
+use config::Timing;
+use heapless::Deque;
+use mavlink::dialects::common as mav;
+use mission::MissionState;
+use requests::Requests;
+use wire::Addr;
+
+/// One-shot frames queued by verbs and not yet sent.
+pub const OUTBOX_LEN: usize = 8;
+/// Events held for [`Offboard::poll_event`]; when full the oldest is dropped (and counted).
+pub const EVENTS_LEN: usize = 8;
+/// Smallest buffer `poll_transmit` writes into: the largest frame it sends (MISSION_ITEM_INT).
+pub const MIN_TX_BUF: usize = 12 + mav::MISSION_ITEM_INT_DATA::ENCODED_LEN;
+
+/// A frame the machine decided to send, before encoding.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Tx {
+    Heartbeat,
+    Rc(RcSticks),
+    SetMode { mode: Mode, confirmation: u8 },
+    Arm { confirmation: u8 },
+    MissionSetCurrent(u16),
+    MissionCount(u16),
+    MissionItem(u16),
+    MissionRequestList,
+    MissionRequestInt(u16),
+    MissionAck(mav::MavMissionResult),
+    MissionClearAll,
+    OneShot(OneShot),
+}
+
+/// A frame a verb sends once.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum OneShot {
+    Disarm,
+    Reposition {
+        lat_e7: i32,
+        lon_e7: i32,
+        alt_amsl_m: f32,
+        yaw_ned_rad: f32,
+    },
+    Param {
+        name: ParamName,
+        bits: u32,
+        int32: bool,
+    },
+}
+
+/// What `at_target` measures against: the last verb's target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Target {
+    /// After a takeoff: relative altitude, m.
+    Climb { rel_alt_m: f32 },
+    /// After a goto: what went on the wire (PX4's frame, so ATTITUDE compares directly).
+    Goto {
+        lat_deg: f64,
+        lon_deg: f64,
+        rel_alt_m: f32,
+        yaw_ned_rad: Option<f32>,
+    },
+}
+
+/// A bounded event queue that drops the oldest when full.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EventQueue {
+    q: Deque<OffboardEvent, EVENTS_LEN>,
+    lost: u32,
+}
+
+impl EventQueue {
+    pub fn push(&mut self, e: OffboardEvent) {
+        if self.q.is_full() {
+            self.q.pop_front();
+            self.lost = self.lost.wrapping_add(1);
+        }
+        let _ = self.q.push_back(e);
+    }
+}
+
+/// The PX4 offboard state machine, holding a mission of up to `ITEMS` items.
+#[derive(Debug, Clone)]
+pub struct Offboard<const ITEMS: usize> {
+    cfg: OffboardConfig,
+    t: Timing,
+    hb_last: Option<Stamp>,
+    rc: Option<RcSticks>,
+    rc_last: Option<Stamp>,
+    outbox: Deque<OneShot, OUTBOX_LEN>,
+    req: Requests,
+    anchor: Option<Anchor>,
+    target: Option<Target>,
+    mission: MissionState<ITEMS>,
+    events: EventQueue,
+    connected: bool,
+    last_poll: Option<Instant>,
+}
+
+impl<const ITEMS: usize> Offboard<ITEMS> {
+    /// A machine with these settings; nothing is requested yet.
+    pub fn new(config: OffboardConfig) -> Self {
+        Offboard {
+            cfg: config,
+            t: Timing::from(&config),
+            hb_last: None,
+            rc: None,
+            rc_last: None,
+            outbox: Deque::new(),
+            req: Requests::default(),
+            anchor: None,
+            target: None,
+            mission: MissionState::new(),
+            events: EventQueue::default(),
+            connected: false,
+            last_poll: None,
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &OffboardConfig {
+        &self.cfg
+    }
+
+    /// Take in one frame that `tel.handle` accepted, after telemetry was updated with it.
+    pub fn handle<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>, frame: &Frame) {
+        let st = Stamp::at(now, tel);
+        self.connected = tel.connected();
+        self.req
+            .on_frame(st, tel, frame, &self.t, &mut self.rc, &mut self.events);
+        self.mission.on_frame(st, frame, &mut self.events);
+        self.req.tick(st, tel, &self.t, &mut self.events);
+    }
+
+    /// Encode the next frame due into `buf` and return its length; `None` when nothing is due.
+    /// Call until `None`. `buf` must hold [`MIN_TX_BUF`] bytes ([`crate::frame::MAX_FRAME_LEN`]
+    /// always does); a smaller one gets nothing and loses nothing.
+    pub fn poll_transmit<const T: usize>(
+        &mut self,
+        now: Instant,
+        tel: &Telemetry<T>,
+        enc: &mut Encoder,
+        buf: &mut [u8],
+    ) -> Option<usize> {
+        if buf.len() < MIN_TX_BUF {
+            return None;
+        }
+        self.last_poll = Some(now);
+        let st = Stamp::at(now, tel);
+        self.connected = tel.connected();
+        self.req.tick(st, tel, &self.t, &mut self.events);
+        let tx = self.next_tx(st, tel)?;
+        self.encode(&tx, tel, enc, buf)
+    }
+
+    fn next_tx<const T: usize>(&mut self, st: Stamp, tel: &Telemetry<T>) -> Option<Tx> {
+        if self
+            .hb_last
+            .is_none_or(|s| s.either_done(st, self.t.heartbeat_ms))
+        {
+            self.hb_last = Some(st);
+            return Some(Tx::Heartbeat);
+        }
+        if !self.connected {
+            return None;
+        }
+        if let Some(one) = self.outbox.pop_front() {
+            match &one {
+                OneShot::Disarm => self.req.sent_disarm(st, tel),
+                OneShot::Reposition { .. } => self.req.sent_reposition(st, tel),
+                OneShot::Param { .. } => {}
+            }
+            return Some(Tx::OneShot(one));
+        }
+        if let Some(tx) = self.mission.poll(st, &self.t, &mut self.events) {
+            return Some(tx);
+        }
+        if let Some(sticks) = self.stream_sticks() {
+            if self.rc_last.is_none_or(|s| s.either_done(st, self.t.rc_ms)) {
+                self.rc_last = Some(st);
+                return Some(Tx::Rc(sticks));
+            }
+        }
+        self.req
+            .poll(st, tel, &self.t, &mut self.rc, &mut self.events)
+    }
+
+    /// The sticks streamed now: a pending gesture arm's (neutral, then the gesture), else the
+    /// application's.
+    fn stream_sticks(&self) -> Option<RcSticks> {
+        self.req.gesture_sticks().or(self.rc)
+    }
+
+    fn encode<const T: usize>(
+        &self,
+        tx: &Tx,
+        tel: &Telemetry<T>,
+        enc: &mut Encoder,
+        buf: &mut [u8],
+    ) -> Option<usize> {
+        let to = Addr {
+            system: tel.ids().target_sysid,
+            component: tel.target_compid(),
+        };
+        let r = match tx {
+            Tx::Heartbeat => enc.encode(&wire::gcs_heartbeat(), buf),
+            Tx::Rc(s) => enc.encode(&wire::manual_control_sticks(to.system, *s), buf),
+            Tx::SetMode { mode, confirmation } => {
+                enc.encode(&wire::do_set_mode(to, *mode, *confirmation), buf)
+            }
+            Tx::Arm { confirmation } => enc.encode(&wire::arm_disarm(to, true, *confirmation), buf),
+            Tx::MissionSetCurrent(seq) => enc.encode(&wire::mission_set_current(to, *seq), buf),
+            Tx::MissionCount(n) => enc.encode(&wire::mission_count(to, *n), buf),
+            Tx::MissionItem(seq) => {
+                let item = self.mission.items.get(*seq as usize)?;
+                // Items were validated when lodged (or came decoded from PX4): cannot fail.
+                let m = wire::mission_item_int(
+                    to,
+                    item,
+                    false,
+                    mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
+                )
+                .ok()?;
+                enc.encode(&m, buf)
+            }
+            Tx::MissionRequestList => enc.encode(&wire::mission_request_list(to), buf),
+            Tx::MissionRequestInt(seq) => enc.encode(&wire::mission_request_int(to, *seq), buf),
+            Tx::MissionAck(r) => enc.encode(&wire::mission_ack(to, *r), buf),
+            Tx::MissionClearAll => enc.encode(&wire::mission_clear_all(to), buf),
+            Tx::OneShot(OneShot::Disarm) => enc.encode(&wire::arm_disarm(to, false, 0), buf),
+            Tx::OneShot(OneShot::Reposition {
+                lat_e7,
+                lon_e7,
+                alt_amsl_m,
+                yaw_ned_rad,
+            }) => enc.encode(
+                &wire::reposition(to, *lat_e7, *lon_e7, *alt_amsl_m, *yaw_ned_rad),
+                buf,
+            ),
+            Tx::OneShot(OneShot::Param { name, bits, int32 }) => {
+                let ty = if *int32 {
+                    mav::MavParamType::MAV_PARAM_TYPE_INT32
+                } else {
+                    mav::MavParamType::MAV_PARAM_TYPE_REAL32
+                };
+                // The name was checked when queued: cannot fail.
+                let m = wire::param_set_bits(to, name, *bits, ty).ok()?;
+                enc.encode(&m, buf)
+            }
+        };
+        r.ok()
+    }
+
+    /// When to call `poll_transmit` next if no frame arrives first (wall clock). Covers the
+    /// periodic streams and the wall-time timers; sim-time timers run out on frames.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let mut d = Some(
+            self.hb_last
+                .map_or(Instant::ZERO, |s| s.wall_after(self.t.heartbeat_ms)),
+        );
+        if self.connected {
+            if self.stream_sticks().is_some() {
+                let rc = self
+                    .rc_last
+                    .map_or(Instant::ZERO, |s| s.wall_after(self.t.rc_ms));
+                d = earliest(d, Some(rc));
+            }
+            if !self.outbox.is_empty() {
+                d = Some(Instant::ZERO);
+            }
+            d = earliest(d, self.req.deadline(&self.t));
+            d = earliest(d, self.mission.deadline(&self.t));
+        }
+        // A deadline at or before the last poll was due then and did not fire: something other
+        // than time holds it (a mode to confirm, a position to arrive), and a frame or a verb,
+        // each followed by a poll, will release it. Reporting it would make the driver spin.
+        match (d, self.last_poll) {
+            (Some(x), Some(p)) if x <= p => self.next_periodic(),
+            _ => d,
+        }
+    }
+
+    /// The periodic streams' next wall deadline (always in the future after a poll).
+    fn next_periodic(&self) -> Option<Instant> {
+        let hb = self.hb_last.map(|s| s.wall_after(self.t.heartbeat_ms));
+        let rc = if self.connected && self.stream_sticks().is_some() {
+            self.rc_last.map(|s| s.wall_after(self.t.rc_ms))
+        } else {
+            None
+        };
+        let mut d = earliest(hb, rc);
+        // Wall timers still ahead of the last poll count too.
+        for t in [self.req.deadline(&self.t), self.mission.deadline(&self.t)] {
+            if let (Some(x), Some(p)) = (t, self.last_poll) {
+                if x > p {
+                    d = earliest(d, Some(x));
+                }
+            }
+        }
+        d
+    }
+
+    /// The next thing the application must know, oldest first.
+    pub fn poll_event(&mut self) -> Option<OffboardEvent> {
+        self.events.q.pop_front()
+    }
+
+    /// Events dropped because the queue was full (the application did not drain it).
+    pub fn events_lost(&self) -> u32 {
+        self.events.lost
+    }
+}

@@ -1,0 +1,110 @@
+//! The two clocks the machine paces itself by.
+//!
+//! PX4 under SITL lockstep runs on sim time, possibly 10× faster or 20× slower than the wall.
+//! Two rules follow (CONTRACTS.md, time rules):
+//! * periodic streams (our HEARTBEAT, MANUAL_CONTROL) are due when *either* clock has run a
+//!   period since the last send, so PX4 is never starved at 10× and the streams keep flowing
+//!   when sim time stalls;
+//! * timers (re-commands, settle windows, mission retries and timeouts) count sim time when it
+//!   is known at both ends, wall time before the first sim timestamp.
+
+use crate::telemetry::Telemetry;
+use crate::time::{Duration, Instant};
+
+/// A moment on both clocks: the driver's wall instant and the autopilot's sim ms, if known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub(crate) struct Stamp {
+    pub wall: Instant,
+    pub sim_ms: Option<u64>,
+}
+
+impl Stamp {
+    /// Now, on both clocks.
+    pub fn at<const T: usize>(now: Instant, tel: &Telemetry<T>) -> Stamp {
+        Stamp {
+            wall: now,
+            sim_ms: tel.sim_ms(),
+        }
+    }
+
+    /// Whether this timer runs on sim time (it was started once sim time was known).
+    pub fn is_sim(self) -> bool {
+        self.sim_ms.is_some()
+    }
+
+    /// Timer time from `self` to `now`, ms: sim when both ends know it, else wall.
+    pub fn timer_ms(self, now: Stamp) -> u64 {
+        match (self.sim_ms, now.sim_ms) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => now.wall.saturating_since(self.wall).total_millis(),
+        }
+    }
+
+    /// Whether a timer of `period_ms` started at `self` has run out at `now`.
+    pub fn timer_done(self, now: Stamp, period_ms: u64) -> bool {
+        self.timer_ms(now) >= period_ms
+    }
+
+    /// Whether either clock has run `period_ms` since `self` (periodic streams). A send made
+    /// before sim time was known is due again as soon as it is, so the stream re-anchors on
+    /// sim time at once (at 10× a wall-paced second would be ten seconds of PX4's time).
+    pub fn either_done(self, now: Stamp, period_ms: u64) -> bool {
+        let wall = now.wall.saturating_since(self.wall) >= Duration::from_millis(period_ms);
+        let sim = match (self.sim_ms, now.sim_ms) {
+            (Some(a), Some(b)) => b.saturating_sub(a) >= period_ms,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        wall || sim
+    }
+
+    /// The wall instant `period_ms` after `self`.
+    pub fn wall_after(self, period_ms: u64) -> Instant {
+        self.wall + Duration::from_millis(period_ms)
+    }
+
+    /// The wall deadline of a timer, when it runs on wall time (a sim-time timer can only run
+    /// out when a frame advances sim time, so it has no wall deadline).
+    pub fn timer_deadline(self, period_ms: u64) -> Option<Instant> {
+        (!self.is_sim()).then(|| self.wall_after(period_ms))
+    }
+}
+
+/// The earlier of two optional deadlines.
+pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(wall_ms: u64, sim: Option<u64>) -> Stamp {
+        Stamp {
+            wall: Instant::from_millis(wall_ms),
+            sim_ms: sim,
+        }
+    }
+
+    #[test]
+    fn timers_prefer_sim_and_streams_take_either() {
+        // 10x: 100 ms wall is 1000 ms sim.
+        assert!(st(0, Some(0)).timer_done(st(100, Some(1000)), 1000));
+        assert!(st(0, Some(0)).either_done(st(100, Some(1000)), 1000));
+        // Stalled sim: timers wait, streams still flow on wall time.
+        assert!(!st(0, Some(5)).timer_done(st(5000, Some(5)), 1000));
+        assert!(st(0, Some(5)).either_done(st(1000, Some(5)), 1000));
+        // Sim time just became known: due at once.
+        assert!(st(0, None).either_done(st(1, Some(5)), 1000));
+        assert!(!st(0, None).either_done(st(1, None), 1000));
+        // Before sim time is known, timers count wall time.
+        assert!(st(0, None).timer_done(st(1000, Some(7)), 1000));
+        assert_eq!(st(0, None).timer_deadline(5), Some(Instant::from_millis(5)));
+        assert_eq!(st(0, Some(1)).timer_deadline(5), None);
+    }
+}

@@ -1,0 +1,64 @@
+//! Why a verb could not be accepted. (What PX4 later refuses arrives as an event instead.)
+
+use crate::mission::ItemError;
+use core::fmt;
+
+/// A verb the machine could not take on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum OffboardError {
+    /// The mode name is not in PX4's table (see [`crate::mode::UnknownMode`] for the list).
+    UnknownMode,
+    /// goto needs a position from PX4 (GLOBAL_POSITION_INT) and none has arrived yet.
+    NoPosition,
+    /// A parameter name is empty or longer than 16 bytes.
+    BadParamName,
+    /// An argument is out of range or not finite; names which.
+    InvalidArgument(&'static str),
+    /// The queue of one-shot frames (disarm, goto, PARAM_SET) is full: poll_transmit has not
+    /// drained it.
+    OutboxFull,
+    /// More mission items than the machine's capacity.
+    TooManyItems {
+        /// Items offered.
+        count: usize,
+        /// The capacity (`ITEMS`).
+        capacity: usize,
+    },
+    /// A mission item cannot be encoded.
+    Item(ItemError),
+    /// UploadMission with no mission lodged.
+    NoMission,
+    /// This action belongs to the driver, not the vehicle (Speedup: only a simulator's clock
+    /// can be sped up).
+    DriverAction,
+}
+
+impl fmt::Display for OffboardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OffboardError::UnknownMode => crate::mode::UnknownMode.fmt(f),
+            OffboardError::NoPosition => {
+                f.write_str("no position has arrived from the vehicle yet")
+            }
+            OffboardError::BadParamName => f.write_str("parameter name must be 1 to 16 bytes"),
+            OffboardError::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
+            OffboardError::OutboxFull => f.write_str("outbox full: call poll_transmit to drain it"),
+            OffboardError::TooManyItems { count, capacity } => write!(
+                f,
+                "{count} mission items, more than the {capacity} this machine holds"
+            ),
+            OffboardError::Item(e) => e.fmt(f),
+            OffboardError::NoMission => f.write_str("no mission lodged to upload"),
+            OffboardError::DriverAction => {
+                f.write_str("speedup is the driver's action, not the vehicle's")
+            }
+        }
+    }
+}
+
+impl From<ItemError> for OffboardError {
+    fn from(e: ItemError) -> Self {
+        OffboardError::Item(e)
+    }
+}

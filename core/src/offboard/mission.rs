@@ -1,0 +1,149 @@
+//! The mission the machine holds, its progress, and the transfer in flight.
+//!
+//! One transfer at a time (upload, download or clear, the MAVLink mission protocol's
+//! transactions); starting one abandons the one in flight. Progress comes from PX4:
+//! MISSION_CURRENT (the item being flown) and MISSION_ITEM_REACHED, which PX4 sends on
+//! reaching an item and then ten more times at 1 Hz. `reached` keeps the highest seq and only
+//! counts a report for an item PX4 has already made current (`seq <= current`): a repeat of a
+//! previous run's last item, still arriving after a restart or a re-upload, cannot mark the new
+//! run complete.
+
+use super::clock::{earliest, Stamp};
+use super::config::Timing;
+use super::events::{MissionError, OffboardEvent};
+use super::mission_download::{Clear, Download};
+use super::mission_upload::Upload;
+use super::{EventQueue, Tx};
+use crate::mission::{last_waypoint, MissionItem};
+use crate::msg::{Frame, Msg};
+use crate::time::Instant;
+use heapless::Vec;
+use mavlink::dialects::common as mav;
+
+#[derive(Debug, Clone)]
+pub(crate) enum Transfer {
+    Idle,
+    Upload(Upload),
+    Download(Download),
+    Clear(Clear),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct MissionState<const N: usize> {
+    pub items: Vec<MissionItem, N>,
+    pub transfer: Transfer,
+    /// A MISSION_ACK we owe PX4 (end of a download, or an abort).
+    pub ack_out: Option<mav::MavMissionResult>,
+    /// PX4's MISSION_ACK result for our last upload; `None` until one came.
+    pub ack: Option<u8>,
+    pub opaque_id: Option<u32>,
+    pub reached: Option<u16>,
+    pub current: u16,
+}
+
+impl<const N: usize> MissionState<N> {
+    pub fn new() -> Self {
+        MissionState {
+            items: Vec::new(),
+            transfer: Transfer::Idle,
+            ack_out: None,
+            ack: None,
+            opaque_id: None,
+            reached: None,
+            current: 0,
+        }
+    }
+
+    /// Forget the progress of the previous mission (or run).
+    pub fn reset_progress(&mut self) {
+        self.reached = None;
+        self.current = 0;
+    }
+
+    /// Whether the last NAV_WAYPOINT has been reached.
+    pub fn complete(&self) -> bool {
+        match (last_waypoint(&self.items), self.reached) {
+            (Some(last), Some(r)) => r >= last,
+            _ => false,
+        }
+    }
+
+    pub fn on_frame(&mut self, now: Stamp, frame: &Frame, ev: &mut EventQueue) {
+        #[allow(deprecated)] // legacy MISSION_REQUEST: answered like MISSION_REQUEST_INT
+        match &frame.msg {
+            Msg::MissionCurrent(m) => self.current = m.seq,
+            Msg::MissionItemReached(m)
+                if m.seq <= self.current && self.reached.is_none_or(|r| m.seq > r) =>
+            {
+                self.reached = Some(m.seq);
+            }
+            Msg::MissionRequestInt(m) if is_mission(m.mission_type) => {
+                self.on_request(now, m.seq, ev)
+            }
+            Msg::MissionRequest(m) if is_mission(m.mission_type) => self.on_request(now, m.seq, ev),
+            Msg::MissionAck(m) if is_mission(m.mission_type) => self.on_ack(m, ev),
+            Msg::MissionCount(m) if is_mission(m.mission_type) => self.on_count(now, m.count, ev),
+            Msg::MissionItemInt(m) if is_mission(m.mission_type) => self.on_item(now, m, ev),
+            _ => {}
+        }
+    }
+
+    fn on_ack(&mut self, m: &mav::MISSION_ACK_DATA, ev: &mut EventQueue) {
+        match &self.transfer {
+            Transfer::Upload(_) => self.upload_ack(m, ev),
+            Transfer::Download(_) => self.download_ack(m, ev),
+            Transfer::Clear(_) => self.clear_ack(m, ev),
+            Transfer::Idle => {}
+        }
+    }
+
+    /// The next mission-protocol frame due, if any; also runs the transfer's timers.
+    pub fn poll(&mut self, now: Stamp, t: &Timing, ev: &mut EventQueue) -> Option<Tx> {
+        if let Some(r) = self.ack_out.take() {
+            return Some(Tx::MissionAck(r));
+        }
+        match &self.transfer {
+            Transfer::Idle => None,
+            Transfer::Upload(_) => self.upload_poll(now, t, ev),
+            Transfer::Download(_) => self.download_poll(now, t, ev),
+            Transfer::Clear(_) => self.clear_poll(now, t, ev),
+        }
+    }
+
+    /// Wall deadline of the transfer's wall-time timer, if any.
+    pub fn deadline(&self, t: &Timing) -> Option<Instant> {
+        let due_now = self.ack_out.is_some();
+        let d = match &self.transfer {
+            Transfer::Idle => None,
+            Transfer::Upload(u) => u.deadline(t),
+            Transfer::Download(d) => d.deadline(t),
+            Transfer::Clear(c) => c.deadline(t),
+        };
+        earliest(d, due_now.then_some(Instant::ZERO))
+    }
+
+    /// End the transfer with a failure event.
+    pub fn fail(&mut self, e: MissionError, ev: &mut EventQueue) {
+        let event = match &self.transfer {
+            Transfer::Upload(_) => OffboardEvent::MissionUploadFailed(e),
+            Transfer::Download(_) => OffboardEvent::MissionDownloadFailed(e),
+            Transfer::Clear(_) => OffboardEvent::MissionClearFailed(e),
+            Transfer::Idle => return,
+        };
+        if let Transfer::Download(d) = &self.transfer {
+            let keep = d.keeps_old_mission();
+            if !keep {
+                // The held mission is part old, part new: nothing anyone should fly.
+                self.items.clear();
+                self.ack = None;
+                self.reset_progress();
+            }
+        }
+        self.transfer = Transfer::Idle;
+        ev.push(event);
+    }
+}
+
+pub(crate) fn is_mission(t: mav::MavMissionType) -> bool {
+    t == mav::MavMissionType::MAV_MISSION_TYPE_MISSION
+}

@@ -1,0 +1,249 @@
+//! Mission download and clear.
+//!
+//! Download: MISSION_REQUEST_LIST (resent until PX4 answers) → MISSION_COUNT(n) →
+//! MISSION_REQUEST_INT(0..n) one at a time, each resent until its MISSION_ITEM_INT comes →
+//! MISSION_ACK accepted to PX4. A vehicle mission larger than the machine's capacity is
+//! refused with MISSION_ACK NO_SPACE and [`MissionError::TooLarge`].
+//!
+//! The download replaces the held mission in place (one buffer, no second copy). When it turns
+//! out identical to the held one, progress (`mission_reached`, the upload ack) is kept, and a
+//! failed download leaves it intact; otherwise progress resets, and a failed download leaves
+//! no mission held rather than a mix of two.
+//!
+//! Clear: MISSION_CLEAR_ALL resent until PX4's MISSION_ACK; accepted empties the held mission.
+
+use super::clock::{earliest, Stamp};
+use super::config::Timing;
+use super::events::{MissionError, OffboardEvent, TransferStage};
+use super::mission::{MissionState, Transfer};
+use super::{EventQueue, Tx};
+use crate::mission::MissionItem;
+use crate::time::Instant;
+use mavlink::dialects::common as mav;
+
+#[derive(Debug, Clone)]
+pub(crate) struct Download {
+    /// `None` while waiting for MISSION_COUNT.
+    count: Option<u16>,
+    next: u16,
+    sends: u8,
+    last_tx: Option<Stamp>,
+    /// Every item so far equals the held one at its seq (and the counts match).
+    identical: bool,
+}
+
+impl Download {
+    pub fn new() -> Self {
+        Download {
+            count: None,
+            next: 0,
+            sends: 0,
+            last_tx: None,
+            identical: true,
+        }
+    }
+
+    /// Whether the held mission is still whole (nothing different was written into it).
+    pub fn keeps_old_mission(&self) -> bool {
+        self.identical
+    }
+
+    pub fn deadline(&self, t: &Timing) -> Option<Instant> {
+        let d = self
+            .last_tx
+            .and_then(|s| s.timer_deadline(t.mission_retry_ms));
+        earliest(d, self.last_tx.is_none().then_some(Instant::ZERO))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Clear {
+    sends: u8,
+    last_tx: Option<Stamp>,
+}
+
+impl Clear {
+    pub fn new() -> Self {
+        Clear {
+            sends: 0,
+            last_tx: None,
+        }
+    }
+
+    pub fn deadline(&self, t: &Timing) -> Option<Instant> {
+        let d = self
+            .last_tx
+            .and_then(|s| s.timer_deadline(t.mission_retry_ms));
+        earliest(d, self.last_tx.is_none().then_some(Instant::ZERO))
+    }
+}
+
+impl<const N: usize> MissionState<N> {
+    pub(super) fn on_count(&mut self, _now: Stamp, count: u16, ev: &mut EventQueue) {
+        let Transfer::Download(d) = &mut self.transfer else {
+            return;
+        };
+        if d.count.is_some() || d.sends == 0 {
+            return; // a repeat, or not an answer to us
+        }
+        if count as usize > N {
+            self.ack_out = Some(mav::MavMissionResult::MAV_MISSION_NO_SPACE);
+            self.fail(MissionError::TooLarge { count, capacity: N }, ev);
+            return;
+        }
+        d.count = Some(count);
+        d.next = 0;
+        d.sends = 0;
+        d.last_tx = None;
+        if count as usize != self.items.len() {
+            d.identical = false;
+            self.items.clear();
+            // Cannot fail: count <= N was checked above.
+            let _ = self.items.resize(count as usize, MissionItem::default());
+        }
+        if count == 0 {
+            self.finish_download(ev);
+        }
+    }
+
+    pub(super) fn on_item(
+        &mut self,
+        _now: Stamp,
+        m: &mav::MISSION_ITEM_INT_DATA,
+        ev: &mut EventQueue,
+    ) {
+        let Transfer::Download(d) = &mut self.transfer else {
+            return;
+        };
+        let Some(count) = d.count else { return };
+        if m.seq != d.next || m.seq >= count {
+            return; // a late repeat; the expected one is re-requested on the timer
+        }
+        let item = MissionItem::from_mav(m);
+        if let Some(slot) = self.items.get_mut(m.seq as usize) {
+            if *slot != item {
+                d.identical = false;
+                *slot = item;
+            }
+        }
+        d.next += 1;
+        d.sends = 0;
+        d.last_tx = None;
+        if d.next == count {
+            self.finish_download(ev);
+        }
+    }
+
+    fn finish_download(&mut self, ev: &mut EventQueue) {
+        let Transfer::Download(d) = &self.transfer else {
+            return;
+        };
+        if !d.identical {
+            self.ack = None;
+            self.opaque_id = None;
+            self.reset_progress();
+        }
+        let count = self.items.len() as u16;
+        self.transfer = Transfer::Idle;
+        self.ack_out = Some(mav::MavMissionResult::MAV_MISSION_ACCEPTED);
+        ev.push(OffboardEvent::MissionDownloaded { count });
+    }
+
+    pub(super) fn download_ack(&mut self, m: &mav::MISSION_ACK_DATA, ev: &mut EventQueue) {
+        let Transfer::Download(d) = &self.transfer else {
+            return;
+        };
+        // PX4 ends a download it cannot serve with an error ack.
+        if d.sends > 0 && m.mavtype != mav::MavMissionResult::MAV_MISSION_ACCEPTED {
+            self.fail(
+                MissionError::Rejected {
+                    result: m.mavtype as u8,
+                },
+                ev,
+            );
+        }
+    }
+
+    pub(super) fn download_poll(
+        &mut self,
+        now: Stamp,
+        t: &Timing,
+        ev: &mut EventQueue,
+    ) -> Option<Tx> {
+        let Transfer::Download(d) = &mut self.transfer else {
+            return None;
+        };
+        if !d
+            .last_tx
+            .is_none_or(|s| s.timer_done(now, t.mission_retry_ms))
+        {
+            return None;
+        }
+        if d.sends > t.mission_retries {
+            let stage = if d.count.is_some() {
+                TransferStage::Items
+            } else {
+                TransferStage::List
+            };
+            let sends = d.sends;
+            self.fail(MissionError::Timeout { stage, sends }, ev);
+            return None;
+        }
+        d.sends += 1;
+        d.last_tx = Some(now);
+        Some(match d.count {
+            None => Tx::MissionRequestList,
+            Some(_) => Tx::MissionRequestInt(d.next),
+        })
+    }
+
+    pub(super) fn clear_ack(&mut self, m: &mav::MISSION_ACK_DATA, ev: &mut EventQueue) {
+        let Transfer::Clear(c) = &self.transfer else {
+            return;
+        };
+        if c.sends == 0 {
+            return;
+        }
+        if m.mavtype == mav::MavMissionResult::MAV_MISSION_ACCEPTED {
+            self.items.clear();
+            self.ack = None;
+            self.opaque_id = None;
+            self.reset_progress();
+            self.transfer = Transfer::Idle;
+            ev.push(OffboardEvent::MissionCleared);
+        } else {
+            self.fail(
+                MissionError::Rejected {
+                    result: m.mavtype as u8,
+                },
+                ev,
+            );
+        }
+    }
+
+    pub(super) fn clear_poll(&mut self, now: Stamp, t: &Timing, ev: &mut EventQueue) -> Option<Tx> {
+        let Transfer::Clear(c) = &mut self.transfer else {
+            return None;
+        };
+        if !c
+            .last_tx
+            .is_none_or(|s| s.timer_done(now, t.mission_retry_ms))
+        {
+            return None;
+        }
+        if c.sends > t.mission_retries {
+            let sends = c.sends;
+            self.fail(
+                MissionError::Timeout {
+                    stage: TransferStage::Clear,
+                    sends,
+                },
+                ev,
+            );
+            return None;
+        }
+        c.sends += 1;
+        c.last_tx = Some(now);
+        Some(Tx::MissionClearAll)
+    }
+}

@@ -1,0 +1,162 @@
+//! The queries: what the vehicle reports and how far the machine's requests have got. All
+//! measured against what PX4 says (the telemetry), never a simulator's ground truth.
+
+use super::clock::Stamp;
+use super::geo::{ne_offset_m, wrap_pi};
+use super::requests::ArmWait;
+use super::{Anchor, Offboard, Refusal, Target};
+use crate::mission::MissionItem;
+use crate::mode::Mode;
+use crate::telemetry::{LandedState, Telemetry};
+use crate::time::Instant;
+
+/// The requests still outstanding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Pending {
+    /// A mode not yet shown by the heartbeat.
+    pub mode: Option<Mode>,
+    /// An arm not yet shown (true for a gesture arm too).
+    pub arm: bool,
+    /// A MISSION_SET_CURRENT 0 not yet confirmed.
+    pub restart: bool,
+    /// A mission upload, download or clear in flight.
+    pub transfer: bool,
+}
+
+impl<const ITEMS: usize> Offboard<ITEMS> {
+    /// Whether the vehicle's HEARTBEAT has arrived, so verbs have somewhere to go.
+    pub fn connected<const T: usize>(&self, tel: &Telemetry<T>) -> bool {
+        tel.connected()
+    }
+
+    /// Whether the vehicle has reached what the last verb commanded: within `alt_tol_m` of a
+    /// takeoff altitude (relative altitude), or within `arrive_m` (3D) of a goto position and,
+    /// if it commanded a yaw, within `yaw_tol_rad` of it. False with no target, after land or
+    /// RTL, and before the first position report.
+    pub fn at_target<const T: usize>(&self, tel: &Telemetry<T>) -> bool {
+        let (Some(target), Some(rel_alt)) = (self.target, tel.relative_alt_m()) else {
+            return false;
+        };
+        match target {
+            Target::Climb { rel_alt_m } => libm::fabsf(rel_alt - rel_alt_m) <= self.cfg.alt_tol_m,
+            Target::Goto {
+                lat_deg,
+                lon_deg,
+                rel_alt_m,
+                yaw_ned_rad,
+            } => {
+                let (Some(pos), Some(anchor)) = (tel.global_position(), self.anchor) else {
+                    return false;
+                };
+                let here = (pos.lat as f64 / 1e7, pos.lon as f64 / 1e7);
+                let (dn, de) = ne_offset_m(anchor.lat0_deg, (lat_deg, lon_deg), here);
+                let dz = (rel_alt - rel_alt_m) as f64;
+                if libm::sqrt(dn * dn + de * de + dz * dz) >= self.cfg.arrive_m as f64 {
+                    return false;
+                }
+                let Some(want) = yaw_ned_rad else {
+                    return true;
+                };
+                let Some(att) = tel.attitude() else {
+                    return false;
+                };
+                libm::fabs(wrap_pi(att.yaw as f64 - want as f64)) < self.cfg.yaw_tol_rad as f64
+            }
+        }
+    }
+
+    /// Armed flag of the last HEARTBEAT (false before one).
+    pub fn is_armed<const T: usize>(&self, tel: &Telemetry<T>) -> bool {
+        tel.armed().unwrap_or(false)
+    }
+
+    /// Mode of the last HEARTBEAT (its Display is the friendly name or `main=…,sub=…`).
+    pub fn mode<const T: usize>(&self, tel: &Telemetry<T>) -> Option<Mode> {
+        tel.mode()
+    }
+
+    /// EXTENDED_SYS_STATE's landed state (`Unknown` before one).
+    pub fn landed_state<const T: usize>(&self, tel: &Telemetry<T>) -> LandedState {
+        tel.landed_state()
+    }
+
+    /// Altitude over the launch point from GLOBAL_POSITION_INT, m; `None` before one.
+    pub fn relative_altitude<const T: usize>(&self, tel: &Telemetry<T>) -> Option<f32> {
+        tel.relative_alt_m()
+    }
+
+    /// Whether PX4 accepted the last upload (MISSION_ACK type 0). False while in flight and
+    /// when rejected: `mission_ack` tells the two apart.
+    pub fn mission_uploaded(&self) -> bool {
+        self.mission.ack == Some(0)
+    }
+
+    /// PX4's MISSION_ACK result (MAV_MISSION_RESULT, 0 accepted) for the last upload; `None`
+    /// until one came.
+    pub fn mission_ack(&self) -> Option<u8> {
+        self.mission.ack
+    }
+
+    /// MISSION_ACK.opaque_id of the last accepted upload (PX4's checksum of its mission).
+    pub fn mission_opaque_id(&self) -> Option<u32> {
+        self.mission.opaque_id
+    }
+
+    /// Items in the held mission (0 before any).
+    pub fn mission_count(&self) -> usize {
+        self.mission.items.len()
+    }
+
+    /// The held mission: lodged, uploaded or downloaded.
+    pub fn mission_items(&self) -> &[MissionItem] {
+        &self.mission.items
+    }
+
+    /// Highest item PX4 reported reached in this mission run; `None` before any (the seed's
+    /// -1). Never decreases within a run; reset by an upload, a lodge or a start.
+    pub fn mission_reached(&self) -> Option<u16> {
+        self.mission.reached
+    }
+
+    /// Item PX4 is flying to (MISSION_CURRENT.seq); 0 before the first report.
+    pub fn mission_current(&self) -> u16 {
+        self.mission.current
+    }
+
+    /// Whether the mission's last NAV_WAYPOINT (not its last item: a final RTL reports no
+    /// arrival) has been reached. False with no mission or no waypoint.
+    pub fn mission_complete(&self) -> bool {
+        self.mission.complete()
+    }
+
+    /// The last refusal PX4 gave (with its STATUSTEXT), if any.
+    pub fn last_refusal(&self) -> Option<&Refusal> {
+        self.req.last_refusal.as_ref()
+    }
+
+    /// The outstanding requests.
+    pub fn pending(&self) -> Pending {
+        Pending {
+            mode: self.req.mode.as_ref().map(|m| m.mode),
+            arm: self.req.arm.is_some(),
+            restart: self.req.restart.is_some(),
+            transfer: !matches!(self.mission.transfer, super::mission::Transfer::Idle),
+        }
+    }
+
+    /// Why a pending arm has not gone out yet; `None` when no arm is pending or it is armable.
+    pub fn arm_wait<const T: usize>(&self, now: Instant, tel: &Telemetry<T>) -> Option<ArmWait> {
+        self.req.arm_wait(Stamp::at(now, tel), tel, &self.t)
+    }
+
+    /// The world frame's anchor, once captured (first goto) or set.
+    pub fn anchor(&self) -> Option<Anchor> {
+        self.anchor
+    }
+
+    /// The MANUAL_CONTROL sticks the application set (`None`: not streaming).
+    pub fn rc(&self) -> Option<crate::rc::RcSticks> {
+        self.rc
+    }
+}

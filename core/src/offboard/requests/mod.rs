@@ -1,0 +1,422 @@
+//! Outstanding requests: a mode, an arm, a mission restart. Each is re-commanded at a bounded
+//! rate until telemetry confirms it, and cleared the moment it does, so the machine never
+//! re-commands a state PX4 left of its own accord (Takeoff hands over to Hold; PX4 disarms
+//! itself after landing).
+//!
+//! * **Confirmation** comes from telemetry: the HEARTBEAT's mode and armed flag, a
+//!   MISSION_CURRENT reporting item 0. A mode whose real ACCEPTED ack came (DO_SET_MODE as
+//!   COMMAND_LONG is acked twice by PX4: first always ACCEPTED by the mavlink module, then the
+//!   commander's real answer) but that two heartbeats later is still not shown is taken as
+//!   done: PX4 switched and moved on by itself, so it is not commanded again.
+//! * **Refusals**: any COMMAND_ACK other than ACCEPTED/IN_PROGRESS for a command we sent. Each
+//!   is reported with the warning-or-worse STATUSTEXTs that arrived from the send until
+//!   `refusal_text_ms` after the ack (PX4 sends "Arming denied: …" in two chunks, around the
+//!   ack), and resets the arm settle window. After `max_refusals` (or at once for
+//!   UNSUPPORTED) the request is given up and reported; after `max_sends` unconfirmed sends too.
+//! * **Ordering**: the arm waits for any pending mode and restart; Mission mode waits for a
+//!   pending restart (over a finished mission it would end at once). Giving up a mode or a
+//!   restart drops the arm ordered after it: it would arm in the wrong mode.
+//! * **Armable** (seed): pending mode confirmed, a position estimate (GLOBAL_POSITION_INT) has
+//!   arrived, and no failure for `wait_clear_s` since the request. A failure is a refusal, a
+//!   STATUSTEXT of severity CRITICAL or worse (PX4's "Preflight Fail: …", "Arming denied: …"),
+//!   a SYS_STATUS with PX4's prearm-check bit clear, or a HEARTBEAT system_status CRITICAL or
+//!   EMERGENCY. Each failure restarts the window.
+
+mod refusals;
+
+use crate::mode::Mode;
+use crate::msg::{Frame, Msg};
+use crate::offboard::clock::Stamp;
+use crate::offboard::config::Timing;
+use crate::offboard::events::{Command, GaveUp, GiveUpReason, Refusal, Request};
+use crate::offboard::{EventQueue, Tx};
+use crate::rc::RcSticks;
+use crate::telemetry::Telemetry;
+use mavlink::dialects::common as mav;
+
+/// MAV_SEVERITY at or below which a STATUSTEXT counts as a failure (CRITICAL).
+const FAIL_SEVERITY: u8 = 2;
+/// MAV_SEVERITY at or below which a STATUSTEXT explains a refusal (WARNING).
+const EXPLAIN_SEVERITY: u8 = 4;
+/// Acks to a one-shot command (disarm, goto) later than this are not attributed to it, ms.
+const ACK_WAIT_MS: u64 = 5_000;
+/// Accepted acks that make a DO_SET_MODE's acceptance real (PX4 acks it twice).
+const REAL_MODE_ACCEPTS: u8 = 2;
+/// Heartbeats after a real accept without the mode before it counts as done.
+const HEARTBEATS_AFTER_ACCEPT: u8 = 2;
+
+#[derive(Debug, Clone)]
+pub(crate) struct ModeReq {
+    pub mode: Mode,
+    sends: u8,
+    refusals: u8,
+    last_sent: Option<Stamp>,
+    accepts: u8,
+    heartbeats_after_accept: u8,
+    text_seq: u32,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ArmReq {
+    pub gesture: bool,
+    settle_from: Stamp,
+    sends: u8,
+    refusals: u8,
+    last_sent: Option<Stamp>,
+    text_seq: u32,
+    gesture_since: Option<Stamp>,
+    order: u32,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct RestartReq {
+    sends: u8,
+    last_sent: Option<Stamp>,
+}
+
+/// A one-shot command whose ack is awaited (disarm, goto).
+#[derive(Debug, Clone, Copy)]
+struct Awaiting {
+    sent: Stamp,
+    text_seq: u32,
+    order: u32,
+}
+
+/// A refusal whose explanation is still being collected.
+#[derive(Debug, Clone)]
+struct OpenRefusal {
+    command: Command,
+    result: Option<u8>,
+    text_seq: u32,
+    opened: Stamp,
+    gave_up: Option<GaveUp>,
+}
+
+/// Why an arm request is not going out yet (see `Offboard::arm_wait`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ArmWait {
+    /// No HEARTBEAT from the vehicle yet.
+    NotConnected,
+    /// A MISSION_SET_CURRENT 0 is not confirmed yet.
+    Restart,
+    /// This mode is not confirmed yet.
+    Mode(Mode),
+    /// No GLOBAL_POSITION_INT yet: the estimator has no position.
+    NoPosition,
+    /// Failure-free time still needed, ms (sim ms once sim time is known).
+    Settling {
+        /// Remaining, ms.
+        remaining_ms: u64,
+    },
+}
+
+/// The outstanding requests and the refusal bookkeeping.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Requests {
+    pub mode: Option<ModeReq>,
+    pub arm: Option<ArmReq>,
+    pub restart: Option<RestartReq>,
+    disarm: Option<Awaiting>,
+    reposition: Option<Awaiting>,
+    open: Option<OpenRefusal>,
+    pub last_refusal: Option<Refusal>,
+    texts_seen: u32,
+    order: u32,
+}
+
+impl Requests {
+    fn next_order(&mut self) -> u32 {
+        self.order = self.order.wrapping_add(1);
+        self.order
+    }
+
+    pub fn request_mode(&mut self, mode: Mode) {
+        self.mode = Some(ModeReq {
+            mode,
+            sends: 0,
+            refusals: 0,
+            last_sent: None,
+            accepts: 0,
+            heartbeats_after_accept: 0,
+            text_seq: 0,
+        });
+    }
+
+    pub fn request_arm(&mut self, now: Stamp, gesture: bool) {
+        self.arm = Some(ArmReq {
+            gesture,
+            settle_from: now,
+            sends: 0,
+            refusals: 0,
+            last_sent: None,
+            text_seq: 0,
+            gesture_since: None,
+            order: 0,
+        });
+    }
+
+    pub fn request_restart(&mut self) {
+        self.restart = Some(RestartReq {
+            sends: 0,
+            last_sent: None,
+        });
+    }
+
+    /// A disarm (or goto) went out: attribute the next ack for it.
+    pub fn sent_disarm<const T: usize>(&mut self, now: Stamp, tel: &Telemetry<T>) {
+        let order = self.next_order();
+        self.disarm = Some(Awaiting {
+            sent: now,
+            text_seq: tel.texts().last_seq(),
+            order,
+        });
+    }
+
+    pub fn sent_reposition<const T: usize>(&mut self, now: Stamp, tel: &Telemetry<T>) {
+        let order = self.next_order();
+        self.reposition = Some(Awaiting {
+            sent: now,
+            text_seq: tel.texts().last_seq(),
+            order,
+        });
+    }
+
+    /// Whether the arm is a gesture that is being presented right now.
+    pub fn gesture_sticks(&self) -> Option<RcSticks> {
+        match &self.arm {
+            Some(a) if a.gesture => Some(if a.gesture_since.is_some() {
+                RcSticks::ARM_GESTURE
+            } else {
+                RcSticks::NEUTRAL
+            }),
+            _ => None,
+        }
+    }
+
+    fn armable<const T: usize>(
+        &self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        t: &Timing,
+    ) -> Option<ArmWait> {
+        let arm = self.arm.as_ref()?;
+        if !tel.connected() {
+            return Some(ArmWait::NotConnected);
+        }
+        if self.restart.is_some() {
+            return Some(ArmWait::Restart);
+        }
+        if let Some(m) = &self.mode {
+            return Some(ArmWait::Mode(m.mode));
+        }
+        if tel.global_position().is_none() {
+            return Some(ArmWait::NoPosition);
+        }
+        let waited = arm.settle_from.timer_ms(now);
+        if waited < t.wait_clear_ms {
+            return Some(ArmWait::Settling {
+                remaining_ms: t.wait_clear_ms - waited,
+            });
+        }
+        None
+    }
+
+    /// Why a pending arm is not going out; `None` when none is pending or it is armable.
+    pub fn arm_wait<const T: usize>(
+        &self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        t: &Timing,
+    ) -> Option<ArmWait> {
+        self.armable(now, tel, t)
+    }
+
+    /// Take in one frame the telemetry accepted (after telemetry was updated).
+    pub fn on_frame<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        frame: &Frame,
+        t: &Timing,
+        rc: &mut Option<RcSticks>,
+        ev: &mut EventQueue,
+    ) {
+        // Texts may complete on any frame (chunk reassembly, expiry): look at every new one.
+        let last = tel.texts().last_seq();
+        if last != self.texts_seen {
+            let seen = self.texts_seen;
+            self.texts_seen = last;
+            if tel.texts().after(seen).any(|x| x.severity <= FAIL_SEVERITY) {
+                self.fail(now, tel, t, ev);
+            }
+        }
+        match &frame.msg {
+            Msg::Heartbeat(hb) => {
+                if matches!(
+                    hb.system_status,
+                    mav::MavState::MAV_STATE_CRITICAL | mav::MavState::MAV_STATE_EMERGENCY
+                ) {
+                    self.fail(now, tel, t, ev);
+                }
+                if let Some(m) = self.mode.as_mut() {
+                    if tel.mode() != Some(m.mode) && m.accepts >= REAL_MODE_ACCEPTS {
+                        m.heartbeats_after_accept = m.heartbeats_after_accept.saturating_add(1);
+                        if m.heartbeats_after_accept >= HEARTBEATS_AFTER_ACCEPT {
+                            // Accepted, and PX4 has left it of its own accord: done.
+                            self.mode = None;
+                        }
+                    }
+                }
+            }
+            Msg::SysStatus(_) if tel.prearm_ok() == Some(false) => self.fail(now, tel, t, ev),
+            Msg::CommandAck(ack) => self.on_ack(now, tel, ack, t, ev),
+            Msg::MissionCurrent(mc) if mc.seq == 0 => self.restart = None,
+            _ => {}
+        }
+        self.confirm(tel, rc);
+    }
+
+    /// Clear what telemetry shows done.
+    pub fn confirm<const T: usize>(&mut self, tel: &Telemetry<T>, rc: &mut Option<RcSticks>) {
+        if matches!(&self.mode, Some(m) if tel.mode() == Some(m.mode)) {
+            self.mode = None;
+        }
+        if tel.armed() == Some(true) && self.arm.take().is_some_and(|a| a.gesture) {
+            // Gesture done: back to neutral sticks.
+            *rc = Some(RcSticks::NEUTRAL);
+        }
+    }
+
+    /// Timers: the refusal text window and the gesture hold.
+    pub fn tick<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        t: &Timing,
+        ev: &mut EventQueue,
+    ) {
+        if matches!(&self.open, Some(o) if o.opened.either_done(now, t.text_ms)) {
+            self.finalize(tel, ev);
+        }
+        if tel.armed() == Some(true) {
+            return;
+        }
+        let gesture = matches!(&self.arm, Some(a) if a.gesture);
+        if !gesture {
+            return;
+        }
+        let armable = self.armable(now, tel, t).is_none();
+        let last_seq = tel.texts().last_seq();
+        let Some(arm) = self.arm.as_mut() else { return };
+        match (armable, arm.gesture_since) {
+            (true, None) => {
+                arm.gesture_since = Some(now);
+                arm.text_seq = last_seq;
+            }
+            (true, Some(since)) if since.timer_done(now, t.gesture_ms) => {
+                self.gesture_refused(now, tel, t, ev);
+            }
+            (false, Some(_)) => arm.gesture_since = None,
+            _ => {}
+        }
+    }
+
+    /// The next command this layer wants on the wire, if any is due.
+    pub fn poll<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        t: &Timing,
+        rc: &mut Option<RcSticks>,
+        ev: &mut EventQueue,
+    ) -> Option<Tx> {
+        self.confirm(tel, rc);
+        if let Some(r) = self.restart.as_mut() {
+            if r.last_sent.is_none_or(|s| s.timer_done(now, t.retry_ms)) {
+                if r.sends >= t.max_sends {
+                    let sends = r.sends;
+                    self.finalize(tel, ev);
+                    let g =
+                        self.give_up(Request::MissionRestart, GiveUpReason::Unconfirmed { sends });
+                    ev.push(crate::offboard::OffboardEvent::GaveUp(g));
+                } else {
+                    r.sends += 1;
+                    r.last_sent = Some(now);
+                    return Some(Tx::MissionSetCurrent(0));
+                }
+            }
+        }
+        let restarting = self.restart.is_some();
+        if let Some(m) = self.mode.as_mut() {
+            // Mission mode waits for the restart: over a finished mission it would end at once.
+            let blocked = restarting && m.mode == Mode::Mission;
+            let waiting_accept = m.accepts >= REAL_MODE_ACCEPTS;
+            let due = m.last_sent.is_none_or(|s| s.timer_done(now, t.retry_ms));
+            if !blocked && !waiting_accept && due {
+                if m.sends >= t.max_sends {
+                    let (mode, sends) = (m.mode, m.sends);
+                    self.finalize(tel, ev);
+                    let g = self.give_up(Request::Mode(mode), GiveUpReason::Unconfirmed { sends });
+                    ev.push(crate::offboard::OffboardEvent::GaveUp(g));
+                } else {
+                    let confirmation = m.sends;
+                    m.sends += 1;
+                    m.last_sent = Some(now);
+                    m.accepts = 0;
+                    m.heartbeats_after_accept = 0;
+                    m.text_seq = tel.texts().last_seq();
+                    return Some(Tx::SetMode {
+                        mode: m.mode,
+                        confirmation,
+                    });
+                }
+            }
+        }
+        let arm_due = matches!(&self.arm, Some(a) if !a.gesture
+            && a.last_sent.is_none_or(|s| s.timer_done(now, t.retry_ms)));
+        if arm_due && self.armable(now, tel, t).is_none() {
+            let order = self.next_order();
+            let last_seq = tel.texts().last_seq();
+            let a = self.arm.as_mut()?;
+            if a.sends >= t.max_sends {
+                let sends = a.sends;
+                self.finalize(tel, ev);
+                let g = self.give_up(Request::Arm, GiveUpReason::Unconfirmed { sends });
+                ev.push(crate::offboard::OffboardEvent::GaveUp(g));
+                return None;
+            }
+            let confirmation = a.sends;
+            a.sends += 1;
+            a.last_sent = Some(now);
+            a.text_seq = last_seq;
+            a.order = order;
+            return Some(Tx::Arm { confirmation });
+        }
+        None
+    }
+
+    /// Wall deadlines of this layer's wall-time timers (sim-time timers wait for frames).
+    pub fn deadline(&self, t: &Timing) -> Option<crate::time::Instant> {
+        use crate::offboard::clock::earliest;
+        let mut d = None;
+        if let Some(o) = &self.open {
+            d = earliest(d, Some(o.opened.wall_after(t.text_ms)));
+        }
+        if let Some(r) = &self.restart {
+            d = earliest(d, r.last_sent.and_then(|s| s.timer_deadline(t.retry_ms)));
+        }
+        if let Some(m) = &self.mode {
+            d = earliest(d, m.last_sent.and_then(|s| s.timer_deadline(t.retry_ms)));
+        }
+        if let Some(a) = &self.arm {
+            d = earliest(d, a.settle_from.timer_deadline(t.wait_clear_ms));
+            d = earliest(d, a.last_sent.and_then(|s| s.timer_deadline(t.retry_ms)));
+            d = earliest(
+                d,
+                a.gesture_since.and_then(|s| s.timer_deadline(t.gesture_ms)),
+            );
+        }
+        d
+    }
+}

@@ -1,0 +1,243 @@
+//! Refusals: reading COMMAND_ACK, collecting the STATUSTEXTs that explain a refusal, and
+//! giving a request up (with what was ordered after it).
+
+use super::{OpenRefusal, Requests};
+use super::{ACK_WAIT_MS, EXPLAIN_SEVERITY};
+use crate::mode::Mode;
+use crate::offboard::clock::Stamp;
+use crate::offboard::config::Timing;
+use crate::offboard::events::{Command, GaveUp, GiveUpReason, Refusal, Request, REFUSAL_TEXT_LEN};
+use crate::offboard::{EventQueue, OffboardEvent};
+use crate::telemetry::Telemetry;
+use heapless::String;
+use mavlink::dialects::common as mav;
+
+impl Requests {
+    /// A failure was seen: the arm's settle window restarts, a gesture being held is over.
+    pub(super) fn fail<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        t: &Timing,
+        ev: &mut EventQueue,
+    ) {
+        let Some(arm) = self.arm.as_mut() else {
+            return;
+        };
+        arm.settle_from = now;
+        if arm.gesture_since.take().is_some() {
+            self.gesture_refused(now, tel, t, ev);
+        }
+    }
+
+    pub(super) fn gesture_refused<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        t: &Timing,
+        ev: &mut EventQueue,
+    ) {
+        let Some(arm) = self.arm.as_mut() else {
+            return;
+        };
+        arm.gesture_since = None;
+        arm.settle_from = now;
+        arm.refusals = arm.refusals.saturating_add(1);
+        let refusals = arm.refusals;
+        let text_seq = arm.text_seq;
+        let gave_up = (refusals >= t.max_refusals)
+            .then(|| self.give_up(Request::Arm, GiveUpReason::Refused { refusals }));
+        self.open_refusal(now, tel, ev, Command::ArmGesture, None, text_seq, gave_up);
+    }
+
+    pub(super) fn on_ack<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        ack: &mav::COMMAND_ACK_DATA,
+        t: &Timing,
+        ev: &mut EventQueue,
+    ) {
+        let result = ack.result as u8;
+        let accepted = ack.result == mav::MavResult::MAV_RESULT_ACCEPTED;
+        if ack.result == mav::MavResult::MAV_RESULT_IN_PROGRESS {
+            return;
+        }
+        let unsupported = ack.result == mav::MavResult::MAV_RESULT_UNSUPPORTED;
+        match ack.command {
+            mav::MavCmd::MAV_CMD_DO_SET_MODE => {
+                let Some(m) = self.mode.as_mut().filter(|m| m.sends > 0) else {
+                    return;
+                };
+                if accepted {
+                    m.accepts = m.accepts.saturating_add(1);
+                    return;
+                }
+                m.refusals = m.refusals.saturating_add(1);
+                let (mode, refusals, text_seq) = (m.mode, m.refusals, m.text_seq);
+                let gave_up = if unsupported {
+                    Some(self.give_up(Request::Mode(mode), GiveUpReason::Unsupported))
+                } else if refusals >= t.max_refusals {
+                    Some(self.give_up(Request::Mode(mode), GiveUpReason::Refused { refusals }))
+                } else {
+                    None
+                };
+                self.fail(now, tel, t, ev);
+                self.open_refusal(
+                    now,
+                    tel,
+                    ev,
+                    Command::SetMode(mode),
+                    Some(result),
+                    text_seq,
+                    gave_up,
+                );
+            }
+            mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM => {
+                let arm_order = self
+                    .arm
+                    .as_ref()
+                    .filter(|a| !a.gesture && a.sends > 0)
+                    .map(|a| a.order);
+                let disarm = self.disarm.filter(|d| !d.sent.timer_done(now, ACK_WAIT_MS));
+                let for_arm = match (arm_order, disarm) {
+                    (Some(a), Some(d)) => a.wrapping_sub(d.order) as i32 > 0,
+                    (Some(_), None) => true,
+                    _ => false,
+                };
+                if for_arm {
+                    if accepted {
+                        return; // the heartbeat confirms it
+                    }
+                    let Some(a) = self.arm.as_mut() else { return };
+                    a.refusals = a.refusals.saturating_add(1);
+                    let (refusals, text_seq) = (a.refusals, a.text_seq);
+                    let gave_up = if unsupported {
+                        Some(self.give_up(Request::Arm, GiveUpReason::Unsupported))
+                    } else if refusals >= t.max_refusals {
+                        Some(self.give_up(Request::Arm, GiveUpReason::Refused { refusals }))
+                    } else {
+                        None
+                    };
+                    self.fail(now, tel, t, ev);
+                    self.open_refusal(now, tel, ev, Command::Arm, Some(result), text_seq, gave_up);
+                } else if let Some(d) = disarm {
+                    self.disarm = None;
+                    if !accepted {
+                        self.open_refusal(
+                            now,
+                            tel,
+                            ev,
+                            Command::Disarm,
+                            Some(result),
+                            d.text_seq,
+                            None,
+                        );
+                    }
+                }
+            }
+            mav::MavCmd::MAV_CMD_DO_REPOSITION => {
+                let Some(r) = self
+                    .reposition
+                    .take()
+                    .filter(|r| !r.sent.timer_done(now, ACK_WAIT_MS))
+                else {
+                    return;
+                };
+                if !accepted {
+                    self.open_refusal(
+                        now,
+                        tel,
+                        ev,
+                        Command::Reposition,
+                        Some(result),
+                        r.text_seq,
+                        None,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Drop `request` and what was ordered after it.
+    pub(super) fn give_up(&mut self, request: Request, reason: GiveUpReason) -> GaveUp {
+        let mut dropped_arm = false;
+        let mut dropped_start = false;
+        match request {
+            Request::Mode(_) => {
+                self.mode = None;
+                dropped_arm = self.arm.take().is_some();
+                dropped_start = self.restart.take().is_some();
+            }
+            Request::Arm => self.arm = None,
+            Request::MissionRestart => {
+                self.restart = None;
+                if matches!(&self.mode, Some(m) if m.mode == Mode::Mission) {
+                    self.mode = None;
+                    dropped_start = true;
+                }
+                dropped_arm = self.arm.take().is_some();
+            }
+        }
+        GaveUp {
+            request,
+            reason,
+            dropped_arm,
+            dropped_start,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn open_refusal<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        ev: &mut EventQueue,
+        command: Command,
+        result: Option<u8>,
+        text_seq: u32,
+        gave_up: Option<GaveUp>,
+    ) {
+        self.finalize(tel, ev);
+        self.open = Some(OpenRefusal {
+            command,
+            result,
+            text_seq,
+            opened: now,
+            gave_up,
+        });
+    }
+
+    /// Report the open refusal with the texts that came with it.
+    pub(super) fn finalize<const T: usize>(&mut self, tel: &Telemetry<T>, ev: &mut EventQueue) {
+        let Some(open) = self.open.take() else {
+            return;
+        };
+        let mut text: String<REFUSAL_TEXT_LEN> = String::new();
+        for t in tel
+            .texts()
+            .after(open.text_seq)
+            .filter(|t| t.severity <= EXPLAIN_SEVERITY)
+        {
+            if !text.is_empty() && text.push_str("; ").is_err() {
+                break;
+            }
+            for c in t.text.chars() {
+                if text.push(c).is_err() {
+                    break;
+                }
+            }
+        }
+        let refusal = Refusal {
+            command: open.command,
+            result: open.result,
+            text,
+        };
+        ev.push(OffboardEvent::Refused(refusal.clone()));
+        self.last_refusal = Some(refusal);
+        if let Some(g) = open.gave_up {
+            ev.push(OffboardEvent::GaveUp(g));
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! The verbs: what an application (or a flight program's step, through [`Offboard::apply`])
+//! asks the vehicle to do. Each returns at once; the machine carries it out over the next
+//! `poll_transmit` calls, and the queries tell when it is done.
+
+use super::clock::Stamp;
+use super::geo::{self, Anchor};
+use super::mission::Transfer;
+use super::mission_download::{Clear, Download};
+use super::mission_upload::Upload;
+use super::{Offboard, OffboardError, OneShot, Target};
+use crate::action::{Action, ParamName};
+use crate::mission::{validate_mission, MissionItem};
+use crate::mode::Mode;
+use crate::plan::Plan;
+use crate::rc::RcSticks;
+use crate::telemetry::Telemetry;
+use crate::time::Instant;
+
+/// PX4's takeoff altitude parameter (REAL32, m over home).
+pub const TAKEOFF_ALT_PARAM: &str = "MIS_TAKEOFF_ALT";
+
+fn finite(v: f32, what: &'static str) -> Result<f32, OffboardError> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(OffboardError::InvalidArgument(what))
+    }
+}
+
+fn param_name(name: &str) -> Result<ParamName, OffboardError> {
+    super::wire::param_id(name).map_err(|_| OffboardError::BadParamName)?;
+    crate::action::param_name(name).ok_or(OffboardError::BadParamName)
+}
+
+impl<const ITEMS: usize> Offboard<ITEMS> {
+    fn queue(&mut self, one: OneShot) -> Result<(), OffboardError> {
+        self.outbox
+            .push_back(one)
+            .map_err(|_| OffboardError::OutboxFull)
+    }
+
+    /// Request a flight mode; commanded until a HEARTBEAT shows it. A manual mode
+    /// ([`Mode::needs_manual_control`]) starts the neutral MANUAL_CONTROL stream first if none
+    /// runs: PX4 refuses a manual mode without a live manual-control source.
+    pub fn set_mode(&mut self, mode: Mode) {
+        if mode.needs_manual_control() && self.rc.is_none() {
+            self.rc = Some(RcSticks::NEUTRAL);
+        }
+        self.req.request_mode(mode);
+    }
+
+    /// [`Offboard::set_mode`] by name, case-insensitively (`"Takeoff"`, `"rtl"`, `"main=4,sub=3"`).
+    pub fn set_mode_name(&mut self, name: &str) -> Result<(), OffboardError> {
+        let mode = Mode::from_name(name).map_err(|_| OffboardError::UnknownMode)?;
+        self.set_mode(mode);
+        Ok(())
+    }
+
+    /// Request arming by command, sent once armable: any pending mode confirmed, a position
+    /// estimate present, failure-free for `wait_clear_s` from now.
+    pub fn arm<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>) {
+        self.req.request_arm(Stamp::at(now, tel), false);
+    }
+
+    /// Request arming with the throttle-down, yaw-right stick gesture: neutral sticks until
+    /// armable, then the gesture until armed, then neutral. Starts the MANUAL_CONTROL stream
+    /// if none runs (the gesture needs a live manual-control source).
+    pub fn arm_gesture<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>) {
+        if self.rc.is_none() {
+            self.rc = Some(RcSticks::NEUTRAL);
+        }
+        self.req.request_arm(Stamp::at(now, tel), true);
+    }
+
+    /// Send one disarm command (not verified; a refusal is reported) and drop any pending arm
+    /// or gesture, which would otherwise undo it.
+    pub fn disarm(&mut self) -> Result<(), OffboardError> {
+        self.queue(OneShot::Disarm)?;
+        self.req.arm = None;
+        Ok(())
+    }
+
+    /// Stream these sticks at 20 Hz (clamped: roll/pitch/yaw to [-1, 1], throttle to [0, 1]).
+    pub fn set_rc(&mut self, sticks: RcSticks) {
+        self.rc = Some(sticks.clamped());
+    }
+
+    /// Stop the MANUAL_CONTROL stream.
+    pub fn stop_rc(&mut self) {
+        self.rc = None;
+    }
+
+    /// Set a REAL32 parameter: one PARAM_SET (type 9), not verified.
+    pub fn param_set(&mut self, name: &str, value: f32) -> Result<(), OffboardError> {
+        let name = param_name(name)?;
+        let value = finite(value, "parameter value must be finite")?;
+        self.queue(OneShot::Param {
+            name,
+            bits: value.to_bits(),
+            int32: false,
+        })
+    }
+
+    /// Set an INT32 parameter: one PARAM_SET (type 6) with the int's bits in the float field
+    /// (1 goes out as 0x00000001, not as 1.0), not verified.
+    pub fn param_set_int(&mut self, name: &str, value: i32) -> Result<(), OffboardError> {
+        let name = param_name(name)?;
+        self.queue(OneShot::Param {
+            name,
+            bits: value as u32,
+            int32: true,
+        })
+    }
+
+    /// Take off to `alt_m` over home: MIS_TAKEOFF_ALT, then Takeoff mode, confirmed before the
+    /// arm (the machine owns that order). Replaces a pending mission start. `at_target` turns
+    /// true within `alt_tol_m` of the altitude.
+    pub fn takeoff<const T: usize>(
+        &mut self,
+        now: Instant,
+        tel: &Telemetry<T>,
+        alt_m: f32,
+    ) -> Result<(), OffboardError> {
+        if !(alt_m.is_finite() && alt_m > 0.0) {
+            return Err(OffboardError::InvalidArgument(
+                "takeoff altitude must be finite and positive",
+            ));
+        }
+        self.param_set(TAKEOFF_ALT_PARAM, alt_m)?;
+        self.req.restart = None;
+        self.target = Some(Target::Climb { rel_alt_m: alt_m });
+        self.set_mode(Mode::Takeoff);
+        self.arm(now, tel);
+        Ok(())
+    }
+
+    /// Land in place (Land mode). Clears the target and drops a pending mission start or arm
+    /// (an arm after a land request would only arm in Land mode).
+    pub fn land(&mut self) {
+        self.target = None;
+        self.req.restart = None;
+        self.req.arm = None;
+        self.set_mode(Mode::Land);
+    }
+
+    /// Return to launch (RTL mode). Clears the target, drops a pending mission start or arm.
+    pub fn return_to_launch(&mut self) {
+        self.target = None;
+        self.req.restart = None;
+        self.req.arm = None;
+        self.set_mode(Mode::Rtl);
+    }
+
+    /// Hold position (Hold mode). Drops a pending mission start.
+    pub fn hold(&mut self) {
+        self.req.restart = None;
+        self.set_mode(Mode::Hold);
+    }
+
+    /// Fly to a world-frame position (FLU: x forward/north, y left/west, z up over the launch
+    /// point), with an optional world yaw (rad, right-handed about +z: +π/2 faces west).
+    ///
+    /// One DO_REPOSITION (PX4 latches it). The world origin is anchored on the first goto at
+    /// the vehicle's position then (see [`Anchor::from_position`]); `set_anchor` overrides it.
+    /// Fails with [`OffboardError::NoPosition`] before the first GLOBAL_POSITION_INT.
+    pub fn goto<const T: usize>(
+        &mut self,
+        tel: &Telemetry<T>,
+        x_m: f32,
+        y_m: f32,
+        z_m: f32,
+        yaw_rad: Option<f32>,
+    ) -> Result<(), OffboardError> {
+        finite(x_m, "goto x must be finite")?;
+        finite(y_m, "goto y must be finite")?;
+        finite(z_m, "goto z must be finite")?;
+        if let Some(y) = yaw_rad {
+            finite(y, "goto yaw must be finite")?;
+        }
+        let anchor = match self.anchor {
+            Some(a) => a,
+            None => Anchor::from_position(tel.global_position().ok_or(OffboardError::NoPosition)?),
+        };
+        let (lat, lon) = anchor.to_global(x_m as f64, y_m as f64);
+        let (Some(lat_e7), Some(lon_e7)) = (geo::deg_to_e7(lat), geo::deg_to_e7(lon)) else {
+            return Err(OffboardError::InvalidArgument(
+                "goto position off the globe",
+            ));
+        };
+        let yaw_ned = yaw_rad.map(|y| geo::yaw_world_to_ned(y as f64) as f32);
+        self.queue(OneShot::Reposition {
+            lat_e7,
+            lon_e7,
+            alt_amsl_m: anchor.amsl_m(z_m as f64) as f32,
+            yaw_ned_rad: yaw_ned.unwrap_or(f32::NAN),
+        })?;
+        self.anchor = Some(anchor);
+        self.target = Some(Target::Goto {
+            lat_deg: lat,
+            lon_deg: lon,
+            rel_alt_m: z_m,
+            yaw_ned_rad: yaw_ned,
+        });
+        Ok(())
+    }
+
+    /// Fix the world origin instead of capturing it on the first goto.
+    pub fn set_anchor(&mut self, anchor: Anchor) {
+        self.anchor = Some(anchor);
+    }
+
+    /// Replace the held mission with `items` (seq = index, encodable commands and frames)
+    /// without uploading it. Resets progress and the upload ack; abandons a transfer in flight.
+    pub fn lodge_mission(&mut self, items: &[MissionItem]) -> Result<(), OffboardError> {
+        if items.len() > ITEMS || items.len() > u16::MAX as usize {
+            return Err(OffboardError::TooManyItems {
+                count: items.len(),
+                capacity: ITEMS.min(u16::MAX as usize),
+            });
+        }
+        validate_mission(items)?;
+        self.mission.items.clear();
+        // Cannot fail: the length was checked against the capacity.
+        let _ = self.mission.items.extend_from_slice(items);
+        self.mission.transfer = Transfer::Idle;
+        self.mission.ack = None;
+        self.mission.opaque_id = None;
+        self.mission.reset_progress();
+        Ok(())
+    }
+
+    /// Upload the held mission: the handshake runs over the next polls; watch
+    /// `mission_uploaded`/`mission_ack` or the events. Resets progress and replaces a pending
+    /// mission start. An empty mission is an error (use `clear_mission`).
+    pub fn upload_mission(&mut self) -> Result<(), OffboardError> {
+        if self.mission.items.is_empty() {
+            return Err(OffboardError::NoMission);
+        }
+        self.mission.ack = None;
+        self.mission.opaque_id = None;
+        self.mission.reset_progress();
+        self.req.restart = None;
+        self.mission.transfer = Transfer::Upload(Upload::new(self.mission.items.len() as u16));
+        Ok(())
+    }
+
+    /// Lodge `items` and upload them.
+    pub fn upload_mission_items(&mut self, items: &[MissionItem]) -> Result<(), OffboardError> {
+        self.lodge_mission(items)?;
+        self.upload_mission()
+    }
+
+    /// Lodge a plan's items and upload them.
+    pub fn upload_plan<const N: usize>(&mut self, plan: &Plan<N>) -> Result<(), OffboardError> {
+        self.upload_mission_items(&plan.items)
+    }
+
+    /// Download the vehicle's mission into the held mission (see `mission_items`).
+    pub fn download_mission(&mut self) {
+        self.mission.transfer = Transfer::Download(Download::new());
+    }
+
+    /// Clear the vehicle's mission (MISSION_CLEAR_ALL); the held one empties on PX4's ack.
+    pub fn clear_mission(&mut self) {
+        self.mission.transfer = Transfer::Clear(Clear::new());
+    }
+
+    /// Fly the mission from its first item: MISSION_SET_CURRENT 0 until MISSION_CURRENT
+    /// reports item 0 (after a finished mission PX4 stays at the last item), then Mission mode
+    /// confirmed, then arm. Upload first and wait for `mission_uploaded`: PX4 refuses Mission
+    /// mode without a valid mission. Progress counters restart with the run.
+    pub fn start_mission<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>) {
+        self.mission.reached = None;
+        self.req.request_restart();
+        self.set_mode(Mode::Mission);
+        self.arm(now, tel);
+    }
+
+    /// Pause the mission: Hold.
+    pub fn pause_mission(&mut self) {
+        self.hold();
+    }
+
+    /// Resume the mission from the item PX4 holds current: Mission mode again.
+    pub fn resume_mission(&mut self) {
+        self.set_mode(Mode::Mission);
+    }
+
+    /// Carry out a flight-program action. `Speedup` is the driver's and is refused with
+    /// [`OffboardError::DriverAction`].
+    pub fn apply<const T: usize>(
+        &mut self,
+        now: Instant,
+        tel: &Telemetry<T>,
+        action: &Action,
+    ) -> Result<(), OffboardError> {
+        match action {
+            Action::None => Ok(()),
+            Action::SetMode(m) => {
+                self.set_mode(*m);
+                Ok(())
+            }
+            Action::Arm => {
+                self.arm(now, tel);
+                Ok(())
+            }
+            Action::ArmGesture => {
+                self.arm_gesture(now, tel);
+                Ok(())
+            }
+            Action::Disarm => self.disarm(),
+            Action::Takeoff { alt_m } => self.takeoff(now, tel, *alt_m),
+            Action::Goto {
+                x_m,
+                y_m,
+                z_m,
+                yaw_rad,
+            } => self.goto(tel, *x_m, *y_m, *z_m, *yaw_rad),
+            Action::Land => {
+                self.land();
+                Ok(())
+            }
+            Action::ReturnToLaunch => {
+                self.return_to_launch();
+                Ok(())
+            }
+            Action::Hold => {
+                self.hold();
+                Ok(())
+            }
+            Action::Rc(s) => {
+                self.set_rc(*s);
+                Ok(())
+            }
+            Action::StopRc => {
+                self.stop_rc();
+                Ok(())
+            }
+            Action::ParamReal { name, value } => self.param_set(name, *value),
+            Action::ParamInt { name, value } => self.param_set_int(name, *value),
+            Action::UploadMission => self.upload_mission(),
+            Action::StartMission => {
+                self.start_mission(now, tel);
+                Ok(())
+            }
+            Action::PauseMission => {
+                self.pause_mission();
+                Ok(())
+            }
+            Action::ResumeMission => {
+                self.resume_mission();
+                Ok(())
+            }
+            Action::Speedup(_) => Err(OffboardError::DriverAction),
+        }
+    }
+}

@@ -1,0 +1,415 @@
+//! The QGroundControl `.plan` reader: a mission from bytes, without allocation.
+//!
+//! A `.plan` is JSON: `{"fileType": "Plan", "mission": {"items": [...], "plannedHomePosition":
+//! [lat, lon, alt]}, "geoFence": …, "rallyPoints": …}`. [`read_plan`] reads the mission and
+//! nothing else, exactly as seed 002's `read_plan`:
+//!
+//! * items keep their file order and get `seq` = index; there is no implicit home item (PX4
+//!   takes the mission as sent, as MAVSDK sends it);
+//! * each item must be a `"SimpleItem"` with exactly seven `params`: params 0..3 are
+//!   param1..param4 (`null` → NaN, MAVLink's "no value"), params 4 and 5 latitude and
+//!   longitude in degrees (stored × 1e7, rounded half to even as Python's `round`; `null` → 0),
+//!   param 6 the altitude (`null` → 0.0); `autoContinue` defaults to true;
+//! * `home` is `plannedHomePosition` (altitude over mean sea level), (0, 0, 0) when absent;
+//! * unknown keys (`AMSLAltAboveTerrain`, `Altitude`, `doJumpId`, `cruiseSpeed`, …) and the
+//!   `geoFence` and `rallyPoints` sections are skipped.
+//!
+//! Errors come in the seed's order: JSON syntax; not a plan (`fileType` is not `"Plan"`); no
+//! `mission` object; the first item that is not a SimpleItem, lacks seven params or has a bad
+//! field; then, beyond the seed, more items than the capacity `N`. Every error carries the byte
+//! offset it concerns ([`PlanError::offset`]; [`line_col`] turns it into a line and column).
+//!
+//! How: serde-json-core (no allocation) reads the `mission` object through hand-written
+//! visitors, but it reports neither positions nor syntax errors precisely, so a small
+//! validating pass ([`json::validate`]) runs first and a locator ([`json::locate`]) finds the
+//! value a type error concerns. Strings are compared as written (escapes are not decoded): a
+//! `"fileType"` spelled with `\u` escapes is not recognised.
+
+mod de;
+pub mod json;
+
+use crate::mission::MissionItem;
+use core::fmt;
+use heapless::{String, Vec};
+use json::Seg;
+
+pub use de::KIND_LEN;
+pub use json::{line_col, SyntaxError, SyntaxKind};
+
+/// Where the vehicle starts: `plannedHomePosition`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Home {
+    /// Latitude, degrees.
+    pub lat_deg: f64,
+    /// Longitude, degrees.
+    pub lon_deg: f64,
+    /// Altitude over mean sea level, m (not the WGS-84 ellipsoidal height).
+    pub alt_amsl_m: f64,
+}
+
+/// A parsed `.plan`: where the vehicle starts, and up to `N` items it flies.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Plan<const N: usize> {
+    /// `plannedHomePosition`.
+    pub home: Home,
+    /// The mission items in file order, `seq` equal to the index.
+    pub items: Vec<MissionItem, N>,
+}
+
+/// Text of a value quoted in an error (the start of it, at most this many bytes).
+pub const QUOTE_LEN: usize = 24;
+
+/// Why a `.plan` could not be read. Every variant has a byte offset ([`PlanError::offset`]).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum PlanError {
+    /// The bytes are not JSON.
+    Syntax(SyntaxError),
+    /// `fileType` is not `"Plan"` (or the document is not an object).
+    NotAPlan {
+        /// Offset of the `fileType` value, or of the document when there is none.
+        offset: usize,
+        /// The `fileType` value as written, if there is one.
+        found: Option<String<QUOTE_LEN>>,
+    },
+    /// There is no `mission` object.
+    NoMission {
+        /// Offset of the `mission` value, or of the document when there is none.
+        offset: usize,
+    },
+    /// An item is not a `"SimpleItem"` (a survey `ComplexItem`, say).
+    NotSimpleItem {
+        /// Index of the item.
+        index: usize,
+        /// Offset of the item.
+        offset: usize,
+        /// Its `type`, if it has one.
+        kind: Option<String<KIND_LEN>>,
+    },
+    /// An item does not carry exactly seven `params`.
+    ParamCount {
+        /// Index of the item.
+        index: usize,
+        /// Offset of the item.
+        offset: usize,
+        /// How many it carries.
+        count: usize,
+    },
+    /// An item lacks `frame` or `command`, or one is not a whole number in range.
+    BadField {
+        /// Index of the item.
+        index: usize,
+        /// Offset of the item.
+        offset: usize,
+        /// The field.
+        field: &'static str,
+        /// `true` when the field is missing, `false` when it is not a whole number in range.
+        missing: bool,
+    },
+    /// An item's command is not a MAV_CMD of the common dialect.
+    UnknownCommand {
+        /// Index of the item.
+        index: usize,
+        /// Offset of the item.
+        offset: usize,
+        /// The value.
+        command: u16,
+    },
+    /// An item's frame is not a MAV_FRAME of the common dialect.
+    UnknownFrame {
+        /// Index of the item.
+        index: usize,
+        /// Offset of the item.
+        offset: usize,
+        /// The value.
+        frame: u8,
+    },
+    /// More items than the reader's capacity `N`.
+    TooManyItems {
+        /// The capacity.
+        capacity: usize,
+        /// Items in the file.
+        count: usize,
+        /// Offset of the first item that does not fit.
+        offset: usize,
+    },
+    /// `plannedHomePosition` does not hold exactly three numbers.
+    BadHome {
+        /// Offset of the value.
+        offset: usize,
+        /// How many elements it holds.
+        count: usize,
+    },
+    /// A value of the wrong type (a string where a number goes, …).
+    Type {
+        /// Offset of the value.
+        offset: usize,
+        /// What was expected there.
+        expected: &'static str,
+    },
+}
+
+impl PlanError {
+    /// Byte offset in the input this error concerns; [`line_col`] makes it a line and column.
+    pub fn offset(&self) -> usize {
+        match self {
+            PlanError::Syntax(e) => e.offset,
+            PlanError::NotAPlan { offset, .. }
+            | PlanError::NoMission { offset }
+            | PlanError::NotSimpleItem { offset, .. }
+            | PlanError::ParamCount { offset, .. }
+            | PlanError::BadField { offset, .. }
+            | PlanError::UnknownCommand { offset, .. }
+            | PlanError::UnknownFrame { offset, .. }
+            | PlanError::TooManyItems { offset, .. }
+            | PlanError::BadHome { offset, .. }
+            | PlanError::Type { offset, .. } => *offset,
+        }
+    }
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::Syntax(e) => write!(f, "invalid JSON at byte {}: {}", e.offset, e.kind),
+            PlanError::NotAPlan { found, .. } => match found {
+                Some(v) => write!(f, "not a QGC .plan (fileType={v})"),
+                None => f.write_str("not a QGC .plan (fileType=None)"),
+            },
+            PlanError::NoMission { .. } => f.write_str("no 'mission' object"),
+            PlanError::NotSimpleItem { index, kind, .. } => match kind {
+                Some(k) => write!(f, "item {index} is a '{k}'; only 'SimpleItem' is supported"),
+                None => write!(f, "item {index} is a None; only 'SimpleItem' is supported"),
+            },
+            PlanError::ParamCount { index, count, .. } => {
+                write!(f, "item {index} has {count} params, expected 7")
+            }
+            PlanError::BadField {
+                index,
+                field,
+                missing: true,
+                ..
+            } => write!(f, "item {index} has no '{field}'"),
+            PlanError::BadField { index, field, .. } => {
+                write!(f, "item {index}: '{field}' is not a whole number in range")
+            }
+            PlanError::UnknownCommand { index, command, .. } => {
+                write!(f, "item {index}: unknown MAV_CMD {command}")
+            }
+            PlanError::UnknownFrame { index, frame, .. } => {
+                write!(f, "item {index}: unknown MAV_FRAME {frame}")
+            }
+            PlanError::TooManyItems {
+                capacity, count, ..
+            } => write!(
+                f,
+                "{count} items, more than the {capacity} this reader holds"
+            ),
+            PlanError::BadHome { count, .. } => write!(
+                f,
+                "plannedHomePosition holds {count} values, expected [lat, lon, alt]"
+            ),
+            PlanError::Type {
+                offset, expected, ..
+            } => write!(f, "wrong type at byte {offset}: expected {expected}"),
+        }
+    }
+}
+
+/// The raw text of the value at `at`, cut to [`QUOTE_LEN`] bytes at a character boundary.
+fn quote(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
+    let (s, e) = json::span(src, at)?;
+    let text = core::str::from_utf8(src.get(s..e)?).ok()?;
+    let mut out = String::new();
+    for c in text.chars() {
+        if out.push(c).is_err() {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// Read a QGroundControl `.plan` holding at most `N` items. Never panics, on any input.
+pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
+    json::validate(src).map_err(PlanError::Syntax)?;
+    let root = json::locate(src, &[]).unwrap_or(0);
+    let not_a_plan = |offset, found| PlanError::NotAPlan { offset, found };
+    if src.get(root) != Some(&b'{') {
+        return Err(not_a_plan(root, None));
+    }
+    match json::locate(src, &[Seg::Key("fileType")]) {
+        None => return Err(not_a_plan(root, None)),
+        Some(at) => {
+            if src.get(at..at + 6) != Some(&b"\"Plan\""[..]) {
+                return Err(not_a_plan(at, quote(src, at)));
+            }
+        }
+    }
+    let mission_at = match json::locate(src, &[Seg::Key("mission")]) {
+        Some(at) if src.get(at) == Some(&b'{') => at,
+        Some(at) => return Err(PlanError::NoMission { offset: at }),
+        None => return Err(PlanError::NoMission { offset: root }),
+    };
+    let (m_start, m_end) =
+        json::span(src, mission_at).ok_or(PlanError::NoMission { offset: mission_at })?;
+    let mission = src
+        .get(m_start..m_end)
+        .ok_or(PlanError::NoMission { offset: mission_at })?;
+
+    let mut ctx = de::Ctx::<N>::new();
+    let mut des = serde_json_core::de::Deserializer::new(mission, None);
+    let parsed = serde::de::DeserializeSeed::deserialize(de::MissionSeed(&mut ctx), &mut des);
+
+    // Paths recorded by the visitors are relative to the mission object.
+    let at_path = |path: &[Seg]| {
+        let mut full: Vec<Seg, 8> = Vec::new();
+        let _ = full.push(Seg::Key("mission"));
+        for s in path {
+            let _ = full.push(*s);
+        }
+        json::locate(src, &full).unwrap_or(mission_at)
+    };
+    let item_at = |index: usize| at_path(&[Seg::Key("items"), Seg::Index(index)]);
+
+    if let Some((index, problem)) = ctx.first_problem.take() {
+        let offset = item_at(index);
+        return Err(match problem {
+            de::ItemProblem::NotSimple(kind) => PlanError::NotSimpleItem {
+                index,
+                offset,
+                kind,
+            },
+            de::ItemProblem::ParamCount(count) => PlanError::ParamCount {
+                index,
+                offset,
+                count,
+            },
+            de::ItemProblem::Missing(field) => PlanError::BadField {
+                index,
+                offset,
+                field,
+                missing: true,
+            },
+            de::ItemProblem::NotInteger(field) | de::ItemProblem::Coordinate(field) => {
+                PlanError::BadField {
+                    index,
+                    offset,
+                    field,
+                    missing: false,
+                }
+            }
+            de::ItemProblem::UnknownCommand(command) => PlanError::UnknownCommand {
+                index,
+                offset,
+                command,
+            },
+            de::ItemProblem::UnknownFrame(frame) => PlanError::UnknownFrame {
+                index,
+                offset,
+                frame,
+            },
+        });
+    }
+    if parsed.is_err() {
+        return Err(PlanError::Type {
+            offset: at_path(&ctx.path),
+            expected: ctx.expected,
+        });
+    }
+    if ctx.count > N {
+        return Err(PlanError::TooManyItems {
+            capacity: N,
+            count: ctx.count,
+            offset: item_at(N),
+        });
+    }
+    let home = match (ctx.home, ctx.home_count) {
+        (Some([lat, lon, alt]), _) => Home {
+            lat_deg: lat,
+            lon_deg: lon,
+            alt_amsl_m: alt,
+        },
+        (None, None) => Home::default(),
+        (None, Some(count)) => {
+            return Err(PlanError::BadHome {
+                offset: at_path(&[Seg::Key("plannedHomePosition")]),
+                count,
+            })
+        }
+    };
+    Ok(Plan {
+        home,
+        items: ctx.items,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINI: &str = r#"{"fileType": "Plan", "mission": {"items": [
+        {"type": "SimpleItem", "command": 22, "frame": 3, "params": [0, 0, 0, null, 47.5, 8.25, 5]},
+        {"type": "SimpleItem", "command": 16, "frame": 3, "autoContinue": false,
+         "params": [1.5, 2, 0, 90, -33.8688, 151.2093, null], "doJumpId": 2}
+    ], "plannedHomePosition": [47.5, 8.25, 488]}}"#;
+
+    #[test]
+    fn reads_a_small_plan() {
+        let plan = read_plan::<4>(MINI.as_bytes()).unwrap();
+        assert_eq!(
+            plan.home,
+            Home {
+                lat_deg: 47.5,
+                lon_deg: 8.25,
+                alt_amsl_m: 488.0
+            }
+        );
+        assert_eq!(plan.items.len(), 2);
+        let a = plan.items[0];
+        assert_eq!(
+            (a.seq, a.command, a.frame, a.autocontinue),
+            (0, 22, 3, true)
+        );
+        assert!(a.params[3].is_nan());
+        assert_eq!((a.x, a.y, a.z), (475_000_000, 82_500_000, 5.0));
+        let b = plan.items[1];
+        assert_eq!((b.seq, b.autocontinue), (1, false));
+        assert_eq!(&b.params, &[1.5, 2.0, 0.0, 90.0]);
+        assert_eq!((b.x, b.y, b.z), (-338_688_000, 1_512_093_000, 0.0));
+    }
+
+    #[test]
+    fn capacity_is_an_error_with_the_first_extra_item() {
+        let e = read_plan::<1>(MINI.as_bytes()).unwrap_err();
+        let second = MINI
+            .find("{\"type\": \"SimpleItem\", \"command\": 16")
+            .unwrap();
+        assert_eq!(
+            e,
+            PlanError::TooManyItems {
+                capacity: 1,
+                count: 2,
+                offset: second
+            }
+        );
+    }
+
+    #[test]
+    fn a_type_error_points_at_the_value() {
+        let doc = MINI.replace("\"command\": 16", "\"command\": \"16\"");
+        let e = read_plan::<4>(doc.as_bytes()).unwrap_err();
+        let at = doc.find("\"16\"").unwrap();
+        assert_eq!(
+            e,
+            PlanError::Type {
+                offset: at,
+                expected: "a number"
+            }
+        );
+        let doc = MINI.replace("null, 47.5", "null, \"47.5\"");
+        let e = read_plan::<4>(doc.as_bytes()).unwrap_err();
+        assert_eq!(e.offset(), doc.find("\"47.5\"").unwrap());
+    }
+}
