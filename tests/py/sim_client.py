@@ -106,7 +106,11 @@ class Client:
 
     def pump(self, timeout=0.05):
         """Read and record every message available (waits up to `timeout` for the first)."""
-        m = self.mav.recv_match(blocking=True, timeout=timeout)
+        # recv_match(timeout=0) may return before reading anything: poll without blocking then.
+        if timeout > 0:
+            m = self.mav.recv_match(blocking=True, timeout=timeout)
+        else:
+            m = self.mav.recv_match(blocking=False)
         while m is not None:
             self._on(m)
             m = self.mav.recv_match(blocking=False)
@@ -151,14 +155,14 @@ class Client:
         elif t == "STATUSTEXT":
             raw = m.text if isinstance(m.text, str) else m.text.decode("utf-8", "replace")
             key = m.id
-            acc = self.partial.get(key, "") + raw
+            # A chunk of exactly 50 has no terminator: a text in progress under another id is
+            # complete once a new id shows up.
+            for other in [k for k in self.partial if k != key]:
+                self._complete(other)
+            sev, acc, n = self.partial.get(key, (m.severity, "", 0))
+            self.partial[key] = (sev, acc + raw, n + 1)
             if len(raw) < 50:
-                self.partial.pop(key, None)
-                txt = acc.rstrip("\t")
-                self.texts.append(txt)
-                self.emit("text", sev=m.severity, text=txt, id=m.id, chunks=m.chunk_seq + 1)
-            else:
-                self.partial[key] = acc
+                self._complete(key)
         elif t == "GLOBAL_POSITION_INT":
             self.gpos = m
         elif t == "LOCAL_POSITION_NED":
@@ -182,6 +186,16 @@ class Client:
         elif t == "PARAM_VALUE":
             self.emit("param", name=m.param_id, value=m.param_value, type=m.param_type,
                       bits=struct.unpack("<I", struct.pack("<f", m.param_value))[0])
+
+    def _complete(self, key):
+        sev, acc, n = self.partial.pop(key)
+        txt = acc.rstrip("\t")
+        self.texts.append(txt)
+        self.emit("text", sev=sev, text=txt, id=key, chunks=n)
+
+    def flush_texts(self):
+        for k in list(self.partial):
+            self._complete(k)
 
     def wait(self, pred, sim_s, what):
         """Pump until pred() holds; `sim_s` seconds of vehicle time at most."""

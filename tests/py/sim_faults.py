@@ -32,6 +32,7 @@ def scenario(c, args):
         wall(c, 1.5)
     else:
         wall(c, 2.5)
+    c.flush_texts()
     delta = {k: c.counts.get(k, 0) - before.get(k, 0) for k in set(c.counts) | set(before)}
     c.emit("observed", delta=delta, clock_advanced_ms=c.t_ms - t_before,
            armed=c.armed(), acks=c.acks(400), texts=c.texts[-3:])

@@ -100,6 +100,10 @@ impl Vehicle {
         let Some(m) = desired else {
             return MavResult::MAV_RESULT_ACCEPTED;
         };
+        if m == Mode::Takeoff {
+            // A mode switch takes off to MIS_TAKEOFF_ALT; only NAV_TAKEOFF carries an altitude.
+            self.nav.takeoff_alt_amsl = None;
+        }
         let c = self.conditions();
         if self.commander.change_mode(m, m == Mode::Land, &c) {
             MavResult::MAV_RESULT_ACCEPTED

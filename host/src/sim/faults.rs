@@ -12,8 +12,10 @@
 //!   watches heartbeats alone sees a live vehicle; one that watches the autopilot clock sees it
 //!   stall. Clearing the fault resumes time where it stopped.
 //! * [`Fault::Silence`]: no byte leaves the vehicle (a dead link); it still runs and receives.
-//! * [`Fault::Garbage`]: random bytes (biased toward MAVLink start bytes, so a decoder meets
-//!   false frame starts) are interleaved between the valid frames of every datagram.
+//! * [`Fault::Garbage`]: bursts of 1–16 random bytes (biased toward MAVLink start bytes, so a
+//!   decoder meets false frame starts) precede about one frame in eight, inside the datagrams;
+//!   the valid frames are intact. A resynchronising decoder loses nothing; a parser that skips
+//!   a whole false frame (pymavlink) loses the frames it swallows, as on a noisy link.
 //! * [`Fault::RefuseArming`]: the prearm checks fail (SYS_STATUS prearm bit off, heartbeat
 //!   system_status UNINIT) and every arming attempt is refused with COMMAND_ACK
 //!   TEMPORARILY_REJECTED and the given text as a CRITICAL STATUSTEXT.

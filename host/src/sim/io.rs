@@ -39,7 +39,7 @@ impl Io {
 
     /// A `mavlink_log_*` text from `module`: console line plus a queued STATUSTEXT.
     pub fn log(&mut self, now_us: u64, sev: MavSeverity, module: &str, text: &str) {
-        self.print(format!("{}  [{}] {}", console_level(sev), module, text));
+        self.print(format!("{:<5} [{}] {}", console_level(sev), module, text));
         self.texts.push(now_us, sev, text);
     }
 

@@ -1,15 +1,58 @@
 //! A simulated PX4 vehicle (multicopter, SITL instance N) that speaks PX4's MAVLink faithfully.
 //!
 //! It is the default peer of every end-to-end test and of the `nexus` command when no PX4 build
-//! is given, and it can be run alone (`nexus sim`) for QGroundControl or pymavlink. Fidelity is
-//! the point: behaviour follows `PX4-WIRE.md` (measured PX4 SITL, SIH quadrotor) and, where that
-//! is silent, PX4's sources (commander, navigator, `mavlink_mission.cpp`, the mavlink streams).
+//! is given, and it runs alone (`nexus sim`) for QGroundControl or pymavlink. Fidelity is the
+//! point: behaviour follows `PX4-WIRE.md` (measured PX4 SITL, SIH quadrotor) and, where that is
+//! silent, PX4's sources (commander, navigator, `mavlink_mission.cpp`, the mavlink streams).
 //!
 //! Two layers:
 //! * [`Vehicle`]: a pure, deterministic, in-memory model driven sans-IO
-//!   (`handle_datagram` / `step` / `poll_transmit`), testable without sockets;
-//! * [`SimHandle`]: a thin UDP server around it, one thread per instance, real-time (with a
-//!   speed factor) or lockstep (the host steps sim time explicitly).
+//!   ([`Vehicle::handle_datagram`] / [`Vehicle::step`] / [`Vehicle::poll_transmit`]); it owns
+//!   its clock (`time_boot_ms`), so inbound frames are handled at its current sim time;
+//! * [`SimHandle`]: a thin UDP server around it, one thread per instance, real time with a
+//!   speed factor or lockstep (the host steps sim time), with ground truth, faults, the console
+//!   log and the exit status for a supervisor.
+//!
+//! # On the wire
+//! Bind 14580+N, send to 14540+N until a client speaks, then latch onto the first client for
+//! the vehicle's life; system id N+1, component 1; MAVLink 2 out, MAVLink 1 or 2 in. HEARTBEAT
+//! type 2/autopilot 12; base_mode = CUSTOM_MODE_ENABLED | auto 0x1c / manual 0x50 (Acro 0x40,
+//! Offboard 0x10) | armed 0x80 (`streams/HEARTBEAT.hpp`); system_status UNINIT until the
+//! prearm checks pass for the selected mode, STANDBY, ACTIVE armed, CRITICAL in failsafe.
+//! Streams at PX4-WIRE's rates, including messages a client must skip (ATTITUDE_QUATERNION,
+//! HIGHRES_IMU, ODOMETRY, …) and PX4's own gimbal/camera COMMAND_LONGs (1001, 1000, 2003,
+//! addressed to itself, sent three times a second apart at ~4 s after boot and at arming).
+//!
+//! # Decisions taken from PX4's sources (where PX4-WIRE.md is silent)
+//! * STATUSTEXT (`streams/STATUSTEXT.hpp`): a uORB queue of 8, drained only while a GCS or
+//!   onboard-controller HEARTBEAT was seen in the last 3 s, entries older than 5 s dropped; ids
+//!   count from 0; 50-character chunks, the last zero-padded (exactly 50: no terminator).
+//!   The stream starts at 2.7 s, so boot texts arrive late, together.
+//! * Mode changes (`UserModeIntention`): always accepted disarmed; armed only if the mode can
+//!   run; Land forced; the rejection text "Switching to X is currently not available" only for
+//!   DO_SET_MODE from a mission planner (compid 190), as commander does; on disarm the mode
+//!   reverts to the last intended mode that does not prevent arming (Land/RTL → Hold).
+//! * Arming: the checks of the selected mode; throttle checks in manual modes; the stick
+//!   gesture (throttle < 10 %, yaw > 80 % held COM_RC_ARM_HYST = 1 s) only in manual modes;
+//!   "Armed by external command", "Disarmed by landing", "… by auto preflight disarming"
+//!   (`arm_disarm_reason_str`); home set at arming; COM_FLIGHT_UUID bumped at disarm and sent
+//!   unsolicited.
+//! * Takeoff done within NAV_MC_ALT_RAD → Hold keeps the takeoff setpoint; "Takeoff detected"
+//!   and "Landing detected" from the land detector; RTL with PX4's cone-limited return
+//!   altitude and its texts (`rtl_direct.cpp`); mission climb "Climb to … meters above home"
+//!   to the first position item, "Mission finished, loitering/landed", an RTL item hands over.
+//! * Mission protocol (`mavlink_mission.cpp`): see [`mission`], including PX4's CRC32.
+//! * Parameters: PARAM_SET of the wrong type is ignored; unknown names get
+//!   `"[pm] unknown param: NAME"`.
+//! * Commands: COMMAND_INT must use frame 5 (else 9); DO_REPOSITION is COMMAND_INT only
+//!   (COMMAND_LONG: 8) and param2 must be 1 (else 3); unknown commands: 3.
+//!
+//! # Calibrated to the measurements
+//! First heartbeat 1.5 s, global position 3.0 s, armable 4.5 s; takeoff detected ~1.9 s after
+//! arming (1 s spool-up, MPC_TKO_RAMP_T ramp); 15 m reposition in ~6.5 s; "Disarmed by
+//! landing" 2.0–2.4 s after ON_GROUND; "Failsafe activated" ~1.3 s after the offboard stream
+//! stops; mission retries ~0.26 s apart; relative_alt stepped by ~1.1 m for 120 s after
+//! takeoff (switch: [`VehicleConfig::relative_alt_steps`]).
 //!
 //! Modules, one per concept: [`geo`], [`params`], [`dynamics`], [`commander`], [`navigator`],
 //! [`mission`], [`statustext`], [`streams`], [`faults`], [`clock`], [`server`], [`cli`].

@@ -478,6 +478,7 @@ impl Navigator {
                             && i.body.pos_ned_m[2] < t.target_ned_m[2] + p.f(P::NAV_MC_ALT_RAD)
                         {
                             self.takeoff_done = true;
+                            self.takeoff_alt_amsl = None;
                             self.last_target = self.target;
                             self.can_loiter_at_sp = true;
                             event = Some(NavEvent::TakeoffDone);

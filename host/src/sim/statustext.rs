@@ -41,8 +41,8 @@ pub fn console_level(sev: MavSeverity) -> &'static str {
         | MavSeverity::MAV_SEVERITY_ALERT
         | MavSeverity::MAV_SEVERITY_CRITICAL
         | MavSeverity::MAV_SEVERITY_ERROR => "ERROR",
-        MavSeverity::MAV_SEVERITY_WARNING => "WARN ",
-        _ => "INFO ",
+        MavSeverity::MAV_SEVERITY_WARNING => "WARN",
+        _ => "INFO",
     }
 }
 

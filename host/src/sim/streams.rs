@@ -565,7 +565,12 @@ impl Vehicle {
         }
         if !self.streams.started {
             self.streams.started = true;
-            self.io.print("INFO  [mavlink] mode: Onboard, data rate: 4000000 B/s on udp port 14580+N remote port 14540+N".replace("14580+N", &(14580 + self.cfg.instance as u32).to_string()).replace("14540+N", &(14540 + self.cfg.instance as u32).to_string()));
+            let n = self.cfg.instance as u32;
+            self.io.print(format!(
+                "INFO  [mavlink] mode: Onboard, data rate: 4000000 B/s on udp port {} remote port {}",
+                14580 + n,
+                14540 + n
+            ));
             let t0 = self.elapsed_us;
             for (i, e) in self.streams.entries.iter_mut().enumerate() {
                 // Spread the phases like independent PX4 streams.

@@ -254,8 +254,9 @@ impl Outbox {
         }
         let mut n = 0;
         while let Some(&len) = self.lens.front() {
-            let garbage = if self.fault == TxFault::Garbage {
-                (self.next_rand() % 24) as usize
+            // About one frame in eight is preceded by a burst of 1..16 random bytes.
+            let garbage = if self.fault == TxFault::Garbage && self.next_rand() % 8 == 0 {
+                1 + (self.next_rand() % 16) as usize
             } else {
                 0
             };
@@ -265,7 +266,7 @@ impl Outbox {
             for _ in 0..garbage {
                 // Bias toward start bytes so a decoder meets false frame starts.
                 let r = self.next_rand();
-                out[n] = match r % 5 {
+                out[n] = match r % 8 {
                     0 => 0xFD,
                     1 => 0xFE,
                     _ => (r >> 8) as u8,
