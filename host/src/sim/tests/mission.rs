@@ -492,3 +492,45 @@ fn mission_ending_in_rtl_hands_over_and_lands() {
         })
     );
 }
+
+#[test]
+fn mission_ending_in_land_lands_and_disarms() {
+    let mut g = Gcs::booted();
+    let mut items = three_items();
+    items.truncate(2);
+    items.push(item(2, MAV_CMD_NAV_LAND, 20.0, 15.0, 0.0));
+    let ev = upload(&mut g, &items);
+    assert!(ev
+        .iter()
+        .any(|e| matches!(e, Ev::MissionAck { result: 0, .. })));
+    g.set_mode(Mode::Mission);
+    g.run(1_200);
+    g.arm();
+    let from = g.log.len();
+    assert!(g.run_until(2_000, |g| g.armed()));
+    assert!(g.run_until(120_000, |g| !g.armed()));
+    g.run(1_500);
+    assert_subsequence(
+        &g.events(from),
+        &[
+            Ev::Reached(1),
+            Ev::Landed(4),
+            Ev::Reached(2),
+            Ev::Text {
+                sev: 6,
+                text: "Mission finished, landed".into(),
+            },
+            Ev::Text {
+                sev: 6,
+                text: "Disarmed by landing".into(),
+            },
+        ],
+    );
+    let p = g.v.snapshot().position_ned_m;
+    assert!(
+        (p[0] - 20.0).abs() < 1.0 && (p[1] - 15.0).abs() < 1.0,
+        "landed at the item: {p:?}"
+    );
+    // PX4 does not leave Mission after a landing on the ground.
+    assert_eq!(g.mode(), Some(Mode::Mission));
+}
