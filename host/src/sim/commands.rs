@@ -78,15 +78,14 @@ impl Vehicle {
         });
     }
 
-    /// DO_SET_MODE core; returns commander's result. `reject_text` prints the rejection
-    /// (PX4 does for a mission planner, compid 190).
+    /// DO_SET_MODE core; returns commander's result. A rejection is explained in a text only
+    /// to a mission planner (compid 190), as commander does.
     pub(super) fn set_mode_from(
         &mut self,
         base: f32,
         main: f32,
         sub: f32,
         src: (u8, u8),
-        _ack: bool,
     ) -> MavResult {
         let now = self.now_us;
         let desired = match desired_mode(base as u8, main as u8, sub as u8) {
@@ -148,7 +147,7 @@ impl Vehicle {
                 if is_long {
                     self.ack(176, MavResult::MAV_RESULT_ACCEPTED, src);
                 }
-                self.set_mode_from(cmd.p[0], cmd.p[1], cmd.p[2], src, true)
+                self.set_mode_from(cmd.p[0], cmd.p[1], cmd.p[2], src)
             }
             400 => {
                 let action = cmd.p[0].round();

@@ -55,7 +55,7 @@ impl Vehicle {
                     if m.target_system == self.sysid && !self.stalled {
                         let main = ((m.custom_mode >> 16) & 0xff) as f32;
                         let sub = ((m.custom_mode >> 24) & 0xff) as f32;
-                        self.set_mode_from(m.base_mode.bits() as f32, main, sub, src, false);
+                        self.set_mode_from(m.base_mode.bits() as f32, main, sub, src);
                     }
                 }
             }
@@ -116,6 +116,10 @@ impl Vehicle {
                         Err(SetError::Unknown) => {
                             self.io
                                 .info(now, "mavlink", &format!("[pm] unknown param: {name}"))
+                        }
+                        Err(SetError::NotFinite) => {
+                            self.io
+                                .print(format!("ERROR [mavlink] param value not finite: {name}"));
                         }
                         Err(SetError::TypeMismatch) => {
                             self.io.print(format!(

@@ -116,6 +116,8 @@ pub enum SetError {
     Unknown,
     /// The PARAM_SET's type does not match the parameter's (PX4 ignores it).
     TypeMismatch,
+    /// A REAL32 value that is not a finite number.
+    NotFinite,
 }
 
 /// The vehicle's parameter values.
@@ -172,6 +174,9 @@ impl Params {
     /// Set a parameter by value in its own type (host-side overrides, internal updates).
     pub fn set_numeric(&mut self, name: &str, v: f64) -> Result<usize, SetError> {
         let idx = self.index_of(name).ok_or(SetError::Unknown)?;
+        if !v.is_finite() {
+            return Err(SetError::NotFinite);
+        }
         self.values[idx] = initial(TABLE[idx].1, v);
         Ok(idx)
     }
@@ -185,6 +190,9 @@ impl Params {
     ) -> Result<usize, SetError> {
         let idx = self.index_of(name).ok_or(SetError::Unknown)?;
         let value = match (TABLE[idx].1, ty) {
+            (ParamKind::Real32, MavParamType::MAV_PARAM_TYPE_REAL32) if !wire.is_finite() => {
+                return Err(SetError::NotFinite)
+            }
             (ParamKind::Real32, MavParamType::MAV_PARAM_TYPE_REAL32) => ParamValue::Real(wire),
             (ParamKind::Int32, MavParamType::MAV_PARAM_TYPE_INT32) => {
                 ParamValue::Int(wire.to_bits() as i32)

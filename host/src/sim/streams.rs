@@ -5,7 +5,6 @@
 //! vehicle's clock is stalled), stamped with the vehicle's clock.
 
 use super::geo::wrap_pi;
-use super::params::ParamValue;
 use super::vehicle::Vehicle;
 use mav::{MavModeFlag, MavSysStatusSensor};
 use mavlink::dialects::common as mav;
@@ -503,7 +502,7 @@ impl Vehicle {
         if let Some((name, kind, value)) = self.params.entry(index) {
             let mut id = [0u8; 16];
             id[..name.len()].copy_from_slice(name.as_bytes());
-            let wire: f32 = ParamValue::wire(value);
+            let wire = value.wire();
             self.io.out.push(&mav::PARAM_VALUE_DATA {
                 param_value: wire,
                 param_count: count,

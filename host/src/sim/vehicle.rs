@@ -137,8 +137,10 @@ impl Vehicle {
         let mut params = Params::new(sysid);
         let mut io = Io::new(sysid, COMPID, cfg.seed);
         for (name, v) in &cfg.params {
-            if params.set_numeric(name, *v).is_err() {
-                io.print(format!("WARN  [param] unknown parameter override {name}"));
+            if let Err(e) = params.set_numeric(name, *v) {
+                io.print(format!(
+                    "WARN  [param] parameter override {name}={v} ignored: {e:?}"
+                ));
             }
         }
         let tick_us = 1_000_000 / cfg.physics_hz.clamp(50, 2000) as u64;
@@ -230,7 +232,6 @@ impl Vehicle {
 
     /// Inject a fault (see [`Fault`]).
     pub fn inject(&mut self, fault: Fault) {
-        let now = self.now_us;
         match fault {
             Fault::Exit { code } => {
                 self.io.print("INFO  [px4] Exiting NOW.".to_owned());
@@ -245,7 +246,6 @@ impl Vehicle {
             Fault::Garbage => self.io.out.set_fault(TxFault::Garbage),
             Fault::RefuseArming { text } => self.refusal = Some(text),
         }
-        let _ = now;
     }
 
     /// Remove stall, silence, garbage and arming refusal (exit and panic are final).

@@ -156,6 +156,10 @@ impl RawMissionItem {
     }
 }
 
+/// Frames kept for a driver that does not poll; beyond this new frames are dropped, like a
+/// full transmit buffer on PX4.
+pub const MAX_PENDING_FRAMES: usize = 65_536;
+
 /// Byte-level fault applied to what leaves the vehicle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TxFault {
@@ -181,6 +185,8 @@ pub struct Outbox {
     read: usize,
     /// Frames queued since creation.
     pub frames_total: u64,
+    /// Frames dropped (queue full, or a datagram buffer too small for one frame).
+    pub frames_dropped: u64,
     fault: TxFault,
     rng: u64,
 }
@@ -196,6 +202,7 @@ impl Outbox {
             lens: VecDeque::with_capacity(64),
             read: 0,
             frames_total: 0,
+            frames_dropped: 0,
             fault: TxFault::None,
             rng: seed | 1,
         }
@@ -213,6 +220,10 @@ impl Outbox {
 
     /// Queue `msg` as the next frame.
     pub fn push<M: MessageData>(&mut self, msg: &M) {
+        if self.lens.len() >= MAX_PENDING_FRAMES {
+            self.frames_dropped += 1;
+            return;
+        }
         let mut buf = [0u8; MAX_FRAME_LEN];
         // The buffer always fits one frame; a failure would be a bug in the encoder's bound.
         if let Ok(n) = encode_v2(self.seq, self.sysid, self.compid, msg, &mut buf) {
@@ -261,6 +272,13 @@ impl Outbox {
                 0
             };
             if n + len + garbage > out.len() {
+                if n == 0 && len > out.len() {
+                    // This frame can never fit the caller's datagram: drop it, don't stall.
+                    self.read += len;
+                    self.lens.pop_front();
+                    self.frames_dropped += 1;
+                    continue;
+                }
                 break;
             }
             for _ in 0..garbage {

@@ -172,3 +172,52 @@ fn set_message_interval_changes_a_stream() {
     let hz = (g.counts[&30] - before) as f32 / 2.0;
     assert!((19.0..=21.0).contains(&hz), "{hz}");
 }
+
+#[test]
+fn hostile_input_never_panics_or_corrupts_the_model() {
+    let mut g = Gcs::airborne(3.0);
+    // Random bytes, truncated frames, out-of-range fields.
+    let mut x: u64 = 0x1234_5678;
+    for _ in 0..2_000 {
+        let mut d = [0u8; 300];
+        for b in d.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = if x % 7 == 0 { 0xFD } else { x as u8 };
+        }
+        g.v.handle_datagram(&d[..(x % 300) as usize]);
+    }
+    g.param_set("MPC_XY_CRUISE", f32::NAN, MAV_PARAM_TYPE_REAL32);
+    g.cmd_long(
+        MAV_CMD_DO_SET_MODE,
+        [f32::NAN, f32::INFINITY, -1.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    g.send(&mav::SET_POSITION_TARGET_LOCAL_NED_DATA {
+        x: f32::NAN,
+        y: 1e38,
+        z: -1e38,
+        type_mask: mav::PositionTargetTypemask::empty(),
+        target_system: 1,
+        target_component: 1,
+        coordinate_frame: MavFrame::MAV_FRAME_LOCAL_NED,
+        ..Default::default()
+    });
+    g.send(&mav::MANUAL_CONTROL_DATA {
+        x: i16::MIN,
+        y: i16::MAX,
+        z: i16::MIN,
+        r: i16::MAX,
+        target: 1,
+        ..Default::default()
+    });
+    g.run(3_000);
+    let s = g.v.snapshot();
+    assert!(s.position_ned_m.iter().all(|v| v.is_finite()), "{s:?}");
+    assert!(s.armed && s.mode == Mode::Hold, "{s:?}");
+    // A driver that never polls does not grow memory without bound.
+    let mut v = crate::sim::Vehicle::new(crate::sim::VehicleConfig::default());
+    v.step(400_000_000);
+    assert_eq!(v.io.out.pending(), crate::sim::wire::MAX_PENDING_FRAMES);
+    assert!(v.io.out.frames_dropped > 0);
+}
