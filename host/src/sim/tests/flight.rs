@@ -632,3 +632,47 @@ fn rtl_climbs_returns_and_lands() {
     let p = g.v.snapshot().position_ned_m;
     assert!(p[0].hypot(p[1]) < 1.0, "landed home: {p:?}");
 }
+
+#[test]
+fn relative_alt_steps_after_takeoff_and_the_switch_smooths_it() {
+    for steps in [true, false] {
+        let mut cfg = crate::sim::VehicleConfig::instance(0);
+        cfg.relative_alt_steps = steps;
+        let mut g = Gcs::with(cfg);
+        g.run(5_000);
+        g.param_set(
+            "MIS_TAKEOFF_ALT",
+            5.0,
+            mav::MavParamType::MAV_PARAM_TYPE_REAL32,
+        );
+        g.set_mode(Mode::Takeoff);
+        g.run(1_200);
+        g.arm();
+        g.run(15_000);
+        let (mut rel, mut local) = (Vec::new(), Vec::new());
+        for _ in 0..600 {
+            g.run(100);
+            rel.push(g.gpos.as_ref().unwrap().relative_alt as f32 / 1000.0);
+            local.push(-g.lpos.as_ref().unwrap().z);
+        }
+        let jump = rel
+            .windows(2)
+            .map(|w| (w[1] - w[0]).abs())
+            .fold(0.0, f32::max);
+        let local_jump = local
+            .windows(2)
+            .map(|w| (w[1] - w[0]).abs())
+            .fold(0.0, f32::max);
+        let lo = rel.iter().copied().fold(f32::MAX, f32::min);
+        assert!(local_jump < 0.05, "LOCAL_POSITION_NED.z is smooth");
+        if steps {
+            assert!(jump >= 1.0, "steps of at least 1 m: {jump}");
+            assert!(
+                (3.7..=4.1).contains(&lo),
+                "reads down to ~3.8 m at a 5 m target: {lo}"
+            );
+        } else {
+            assert!(jump < 0.05 && (lo - 5.0).abs() < 0.1, "smooth: {jump} {lo}");
+        }
+    }
+}
