@@ -15,7 +15,9 @@
 //! * [`mode`]: PX4's flight-mode table;
 //! * [`engine`]: wait conditions, reactions, reasons and step programs (seed 000);
 //! * [`offboard`]: the PX4 offboard state machine (seed 002);
-//! * [`mission`] and [`plan`]: mission items and the QGroundControl `.plan` reader.
+//! * [`mission`] and [`plan`]: mission items and the QGroundControl `.plan` reader;
+//! * [`client`]: all of the above behind one `handle` / `poll_transmit` / `next_deadline` /
+//!   `poll_event` interface, the thing a driver runs per vehicle link.
 //!
 //! Every capacity is a const generic or a documented constant; running out is an error the
 //! caller sees, never a panic.
@@ -23,6 +25,7 @@
 #![forbid(unsafe_code)]
 
 pub mod action;
+pub mod client;
 pub mod engine;
 pub mod frame;
 pub mod mission;
@@ -35,6 +38,7 @@ pub mod telemetry;
 pub mod time;
 
 pub use action::Action;
+pub use client::{Client, ClientConfig, ClientError, Event};
 pub use mode::Mode;
 pub use msg::{Frame, Msg};
 pub use rc::RcSticks;

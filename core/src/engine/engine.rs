@@ -2,7 +2,7 @@
 
 use super::condition::{dep, Readings};
 use super::error::EngineError;
-use super::result::{EngineEvent, Reason, SnapshotAt, WaitId, WaitResult};
+use super::result::{EngineEvent, Reaction, Reason, SnapshotAt, WaitId, WaitResult};
 use super::wait::{Compiled, Reactions, Wait};
 use super::MAX_WAITS;
 use crate::mode::Mode;
@@ -413,9 +413,37 @@ impl<const N: usize> Engine<N> {
             .map(|result| EngineEvent::Settled { id, result })
     }
 
+    /// Next reaction to apply, oldest settle first, leaving every `Settled` where it is.
+    ///
+    /// A driver that must apply reactions in the tick they fire but reports results later (the
+    /// [`crate::client::Client`]) drains this after every evaluation and registration.
+    pub fn poll_reaction(&mut self) -> Option<(WaitId, Reaction)> {
+        if self.settled == 0 {
+            return None;
+        }
+        let mut best: Option<(usize, u64)> = None;
+        for (i, s) in self.slots.iter().enumerate() {
+            if let State::Settled(d) = &s.state {
+                if d.reactions != Reactions::NONE && best.is_none_or(|(_, o)| d.order < o) {
+                    best = Some((i, d.order));
+                }
+            }
+        }
+        let (i, _) = best?;
+        let slot = &mut self.slots[i];
+        let id = WaitId {
+            slot: i as u8,
+            generation: slot.generation,
+        };
+        match &mut slot.state {
+            State::Settled(d) => d.reactions.take_next().map(|r| (id, r)),
+            _ => None,
+        }
+    }
+
     /// Take the result of settled wait `id` directly, freeing its slot; refused while it has
-    /// reactions not yet polled (they must reach the driver).
-    pub(crate) fn take_settled(&mut self, id: WaitId) -> Result<WaitResult, EngineError> {
+    /// reactions not yet polled (they must reach the driver), and for a wait still pending.
+    pub fn take_settled(&mut self, id: WaitId) -> Result<WaitResult, EngineError> {
         let i = self.index(id)?;
         match &self.slots[i].state {
             State::Settled(d) if d.reactions == Reactions::NONE => {}

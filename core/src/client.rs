@@ -1,0 +1,435 @@
+//! [`Client`]: everything one vehicle link needs, behind one sans-IO interface.
+//!
+//! The client owns the [`Telemetry`] cache, the PX4 [`Offboard`] machine, the wait [`Engine`]
+//! and a step-[`ProgramRunner`], and wires them so the rules of seed 000 hold without the
+//! driver's help:
+//!
+//! * every accepted frame updates telemetry, then the offboard machine, then evaluates waits;
+//! * reactions (`then_rc`, `then_mode`) are applied to the offboard machine in that same call,
+//!   so the frames they cause go out on the next [`Client::poll_transmit`] — before the driver
+//!   even learns the wait settled; `then_speedup` is surfaced as [`Event::Speedup`] first;
+//! * a program step that settles starts the next step (its action applied, its wait registered)
+//!   in the same call;
+//! * an autopilot reboot (its clock jumping back) ends every wait with `died`.
+//!
+//! A driver loop (firmware main loop or host pump) is:
+//!
+//! ```text
+//! for each frame received: client.handle(now, &frame)
+//! while let Some(n) = client.poll_transmit(now, &mut buf) { send(&buf[..n]) }
+//! while let Some(ev) = client.poll_event() { … }
+//! sleep until client.next_deadline() or the next byte
+//! ```
+
+use crate::action::Action;
+use crate::engine::{
+    Actuator, Engine, EngineError, EngineEvent, Program, ProgramEnd, ProgramError, ProgramRunner,
+    Progress, Reaction, Reason, Wait, WaitId, WaitResult,
+};
+use crate::frame::{Encoder, RawFrame};
+use crate::msg::{Frame, ParserError};
+use crate::offboard::{Offboard, OffboardConfig, OffboardError, OffboardEvent};
+use crate::telemetry::{LinkIds, Snapshot, Telemetry};
+use crate::time::Instant;
+use core::fmt;
+use heapless::Deque;
+
+/// `snapshot.error` of the waits an autopilot reboot ended.
+pub const REBOOT_ERROR: &str = "autopilot rebooted (time_boot_ms went back)";
+
+/// Program notifications kept for the driver; older ones are dropped (and counted) when full.
+/// The runner's records stay authoritative ([`Client::program`]).
+pub const PROGRAM_EVENTS_LEN: usize = 8;
+
+/// How the client identifies itself and its vehicle, and how the offboard machine behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ClientConfig {
+    /// Target system, our own system and component.
+    pub ids: LinkIds,
+    /// Tolerances, settle window and retry policy.
+    pub offboard: OffboardConfig,
+}
+
+/// What the driver learns from [`Client::poll_event`].
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[allow(clippy::large_enum_variant)] // a WaitResult travels by value; no heap
+pub enum Event {
+    /// A `then_speedup` reaction fired (or a program step asked for it): set the simulator's
+    /// speed factor now. Only the newest pending factor is kept.
+    Speedup(f32),
+    /// A wait registered with [`Client::wait`] ended.
+    Settled {
+        /// The wait.
+        id: WaitId,
+        /// How it ended.
+        result: WaitResult,
+    },
+    /// A program step ended (its full result is in [`ProgramRunner::records`]).
+    Step {
+        /// Step index.
+        step: usize,
+        /// Whether its condition was met.
+        passed: bool,
+        /// Why its wait ended.
+        reason: Reason,
+    },
+    /// The running program ended.
+    ProgramFinished(ProgramEnd),
+    /// The offboard machine reports a refusal, a give-up, or a mission transfer's outcome.
+    Offboard(OffboardEvent),
+}
+
+/// A request the client could not take.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ClientError {
+    /// The wait engine refused (full, stale id, bad spec, …).
+    Engine(EngineError),
+    /// The program runner refused.
+    Program(ProgramError),
+    /// The offboard machine refused the action.
+    Offboard(OffboardError),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Engine(e) => e.fmt(f),
+            ClientError::Program(e) => e.fmt(f),
+            ClientError::Offboard(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<EngineError> for ClientError {
+    fn from(e: EngineError) -> Self {
+        ClientError::Engine(e)
+    }
+}
+
+impl From<ProgramError> for ClientError {
+    fn from(e: ProgramError) -> Self {
+        ClientError::Program(e)
+    }
+}
+
+impl From<OffboardError> for ClientError {
+    fn from(e: OffboardError) -> Self {
+        ClientError::Offboard(e)
+    }
+}
+
+/// Carries out program actions: the offboard machine's verbs, and the driver's speed factor.
+struct Act<'a, const ITEMS: usize, const TEXTS: usize> {
+    offboard: &'a mut Offboard<ITEMS>,
+    tel: &'a Telemetry<TEXTS>,
+    speedup: &'a mut Option<f32>,
+}
+
+impl<const ITEMS: usize, const TEXTS: usize> Actuator for Act<'_, ITEMS, TEXTS> {
+    type Error = OffboardError;
+
+    fn apply(&mut self, now: Instant, action: &Action) -> Result<(), OffboardError> {
+        match action {
+            Action::Speedup(f) => {
+                *self.speedup = Some(*f);
+                Ok(())
+            }
+            other => self.offboard.apply(now, self.tel, other),
+        }
+    }
+}
+
+/// One vehicle link's core: `WAITS` concurrent waits, `TEXTS` STATUSTEXTs kept, missions of up
+/// to `ITEMS` items, programs of up to `STEPS` steps.
+#[derive(Debug, Clone)]
+pub struct Client<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: usize> {
+    tel: Telemetry<TEXTS>,
+    offboard: Offboard<ITEMS>,
+    engine: Engine<WAITS>,
+    runner: ProgramRunner<STEPS>,
+    encoder: Encoder,
+    speedup: Option<f32>,
+    program_events: Deque<Event, PROGRAM_EVENTS_LEN>,
+    program_events_lost: u32,
+    steps_reported: usize,
+    reboots_seen: u32,
+    decode_errors: u32,
+}
+
+impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: usize>
+    Client<WAITS, TEXTS, ITEMS, STEPS>
+{
+    /// A client for the vehicle and settings in `config`.
+    pub fn new(config: ClientConfig) -> Self {
+        Client {
+            tel: Telemetry::new(config.ids),
+            offboard: Offboard::new(config.offboard),
+            engine: Engine::new(),
+            runner: ProgramRunner::new(),
+            encoder: Encoder::new(config.ids.own_sysid, config.ids.own_compid),
+            speedup: None,
+            program_events: Deque::new(),
+            program_events_lost: 0,
+            steps_reported: 0,
+            reboots_seen: 0,
+            decode_errors: 0,
+        }
+    }
+
+    /// Take in one decoded frame. Returns whether it was from the target autopilot and for us;
+    /// other frames change nothing.
+    pub fn handle(&mut self, now: Instant, frame: &Frame) -> bool {
+        if !self.tel.handle(now, frame) {
+            return false;
+        }
+        self.offboard.handle(now, &self.tel, frame);
+        let reboots = self.tel.clock().reboots();
+        if reboots != self.reboots_seen {
+            self.reboots_seen = reboots;
+            self.engine.died(now, &self.tel, REBOOT_ERROR);
+        }
+        self.engine.evaluate(now, &self.tel);
+        self.settle_tick(now);
+        true
+    }
+
+    /// Decode a checked raw frame and take it in. Messages outside the decoded subset are
+    /// skipped (`Ok(false)`); a payload that does not decode is counted and returned as an error.
+    pub fn handle_raw(&mut self, now: Instant, raw: &RawFrame<'_>) -> Result<bool, ParserError> {
+        match Frame::decode(raw) {
+            Ok(Some(frame)) => Ok(self.handle(now, &frame)),
+            Ok(None) => Ok(false),
+            Err(e) => {
+                self.decode_errors = self.decode_errors.wrapping_add(1);
+                Err(e)
+            }
+        }
+    }
+
+    /// Encode the next frame due into `buf` (at least [`crate::frame::MAX_FRAME_LEN`] bytes);
+    /// its length, or `None` when nothing is due. Call until `None` after every `handle`, verb
+    /// or wait registration.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        self.offboard
+            .poll_transmit(now, &self.tel, &mut self.encoder, buf)
+    }
+
+    /// When to call [`Client::poll_transmit`] again if nothing arrives (driver time).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.offboard.next_deadline()
+    }
+
+    /// The next thing the driver must know, most urgent first: a speed factor to apply, program
+    /// progress, offboard events, then settled waits (oldest first).
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(f) = self.speedup.take() {
+            return Some(Event::Speedup(f));
+        }
+        if let Some(e) = self.program_events.pop_front() {
+            return Some(e);
+        }
+        if let Some(e) = self.offboard.poll_event() {
+            return Some(Event::Offboard(e));
+        }
+        loop {
+            match self.engine.poll_event()? {
+                EngineEvent::Settled { id, result } => return Some(Event::Settled { id, result }),
+                // Reactions are applied as they fire (settle_tick); one seen here is late but
+                // still owed to the vehicle.
+                EngineEvent::Reaction { reaction, .. } => {
+                    self.apply_reaction(reaction);
+                    if let Some(f) = self.speedup.take() {
+                        return Some(Event::Speedup(f));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Register a wait (seed 000's `wait_until`). A wait already decided settles at once, its
+    /// reactions applied now.
+    pub fn wait(&mut self, now: Instant, wait: &Wait) -> Result<WaitId, ClientError> {
+        let id = self.engine.register(now, &self.tel, wait)?;
+        self.settle_tick(now);
+        Ok(id)
+    }
+
+    /// The driver's wall-clock limit for wait `id` came first: end it with `cap` and return
+    /// its result (`snapshot_at` Return). Continue with a new wait whose `since_seq` is
+    /// `result.snapshot.seq`.
+    pub fn cap(&mut self, now: Instant, id: WaitId) -> Result<WaitResult, ClientError> {
+        self.engine.cap(now, &self.tel, id)?;
+        Ok(self.engine.take_settled(id)?)
+    }
+
+    /// Take the result of settled wait `id` without going through [`Client::poll_event`].
+    pub fn take_result(&mut self, id: WaitId) -> Result<WaitResult, ClientError> {
+        Ok(self.engine.take_settled(id)?)
+    }
+
+    /// End wait `id` with `aborted`.
+    pub fn abort_wait(&mut self, now: Instant, id: WaitId) -> Result<(), ClientError> {
+        self.engine.abort(now, &self.tel, id)?;
+        self.settle_tick(now);
+        Ok(())
+    }
+
+    /// The vehicle or link died (process exit, PANIC, link silent, clock stalled): every wait
+    /// ends with `died` and `snapshot.error` = `error`; a running program ends.
+    pub fn died(&mut self, now: Instant, error: &str) {
+        self.engine.died(now, &self.tel, error);
+        self.settle_tick(now);
+    }
+
+    /// The session is closing: waits end with `closed`, a running program with `aborted`.
+    pub fn close(&mut self, now: Instant) {
+        self.engine.close(now, &self.tel);
+        self.settle_tick(now);
+    }
+
+    /// Start a step program (seed 000's steps): step 0's action is applied and its wait
+    /// registered now.
+    pub fn start_program(
+        &mut self,
+        now: Instant,
+        program: Program<STEPS>,
+    ) -> Result<Progress, ClientError> {
+        let mut act = Act {
+            offboard: &mut self.offboard,
+            tel: &self.tel,
+            speedup: &mut self.speedup,
+        };
+        let progress = self
+            .runner
+            .start(now, &self.tel, &mut self.engine, &mut act, program)?;
+        self.steps_reported = 0;
+        self.note_progress(progress);
+        self.settle_tick(now);
+        Ok(progress)
+    }
+
+    /// Abort the running program (`abort_steps`).
+    pub fn abort_program(&mut self, now: Instant) -> Result<Progress, ClientError> {
+        let progress = self.runner.abort(now, &self.tel, &mut self.engine)?;
+        self.note_progress(progress);
+        self.settle_tick(now);
+        Ok(progress)
+    }
+
+    /// Carry out one action now (the verbs of the offboard machine; `Speedup` comes back as
+    /// [`Event::Speedup`]).
+    pub fn apply(&mut self, now: Instant, action: &Action) -> Result<(), ClientError> {
+        let mut act = Act {
+            offboard: &mut self.offboard,
+            tel: &self.tel,
+            speedup: &mut self.speedup,
+        };
+        Ok(act.apply(now, action)?)
+    }
+
+    /// The offboard machine and the telemetry it reads, for verbs and queries not covered by
+    /// [`Action`] (`offboard.arm(now, tel)`, `offboard.at_target(tel)`, …).
+    pub fn offboard_mut(&mut self) -> (&mut Offboard<ITEMS>, &Telemetry<TEXTS>) {
+        (&mut self.offboard, &self.tel)
+    }
+
+    /// The offboard machine (queries).
+    pub fn offboard(&self) -> &Offboard<ITEMS> {
+        &self.offboard
+    }
+
+    /// The telemetry cache.
+    pub fn telemetry(&self) -> &Telemetry<TEXTS> {
+        &self.tel
+    }
+
+    /// Supply (or clear) the simulator's true height above the pad, m (the `altitude`
+    /// condition prefers it). Evaluate waits against it at the next frame.
+    pub fn set_true_height_m(&mut self, height_m: Option<f32>) {
+        self.tel.set_true_height_m(height_m);
+    }
+
+    /// The wait engine (queries: pending count, free slots).
+    pub fn engine(&self) -> &Engine<WAITS> {
+        &self.engine
+    }
+
+    /// The program runner (state, records, error).
+    pub fn program(&self) -> &ProgramRunner<STEPS> {
+        &self.runner
+    }
+
+    /// The vehicle now.
+    pub fn snapshot(&self) -> Snapshot {
+        self.tel.snapshot(None)
+    }
+
+    /// Payloads that failed to decode, and program notifications dropped because the driver
+    /// did not poll them in time.
+    pub fn counters(&self) -> (u32, u32) {
+        (self.decode_errors, self.program_events_lost)
+    }
+
+    fn apply_reaction(&mut self, reaction: Reaction) {
+        match reaction {
+            Reaction::Rc(sticks) => self.offboard.set_rc(sticks),
+            Reaction::Mode(mode) => self.offboard.set_mode(mode),
+            Reaction::Speedup(f) => self.speedup = Some(f),
+        }
+    }
+
+    /// Apply every reaction that fired, and move the program on while its step waits settle
+    /// (a new step's wait may settle at once, firing reactions of its own).
+    fn settle_tick(&mut self, now: Instant) {
+        loop {
+            while let Some((_, reaction)) = self.engine.poll_reaction() {
+                self.apply_reaction(reaction);
+            }
+            let Some(id) = self.runner.current_wait() else {
+                return;
+            };
+            if self.engine.is_pending(id) {
+                return;
+            }
+            let Ok(result) = self.engine.take_settled(id) else {
+                return;
+            };
+            let mut act = Act {
+                offboard: &mut self.offboard,
+                tel: &self.tel,
+                speedup: &mut self.speedup,
+            };
+            let progress =
+                self.runner
+                    .on_settled(now, &self.tel, &mut self.engine, &mut act, id, &result);
+            self.note_progress(progress);
+        }
+    }
+
+    /// Report the steps recorded since the last report, then the program's end if it ended.
+    fn note_progress(&mut self, progress: Progress) {
+        while let Some(rec) = self.runner.records().get(self.steps_reported) {
+            let e = Event::Step {
+                step: self.steps_reported,
+                passed: rec.passed,
+                reason: rec.result.reason,
+            };
+            self.steps_reported += 1;
+            self.push_program_event(e);
+        }
+        if let Progress::Finished(end) = progress {
+            self.push_program_event(Event::ProgramFinished(end));
+        }
+    }
+
+    fn push_program_event(&mut self, e: Event) {
+        if self.program_events.is_full() {
+            self.program_events.pop_front();
+            self.program_events_lost = self.program_events_lost.wrapping_add(1);
+        }
+        let _ = self.program_events.push_back(e);
+    }
+}
