@@ -387,24 +387,8 @@ impl<const N: usize> Engine<N> {
     /// Next event, oldest settle first; a wait's reactions come before its `Settled`, which
     /// frees its slot.
     pub fn poll_event(&mut self) -> Option<EngineEvent> {
-        if self.settled == 0 {
-            return None;
-        }
-        let mut best: Option<(usize, u64)> = None;
-        for (i, s) in self.slots.iter().enumerate() {
-            if let State::Settled(d) = &s.state {
-                if best.is_none_or(|(_, o)| d.order < o) {
-                    best = Some((i, d.order));
-                }
-            }
-        }
-        let (i, _) = best?;
-        let slot = &mut self.slots[i];
-        let id = WaitId {
-            slot: i as u8,
-            generation: slot.generation,
-        };
-        if let State::Settled(d) = &mut slot.state {
+        let (i, id) = self.oldest_settled(|_| true)?;
+        if let State::Settled(d) = &mut self.slots[i].state {
             if let Some(reaction) = d.reactions.take_next() {
                 return Some(EngineEvent::Reaction { id, reaction });
             }
@@ -418,27 +402,32 @@ impl<const N: usize> Engine<N> {
     /// A driver that must apply reactions in the tick they fire but reports results later (the
     /// [`crate::client::Client`]) drains this after every evaluation and registration.
     pub fn poll_reaction(&mut self) -> Option<(WaitId, Reaction)> {
+        let (i, id) = self.oldest_settled(|d| d.reactions != Reactions::NONE)?;
+        match &mut self.slots[i].state {
+            State::Settled(d) => d.reactions.take_next().map(|r| (id, r)),
+            _ => None,
+        }
+    }
+
+    /// The settled slot accepted by `want` that settled first, and its id.
+    fn oldest_settled(&self, want: impl Fn(&Done) -> bool) -> Option<(usize, WaitId)> {
         if self.settled == 0 {
             return None;
         }
         let mut best: Option<(usize, u64)> = None;
         for (i, s) in self.slots.iter().enumerate() {
             if let State::Settled(d) = &s.state {
-                if d.reactions != Reactions::NONE && best.is_none_or(|(_, o)| d.order < o) {
+                if want(d) && best.is_none_or(|(_, o)| d.order < o) {
                     best = Some((i, d.order));
                 }
             }
         }
         let (i, _) = best?;
-        let slot = &mut self.slots[i];
         let id = WaitId {
             slot: i as u8,
-            generation: slot.generation,
+            generation: self.slots[i].generation,
         };
-        match &mut slot.state {
-            State::Settled(d) => d.reactions.take_next().map(|r| (id, r)),
-            _ => None,
-        }
+        Some((i, id))
     }
 
     /// Take the result of settled wait `id` directly, freeing its slot; refused while it has
