@@ -26,7 +26,7 @@ use crate::engine::{
     Actuator, Engine, EngineError, EngineEvent, Program, ProgramEnd, ProgramError, ProgramRunner,
     Progress, Reaction, Reason, Wait, WaitId, WaitResult,
 };
-use crate::frame::{Encoder, RawFrame};
+use crate::frame::{BufferTooSmall, Encoder, RawFrame};
 use crate::msg::{Frame, ParserError};
 use crate::offboard::{Offboard, OffboardConfig, OffboardError, OffboardEvent};
 use crate::telemetry::{LinkIds, Snapshot, Telemetry};
@@ -215,6 +215,18 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         self.offboard
             .poll_transmit(now, &self.tel, &mut self.encoder, buf)
+    }
+
+    /// Encode `msg`, a message the offboard machine does not send itself (a driver's
+    /// PARAM_REQUEST_READ, say), as this link's next frame: the same sender ids and one
+    /// sequence counter with everything [`Client::poll_transmit`] sends, so the vehicle's
+    /// loss statistics stay true. Returns the frame's length.
+    pub fn encode<M: mavlink::MessageData>(
+        &mut self,
+        msg: &M,
+        buf: &mut [u8],
+    ) -> Result<usize, BufferTooSmall> {
+        self.encoder.encode(msg, buf)
     }
 
     /// When to call [`Client::poll_transmit`] again if nothing arrives (driver time).

@@ -4,8 +4,18 @@
 //!
 //! * [`transport`]: pymavlink-style connection strings over mio (UDP, TCP, serial);
 //! * [`sim`]: a simulated PX4 vehicle that speaks PX4's MAVLink faithfully;
-//! * [`launcher`]: starts and supervises real PX4 SITL processes.
+//! * [`launcher`]: starts and supervises real PX4 SITL processes;
+//! * [`pump`]: one background thread driving any number of vehicle links (the core client per
+//!   link, reactions on the wire in the tick their condition is met);
+//! * [`offboard_client`]: seed 002's `OffboardClient` for PX4; [`run`]: a run (`Sim`) that owns
+//!   the vehicle; [`session`]: seed 000's wait service with wall-clock caps and an idle reaper;
+//!   [`error`]: their errors.
 
+pub mod error;
 pub mod launcher;
+pub mod offboard_client;
+pub mod pump;
+pub mod run;
+pub mod session;
 pub mod sim;
 pub mod transport;

@@ -1,0 +1,700 @@
+//! [`OffboardClient`]: seed 002's Python `OffboardClient` for PX4, in Rust.
+//!
+//! The client is a handle on one link of a [`Pump`]: every verb is applied by the pump thread
+//! to the link's core offboard machine (which owns the ordering rules: Takeoff mode confirmed
+//! before the arm, MISSION_SET_CURRENT 0 before a mission start, requests cleared the moment
+//! telemetry confirms them), and every query reads the status the pump publishes after each
+//! batch, so a query never waits on the pump.
+//!
+//! ```no_run
+//! use nexus_host::offboard_client::OffboardClient;
+//! use nexus_host::run::{Sim, SimOptions};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let sim = Sim::new(SimOptions::simulated(0).speed(10.0));
+//! sim.start()?;
+//! let op = OffboardClient::connect(&sim, 10.0)?; // sim.ports()["offboard"]: UDP 14540, instance 0
+//! op.takeoff(2.0)?;
+//! sim.wait_until(|| op.at_target(), 60.0)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Differences from the seed, where Rust has a better shape: `Drop` closes (no context
+//! manager); verbs return `Result` (an unknown mode, a bad parameter name, a full queue are
+//! typed errors); `mission_reached` is `Option<u16>` in [`OffboardClient::mission_progress`]
+//! (the seed's `-1` is [`OffboardClient::mission_reached`]); PX4's refusals and the requests the
+//! machine gave up on are in [`OffboardClient::events_since`] and
+//! [`OffboardClient::last_refusal`].
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use nexus_core::client::ClientConfig;
+use nexus_core::mission::MissionItem;
+use nexus_core::mode::Mode;
+use nexus_core::offboard::{OffboardConfig, Refusal};
+use nexus_core::plan::{line_col, read_plan};
+use nexus_core::rc::RcSticks;
+use nexus_core::telemetry::{LandedState, LinkIds, Snapshot};
+
+use crate::error::{ClientError, ConnectError, RunError};
+use crate::launcher::OFFBOARD_CLIENT_PORT_BASE;
+use crate::pump::{
+    HostPlan, LinkConfig, LinkEvent, LinkHandle, LinkStatus, MissionStatus, ParamValue, Pump,
+    Supervision,
+};
+use crate::run::Sim;
+use crate::transport::{ConnString, LinkOptions};
+
+/// PX4's offboard and GCS API port of instance 0 (instance N: `OFFBOARD_PORT + N`).
+pub const OFFBOARD_PORT: u16 = OFFBOARD_CLIENT_PORT_BASE;
+
+/// Our MAVLink system id on the link (a GCS, as pymavlink's default).
+pub const OWN_SYSTEM_ID: u8 = 255;
+/// Our MAVLink component id on the link (pymavlink's default).
+pub const OWN_COMPONENT_ID: u8 = 240;
+
+/// The seed's keyword arguments, plus the host's own settings.
+#[derive(Debug, Clone)]
+pub struct OffboardOptions {
+    /// PX4's system id, instance + 1: the heartbeat waited for, the system every verb
+    /// addresses.
+    pub system_id: u8,
+    /// 3D arrival radius for `at_target` after a goto, m.
+    pub arrive_m: f32,
+    /// Heading tolerance for `at_target` when a goto commanded a yaw, rad.
+    pub yaw_tol_rad: f32,
+    /// Altitude tolerance for `at_target` after a takeoff, m.
+    pub alt_tol_m: f32,
+    /// Seconds (sim) the vehicle must be failure-free, and the initial settle period, before
+    /// an arm command goes out.
+    pub wait_clear_s: f32,
+    /// Everything else of the offboard machine (retries, give-up limits, stream periods);
+    /// the four fields above override it.
+    pub offboard: OffboardConfig,
+    /// The link's supervision: wall seconds of silence or of a stopped autopilot clock after
+    /// which every wait ends `died`. `None`: not supervised.
+    pub stall_s: Option<f32>,
+    /// Transport options (UDP receive buffer).
+    pub transport: LinkOptions,
+    /// The pump to join; `None`: the process-wide pump ([`Pump::shared`]).
+    pub pump: Option<Pump>,
+}
+
+impl Default for OffboardOptions {
+    fn default() -> Self {
+        let offboard = OffboardConfig::default();
+        OffboardOptions {
+            system_id: 1,
+            arrive_m: offboard.arrive_m,
+            yaw_tol_rad: offboard.yaw_tol_rad,
+            alt_tol_m: offboard.alt_tol_m,
+            wait_clear_s: offboard.wait_clear_s,
+            offboard,
+            stall_s: Some(5.0),
+            transport: LinkOptions::default(),
+            pump: None,
+        }
+    }
+}
+
+impl OffboardOptions {
+    /// The core client's configuration these options make.
+    pub fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            ids: LinkIds {
+                target_sysid: self.system_id,
+                own_sysid: OWN_SYSTEM_ID,
+                own_compid: OWN_COMPONENT_ID,
+            },
+            offboard: OffboardConfig {
+                arrive_m: self.arrive_m,
+                yaw_tol_rad: self.yaw_tol_rad,
+                alt_tol_m: self.alt_tol_m,
+                wait_clear_s: self.wait_clear_s,
+                ..self.offboard
+            },
+        }
+    }
+}
+
+/// What [`OffboardClient::upload_mission`] takes: a plan, bare items, or a `.plan` file.
+#[derive(Debug, Clone, Copy)]
+pub enum MissionSource<'a> {
+    /// A parsed plan.
+    Plan(&'a HostPlan),
+    /// Items, `seq` equal to their index.
+    Items(&'a [MissionItem]),
+    /// A QGroundControl `.plan` file, read with [`read_plan_file`].
+    File(&'a Path),
+}
+
+impl<'a> From<&'a HostPlan> for MissionSource<'a> {
+    fn from(p: &'a HostPlan) -> Self {
+        MissionSource::Plan(p)
+    }
+}
+impl<'a> From<&'a [MissionItem]> for MissionSource<'a> {
+    fn from(i: &'a [MissionItem]) -> Self {
+        MissionSource::Items(i)
+    }
+}
+impl<'a> From<&'a Vec<MissionItem>> for MissionSource<'a> {
+    fn from(i: &'a Vec<MissionItem>) -> Self {
+        MissionSource::Items(i)
+    }
+}
+impl<'a> From<&'a Path> for MissionSource<'a> {
+    fn from(p: &'a Path) -> Self {
+        MissionSource::File(p)
+    }
+}
+impl<'a> From<&'a PathBuf> for MissionSource<'a> {
+    fn from(p: &'a PathBuf) -> Self {
+        MissionSource::File(p)
+    }
+}
+impl<'a> From<&'a str> for MissionSource<'a> {
+    fn from(p: &'a str) -> Self {
+        MissionSource::File(Path::new(p))
+    }
+}
+
+/// Read a QGroundControl `.plan` file (seed 002's `read_plan`): items in file order, `seq` =
+/// index, no implicit home item. Errors name the file, line and column.
+pub fn read_plan_file(path: impl AsRef<Path>) -> Result<Box<HostPlan>, ClientError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| ClientError::Plan {
+        path: path.to_path_buf(),
+        message: format!("cannot read it: {e}"),
+    })?;
+    match read_plan::<{ crate::pump::MISSION_ITEMS }>(&bytes) {
+        Ok(plan) => Ok(Box::new(plan)),
+        Err(e) => {
+            let (line, col) = line_col(&bytes, e.offset());
+            Err(ClientError::Plan {
+                path: path.to_path_buf(),
+                message: format!("line {line}, column {col}: {e}"),
+            })
+        }
+    }
+}
+
+/// The names PX4's mode table knows, for error messages.
+fn known_modes() -> String {
+    Mode::all()
+        .filter_map(Mode::name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The PX4 offboard link's client (seed 002). `Send + Sync`: verbs and queries from any
+/// thread. Closes on `Drop`.
+#[derive(Debug)]
+pub struct OffboardClient {
+    conn: ConnString,
+    options: OffboardOptions,
+    supervision: Mutex<Supervision>,
+    link: Mutex<Option<LinkHandle>>,
+}
+
+impl OffboardClient {
+    /// Configure the offboard link (a pymavlink connection string, e.g.
+    /// `udpin:0.0.0.0:14540`); nothing opens until [`OffboardClient::open`].
+    pub fn new(conn: &str, options: OffboardOptions) -> Result<OffboardClient, ClientError> {
+        Ok(OffboardClient {
+            conn: conn.parse()?,
+            options,
+            supervision: Mutex::new(Supervision::default()),
+            link: Mutex::new(None),
+        })
+    }
+
+    /// The seed's default: listen on [`OFFBOARD_PORT`] for instance 0.
+    pub fn instance_0() -> OffboardClient {
+        OffboardClient {
+            conn: ConnString::udp_in_any(OFFBOARD_PORT),
+            options: OffboardOptions::default(),
+            supervision: Mutex::new(Supervision::default()),
+            link: Mutex::new(None),
+        }
+    }
+
+    /// Open a client on the run's offboard link (`sim.ports()`'s "offboard") and wait for
+    /// PX4's heartbeat, advancing the run's clock as needed: `timeout_sim_s` counts sim
+    /// seconds. The client returned is open and [`OffboardClient::connected`].
+    pub fn connect(sim: &Sim, timeout_sim_s: f64) -> Result<OffboardClient, ConnectError> {
+        let port = sim.offboard_port()?;
+        let mut options = sim.offboard_options();
+        options.system_id = port.system_id;
+        let client = OffboardClient {
+            conn: ConnString::udp_in_any(port.port),
+            options,
+            supervision: Mutex::new(sim.supervision()?),
+            link: Mutex::new(None),
+        };
+        client.open_on(&sim.pump()?)?;
+        let link = client.link()?;
+        sim.attach(&link);
+        let connected = sim.wait_until(|| link.with_status(|s| s.connected), timeout_sim_s);
+        match connected {
+            Ok(_) => Ok(client),
+            Err(RunError::Timeout { .. }) => {
+                client.close();
+                Err(ConnectError::NoHeartbeat {
+                    port: port.port,
+                    timeout_s: timeout_sim_s,
+                })
+            }
+            Err(RunError::Died { reason }) => {
+                client.close();
+                Err(ConnectError::LostPeer {
+                    port: port.port,
+                    reason,
+                })
+            }
+            Err(e) => {
+                client.close();
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Set the supervision a later `open` gives the link (the run's probe and stall limit).
+    pub fn set_supervision(&self, supervision: Supervision) {
+        *lock(&self.supervision) = supervision;
+    }
+
+    /// Open the link and join the pump ([`OffboardOptions::pump`], else the process-wide
+    /// one); returns at once, with no wait for PX4: poll [`OffboardClient::connected`].
+    /// Opening an open client does nothing.
+    pub fn open(&self) -> Result<&Self, ClientError> {
+        let pump = match &self.options.pump {
+            Some(p) => p.clone(),
+            None => Pump::shared()?,
+        };
+        self.open_on(&pump)
+    }
+
+    /// [`OffboardClient::open`] on this pump.
+    pub fn open_on(&self, pump: &Pump) -> Result<&Self, ClientError> {
+        let mut link = lock(&self.link);
+        if link.as_ref().is_some_and(|l| !l.is_closed()) {
+            return Ok(self);
+        }
+        let mut supervision = lock(&self.supervision).clone();
+        if supervision.stall_s.is_none() {
+            supervision.stall_s = self.options.stall_s;
+        }
+        let config = LinkConfig {
+            client: self.options.client_config(),
+            transport: self.options.transport.clone(),
+            supervision,
+        };
+        *link = Some(pump.open_link(&self.conn, config)?);
+        Ok(self)
+    }
+
+    /// Close the link: waits on it end `closed`, the socket closes, the pump thread stops if
+    /// nothing else uses it. Idempotent.
+    pub fn close(&self) {
+        let link = lock(&self.link).take();
+        if let Some(l) = link {
+            l.close();
+        }
+    }
+
+    /// The link, while open (for waits and programs on it: [`LinkHandle::register`]).
+    pub fn link(&self) -> Result<LinkHandle, ClientError> {
+        lock(&self.link).clone().ok_or(ClientError::NotOpen)
+    }
+
+    /// Whether the client is open.
+    pub fn is_open(&self) -> bool {
+        lock(&self.link).as_ref().is_some_and(|l| !l.is_closed())
+    }
+
+    /// The connection string.
+    pub fn conn(&self) -> &ConnString {
+        &self.conn
+    }
+
+    /// The options.
+    pub fn options(&self) -> &OffboardOptions {
+        &self.options
+    }
+
+    fn read<R: Default>(&self, f: impl FnOnce(&LinkStatus) -> R) -> R {
+        match lock(&self.link).as_ref() {
+            Some(l) => l.with_status(f),
+            None => R::default(),
+        }
+    }
+
+    /// Run a verb on the pump thread against the link's offboard machine.
+    fn verb<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut crate::pump::LinkCtx<'_>) -> Result<R, ClientError> + Send + 'static,
+    ) -> Result<R, ClientError> {
+        self.link()?.call(f)?
+    }
+
+    // ---- queries (published status; never a round trip) ----
+
+    /// Whether PX4's heartbeat has arrived: verbs have somewhere to go.
+    pub fn connected(&self) -> bool {
+        self.read(|s| s.connected)
+    }
+
+    /// Whether the vehicle reached what the last verb commanded (takeoff altitude within
+    /// `alt_tol_m`; goto position within `arrive_m` and yaw within `yaw_tol_rad`), measured
+    /// on what PX4 reports. False with no target, after land, before a position.
+    pub fn at_target(&self) -> bool {
+        self.read(|s| s.at_target)
+    }
+
+    /// Armed flag of the last heartbeat.
+    pub fn is_armed(&self) -> bool {
+        self.read(|s| s.armed)
+    }
+
+    /// The friendly mode name of the last heartbeat (`"main=…,sub=…"` for a mode the table
+    /// does not name); empty before one.
+    pub fn mode(&self) -> String {
+        self.read(|s| s.mode.map(|m| m.to_string()).unwrap_or_default())
+    }
+
+    /// The mode of the last heartbeat.
+    pub fn flight_mode(&self) -> Option<Mode> {
+        self.read(|s| s.mode)
+    }
+
+    /// EXTENDED_SYS_STATE's landed state (`name()`: `ON_GROUND`, `IN_AIR`, `TAKING_OFF`,
+    /// `LANDING`, `UNKNOWN`).
+    pub fn landed_state(&self) -> LandedState {
+        self.read(|s| s.landed_state)
+    }
+
+    /// On the ground by seed 000's rule (landed state; before that, disarmed near the pad).
+    pub fn landed(&self) -> bool {
+        self.read(|s| s.landed.unwrap_or(false))
+    }
+
+    /// Altitude over the launch point from GLOBAL_POSITION_INT, m; `None` before one.
+    pub fn relative_altitude(&self) -> Option<f32> {
+        self.read(|s| s.relative_alt_m)
+    }
+
+    /// Whether PX4 accepted the uploaded mission (false while in flight and when refused:
+    /// see [`OffboardClient::mission_ack`]).
+    pub fn mission_uploaded(&self) -> bool {
+        self.read(|s| s.mission.uploaded)
+    }
+
+    /// PX4's MISSION_ACK result (0 accepted), `None` before one.
+    pub fn mission_ack(&self) -> Option<u8> {
+        self.read(|s| s.mission.ack)
+    }
+
+    /// Items in the uploaded mission (0 before any upload).
+    pub fn mission_count(&self) -> usize {
+        self.read(|s| s.mission.count)
+    }
+
+    /// Highest item PX4 said it reached, or -1 before any (never decreases within a run).
+    pub fn mission_reached(&self) -> i32 {
+        self.read(|s| s.mission.reached_or_minus_one())
+    }
+
+    /// The item PX4 is flying to (MISSION_CURRENT.seq), 0 before the first report.
+    pub fn mission_current(&self) -> u16 {
+        self.read(|s| s.mission.current)
+    }
+
+    /// Whether the mission's last NAV_WAYPOINT (not its last item) has been reached.
+    pub fn mission_complete(&self) -> bool {
+        self.read(|s| s.mission.complete)
+    }
+
+    /// All mission progress at once.
+    pub fn mission_progress(&self) -> MissionStatus {
+        self.read(|s| s.mission)
+    }
+
+    /// The published status (everything above and more); `None` when not open.
+    pub fn status(&self) -> Option<LinkStatus> {
+        lock(&self.link).as_ref().map(LinkHandle::status)
+    }
+
+    /// The seed's snapshot of the vehicle now.
+    pub fn snapshot(&self) -> Option<Snapshot> {
+        lock(&self.link)
+            .as_ref()
+            .map(|l| l.with_status(|s| s.snapshot.clone()))
+    }
+
+    /// PX4's last refusal, with the STATUSTEXT that explained it.
+    pub fn last_refusal(&self) -> Option<Refusal> {
+        self.read(|s| s.last_refusal.clone())
+    }
+
+    /// Events after `seq` (refusals, give-ups, mission transfers, program steps, death).
+    pub fn events_since(&self, seq: u64) -> Vec<(u64, LinkEvent)> {
+        match lock(&self.link).as_ref() {
+            Some(l) => l.events_since(seq),
+            None => Vec::new(),
+        }
+    }
+
+    // ---- verbs (applied by the pump; they return once the machine has them) ----
+
+    /// Request a flight mode by name (case-insensitive; PX4's table, e.g. "Takeoff", "Hold",
+    /// "Mission", "RTL", "Land", "Position"); commanded until telemetry confirms it. A manual
+    /// mode starts the neutral MANUAL_CONTROL stream first.
+    pub fn set_mode(&self, name: &str) -> Result<(), ClientError> {
+        let mode = Mode::from_name(name).map_err(|_| ClientError::UnknownMode {
+            name: name.to_owned(),
+            known: known_modes(),
+        })?;
+        self.set_flight_mode(mode)
+    }
+
+    /// [`OffboardClient::set_mode`] with a [`Mode`].
+    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            ctx.client().offboard_mut().0.set_mode(mode);
+            Ok(())
+        })
+    }
+
+    /// Request arming by command, sent once armable (pending mode confirmed, a position,
+    /// failure-free for `wait_clear_s`). Observe with [`OffboardClient::is_armed`].
+    pub fn arm(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            let now = ctx.now();
+            let (ob, tel) = ctx.client().offboard_mut();
+            ob.arm(now, tel);
+            Ok(())
+        })
+    }
+
+    /// Request arming with the pilot's throttle-down, yaw-right stick gesture (starts the
+    /// MANUAL_CONTROL stream; neutral sticks until armable, then the gesture).
+    pub fn arm_gesture(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            let now = ctx.now();
+            let (ob, tel) = ctx.client().offboard_mut();
+            ob.arm_gesture(now, tel);
+            Ok(())
+        })
+    }
+
+    /// Send one disarm command (not verified) and drop any pending arm.
+    pub fn disarm(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| Ok(ctx.client().offboard_mut().0.disarm()?))
+    }
+
+    /// Stream these sticks (MANUAL_CONTROL at 20 Hz) until changed or [`OffboardClient::stop_rc`].
+    pub fn set_rc(&self, sticks: RcSticks) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            ctx.client().offboard_mut().0.set_rc(sticks);
+            Ok(())
+        })
+    }
+
+    /// Stop the MANUAL_CONTROL stream.
+    pub fn stop_rc(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            ctx.client().offboard_mut().0.stop_rc();
+            Ok(())
+        })
+    }
+
+    /// Set a REAL32 parameter: one PARAM_SET, not verified (read it back with
+    /// [`OffboardClient::param_get`]).
+    pub fn param_set(&self, name: &str, value: f32) -> Result<(), ClientError> {
+        let name = name.to_owned();
+        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.param_set(&name, value)?))
+    }
+
+    /// Set an INT32 parameter: the int's bits ride in PARAM_SET's float field (as PX4 reads
+    /// them), not verified.
+    pub fn param_set_int(&self, name: &str, value: i32) -> Result<(), ClientError> {
+        let name = name.to_owned();
+        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.param_set_int(&name, value)?))
+    }
+
+    /// Read a parameter (PARAM_REQUEST_READ → PARAM_VALUE), giving up after `timeout` (wall)
+    /// with [`crate::pump::ParamError::Timeout`].
+    pub fn param_get(&self, name: &str, timeout: Duration) -> Result<ParamValue, ClientError> {
+        Ok(self.link()?.read_param(name, timeout)?)
+    }
+
+    /// Take off to `alt_m` over home: MIS_TAKEOFF_ALT, Takeoff mode confirmed, then arm.
+    /// Wait for the climb with [`OffboardClient::at_target`].
+    pub fn takeoff(&self, alt_m: f32) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            let now = ctx.now();
+            let (ob, tel) = ctx.client().offboard_mut();
+            Ok(ob.takeoff(now, tel, alt_m)?)
+        })
+    }
+
+    /// Land in place (Land mode); clears the target.
+    pub fn land(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            ctx.client().offboard_mut().0.land();
+            Ok(())
+        })
+    }
+
+    /// Return to launch (RTL mode); clears the target.
+    pub fn return_to_launch(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            ctx.client().offboard_mut().0.return_to_launch();
+            Ok(())
+        })
+    }
+
+    /// Hold position (Hold mode).
+    pub fn hold(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            ctx.client().offboard_mut().0.hold();
+            Ok(())
+        })
+    }
+
+    /// Fly to a world-frame position (FLU, z up over the launch point), m, with an optional
+    /// world yaw (rad, right-handed about +z: +π/2 faces west). One DO_REPOSITION; wait with
+    /// [`OffboardClient::at_target`]. Fails before the first position report.
+    pub fn goto(
+        &self,
+        x_m: f32,
+        y_m: f32,
+        z_m: f32,
+        yaw_rad: Option<f32>,
+    ) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            let (ob, tel) = ctx.client().offboard_mut();
+            Ok(ob.goto(tel, x_m, y_m, z_m, yaw_rad)?)
+        })
+    }
+
+    /// Upload a mission (a plan, items, or a `.plan` path) verbatim; wait with
+    /// [`OffboardClient::mission_uploaded`]. Resets the progress counters.
+    pub fn upload_mission<'a>(
+        &self,
+        mission: impl Into<MissionSource<'a>>,
+    ) -> Result<(), ClientError> {
+        let items: Vec<MissionItem> = match mission.into() {
+            MissionSource::Plan(p) => p.items.to_vec(),
+            MissionSource::Items(i) => i.to_vec(),
+            MissionSource::File(path) => read_plan_file(path)?.items.to_vec(),
+        };
+        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.upload_mission_items(&items)?))
+    }
+
+    /// Fly the uploaded mission from its first item: MISSION_SET_CURRENT 0 confirmed, Mission
+    /// mode confirmed, then arm.
+    pub fn start_mission(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            let now = ctx.now();
+            let (ob, tel) = ctx.client().offboard_mut();
+            ob.start_mission(now, tel);
+            Ok(())
+        })
+    }
+
+    /// Pause the mission (Hold).
+    pub fn pause_mission(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            ctx.client().offboard_mut().0.pause_mission();
+            Ok(())
+        })
+    }
+
+    /// Resume the mission from the item PX4 holds current (Mission mode).
+    pub fn resume_mission(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            ctx.client().offboard_mut().0.resume_mission();
+            Ok(())
+        })
+    }
+
+    /// Clear PX4's mission (MISSION_CLEAR_ALL); the held mission empties on PX4's ack.
+    pub fn clear_mission(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            ctx.client().offboard_mut().0.clear_mission();
+            Ok(())
+        })
+    }
+
+    /// Download PX4's mission into the held mission (see [`OffboardClient::mission_items`]).
+    pub fn download_mission(&self) -> Result<(), ClientError> {
+        self.verb(|ctx| {
+            ctx.client().offboard_mut().0.download_mission();
+            Ok(())
+        })
+    }
+
+    /// The held mission (lodged, uploaded or downloaded).
+    pub fn mission_items(&self) -> Result<Vec<MissionItem>, ClientError> {
+        self.verb(|ctx| Ok(ctx.client().offboard().mission_items().to_vec()))
+    }
+}
+
+impl Drop for OffboardClient {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_connection_string_is_refused_at_new() {
+        let e = OffboardClient::new("udpin:nowhere", OffboardOptions::default()).unwrap_err();
+        assert!(matches!(e, ClientError::Conn(_)), "{e}");
+    }
+
+    #[test]
+    fn verbs_before_open_say_so() {
+        let c = OffboardClient::new("udpin:127.0.0.1:0", OffboardOptions::default()).unwrap();
+        assert!(!c.connected());
+        assert_eq!(c.mission_reached(), -1);
+        assert!(matches!(c.takeoff(2.0), Err(ClientError::NotOpen)));
+        c.close();
+        c.close();
+    }
+
+    #[test]
+    fn an_unknown_mode_lists_the_known_ones() {
+        let c = OffboardClient::new("udpin:127.0.0.1:0", OffboardOptions::default()).unwrap();
+        let e = c.set_mode("Hover").unwrap_err().to_string();
+        assert!(
+            e.starts_with("unknown mode \"Hover\"; known: Manual, Altitude"),
+            "{e}"
+        );
+        assert!(e.contains("RTL") && e.contains("Mission"), "{e}");
+    }
+
+    #[test]
+    fn options_override_the_machine_config() {
+        let o = OffboardOptions {
+            system_id: 3,
+            wait_clear_s: 1.5,
+            ..OffboardOptions::default()
+        };
+        let c = o.client_config();
+        assert_eq!(c.ids.target_sysid, 3);
+        assert_eq!(c.offboard.wait_clear_s, 1.5);
+        assert_eq!(c.ids.own_sysid, 255);
+    }
+}

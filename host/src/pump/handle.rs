@@ -1,0 +1,425 @@
+//! The user threads' side of a link: status reads, calls run on the pump thread, waits,
+//! programs and parameter reads.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use nexus_core::client::ClientError as CoreClientError;
+use nexus_core::engine::{Reason, SnapshotAt, Wait, WaitId, WaitResult};
+use nexus_core::Instant;
+
+use super::link::{LinkShared, LinkState, ProgramSlot, WaitSlot};
+use super::params::{ParamError, ParamValue};
+use super::slot::Slot;
+use super::status::{LinkEvent, LinkStatus, ProgramReport};
+use super::{Cmd, HostClient, HostProgram, LinkId, Pump, PumpError};
+use crate::transport::ConnString;
+
+/// Why a wait or a program could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum WaitError {
+    /// The pump or the link is gone.
+    #[error(transparent)]
+    Pump(#[from] PumpError),
+    /// The core refused it (an invalid spec, every wait slot in use, a program already
+    /// running, a relative sim_time with no previous settle, …).
+    #[error("refused: {0}")]
+    Refused(CoreClientError),
+}
+
+/// The link as the pump thread sees it, inside [`LinkHandle::call`].
+pub struct LinkCtx<'a> {
+    pub(crate) now: Instant,
+    pub(crate) state: &'a mut LinkState,
+}
+
+impl LinkCtx<'_> {
+    /// The pump's clock now.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// The link's core client: verbs, queries, telemetry. Frames a verb queues are sent as
+    /// soon as the call returns.
+    pub fn client(&mut self) -> &mut HostClient {
+        &mut self.state.client
+    }
+}
+
+#[derive(Debug)]
+struct LinkOwner {
+    id: LinkId,
+    shared: Arc<LinkShared>,
+    pump: Pump,
+    closed: AtomicBool,
+}
+
+impl Drop for LinkOwner {
+    fn drop(&mut self) {
+        if !self.closed.swap(true, Ordering::SeqCst) {
+            let _ = self.pump.send(Cmd::RemoveLink {
+                id: self.id,
+                reply: None,
+            });
+        }
+    }
+}
+
+/// A link handle that does not keep the link open ([`LinkHandle::downgrade`]).
+#[derive(Debug, Clone)]
+pub struct WeakLink {
+    owner: std::sync::Weak<LinkOwner>,
+}
+
+impl WeakLink {
+    /// The link, if some [`LinkHandle`] still holds it.
+    pub fn upgrade(&self) -> Option<LinkHandle> {
+        self.owner.upgrade().map(|owner| LinkHandle { owner })
+    }
+}
+
+/// A link on a pump. Cheap to clone, `Send + Sync`. The link closes on [`LinkHandle::close`]
+/// or when its last handle is dropped.
+#[derive(Debug, Clone)]
+pub struct LinkHandle {
+    owner: Arc<LinkOwner>,
+}
+
+impl LinkHandle {
+    pub(crate) fn new(id: LinkId, shared: Arc<LinkShared>, pump: Pump) -> Self {
+        LinkHandle {
+            owner: Arc::new(LinkOwner {
+                id,
+                shared,
+                pump,
+                closed: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// A handle that does not keep the link open.
+    pub fn downgrade(&self) -> WeakLink {
+        WeakLink {
+            owner: Arc::downgrade(&self.owner),
+        }
+    }
+
+    /// The link's id on its pump.
+    pub fn id(&self) -> LinkId {
+        self.owner.id
+    }
+
+    /// The connection string it was opened from.
+    pub fn conn(&self) -> &ConnString {
+        &self.owner.shared.conn
+    }
+
+    /// The bound local address (UDP, TCP).
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.owner.shared.local_addr
+    }
+
+    /// The pump it runs on.
+    pub fn pump(&self) -> &Pump {
+        &self.owner.pump
+    }
+
+    /// A copy of the published status.
+    pub fn status(&self) -> LinkStatus {
+        self.owner.shared.status().clone()
+    }
+
+    /// Read the published status without copying it.
+    pub fn with_status<R>(&self, f: impl FnOnce(&LinkStatus) -> R) -> R {
+        f(&self.owner.shared.status())
+    }
+
+    /// Events numbered after `seq` (0: all kept), oldest first.
+    pub fn events_since(&self, seq: u64) -> Vec<(u64, LinkEvent)> {
+        self.owner.shared.events().since(seq)
+    }
+
+    /// Number of the newest event (0 before any).
+    pub fn last_event_seq(&self) -> u64 {
+        self.owner.shared.events().last_seq()
+    }
+
+    /// Whether the link was closed.
+    pub fn is_closed(&self) -> bool {
+        self.owner.closed.load(Ordering::SeqCst) || self.owner.shared.status().closed
+    }
+
+    /// Run `f` on the pump thread with the link's client and return what it returns. Frames
+    /// it queues are sent, and its news published, before this returns.
+    pub fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut LinkCtx<'_>) -> R + Send + 'static,
+    ) -> Result<R, PumpError> {
+        if self.owner.pump.is_pump_thread() {
+            return Err(PumpError::Reentrant);
+        }
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.post(move |ctx| {
+            let r = ctx.map(|mut c| f(&mut c));
+            Box::new(move || {
+                let _ = tx.send(r);
+            })
+        })?;
+        match rx.recv() {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(PumpError::LinkClosed),
+            Err(_) => Err(PumpError::Stopped),
+        }
+    }
+
+    /// Queue `f` for the pump thread without waiting for it.
+    fn post(
+        &self,
+        f: impl FnOnce(Option<LinkCtx<'_>>) -> super::Reply + Send + 'static,
+    ) -> Result<(), PumpError> {
+        self.owner.pump.send(Cmd::Call {
+            id: self.owner.id,
+            f: Box::new(f),
+        })
+    }
+
+    /// Register a wait (seed 000's `wait_until` on this link) and return at once.
+    pub fn register(&self, wait: &Wait) -> Result<PendingWait, WaitError> {
+        let slot: WaitSlot = Arc::new(Slot::new());
+        let s = Arc::clone(&slot);
+        let wait = wait.clone();
+        let id = self
+            .call(move |ctx| ctx.state.register(ctx.now, &wait, s))?
+            .map_err(WaitError::Refused)?;
+        Ok(PendingWait {
+            id,
+            slot,
+            link: self.clone(),
+            done: false,
+        })
+    }
+
+    /// Register a wait and block until it ends, or until `cap` (wall time) passes and it is
+    /// capped. Every wait ends with a result.
+    pub fn wait(&self, wait: &Wait, cap: Option<Duration>) -> Result<WaitResult, WaitError> {
+        Ok(self.register(wait)?.wait(cap))
+    }
+
+    /// Start a step program; its report comes through the returned handle.
+    pub fn start_program(&self, program: HostProgram) -> Result<PendingProgram, WaitError> {
+        let slot: ProgramSlot = Arc::new(Slot::new());
+        let s = Arc::clone(&slot);
+        let program = Box::new(program);
+        self.call(move |ctx| ctx.state.start_program(ctx.now, *program, s))?
+            .map_err(WaitError::Refused)?;
+        Ok(PendingProgram {
+            slot,
+            link: self.clone(),
+        })
+    }
+
+    /// Abort the running program (`abort_steps`): its step ends `aborted`, the program too.
+    pub fn abort_program(&self) -> Result<(), WaitError> {
+        self.call(|ctx| ctx.state.client.abort_program(ctx.now).map(|_| ()))?
+            .map_err(WaitError::Refused)
+    }
+
+    /// Read a parameter: PARAM_REQUEST_READ until PARAM_VALUE answers or `timeout` (wall)
+    /// passes ([`ParamError::Timeout`]).
+    pub fn read_param(&self, name: &str, timeout: Duration) -> Result<ParamValue, ParamError> {
+        let slot: Arc<Slot<Result<ParamValue, ParamError>>> = Arc::new(Slot::new());
+        let s = Arc::clone(&slot);
+        let n = name.to_owned();
+        let t = timeout.as_secs_f32();
+        self.call(move |ctx| ctx.state.read_param(ctx.now, n, t, s))
+            .map_err(|_| ParamError::Closed(name.to_owned()))?;
+        // The pump ends the read at `timeout`; the margin only covers a stopped pump.
+        slot.take_timeout(Some(timeout + Duration::from_secs(5)))
+            .unwrap_or_else(|| Err(ParamError::Closed(name.to_owned())))
+    }
+
+    /// Declare the vehicle dead (a cause the pump cannot see itself): every wait ends `died`
+    /// with `reason`, now and from now on.
+    pub fn declare_died(&self, reason: &str) -> Result<(), PumpError> {
+        let r = reason.to_owned();
+        self.call(move |ctx| ctx.state.die(ctx.now, r))
+    }
+
+    /// A lockstep vehicle is about to be stepped: silence until now was expected, so the
+    /// watchdog starts counting again from now.
+    pub fn rearm_watchdog(&self) -> Result<(), PumpError> {
+        self.call(|ctx| ctx.state.rearm_watchdog(ctx.now))
+    }
+
+    /// Close the link: its waits end `closed`, a program `aborted`, its socket closes.
+    /// Idempotent; returns once the pump has done it.
+    pub fn close(&self) {
+        if self.owner.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if self.owner.pump.is_pump_thread() {
+            let _ = self.owner.pump.send(Cmd::RemoveLink {
+                id: self.owner.id,
+                reply: None,
+            });
+            return;
+        }
+        let (tx, rx) = mpsc::sync_channel(1);
+        if self
+            .owner
+            .pump
+            .send(Cmd::RemoveLink {
+                id: self.owner.id,
+                reply: Some(tx),
+            })
+            .is_ok()
+        {
+            let _ = rx.recv();
+        }
+    }
+}
+
+/// Take a slot's value; if the pump died without filling it (a bug), `fallback`.
+fn take_or<T>(slot: &Slot<T>, pump: &Pump, fallback: impl FnOnce() -> T) -> T {
+    loop {
+        if let Some(v) = slot.take_timeout(Some(Duration::from_millis(200))) {
+            return v;
+        }
+        if slot.is_filled() || !pump.is_alive() {
+            return slot.try_take().unwrap_or_else(fallback);
+        }
+    }
+}
+
+/// A registered wait. Exactly one [`WaitResult`] comes out of it: the settle, or the cap.
+/// Dropping it before that aborts the wait on the pump (its slot is freed).
+#[derive(Debug)]
+pub struct PendingWait {
+    id: WaitId,
+    slot: WaitSlot,
+    link: LinkHandle,
+    done: bool,
+}
+
+impl PendingWait {
+    /// The wait's id in the link's engine.
+    pub fn id(&self) -> WaitId {
+        self.id
+    }
+
+    /// The link it waits on.
+    pub fn link(&self) -> &LinkHandle {
+        &self.link
+    }
+
+    /// The result, if the wait has ended.
+    pub fn try_result(&mut self) -> Option<WaitResult> {
+        let r = self.slot.try_take();
+        self.done |= r.is_some();
+        r
+    }
+
+    /// Wait up to `timeout` (wall) for the result.
+    pub fn wait_timeout(&mut self, timeout: Duration) -> Option<WaitResult> {
+        let r = self.slot.take_timeout(Some(timeout));
+        self.done |= r.is_some();
+        r
+    }
+
+    /// End the wait with `cap` now, unless it settled first: either way, its one result
+    /// (seed 000: `snapshot_at` Return for a cap; continue with `since_seq = snapshot.seq`).
+    pub fn cap(mut self) -> WaitResult {
+        if let Some(r) = self.try_result() {
+            return r;
+        }
+        let id = self.id;
+        let _ = self.link.post(move |ctx| {
+            if let Some(ctx) = ctx {
+                ctx.state.cap(ctx.now, id);
+            }
+            Box::new(|| {})
+        });
+        let r = take_or(&self.slot, self.link.pump(), closed_result);
+        self.done = true;
+        r
+    }
+
+    /// Block until the wait ends, or until `cap` (wall) passes and it is capped.
+    pub fn wait(mut self, cap: Option<Duration>) -> WaitResult {
+        match cap {
+            None => {
+                let r = take_or(&self.slot, self.link.pump(), closed_result);
+                self.done = true;
+                r
+            }
+            Some(c) => match self.wait_timeout(c) {
+                Some(r) => r,
+                None => self.cap(),
+            },
+        }
+    }
+}
+
+impl Drop for PendingWait {
+    fn drop(&mut self) {
+        if !self.done && !self.slot.is_filled() {
+            let id = self.id;
+            let _ = self.link.post(move |ctx| {
+                if let Some(ctx) = ctx {
+                    ctx.state.cancel(ctx.now, id);
+                }
+                Box::new(|| {})
+            });
+        }
+    }
+}
+
+fn closed_result() -> WaitResult {
+    WaitResult {
+        satisfied: false,
+        reason: Reason::Closed,
+        waited_sim_s: 0.0,
+        waited_wall_s: 0.0,
+        snapshot_at: SnapshotAt::Return,
+        snapshot: LinkStatus::default().snapshot,
+        guard: None,
+    }
+}
+
+/// A running step program; its [`ProgramReport`] comes out once it ends.
+#[derive(Debug)]
+pub struct PendingProgram {
+    slot: ProgramSlot,
+    link: LinkHandle,
+}
+
+impl PendingProgram {
+    /// The report, if the program has ended.
+    pub fn try_report(&self) -> Option<ProgramReport> {
+        self.slot.try_take()
+    }
+
+    /// Wait up to `timeout` (wall) for the report.
+    pub fn wait_timeout(&self, timeout: Duration) -> Option<ProgramReport> {
+        self.slot.take_timeout(Some(timeout))
+    }
+
+    /// Block until the program ends; with a wall `limit`, abort it when the limit passes
+    /// (it then ends `aborted`).
+    pub fn wait(self, limit: Option<Duration>) -> ProgramReport {
+        if let Some(l) = limit {
+            if let Some(r) = self.wait_timeout(l) {
+                return r;
+            }
+            let _ = self.link.abort_program();
+        }
+        take_or(&self.slot, self.link.pump(), || ProgramReport {
+            end: nexus_core::engine::ProgramEnd::Aborted { step: 0 },
+            records: Vec::new(),
+            error: Some("the pump stopped".into()),
+        })
+    }
+}

@@ -1,0 +1,560 @@
+//! One link on the pump thread: the transport, the framer, the core [`Client`] and everything
+//! that routes the client's news to the user threads waiting for it.
+//!
+//! Per readable datagram (or stream read): bytes → `Decoder::feed` → one `Client::handle` per
+//! frame → `poll_transmit` until `None`, each frame sent at once (a reaction's command leaves
+//! in the tick its condition was met) → after the batch, `poll_event` routed (settled waits to
+//! their callers, speed factors to the vehicle, the rest to the event log) and the status
+//! published *before* any waiting caller is woken, so what a caller reads after its wait
+//! returns is at least as new as the settle.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use nexus_core::client::{ClientConfig, ClientError as CoreClientError, Event};
+use nexus_core::engine::{Program, ProgramEnd, Reason, SnapshotAt, Wait, WaitId, WaitResult};
+use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
+use nexus_core::mav;
+use nexus_core::msg::{Frame, Msg};
+use nexus_core::offboard::wire;
+use nexus_core::telemetry::error_text;
+use nexus_core::{Client, Instant};
+
+use super::params::{ParamError, ParamRead, ParamValue, PARAM_RETRY_MS};
+use super::slot::Slot;
+use super::status::{EventLog, LinkEvent, LinkStatus, ProgramReport};
+use super::supervise::{Supervision, VehicleProbe, Watchdog, PROBE_PERIOD_MS};
+use super::{HostClient, STEPS};
+use crate::transport::{ConnString, Link, SendOutcome};
+
+/// What user threads read without asking the pump: the status and the event log.
+#[derive(Debug)]
+pub(crate) struct LinkShared {
+    pub conn: ConnString,
+    pub local_addr: Option<std::net::SocketAddr>,
+    pub status: Mutex<LinkStatus>,
+    pub events: Mutex<EventLog>,
+}
+
+impl LinkShared {
+    pub fn status(&self) -> MutexGuard<'_, LinkStatus> {
+        self.status.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    pub fn events(&self) -> MutexGuard<'_, EventLog> {
+        self.events.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A wait's one result.
+pub(crate) type WaitSlot = Arc<Slot<WaitResult>>;
+/// A program's one report.
+pub(crate) type ProgramSlot = Arc<Slot<ProgramReport>>;
+/// A parameter read's one answer.
+pub(crate) type ParamSlot = Arc<Slot<Result<ParamValue, ParamError>>>;
+
+/// The pump thread's side of one link.
+pub(crate) struct LinkState {
+    link: Link,
+    decoder: Decoder,
+    pub client: Box<HostClient>,
+    pub shared: Arc<LinkShared>,
+    probe: Option<Arc<dyn VehicleProbe>>,
+    probe_polled: bool,
+    next_probe: Instant,
+    watchdog: Watchdog,
+    waits: HashMap<WaitId, WaitSlot>,
+    program: Option<ProgramSlot>,
+    params: Vec<ParamRead>,
+    epoch: u64,
+    counters: super::status::LinkCounters,
+    died: Option<String>,
+    /// A read error: the link is gone (a stream closed, a device hung up); never read again.
+    broken: bool,
+    generation: u64,
+    last_rx_wall: Option<std::time::Instant>,
+    tx: [u8; MAX_FRAME_LEN],
+}
+
+impl LinkState {
+    pub fn new(
+        link: Link,
+        config: ClientConfig,
+        supervision: Supervision,
+        shared: Arc<LinkShared>,
+        waker: &Arc<mio::Waker>,
+    ) -> Self {
+        let probe_polled = supervision
+            .probe
+            .as_ref()
+            .is_some_and(|p| !p.add_waker(Arc::clone(waker)));
+        let watchdog = Watchdog::new(
+            supervision
+                .stall_s
+                .filter(|_| supervision.probe.as_ref().is_none_or(|p| p.free_running())),
+        );
+        LinkState {
+            epoch: link.peer_epoch(),
+            link,
+            decoder: Decoder::new(),
+            client: Box::new(Client::new(config)),
+            shared,
+            probe: supervision.probe,
+            probe_polled,
+            next_probe: Instant::ZERO,
+            watchdog,
+            waits: HashMap::new(),
+            program: None,
+            params: Vec::new(),
+            counters: Default::default(),
+            died: None,
+            broken: false,
+            generation: 0,
+            last_rx_wall: None,
+            tx: [0; MAX_FRAME_LEN],
+        }
+    }
+
+    pub fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
+    }
+
+    /// Read up to `budget` datagrams (or stream reads); true if more may be waiting.
+    pub fn on_readable(&mut self, now: Instant, buf: &mut [u8], budget: usize) -> bool {
+        if self.broken {
+            return false;
+        }
+        let mut got = false;
+        let mut more = true;
+        for _ in 0..budget {
+            match self.link.recv(buf) {
+                Ok(Some(n)) => {
+                    got = true;
+                    self.on_bytes(now, &buf[..n]);
+                }
+                Ok(None) => {
+                    more = false;
+                    break;
+                }
+                Err(e) => {
+                    self.broken = true;
+                    more = false;
+                    self.die(now, format!("link lost: {e}"));
+                    break;
+                }
+            }
+        }
+        let _ = self.link.flush();
+        if got {
+            self.after_batch(now);
+        }
+        more
+    }
+
+    fn on_bytes(&mut self, now: Instant, mut input: &[u8]) {
+        let epoch = self.link.peer_epoch();
+        if epoch != self.epoch {
+            // A new peer starts a new byte stream: a half frame from the old one is garbage.
+            self.epoch = epoch;
+            self.decoder = Decoder::new();
+            self.counters.peer_changes += 1;
+            let peer = self.link.peer();
+            self.shared.events().push(LinkEvent::PeerChanged(peer));
+        }
+        self.counters.rx_reads += 1;
+        self.counters.rx_bytes += input.len() as u64;
+        if let Some(p) = &self.probe {
+            self.client.set_true_height_m(p.true_height_m());
+        }
+        let mut accepted = false;
+        loop {
+            let (used, raw) = self.decoder.feed(input);
+            input = &input[used..];
+            let Some(raw) = raw else { break };
+            self.counters.frames += 1;
+            match Frame::decode(&raw) {
+                Ok(Some(frame)) => {
+                    if let Msg::ParamValue(pv) = &frame.msg {
+                        if frame.header.sysid == self.client.telemetry().ids().target_sysid {
+                            answer_params(&mut self.params, pv);
+                        }
+                    }
+                    if self.client.handle(now, &frame) {
+                        self.counters.accepted += 1;
+                        accepted = true;
+                    }
+                }
+                Ok(None) => {}
+                Err(_) => self.counters.decode_errors += 1,
+            }
+        }
+        let stats = self.decoder.stats();
+        self.counters.crc_errors = stats.crc_errors as u64;
+        self.counters.dropped_bytes = stats.dropped_bytes as u64;
+        if accepted {
+            self.watchdog.on_rx(now, self.client.telemetry().sim_ms());
+            self.last_rx_wall = Some(std::time::Instant::now());
+        }
+        self.transmit(now);
+    }
+
+    /// Send everything the client has due now, each frame as it is encoded.
+    pub fn transmit(&mut self, now: Instant) {
+        while let Some(n) = self.client.poll_transmit(now, &mut self.tx) {
+            self.send(n);
+        }
+    }
+
+    fn send(&mut self, n: usize) {
+        match self.link.send(&self.tx[..n]) {
+            Ok(SendOutcome::Sent) | Ok(SendOutcome::Queued) => self.counters.tx_frames += 1,
+            Ok(SendOutcome::NoPeer) => self.counters.tx_no_peer += 1,
+            Ok(SendOutcome::Dropped) => self.counters.tx_dropped += 1,
+            // UDP: an ICMP error from an earlier datagram (the vehicle's port closed). The
+            // watchdog and the probe tell whether the vehicle is gone.
+            Err(_) => self.counters.tx_dropped += 1,
+        }
+    }
+
+    /// When this link needs the pump if nothing arrives.
+    pub fn deadline(&self) -> Option<Instant> {
+        let mut d = self.client.next_deadline();
+        let mut take = |x: Option<Instant>| {
+            if let Some(x) = x {
+                d = Some(d.map_or(x, |d| d.min(x)));
+            }
+        };
+        if self.died.is_none() {
+            take(self.watchdog.deadline());
+            if self.probe_polled {
+                take(Some(self.next_probe));
+            }
+        }
+        for p in &self.params {
+            take(Some(p.due()));
+        }
+        d
+    }
+
+    /// Timers: streams and retries, the watchdog, the probe, parameter reads.
+    pub fn on_timer(&mut self, now: Instant) {
+        self.transmit(now);
+        if self.died.is_none() {
+            if let Some(cause) = self.watchdog.check(now) {
+                let reason = match &self.probe {
+                    Some(p) => p.declare_dead(cause),
+                    None => cause.to_string(),
+                };
+                self.die(now, reason);
+            }
+        }
+        if self.probe_polled && self.died.is_none() && now >= self.next_probe {
+            self.next_probe = Instant::from_micros(now.total_micros() + PROBE_PERIOD_MS * 1000);
+            self.check_probe(now);
+        }
+        self.service_params(now);
+        self.after_batch(now);
+    }
+
+    /// Ask the probe whether the vehicle died (on its waker, or every probe period).
+    pub fn check_probe(&mut self, now: Instant) {
+        if self.died.is_some() {
+            return;
+        }
+        if let Some(reason) = self.probe.as_ref().and_then(|p| p.death()) {
+            self.die(now, reason);
+            self.after_batch(now);
+        }
+    }
+
+    /// The vehicle or link is dead: every wait ends `died` with `reason`, now and from now on.
+    pub fn die(&mut self, now: Instant, reason: String) {
+        if self.died.is_some() {
+            return;
+        }
+        self.client.died(now, &reason);
+        for p in self.params.drain(..) {
+            p.slot.fill(Err(ParamError::Died {
+                name: p.name,
+                reason: reason.clone(),
+            }));
+        }
+        self.shared.events().push(LinkEvent::Died(reason.clone()));
+        self.died = Some(reason);
+    }
+
+    /// A lockstep vehicle is about to be stepped: silence until now was expected.
+    pub fn rearm_watchdog(&mut self, now: Instant) {
+        self.watchdog.rearm(now);
+    }
+
+    /// Register a wait; one that is decided now (or on a dead link) settles at once.
+    pub fn register(
+        &mut self,
+        now: Instant,
+        wait: &Wait,
+        slot: WaitSlot,
+    ) -> Result<WaitId, CoreClientError> {
+        let id = self.client.wait(now, wait)?;
+        self.waits.insert(id, slot);
+        if let Some(reason) = self.died.clone() {
+            self.client.died(now, &reason);
+        }
+        self.transmit(now);
+        self.after_batch(now);
+        Ok(id)
+    }
+
+    /// The caller's wall-clock cap came first: end the wait with `cap` unless it settled.
+    pub fn cap(&mut self, now: Instant, id: WaitId) {
+        if let Ok(result) = self.client.cap(now, id) {
+            if let Some(slot) = self.waits.remove(&id) {
+                slot.fill(result);
+            }
+        }
+        self.after_batch(now);
+    }
+
+    /// The caller gave up on the wait (dropped it): free its slot in the engine.
+    pub fn cancel(&mut self, now: Instant, id: WaitId) {
+        self.waits.remove(&id);
+        let _ = self.client.abort_wait(now, id);
+        self.after_batch(now);
+    }
+
+    /// Start a step program.
+    pub fn start_program(
+        &mut self,
+        now: Instant,
+        program: Program<STEPS>,
+        slot: ProgramSlot,
+    ) -> Result<(), CoreClientError> {
+        self.client.start_program(now, program)?;
+        if let Some(old) = self.program.replace(slot) {
+            // Cannot happen (the runner refuses a second program); never leave a caller hanging.
+            old.fill(self.report(ProgramEnd::Aborted { step: 0 }));
+        }
+        if let Some(reason) = self.died.clone() {
+            self.client.died(now, &reason);
+        }
+        self.transmit(now);
+        self.after_batch(now);
+        Ok(())
+    }
+
+    /// Start reading parameter `name`; the answer (or the give-up) goes to `slot`.
+    pub fn read_param(&mut self, now: Instant, name: String, timeout_s: f32, slot: ParamSlot) {
+        if wire::param_id(&name).is_err() {
+            slot.fill(Err(ParamError::BadName(name)));
+            return;
+        }
+        if let Some(reason) = &self.died {
+            slot.fill(Err(ParamError::Died {
+                name,
+                reason: reason.clone(),
+            }));
+            return;
+        }
+        let timeout_us = (timeout_s.max(0.0) as f64 * 1e6) as u64;
+        self.params.push(ParamRead {
+            name,
+            slot,
+            sends: 0,
+            next_send: now,
+            deadline: Instant::from_micros(now.total_micros() + timeout_us),
+            timeout_s,
+        });
+        self.service_params(now);
+    }
+
+    fn service_params(&mut self, now: Instant) {
+        let connected = self.client.telemetry().connected();
+        let mut i = 0;
+        while i < self.params.len() {
+            if now >= self.params[i].deadline {
+                let p = self.params.swap_remove(i);
+                p.slot.fill(Err(ParamError::Timeout {
+                    name: p.name,
+                    timeout_s: p.timeout_s,
+                    sends: p.sends,
+                }));
+                continue;
+            }
+            if connected && now >= self.params[i].next_send {
+                let tel = self.client.telemetry();
+                // The name was checked when the read was lodged.
+                if let Ok(param_id) = wire::param_id(&self.params[i].name) {
+                    let msg = mav::PARAM_REQUEST_READ_DATA {
+                        param_index: -1,
+                        target_system: tel.ids().target_sysid,
+                        target_component: tel.target_compid(),
+                        param_id,
+                    };
+                    if let Ok(n) = self.client.encode(&msg, &mut self.tx) {
+                        self.send(n);
+                    }
+                }
+                let p = &mut self.params[i];
+                p.sends += 1;
+                p.next_send = Instant::from_micros(now.total_micros() + PARAM_RETRY_MS * 1000);
+            }
+            i += 1;
+        }
+    }
+
+    fn report(&self, end: ProgramEnd) -> ProgramReport {
+        let runner = self.client.program();
+        ProgramReport {
+            end,
+            records: runner.records().to_vec(),
+            error: runner.error().map(str::to_owned),
+        }
+    }
+
+    /// Route the client's events and publish the status; wake waiting callers last.
+    pub fn after_batch(&mut self, _now: Instant) {
+        let mut settled: Vec<(WaitSlot, WaitResult)> = Vec::new();
+        let mut program_done: Option<(ProgramSlot, ProgramReport)> = None;
+        let mut log: Vec<LinkEvent> = Vec::new();
+        while let Some(ev) = self.client.poll_event() {
+            match ev {
+                Event::Settled { id, result } => {
+                    if let Some(slot) = self.waits.remove(&id) {
+                        settled.push((slot, result));
+                    }
+                }
+                Event::Speedup(factor) => {
+                    let error = match &self.probe {
+                        Some(p) => p.set_speed(factor).err(),
+                        None => Some("this link has no vehicle whose speed can change".into()),
+                    };
+                    log.push(LinkEvent::Speedup { factor, error });
+                }
+                Event::Step {
+                    step,
+                    passed,
+                    reason,
+                } => log.push(LinkEvent::Step {
+                    step,
+                    passed,
+                    reason,
+                }),
+                Event::ProgramFinished(end) => {
+                    log.push(LinkEvent::ProgramFinished(end));
+                    if let Some(slot) = self.program.take() {
+                        program_done = Some((slot, self.report(end)));
+                    }
+                }
+                Event::Offboard(e) => log.push(LinkEvent::Offboard(e)),
+            }
+        }
+        if !log.is_empty() {
+            let mut events = self.shared.events();
+            for e in log {
+                events.push(e);
+            }
+        }
+        self.publish();
+        for (slot, result) in settled {
+            slot.fill(result);
+        }
+        if let Some((slot, report)) = program_done {
+            slot.fill(report);
+        }
+    }
+
+    fn publish(&mut self) {
+        self.generation += 1;
+        let c = &self.client;
+        let tel = c.telemetry();
+        let ob = c.offboard();
+        let (_, program_lost) = c.counters();
+        self.counters.events_lost = ob.events_lost() as u64 + program_lost as u64;
+        let mut snapshot = c.snapshot();
+        if let Some(r) = &self.died {
+            snapshot.error = Some(error_text(r));
+        }
+        let mut s = self.shared.status();
+        s.connected = tel.connected();
+        s.armed = ob.is_armed(tel);
+        s.mode = tel.mode();
+        s.at_target = ob.at_target(tel);
+        s.landed_state = tel.landed_state();
+        s.landed = tel.landed();
+        s.relative_alt_m = tel.relative_alt_m();
+        s.sim_ms = tel.sim_ms();
+        s.mission = super::status::MissionStatus {
+            count: ob.mission_count(),
+            uploaded: ob.mission_uploaded(),
+            ack: ob.mission_ack(),
+            opaque_id: ob.mission_opaque_id(),
+            reached: ob.mission_reached(),
+            current: ob.mission_current(),
+            complete: ob.mission_complete(),
+            transfer_in_flight: ob.pending().transfer,
+        };
+        s.pending = ob.pending();
+        s.snapshot = snapshot;
+        if s.last_refusal.as_ref() != ob.last_refusal() {
+            s.last_refusal = ob.last_refusal().cloned();
+        }
+        s.counters = self.counters;
+        s.peer = self.link.peer();
+        if s.died.is_none() {
+            s.died.clone_from(&self.died);
+        }
+        s.last_rx = self.last_rx_wall;
+        s.generation = self.generation;
+    }
+
+    /// The link is closing: waits end `closed`, a program `aborted`, reads fail.
+    pub fn close(&mut self, now: Instant) {
+        self.client.close(now);
+        for p in self.params.drain(..) {
+            p.slot.fill(Err(ParamError::Closed(p.name)));
+        }
+        self.after_batch(now);
+        self.shared.status().closed = true;
+    }
+}
+
+fn answer_params(params: &mut Vec<ParamRead>, pv: &mav::PARAM_VALUE_DATA) {
+    let mut i = 0;
+    while i < params.len() {
+        if params[i].matches(pv) {
+            let p = params.swap_remove(i);
+            p.slot.fill(Ok(ParamValue::from(pv)));
+        } else {
+            i += 1;
+        }
+    }
+}
+
+impl Drop for LinkState {
+    /// Never leave a caller hanging: if the link goes without [`LinkState::close`] (the pump
+    /// thread unwinding), whatever is still pending ends `closed`.
+    fn drop(&mut self) {
+        let snapshot = self.client.snapshot();
+        for (_, slot) in self.waits.drain() {
+            slot.fill(WaitResult {
+                satisfied: false,
+                reason: Reason::Closed,
+                waited_sim_s: 0.0,
+                waited_wall_s: 0.0,
+                snapshot_at: SnapshotAt::Return,
+                snapshot: snapshot.clone(),
+                guard: None,
+            });
+        }
+        if let Some(slot) = self.program.take() {
+            slot.fill(ProgramReport {
+                end: ProgramEnd::Aborted { step: 0 },
+                records: self.client.program().records().to_vec(),
+                error: Some("the pump stopped".into()),
+            });
+        }
+        for p in self.params.drain(..) {
+            p.slot.fill(Err(ParamError::Closed(p.name)));
+        }
+        self.shared.status().closed = true;
+    }
+}

@@ -1,0 +1,407 @@
+//! The pump: one background thread that drives any number of vehicle links.
+//!
+//! Each link is a transport [`Link`](crate::transport::Link), a core
+//! [`Decoder`](nexus_core::frame::Decoder) and a core [`Client`](nexus_core::Client) with the
+//! host's capacities ([`HostClient`]). The thread owns one mio `Poll` for all of them; user
+//! threads hold [`Pump`] and [`LinkHandle`]s (both `Send + Sync`, cheap to clone) and reach the
+//! thread through a channel and a `mio::Waker`.
+//!
+//! ```text
+//!   user threads                        pump thread
+//!   LinkHandle::register(wait) ──Cmd──▶ client.wait(now, &wait)
+//!                                       readable: recv → feed → client.handle (each frame)
+//!                                                 → poll_transmit until None, sent at once
+//!                                       after the batch: poll_event → Settled → the caller's
+//!   PendingWait::wait_timeout ◀──slot── slot; Speedup → the run's speed control; the rest to
+//!                                       the link's event log; the status published first
+//!                                       timers: client.next_deadline, watchdog, probe, params
+//! ```
+//!
+//! Reactions (`then_rc`, `then_mode`) are applied by the core in the `handle` call that meets
+//! the condition; the pump sends the frames they cause before it reads the next datagram and
+//! before it wakes the waiting caller, so the command is on the wire before the wait returns.
+//!
+//! Time: the pump's [`Instant`](nexus_core::Instant) is wall microseconds since the pump
+//! started; every engine timeout counts the autopilot's own clock, which the core reads from
+//! telemetry.
+//!
+//! Lifetime: the thread stops when the last [`Pump`] handle (links hold one) is dropped. A
+//! link closes when [`LinkHandle::close`] is called or its last handle is dropped: its waits end
+//! `closed`, its socket closes. Nothing outlives its handles.
+
+mod driver;
+mod handle;
+mod link;
+mod params;
+mod slot;
+mod status;
+mod supervise;
+
+use std::fmt;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::Duration;
+
+use nexus_core::client::ClientConfig;
+use nexus_core::engine::Program;
+use nexus_core::plan::Plan;
+use nexus_core::Client;
+
+use crate::transport::{ConnString, Link, LinkOptions, OpenError};
+
+pub use handle::{LinkCtx, LinkHandle, PendingProgram, PendingWait, WaitError, WeakLink};
+pub use params::{ParamError, ParamValue, PARAM_RETRY_MS};
+pub use status::{
+    LinkCounters, LinkEvent, LinkStatus, MissionStatus, ProgramReport, EVENT_LOG_LEN,
+};
+pub use supervise::{Supervision, VehicleProbe, PROBE_PERIOD_MS};
+
+use link::LinkShared;
+
+/// Concurrent waits per link (seed 000's `wait_until` calls in flight, program steps included).
+pub const WAITS: usize = 32;
+/// STATUSTEXTs kept per link (a capped text wait resumed with `since_seq` finds them).
+pub const TEXTS: usize = 64;
+/// Largest mission a link holds, items.
+pub const MISSION_ITEMS: usize = 1000;
+/// Longest step program, steps.
+pub const STEPS: usize = 64;
+
+/// The core client every host link runs.
+pub type HostClient = Client<WAITS, TEXTS, MISSION_ITEMS, STEPS>;
+/// A step program a host link can run.
+pub type HostProgram = Program<STEPS>;
+/// A `.plan` a host link can upload.
+pub type HostPlan = Plan<MISSION_ITEMS>;
+
+/// Names a link within its pump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LinkId(u64);
+
+/// How a link is opened and supervised.
+#[derive(Debug, Clone, Default)]
+pub struct LinkConfig {
+    /// Vehicle and own ids, offboard tolerances and retry policy.
+    pub client: ClientConfig,
+    /// Transport options (UDP receive buffer, TCP connect timeout).
+    pub transport: LinkOptions,
+    /// Stall limit and the vehicle's probe.
+    pub supervision: Supervision,
+}
+
+/// Why the pump could not do something.
+#[derive(Debug, thiserror::Error)]
+pub enum PumpError {
+    /// The pump thread or its poll could not be created.
+    #[error("the pump could not start: {0}")]
+    Start(io::Error),
+    /// The link could not be opened.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// The link could not be registered with the pump's poll.
+    #[error("cannot register the link with the pump: {0}")]
+    Register(io::Error),
+    /// The pump thread has stopped.
+    #[error("the pump has stopped")]
+    Stopped,
+    /// The link was closed.
+    #[error("the link is closed")]
+    LinkClosed,
+    /// A blocking pump call made from the pump thread itself (it would wait on itself).
+    #[error("a blocking pump call from the pump thread itself")]
+    Reentrant,
+}
+
+/// The pump's clock: wall microseconds since it started.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    origin: std::time::Instant,
+}
+
+impl Clock {
+    fn new() -> Self {
+        Clock {
+            origin: std::time::Instant::now(),
+        }
+    }
+
+    pub fn now(&self) -> nexus_core::Instant {
+        nexus_core::Instant::from_micros(self.origin.elapsed().as_micros() as u64)
+    }
+}
+
+/// "Something was published": lets a caller sleep until the pump has news.
+#[derive(Debug, Default)]
+pub(crate) struct Notify {
+    generation: Mutex<u64>,
+    cv: Condvar,
+    waiters: AtomicUsize,
+}
+
+impl Notify {
+    /// Wake whoever waits (cheap when nobody does).
+    pub fn bump(&self) {
+        if self.waiters.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let mut g = self.generation.lock().unwrap_or_else(|p| p.into_inner());
+        *g += 1;
+        drop(g);
+        self.cv.notify_all();
+    }
+
+    pub fn generation(&self) -> u64 {
+        *self.generation.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sleep until the generation moves past `seen` or `timeout` passes; the generation now.
+    pub fn wait(&self, seen: u64, timeout: Duration) -> u64 {
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let g = self.generation.lock().unwrap_or_else(|p| p.into_inner());
+        let g = if *g == seen {
+            self.cv
+                .wait_timeout(g, timeout)
+                .unwrap_or_else(|p| p.into_inner())
+                .0
+        } else {
+            g
+        };
+        let now = *g;
+        drop(g);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        now
+    }
+}
+
+/// What runs after a call's frames went out and its news was published (the caller's reply,
+/// so a caller never reads a status older than its own call).
+pub(crate) type Reply = Box<dyn FnOnce() + Send>;
+type CallFn = Box<dyn FnOnce(Option<LinkCtx<'_>>) -> Reply + Send>;
+
+pub(crate) enum Cmd {
+    AddLink {
+        id: LinkId,
+        link: Link,
+        config: ClientConfig,
+        supervision: Supervision,
+        shared: Arc<LinkShared>,
+        reply: SyncSender<io::Result<()>>,
+    },
+    RemoveLink {
+        id: LinkId,
+        reply: Option<SyncSender<()>>,
+    },
+    Call {
+        id: LinkId,
+        f: CallFn,
+    },
+    Shutdown,
+}
+
+/// A handle on a pump thread. Cheap to clone, `Send + Sync`; the thread stops (closing every
+/// link on it) when the last handle, including those inside [`LinkHandle`]s, is dropped.
+#[derive(Clone)]
+pub struct Pump {
+    inner: Arc<PumpInner>,
+}
+
+struct PumpInner {
+    tx: Sender<Cmd>,
+    waker: Arc<mio::Waker>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    thread_id: ThreadId,
+    clock: Clock,
+    notify: Arc<Notify>,
+    next_id: AtomicU64,
+    alive: Arc<AtomicBool>,
+}
+
+impl fmt::Debug for Pump {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pump")
+            .field("thread", &self.inner.thread_id)
+            .field("alive", &self.is_alive())
+            .finish()
+    }
+}
+
+/// The process-wide pump [`Pump::shared`] hands out while anyone holds it.
+static SHARED: Mutex<Weak<PumpInner>> = Mutex::new(Weak::new());
+
+/// Stack of the pump thread: clients are boxed, but a debug build copies them through it.
+const PUMP_STACK: usize = 8 << 20;
+
+/// Clears the pump's liveness flag however the thread ends, panics included.
+struct AliveGuard(Arc<AtomicBool>);
+
+impl Drop for AliveGuard {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Pump {
+    /// Start a pump thread of its own.
+    pub fn start() -> Result<Pump, PumpError> {
+        let poll = mio::Poll::new().map_err(PumpError::Start)?;
+        let waker =
+            Arc::new(mio::Waker::new(poll.registry(), driver::WAKER).map_err(PumpError::Start)?);
+        let (tx, rx) = mpsc::channel();
+        let clock = Clock::new();
+        let notify = Arc::new(Notify::default());
+        let alive = Arc::new(AtomicBool::new(true));
+        let driver = driver::Driver::new(poll, rx, clock, Arc::clone(&notify), Arc::clone(&waker));
+        let guard = AliveGuard(Arc::clone(&alive));
+        let thread = std::thread::Builder::new()
+            .name("nexus-pump".into())
+            .stack_size(PUMP_STACK)
+            .spawn(move || {
+                let _guard = guard;
+                driver.run();
+            })
+            .map_err(PumpError::Start)?;
+        Ok(Pump {
+            inner: Arc::new(PumpInner {
+                tx,
+                waker,
+                thread_id: thread.thread().id(),
+                thread: Mutex::new(Some(thread)),
+                clock,
+                notify,
+                next_id: AtomicU64::new(1),
+                alive,
+            }),
+        })
+    }
+
+    /// The process-wide pump: joined if one runs, started otherwise. It stops when the last
+    /// handle on it goes.
+    pub fn shared() -> Result<Pump, PumpError> {
+        let mut g = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(inner) = g.upgrade() {
+            if inner.alive.load(Ordering::SeqCst) {
+                return Ok(Pump { inner });
+            }
+        }
+        let p = Pump::start()?;
+        *g = Arc::downgrade(&p.inner);
+        Ok(p)
+    }
+
+    /// Whether the pump thread still runs.
+    pub fn is_alive(&self) -> bool {
+        self.inner.alive.load(Ordering::SeqCst)
+    }
+
+    /// Whether the calling thread is this pump's thread.
+    pub fn is_pump_thread(&self) -> bool {
+        std::thread::current().id() == self.inner.thread_id
+    }
+
+    /// Open `conn` (errors surface here, on the caller's thread) and hand it to the pump.
+    pub fn open_link(
+        &self,
+        conn: &ConnString,
+        config: LinkConfig,
+    ) -> Result<LinkHandle, PumpError> {
+        let link = Link::open_with(conn, &config.transport)?;
+        self.add_link(link, config.client, config.supervision)
+    }
+
+    /// Hand an open link to the pump.
+    pub fn add_link(
+        &self,
+        link: Link,
+        client: ClientConfig,
+        supervision: Supervision,
+    ) -> Result<LinkHandle, PumpError> {
+        if self.is_pump_thread() {
+            return Err(PumpError::Reentrant);
+        }
+        let id = LinkId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let shared = Arc::new(LinkShared {
+            conn: link.conn().clone(),
+            local_addr: link.local_addr(),
+            status: Mutex::new(LinkStatus::default()),
+            events: Mutex::new(status::EventLog::default()),
+        });
+        let (reply, answer) = mpsc::sync_channel(1);
+        self.send(Cmd::AddLink {
+            id,
+            link,
+            config: client,
+            supervision,
+            shared: Arc::clone(&shared),
+            reply,
+        })?;
+        match answer.recv() {
+            Ok(Ok(())) => Ok(LinkHandle::new(id, shared, self.clone())),
+            Ok(Err(e)) => Err(PumpError::Register(e)),
+            Err(_) => Err(PumpError::Stopped),
+        }
+    }
+
+    pub(crate) fn send(&self, cmd: Cmd) -> Result<(), PumpError> {
+        self.inner.tx.send(cmd).map_err(|_| PumpError::Stopped)?;
+        self.inner.waker.wake().map_err(|_| PumpError::Stopped)
+    }
+
+    /// The pump's clock now (wall µs since it started).
+    pub fn now(&self) -> nexus_core::Instant {
+        self.inner.clock.now()
+    }
+
+    /// Sleep until the pump publishes something new (any link) or `timeout` passes; returns
+    /// the publication generation to pass next time.
+    pub fn wait_news(&self, seen: u64, timeout: Duration) -> u64 {
+        self.inner.notify.wait(seen, timeout)
+    }
+
+    /// The publication generation now (see [`Pump::wait_news`]).
+    pub fn news(&self) -> u64 {
+        self.inner.notify.generation()
+    }
+}
+
+impl Drop for PumpInner {
+    fn drop(&mut self) {
+        let _ = self.tx.send(Cmd::Shutdown);
+        let _ = self.waker.wake();
+        let t = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(t) = t {
+            // Never join ourselves (a last handle dropped on the pump thread): it exits anyway.
+            if t.thread().id() != std::thread::current().id() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Pump>();
+        send_sync::<LinkHandle>();
+        send_sync::<PendingWait>();
+        send_sync::<LinkStatus>();
+    }
+
+    #[test]
+    fn the_shared_pump_is_one_while_held_and_stops_after() {
+        let a = Pump::shared().unwrap();
+        let b = Pump::shared().unwrap();
+        assert!(Arc::ptr_eq(&a.inner, &b.inner));
+        let alive = Arc::clone(&a.inner.alive);
+        drop(a);
+        assert!(alive.load(Ordering::SeqCst));
+        drop(b);
+        assert!(!alive.load(Ordering::SeqCst), "the thread was joined");
+    }
+}

@@ -1,0 +1,247 @@
+//! What the pump publishes per link after every batch, so queries never round-trip to the pump
+//! thread: the vehicle's state, mission progress, counters, and a bounded log of events.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use nexus_core::engine::{ProgramEnd, Reason, StepRecord};
+use nexus_core::offboard::{OffboardEvent, Pending, Refusal};
+use nexus_core::telemetry::{LandedState, Snapshot};
+use nexus_core::Mode;
+
+/// Mission progress, as PX4 reported it to the offboard machine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MissionStatus {
+    /// Items in the held mission (0 before any upload).
+    pub count: usize,
+    /// PX4 accepted the last upload (MISSION_ACK type 0).
+    pub uploaded: bool,
+    /// PX4's MISSION_ACK result for the last upload (0 accepted); `None` before one came.
+    pub ack: Option<u8>,
+    /// MISSION_ACK.opaque_id of the last accepted upload.
+    pub opaque_id: Option<u32>,
+    /// Highest item reached in this run (the seed's -1 is `None`).
+    pub reached: Option<u16>,
+    /// Item PX4 is flying to (MISSION_CURRENT.seq; 0 before the first report).
+    pub current: u16,
+    /// The mission's last NAV_WAYPOINT has been reached.
+    pub complete: bool,
+    /// An upload, download or clear is in flight.
+    pub transfer_in_flight: bool,
+}
+
+impl MissionStatus {
+    /// The seed's `mission_reached()`: the highest item reached, or -1 before any.
+    pub fn reached_or_minus_one(&self) -> i32 {
+        self.reached.map_or(-1, i32::from)
+    }
+}
+
+/// Traffic counters of one link since it opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkCounters {
+    /// `recv` calls that returned data (datagrams for UDP).
+    pub rx_reads: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames with a valid checksum.
+    pub frames: u64,
+    /// Frames from the target autopilot and for us, taken in by the client.
+    pub accepted: u64,
+    /// Frames whose payload did not decode (out-of-range enum value, …).
+    pub decode_errors: u64,
+    /// Checksum failures and false frame starts (decoder).
+    pub crc_errors: u64,
+    /// Bytes skipped while searching for a frame start (decoder).
+    pub dropped_bytes: u64,
+    /// Frames sent.
+    pub tx_frames: u64,
+    /// Frames dropped because the link was congested.
+    pub tx_dropped: u64,
+    /// Frames not sent because no peer was known yet (`udpin` before the vehicle spoke).
+    pub tx_no_peer: u64,
+    /// Times the peer changed (a new `udpin` sender, a new `tcpin` connection).
+    pub peer_changes: u64,
+    /// Events the client dropped because they were not drained in time (should stay 0).
+    pub events_lost: u64,
+}
+
+/// The vehicle and link as of the pump's last batch. Cheap to read: it is published, not
+/// asked for.
+#[derive(Debug, Clone)]
+pub struct LinkStatus {
+    /// PX4's HEARTBEAT has arrived: verbs have somewhere to go.
+    pub connected: bool,
+    /// Armed flag of the last HEARTBEAT.
+    pub armed: bool,
+    /// Mode of the last HEARTBEAT.
+    pub mode: Option<Mode>,
+    /// The vehicle reached what the last verb commanded (takeoff altitude, goto position).
+    pub at_target: bool,
+    /// EXTENDED_SYS_STATE's landed state.
+    pub landed_state: LandedState,
+    /// On the ground by seed 000's rule (landed state, or disarmed within 0.3 m of the pad).
+    pub landed: Option<bool>,
+    /// GLOBAL_POSITION_INT.relative_alt, m.
+    pub relative_alt_m: Option<f32>,
+    /// Autopilot clock (time_boot_ms), ms; `None` before the first timestamped message.
+    pub sim_ms: Option<u64>,
+    /// Mission progress.
+    pub mission: MissionStatus,
+    /// Requests the offboard machine is still pursuing.
+    pub pending: Pending,
+    /// The seed's snapshot (sim time, text seq, armed, mode, height, airspeed, waypoint, …).
+    pub snapshot: Snapshot,
+    /// PX4's last refusal, with the STATUSTEXT that explained it.
+    pub last_refusal: Option<Refusal>,
+    /// Traffic counters.
+    pub counters: LinkCounters,
+    /// Where the link sends now.
+    pub peer: Option<SocketAddr>,
+    /// Why the vehicle or link died, once it has: every wait since ends `died` with this.
+    pub died: Option<String>,
+    /// The link was closed; nothing is published any more.
+    pub closed: bool,
+    /// Wall time of the last frame received from the target autopilot.
+    pub last_rx: Option<std::time::Instant>,
+    /// Publications so far (grows with every batch).
+    pub generation: u64,
+}
+
+impl Default for LinkStatus {
+    fn default() -> Self {
+        LinkStatus {
+            connected: false,
+            armed: false,
+            mode: None,
+            at_target: false,
+            landed_state: LandedState::Unknown,
+            landed: None,
+            relative_alt_m: None,
+            sim_ms: None,
+            mission: MissionStatus::default(),
+            pending: Pending::default(),
+            snapshot: Snapshot {
+                sim_ms: None,
+                seq: 0,
+                armed: false,
+                mode: None,
+                height_m: None,
+                airspeed_m_s: None,
+                waypoint: None,
+                landed: LandedState::Unknown,
+                last_text: None,
+                error: None,
+            },
+            last_refusal: None,
+            counters: LinkCounters::default(),
+            peer: None,
+            died: None,
+            closed: false,
+            last_rx: None,
+            generation: 0,
+        }
+    }
+}
+
+/// Something that happened on a link that the application may want to see.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LinkEvent {
+    /// The offboard machine's news: a refusal, a request given up, a mission transfer's end.
+    Offboard(OffboardEvent),
+    /// A program step ended.
+    Step {
+        /// Step index.
+        step: usize,
+        /// Its condition was met.
+        passed: bool,
+        /// Why its wait ended.
+        reason: Reason,
+    },
+    /// The running program ended.
+    ProgramFinished(ProgramEnd),
+    /// A `then_speedup` reaction (or a program step) asked for a speed factor.
+    Speedup {
+        /// The factor asked for.
+        factor: f32,
+        /// Why the vehicle could not take it, if it could not.
+        error: Option<String>,
+    },
+    /// The vehicle or link died.
+    Died(String),
+    /// The link now sends to a new peer.
+    PeerChanged(Option<SocketAddr>),
+}
+
+/// Events kept per link; older ones are dropped (and counted) when it is full.
+pub const EVENT_LOG_LEN: usize = 1024;
+
+/// A bounded, numbered log of [`LinkEvent`]s (numbers from 1).
+#[derive(Debug, Default)]
+pub(crate) struct EventLog {
+    events: VecDeque<(u64, LinkEvent)>,
+    next: u64,
+    pub lost: u64,
+}
+
+impl EventLog {
+    pub fn push(&mut self, e: LinkEvent) {
+        if self.events.len() == EVENT_LOG_LEN {
+            self.events.pop_front();
+            self.lost += 1;
+        }
+        self.next += 1;
+        self.events.push_back((self.next, e));
+    }
+
+    /// Events numbered after `seq`, oldest first.
+    pub fn since(&self, seq: u64) -> Vec<(u64, LinkEvent)> {
+        self.events
+            .iter()
+            .filter(|(n, _)| *n > seq)
+            .cloned()
+            .collect()
+    }
+
+    /// Number of the newest event (0 before any).
+    pub fn last_seq(&self) -> u64 {
+        self.next
+    }
+}
+
+/// How a step program ended, with every step's record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramReport {
+    /// How it ended.
+    pub end: ProgramEnd,
+    /// Each step's outcome, in order (steps never reached are absent).
+    pub records: Vec<StepRecord>,
+    /// Why it did not complete (a failed action, "aborted", the died error, …).
+    pub error: Option<String>,
+}
+
+impl ProgramReport {
+    /// Every step ran and each passed.
+    pub fn passed(&self) -> bool {
+        self.end == ProgramEnd::Completed && self.records.iter().all(|r| r.passed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_numbers_events_and_drops_the_oldest() {
+        let mut log = EventLog::default();
+        for i in 0..(EVENT_LOG_LEN + 5) {
+            log.push(LinkEvent::Died(format!("{i}")));
+        }
+        assert_eq!(log.lost, 5);
+        assert_eq!(log.last_seq(), (EVENT_LOG_LEN + 5) as u64);
+        let tail = log.since(log.last_seq() - 2);
+        assert_eq!(tail.len(), 2);
+        assert_eq!(tail[1].1, LinkEvent::Died(format!("{}", EVENT_LOG_LEN + 4)));
+        assert_eq!(log.since(0).len(), EVENT_LOG_LEN);
+    }
+}

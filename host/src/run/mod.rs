@@ -1,0 +1,525 @@
+//! A run: the vehicle (the built-in simulated PX4, or a real PX4 SITL process, or none), the
+//! pump its offboard link runs on, and the run's clock.
+//!
+//! ```no_run
+//! use nexus_host::offboard_client::OffboardClient;
+//! use nexus_host::run::{Sim, SimOptions};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let sim = Sim::new(SimOptions::simulated(0).speed(10.0)); // or SimOptions::px4(0, None)
+//! sim.start()?;
+//! let op = OffboardClient::connect(&sim, 10.0)?;
+//! op.takeoff(2.0)?;
+//! sim.wait_until(|| op.at_target(), 60.0)?; // 60 s of sim time: 6 s of wall time at 10×
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! **Time.** `wait_until` counts sim seconds. The built-in vehicle's clock is exact (its own
+//! `time_boot_ms`); a lockstep run advances only while someone waits, so `wait_until` steps
+//! it, in chunks of [`SimOptions::lockstep_chunk_ms`], and after each step lets the pump catch
+//! up with what the vehicle sent before it looks again. For PX4 the clock is what PX4 reports
+//! on the offboard link (SYSTEM_TIME and the other `time_boot_ms` stamps), and wall time ×
+//! speed factor before the first report.
+//!
+//! **Supervision.** The run hands every link opened on its offboard port a probe (see
+//! [`crate::pump::VehicleProbe`]): its exit, a PANIC line, its ground truth (true height above
+//! the pad, fed to the link's `altitude` condition) and its speed control (`then_speedup`).
+//! A wait on a dead run fails with [`RunError::Died`], naming the cause.
+
+mod probe;
+mod wait;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+pub use probe::{LOCKSTEP_SPEED, SIM_STOPPED};
+pub use wait::{Until, Waited, BARRIER_SLACK_MS};
+
+use crate::error::RunError;
+use crate::launcher::{LaunchOptions, OffboardPort, PortMap, Px4Build, Px4Process};
+use crate::offboard_client::OffboardOptions;
+use crate::pump::{LinkHandle, Pump, Supervision, VehicleProbe, WeakLink};
+use crate::sim::{Fault, SimConfig, SimHandle, VehicleConfig};
+use probe::{Px4Probe, SimProbe};
+
+/// Default supervision limit: wall seconds of silence or of a frozen autopilot clock.
+pub const DEFAULT_STALL_S: f32 = 5.0;
+/// Default lockstep step, sim ms: how far the clock moves between two looks at a condition.
+pub const DEFAULT_LOCKSTEP_CHUNK_MS: u64 = 20;
+/// How long `start` waits for PX4's startup script by default (wall).
+pub const DEFAULT_PX4_READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What flies in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VehicleKind {
+    /// The built-in simulated PX4 ([`crate::sim`]): the default, and what the tests fly.
+    Simulated,
+    /// A real PX4 SITL process (SIH quadrotor), from this build directory or
+    /// `NEXUS_PX4_BUILD`.
+    Px4 {
+        /// The PX4 build directory (`…/build/px4_sitl_default`); `None`: `NEXUS_PX4_BUILD`.
+        build: Option<PathBuf>,
+    },
+    /// No vehicle: a run with a clock and nothing to fly (it has no offboard link).
+    None,
+}
+
+impl VehicleKind {
+    fn name(&self) -> &'static str {
+        match self {
+            VehicleKind::Simulated => "the built-in simulated PX4",
+            VehicleKind::Px4 { .. } => "PX4 SITL",
+            VehicleKind::None => "none",
+        }
+    }
+}
+
+/// How the run's clock goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RunClock {
+    /// Sim time follows wall time × `speed`.
+    RealTime {
+        /// Speed factor, > 0 (1 = real time).
+        speed: f64,
+    },
+    /// The built-in vehicle advances only when stepped (by `wait_until`): as fast as the CPU
+    /// allows, deterministic.
+    Lockstep,
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// SITL instance N: offboard UDP port 14540 + N, system id N + 1.
+    pub instance: u8,
+    /// What flies.
+    pub vehicle: VehicleKind,
+    /// How the clock goes.
+    pub clock: RunClock,
+    /// Supervision of the offboard link: wall seconds of silence, or of a clock that does not
+    /// advance, after which the run counts as dead. `None`: not supervised.
+    pub stall_s: Option<f32>,
+    /// Lockstep: sim ms per step of `wait_until`.
+    pub lockstep_chunk_ms: u64,
+    /// PX4: how long `start` waits for its startup script (wall).
+    pub px4_ready_timeout: Duration,
+    /// The simulated vehicle's configuration (parameters, boot timings, origin); `None`:
+    /// defaults for the instance.
+    pub vehicle_config: Option<VehicleConfig>,
+    /// PX4: launch options (parameter overrides, environment, workdir); the instance and
+    /// speed factor come from this struct.
+    pub launch: Option<LaunchOptions>,
+    /// The defaults of clients [`crate::offboard_client::OffboardClient::connect`] opens on
+    /// this run (tolerances, `wait_clear_s`); its system id and port come from the run.
+    pub client: OffboardOptions,
+    /// The pump the run's links join; `None`: the process-wide pump.
+    pub pump: Option<Pump>,
+}
+
+impl SimOptions {
+    fn with(instance: u8, vehicle: VehicleKind) -> Self {
+        SimOptions {
+            instance,
+            vehicle,
+            clock: RunClock::RealTime { speed: 1.0 },
+            stall_s: Some(DEFAULT_STALL_S),
+            lockstep_chunk_ms: DEFAULT_LOCKSTEP_CHUNK_MS,
+            px4_ready_timeout: DEFAULT_PX4_READY_TIMEOUT,
+            vehicle_config: None,
+            launch: None,
+            client: OffboardOptions::default(),
+            pump: None,
+        }
+    }
+
+    /// The built-in simulated PX4 as instance `instance`, in real time.
+    pub fn simulated(instance: u8) -> Self {
+        Self::with(instance, VehicleKind::Simulated)
+    }
+
+    /// PX4 SITL instance `instance` from `build` (`None`: `NEXUS_PX4_BUILD`), in real time.
+    pub fn px4(instance: u8, build: Option<PathBuf>) -> Self {
+        Self::with(instance, VehicleKind::Px4 { build })
+    }
+
+    /// A run with no vehicle.
+    pub fn no_vehicle() -> Self {
+        Self::with(0, VehicleKind::None)
+    }
+
+    /// Run at `speed` × real time.
+    pub fn speed(mut self, speed: f64) -> Self {
+        self.clock = RunClock::RealTime { speed };
+        self
+    }
+
+    /// Step the built-in vehicle's clock from `wait_until` (lockstep).
+    pub fn lockstep(mut self) -> Self {
+        self.clock = RunClock::Lockstep;
+        self
+    }
+
+    /// Set the supervision limit (wall seconds; `None`: off).
+    pub fn stall_s(mut self, stall_s: Option<f32>) -> Self {
+        self.stall_s = stall_s;
+        self
+    }
+
+    /// Set the arm settle window of clients connected to this run (sim seconds).
+    pub fn wait_clear_s(mut self, s: f32) -> Self {
+        self.client.wait_clear_s = s;
+        self
+    }
+
+    /// Join this pump.
+    pub fn on_pump(mut self, pump: Pump) -> Self {
+        self.pump = Some(pump);
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Vehicle {
+    Simulated(Arc<SimProbe>),
+    Px4(Arc<Px4Probe>),
+    None,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Running {
+    pub vehicle: Vehicle,
+    pub pump: Pump,
+    pub started: Instant,
+    pub ports: Option<PortMap>,
+}
+
+#[derive(Debug)]
+enum State {
+    Idle,
+    Running(Running),
+    Closed,
+}
+
+/// A run (seed 002's `Sim`): owns the vehicle and the pump its offboard link runs on.
+/// `Send + Sync`; closes on `Drop` (the vehicle stops, PX4 is killed, nothing outlives it).
+#[derive(Debug)]
+pub struct Sim {
+    options: SimOptions,
+    state: Mutex<State>,
+    offboard: Mutex<Option<WeakLink>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Sim {
+    /// A run with these options; nothing starts until [`Sim::start`].
+    pub fn new(options: SimOptions) -> Sim {
+        Sim {
+            options,
+            state: Mutex::new(State::Idle),
+            offboard: Mutex::new(None),
+        }
+    }
+
+    /// [`Sim::new`] then [`Sim::start`].
+    pub fn started(options: SimOptions) -> Result<Sim, RunError> {
+        let sim = Sim::new(options);
+        sim.start()?;
+        Ok(sim)
+    }
+
+    /// The options.
+    pub fn options(&self) -> &SimOptions {
+        &self.options
+    }
+
+    /// SITL instance N.
+    pub fn instance(&self) -> u8 {
+        self.options.instance
+    }
+
+    /// Start the vehicle (for PX4: spawn it and wait for its startup script) and join a pump.
+    pub fn start(&self) -> Result<(), RunError> {
+        let mut state = lock(&self.state);
+        match *state {
+            State::Idle => {}
+            State::Running(_) => return Err(RunError::AlreadyStarted),
+            State::Closed => return Err(RunError::Closed),
+        }
+        let o = &self.options;
+        let (vehicle, ports) = match &o.vehicle {
+            VehicleKind::Simulated => {
+                let mut cfg = match o.clock {
+                    RunClock::RealTime { speed } => SimConfig::realtime(o.instance, speed),
+                    RunClock::Lockstep => SimConfig::lockstep(o.instance),
+                };
+                if let Some(v) = &o.vehicle_config {
+                    cfg.vehicle = v.clone();
+                    cfg.vehicle.instance = o.instance;
+                }
+                let h = SimHandle::start(cfg)?;
+                let p = h.ports();
+                let ports = PortMap {
+                    offboard: OffboardPort {
+                        port: p.offboard.port,
+                        px4_port: p.vehicle_port,
+                        system_id: p.offboard.system_id,
+                    },
+                };
+                let lockstep = o.clock == RunClock::Lockstep;
+                (Vehicle::Simulated(SimProbe::new(h, lockstep)), Some(ports))
+            }
+            VehicleKind::Px4 { build } => {
+                let speed =
+                    match o.clock {
+                        RunClock::RealTime { speed } => speed,
+                        RunClock::Lockstep => return Err(RunError::Speed(
+                            "PX4 SITL keeps its own lockstep with its simulator: give a PX4 run a \
+                             speed factor, not host stepping"
+                                .into(),
+                        )),
+                    };
+                let build = Px4Build::locate(build.as_deref())?;
+                let mut launch = o
+                    .launch
+                    .clone()
+                    .unwrap_or_else(|| LaunchOptions::new(o.instance));
+                launch.instance = o.instance;
+                launch.speed_factor = (speed != 1.0).then_some(speed as f32);
+                let process = Px4Process::spawn(&build, &launch)?;
+                process.wait_ready(o.px4_ready_timeout)?;
+                let ports = process.ports();
+                (
+                    Vehicle::Px4(Px4Probe::new(process, launch.speed_factor)),
+                    Some(ports),
+                )
+            }
+            VehicleKind::None => (Vehicle::None, None),
+        };
+        let pump = match &o.pump {
+            Some(p) => p.clone(),
+            None => Pump::shared()?,
+        };
+        *state = State::Running(Running {
+            vehicle,
+            pump,
+            started: Instant::now(),
+            ports,
+        });
+        Ok(())
+    }
+
+    pub(crate) fn running(&self) -> Result<Running, RunError> {
+        match &*lock(&self.state) {
+            State::Idle => Err(RunError::NotStarted),
+            State::Running(r) => Ok(r.clone()),
+            State::Closed => Err(RunError::Closed),
+        }
+    }
+
+    /// Whether the run was started and not closed.
+    pub fn is_running(&self) -> bool {
+        matches!(*lock(&self.state), State::Running(_))
+    }
+
+    fn no_vehicle_reason(&self) -> String {
+        "the run has no PX4: it was started with VehicleKind::None, which has no MAVLink \
+         vehicle to connect to"
+            .to_owned()
+    }
+
+    /// The run's port map (seed: `sim.ports`): `ports()?.get("offboard")` → the UDP port the
+    /// client listens on and PX4's system id. A run without a vehicle has none, and says why.
+    pub fn ports(&self) -> Result<PortMap, RunError> {
+        let run = self.running()?;
+        run.ports.ok_or_else(|| RunError::NoOffboardLink {
+            why: self.no_vehicle_reason(),
+        })
+    }
+
+    /// The link called `name` in the port map (today only `"offboard"`).
+    pub fn port(&self, name: &str) -> Result<OffboardPort, RunError> {
+        let ports = self.ports()?;
+        ports.get(name).ok_or_else(|| RunError::NoSuchLink {
+            name: name.to_owned(),
+            have: "offboard".to_owned(),
+        })
+    }
+
+    /// The offboard link's port (`port("offboard")`).
+    pub fn offboard_port(&self) -> Result<OffboardPort, RunError> {
+        self.port("offboard")
+    }
+
+    /// The pump the run's links join.
+    pub fn pump(&self) -> Result<Pump, RunError> {
+        Ok(self.running()?.pump)
+    }
+
+    fn probe_of(run: &Running) -> Option<Arc<dyn VehicleProbe>> {
+        match &run.vehicle {
+            Vehicle::Simulated(p) => Some(Arc::clone(p) as Arc<dyn VehicleProbe>),
+            Vehicle::Px4(p) => Some(Arc::clone(p) as Arc<dyn VehicleProbe>),
+            Vehicle::None => None,
+        }
+    }
+
+    /// What a link to this run's vehicle is supervised with (stall limit, the vehicle's
+    /// probe).
+    pub fn supervision(&self) -> Result<Supervision, RunError> {
+        let run = self.running()?;
+        Ok(Supervision {
+            stall_s: self.options.stall_s,
+            probe: Self::probe_of(&run),
+        })
+    }
+
+    /// The options for clients connected to this run.
+    pub fn offboard_options(&self) -> OffboardOptions {
+        let mut o = self.options.client.clone();
+        o.stall_s = self.options.stall_s;
+        o
+    }
+
+    /// Make `link` the run's offboard link: its clock is the run's clock for PX4, a lockstep
+    /// step waits for it to catch up, and condition waits go to it. The run does not keep it
+    /// open.
+    pub fn attach(&self, link: &LinkHandle) {
+        *lock(&self.offboard) = Some(link.downgrade());
+    }
+
+    /// The run's offboard link, while a client holds it open.
+    pub fn offboard_link(&self) -> Option<LinkHandle> {
+        lock(&self.offboard)
+            .as_ref()
+            .and_then(WeakLink::upgrade)
+            .filter(|l| !l.is_closed())
+    }
+
+    /// The run's clock now, ms: the built-in vehicle's own; for PX4 what it last reported,
+    /// or wall time × speed before the first report.
+    pub fn sim_time_ms(&self) -> Result<u64, RunError> {
+        let run = self.running()?;
+        Ok(self.clock_ms(&run))
+    }
+
+    /// [`Sim::sim_time_ms`] in seconds.
+    pub fn sim_time_s(&self) -> Result<f64, RunError> {
+        Ok(self.sim_time_ms()? as f64 / 1000.0)
+    }
+
+    pub(crate) fn clock_ms(&self, run: &Running) -> u64 {
+        if let Vehicle::Simulated(p) = &run.vehicle {
+            if let Some(ms) = p.with(SimHandle::sim_time_ms) {
+                return ms;
+            }
+        }
+        if let Some(ms) = self
+            .offboard_link()
+            .and_then(|l| l.with_status(|s| s.sim_ms))
+        {
+            return ms;
+        }
+        let speed = match self.options.clock {
+            RunClock::RealTime { speed } => speed,
+            RunClock::Lockstep => 0.0,
+        };
+        (run.started.elapsed().as_secs_f64() * speed * 1000.0) as u64
+    }
+
+    /// Why the run's vehicle is dead, if it is (exit, PANIC, link silent, clock stalled).
+    pub fn death(&self) -> Option<String> {
+        let run = self.running().ok()?;
+        self.death_of(&run)
+    }
+
+    pub(crate) fn death_of(&self, run: &Running) -> Option<String> {
+        if let Some(r) = Self::probe_of(run).and_then(|p| p.death()) {
+            return Some(r);
+        }
+        self.offboard_link()
+            .and_then(|l| l.with_status(|s| s.died.clone()))
+    }
+
+    /// Whether the built-in vehicle runs in lockstep.
+    pub fn is_lockstep(&self) -> bool {
+        self.options.clock == RunClock::Lockstep && self.options.vehicle == VehicleKind::Simulated
+    }
+
+    /// Change the speed factor: the built-in vehicle in real time only (PX4 fixes it at
+    /// launch; a lockstep run has none).
+    pub fn set_speed(&self, speed: f64) -> Result<(), RunError> {
+        let run = self.running()?;
+        match &run.vehicle {
+            Vehicle::Simulated(p) => {
+                let probe: &dyn VehicleProbe = p.as_ref();
+                probe.set_speed(speed as f32).map_err(RunError::Speed)
+            }
+            Vehicle::Px4(p) => {
+                let probe: &dyn VehicleProbe = p.as_ref();
+                probe.set_speed(speed as f32).map_err(RunError::Speed)
+            }
+            Vehicle::None => Err(RunError::Speed(
+                "this run has no vehicle whose speed could change".into(),
+            )),
+        }
+    }
+
+    fn simulated(&self, what: &'static str) -> Result<Arc<SimProbe>, RunError> {
+        match self.running()?.vehicle {
+            Vehicle::Simulated(p) => Ok(p),
+            _ => Err(RunError::NotSimulated {
+                what,
+                vehicle: self.options.vehicle.name(),
+            }),
+        }
+    }
+
+    /// Inject a fault into the built-in vehicle (tests: exit, PANIC, a stalled clock, …).
+    pub fn inject(&self, fault: Fault) -> Result<(), RunError> {
+        let p = self.simulated("inject")?;
+        p.with(|h| h.inject(fault))
+            .unwrap_or(Err(crate::sim::SimError::Stopped))?;
+        Ok(())
+    }
+
+    /// Ground truth: the built-in vehicle's height above the pad, m.
+    pub fn true_height_m(&self) -> Option<f32> {
+        let p = self.simulated("true_height_m").ok()?;
+        p.with(SimHandle::true_height_m)
+    }
+
+    /// The vehicle's console so far (the built-in vehicle's log; PX4's last lines).
+    pub fn console(&self) -> Vec<String> {
+        match self.running().map(|r| r.vehicle) {
+            Ok(Vehicle::Simulated(p)) => p.with(SimHandle::output_log).unwrap_or_default(),
+            Ok(Vehicle::Px4(p)) => p.output_tail(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Stop the vehicle (PX4: SIGTERM, then SIGKILL) and leave the pump. Links on the run's
+    /// port then see their vehicle gone. Idempotent.
+    pub fn close(&self) {
+        let prev = std::mem::replace(&mut *lock(&self.state), State::Closed);
+        *lock(&self.offboard) = None;
+        if let State::Running(run) = prev {
+            match run.vehicle {
+                Vehicle::Simulated(p) => p.stop(),
+                Vehicle::Px4(p) => {
+                    let _ = p.stop();
+                }
+                Vehicle::None => {}
+            }
+        }
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

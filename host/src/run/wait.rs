@@ -1,0 +1,312 @@
+//! `Sim::wait_until`: wait for a predicate (polled on the caller's thread) or a condition (the
+//! link's wait engine) while the run's clock advances, stepping a lockstep vehicle.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nexus_core::engine::{Condition, Reason, Wait, WaitResult};
+
+use super::probe::SimProbe;
+use super::{Running, Sim, Vehicle};
+use crate::error::RunError;
+use crate::launcher::DeathCause;
+use crate::pump::LinkHandle;
+use crate::sim::SimError;
+
+/// Lockstep: after a step to sim time T, the pump counts as caught up once the link's clock
+/// reads at least T minus this, ms (PX4 stamps ATTITUDE every 10 ms).
+pub const BARRIER_SLACK_MS: u64 = 15;
+/// Lockstep: longest the caller waits for the pump to catch up after a step (wall).
+const BARRIER_MAX: Duration = Duration::from_millis(250);
+/// Real time: how often a predicate is polled (wall).
+const POLL_PERIOD: Duration = Duration::from_millis(2);
+
+/// How a `wait_until` went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waited {
+    /// Sim seconds from the call to the condition holding.
+    pub waited_sim_s: f64,
+    /// Wall seconds likewise.
+    pub waited_wall_s: f64,
+    /// A condition's [`WaitResult`] (`None` for a predicate).
+    pub result: Option<WaitResult>,
+}
+
+/// What [`Sim::wait_until`] waits for: a predicate (any `FnMut() -> bool`, polled on the
+/// caller's thread), a [`Condition`] or a [`Wait`] (evaluated by the pump on the run's offboard
+/// link after every message).
+pub trait Until {
+    /// Wait for it, `sim_timeout_s` sim seconds at most.
+    fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError>;
+}
+
+impl<F: FnMut() -> bool> Until for F {
+    fn wait_on(mut self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
+        sim.wait_predicate(&mut self, sim_timeout_s)
+    }
+}
+
+impl Until for Condition {
+    fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
+        Wait::until(self).wait_on(sim, sim_timeout_s)
+    }
+}
+
+impl Until for Wait {
+    fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
+        check_timeout(sim_timeout_s)?;
+        let link = sim.offboard_link().ok_or(RunError::NoClient)?;
+        let wait = self.timeout_s(sim_timeout_s as f32);
+        let wall0 = Instant::now();
+        let r = sim.wait_on_link(&link, &wait, None)?;
+        match r.reason {
+            Reason::Met => Ok(Waited {
+                waited_sim_s: r.waited_sim_s as f64,
+                waited_wall_s: r.waited_wall_s as f64,
+                result: Some(r),
+            }),
+            Reason::Timeout => Err(RunError::Timeout {
+                timeout_s: sim_timeout_s,
+                waited_wall_s: wall0.elapsed().as_secs_f64(),
+            }),
+            Reason::Died => Err(RunError::Died {
+                reason: r
+                    .snapshot
+                    .error
+                    .as_ref()
+                    .map_or_else(|| "died".to_owned(), |e| e.as_str().to_owned()),
+            }),
+            _ => Err(RunError::Ended(Box::new(r))),
+        }
+    }
+}
+
+fn check_timeout(s: f64) -> Result<(), RunError> {
+    if s.is_finite() && s >= 0.0 {
+        Ok(())
+    } else {
+        Err(RunError::BadTimeout(s))
+    }
+}
+
+/// Watches a lockstep clock for a stall while stepping.
+struct Stepper {
+    last_ms: Option<u64>,
+    moved: Instant,
+}
+
+impl Stepper {
+    fn new() -> Self {
+        Stepper {
+            last_ms: None,
+            moved: Instant::now(),
+        }
+    }
+}
+
+impl Sim {
+    /// Wait until `until` holds, advancing the run's clock, `sim_timeout_s` sim seconds at
+    /// most. A predicate is polled on this thread; a [`Condition`] or [`Wait`] is evaluated by
+    /// the pump on the run's offboard link. Errors: [`RunError::Timeout`], [`RunError::Died`]
+    /// (the vehicle exited, panicked, went silent or its clock stalled).
+    pub fn wait_until<U: Until>(&self, until: U, sim_timeout_s: f64) -> Result<Waited, RunError> {
+        until.wait_on(self, sim_timeout_s)
+    }
+
+    fn wait_predicate(
+        &self,
+        pred: &mut dyn FnMut() -> bool,
+        sim_timeout_s: f64,
+    ) -> Result<Waited, RunError> {
+        check_timeout(sim_timeout_s)?;
+        let run = self.running()?;
+        let limit_ms = (sim_timeout_s * 1000.0).round() as u64;
+        let wall0 = Instant::now();
+        let t0 = self.clock_ms(&run);
+        let mut stepper = Stepper::new();
+        loop {
+            let now = self.clock_ms(&run);
+            let done = |t: u64| Waited {
+                waited_sim_s: t.saturating_sub(t0) as f64 / 1000.0,
+                waited_wall_s: wall0.elapsed().as_secs_f64(),
+                result: None,
+            };
+            if pred() {
+                return Ok(done(now));
+            }
+            if let Some(reason) = self.death_of(&run) {
+                return Err(RunError::Died { reason });
+            }
+            let elapsed = now.saturating_sub(t0);
+            if elapsed >= limit_ms {
+                return Err(RunError::Timeout {
+                    timeout_s: sim_timeout_s,
+                    waited_wall_s: wall0.elapsed().as_secs_f64(),
+                });
+            }
+            match (&run.vehicle, self.is_lockstep()) {
+                (Vehicle::Simulated(p), true) => {
+                    let chunk = self
+                        .options
+                        .lockstep_chunk_ms
+                        .max(1)
+                        .min(limit_ms - elapsed);
+                    self.step_lockstep(&run, p, chunk, &mut stepper)?;
+                }
+                _ => std::thread::sleep(POLL_PERIOD),
+            }
+        }
+    }
+
+    /// Advance a lockstep run by `dt_ms` of sim time (then let the pump catch up); its clock
+    /// afterwards, ms.
+    pub fn step(&self, dt_ms: u64) -> Result<u64, RunError> {
+        let run = self.running()?;
+        let Vehicle::Simulated(p) = &run.vehicle else {
+            return Err(SimError::NotLockstep.into());
+        };
+        self.step_lockstep(&run, p, dt_ms, &mut Stepper::new())
+    }
+
+    fn step_lockstep(
+        &self,
+        run: &Running,
+        p: &Arc<SimProbe>,
+        dt_ms: u64,
+        stepper: &mut Stepper,
+    ) -> Result<u64, RunError> {
+        let link = self.offboard_link();
+        let stepped = p.with(|h| h.step(dt_ms)).unwrap_or(Err(SimError::Stopped));
+        match stepped {
+            Ok(t) => {
+                if let Some(l) = &link {
+                    barrier(l, t);
+                }
+                if stepper.last_ms != Some(t) {
+                    stepper.last_ms = Some(t);
+                    stepper.moved = Instant::now();
+                } else if let Some(stall_s) = self.options.stall_s {
+                    // Frozen: stepping returns at once without moving the clock.
+                    let stalled = stepper.moved.elapsed().as_secs_f32();
+                    if stalled >= stall_s {
+                        let reason = DeathCause::ClockStalled { stalled_s: stalled }.to_string();
+                        if let Some(l) = &link {
+                            let _ = l.declare_died(&reason);
+                        }
+                        return Err(RunError::Died { reason });
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Ok(t)
+            }
+            Err(SimError::Exited(_)) | Err(SimError::Stopped) => {
+                let reason = self
+                    .death_of(run)
+                    .unwrap_or_else(|| super::SIM_STOPPED.to_owned());
+                if let Some(l) = &link {
+                    let _ = l.declare_died(&reason);
+                }
+                Err(RunError::Died { reason })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Wait on `link` with the link's wait engine (seed 000): the result, or after `cap`
+    /// (wall) the cap. A lockstep run is stepped meanwhile.
+    pub fn wait_on_link(
+        &self,
+        link: &LinkHandle,
+        wait: &Wait,
+        cap: Option<Duration>,
+    ) -> Result<WaitResult, RunError> {
+        let mut pending = link.register(wait)?;
+        let run = match self.running() {
+            Ok(r) => r,
+            // A closed run: the link reports what became of its vehicle.
+            Err(_) => return Ok(pending.wait(Some(cap.unwrap_or(Duration::from_secs(1))))),
+        };
+        let probe = match (&run.vehicle, self.is_lockstep()) {
+            (Vehicle::Simulated(p), true) => Arc::clone(p),
+            _ => return Ok(pending.wait(cap)),
+        };
+        let deadline = cap.map(|c| Instant::now() + c);
+        let mut stepper = Stepper::new();
+        loop {
+            if let Some(r) = pending.try_result() {
+                return Ok(r);
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left == Some(Duration::ZERO) {
+                return Ok(pending.cap());
+            }
+            let chunk = self.options.lockstep_chunk_ms.max(1);
+            if self
+                .step_lockstep(&run, &probe, chunk, &mut stepper)
+                .is_err()
+            {
+                // The vehicle died or the run closed: the link ends the wait (died, closed);
+                // the cap bounds the wait for that word.
+                let grace = left
+                    .unwrap_or(Duration::from_secs(2))
+                    .min(Duration::from_secs(2));
+                return Ok(pending.wait(Some(grace)));
+            }
+        }
+    }
+}
+
+/// After a lockstep step to `target_ms`, wait (briefly) until the pump has taken in what the
+/// vehicle sent up to then.
+fn barrier(link: &LinkHandle, target_ms: u64) {
+    let pump = link.pump();
+    let t0 = Instant::now();
+    let mut seen = pump.news();
+    loop {
+        let caught_up = link.with_status(|s| {
+            s.closed || s.sim_ms.is_none_or(|ms| ms + BARRIER_SLACK_MS >= target_ms)
+        });
+        if caught_up || t0.elapsed() >= BARRIER_MAX {
+            return;
+        }
+        seen = pump.wait_news(seen, Duration::from_millis(2));
+    }
+}
+
+impl Sim {
+    /// Run a step program on `link` (seed 000's steps) until it ends, stepping a lockstep run;
+    /// with a wall `limit`, abort it when the limit passes (it then ends `aborted`).
+    pub fn run_program(
+        &self,
+        link: &LinkHandle,
+        program: crate::pump::HostProgram,
+        limit: Option<Duration>,
+    ) -> Result<crate::pump::ProgramReport, RunError> {
+        let pending = link.start_program(program)?;
+        let run = self.running();
+        let probe = match run.as_ref().map(|r| (&r.vehicle, self.is_lockstep())) {
+            Ok((Vehicle::Simulated(p), true)) => Arc::clone(p),
+            _ => return Ok(pending.wait(limit)),
+        };
+        let Ok(run) = run else {
+            return Ok(pending.wait(limit));
+        };
+        let deadline = limit.map(|c| Instant::now() + c);
+        let mut stepper = Stepper::new();
+        loop {
+            if let Some(r) = pending.try_report() {
+                return Ok(r);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(pending.wait(Some(Duration::ZERO)));
+            }
+            let chunk = self.options.lockstep_chunk_ms.max(1);
+            if self
+                .step_lockstep(&run, &probe, chunk, &mut stepper)
+                .is_err()
+            {
+                return Ok(pending.wait(Some(Duration::from_secs(2))));
+            }
+        }
+    }
+}

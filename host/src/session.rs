@@ -1,0 +1,371 @@
+//! [`Session`]: seed 000's wait service on one run, and [`Sessions`], the registry that closes
+//! runs on request (`kill_instance`) or when they sit unused (the idle reaper).
+//!
+//! A session is a run ([`Sim`]) and the [`OffboardClient`] connected to it. Its
+//! [`Session::wait_until`] is seed 000's `wait_until`: a [`Wait`] (condition, op, `timeout_s`
+//! in sim seconds, `since_seq`, `relative`, guards, reactions) evaluated by the pump after
+//! every message, plus a wall-clock `wait_cap_s`. Every call returns a [`WaitResult`] with its
+//! reason:
+//!
+//! * `met`, `timeout`, `guard` from the engine; `died` when the vehicle exited, panicked,
+//!   went silent or its clock stalled (`snapshot.error` says which);
+//! * `cap` when `wait_cap_s` came first: the wait is not over, call again with
+//!   `since_seq = snapshot.seq` and no text is missed (the cap is taken on the pump thread,
+//!   so it races safely with a settle: exactly one result per wait);
+//! * `closed` when the session closed during the wait ([`Session::close_sitl`],
+//!   [`Sessions::kill_instance`], the idle reaper).
+//!
+//! Waits from several threads on one session run concurrently (up to
+//! [`crate::pump::WAITS`]). A relative `sim_time` counts from the tick the previous wait or
+//! step on this session settled.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nexus_core::engine::{Wait, WaitResult};
+use nexus_core::telemetry::{Snapshot, Text};
+
+use crate::error::SessionError;
+use crate::offboard_client::OffboardClient;
+use crate::pump::{HostProgram, LinkHandle, ProgramReport};
+use crate::run::{Sim, SimOptions};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One run and its offboard client, served as seed 000's wait service. Cheap to clone,
+/// `Send + Sync`; the run closes when [`Session::close_sitl`] is called or the last clone goes.
+#[derive(Debug, Clone)]
+pub struct Session {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    id: u64,
+    // Field order is drop order: the client's waits end `closed` before the vehicle stops.
+    client: OffboardClient,
+    sim: Sim,
+    last_used: Mutex<Instant>,
+    calls: AtomicUsize,
+    closed: Mutex<Option<String>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.client.close();
+        self.sim.close();
+    }
+}
+
+/// Marks a session in use for the length of a call.
+struct InUse<'a>(&'a Inner);
+
+impl Drop for InUse<'_> {
+    fn drop(&mut self) {
+        *lock(&self.0.last_used) = Instant::now();
+        self.0.calls.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Session {
+    /// Start a run with `options`, connect a client to its offboard link (waiting up to
+    /// `connect_timeout_sim_s` sim seconds for PX4's heartbeat) and serve it.
+    pub fn start(options: SimOptions, connect_timeout_sim_s: f64) -> Result<Session, SessionError> {
+        let sim = Sim::started(options)?;
+        let client = OffboardClient::connect(&sim, connect_timeout_sim_s)?;
+        Ok(Session::new(sim, client))
+    }
+
+    /// Serve a started run and a client connected to it.
+    pub fn new(sim: Sim, client: OffboardClient) -> Session {
+        Session {
+            inner: Arc::new(Inner {
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                client,
+                sim,
+                last_used: Mutex::new(Instant::now()),
+                calls: AtomicUsize::new(0),
+                closed: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The session's id (unique in the process).
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// The run's SITL instance.
+    pub fn instance(&self) -> u8 {
+        self.inner.sim.instance()
+    }
+
+    /// The offboard client (every verb and query of seed 002).
+    pub fn client(&self) -> &OffboardClient {
+        &self.inner.client
+    }
+
+    /// The run.
+    pub fn sim(&self) -> &Sim {
+        &self.inner.sim
+    }
+
+    /// Why the session closed, once it has.
+    pub fn closed(&self) -> Option<String> {
+        lock(&self.inner.closed).clone()
+    }
+
+    /// Whether the session is closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed().is_some()
+    }
+
+    /// Wall time since a call last started or ended. A call in progress counts from its
+    /// start, so a wait longer than the idle limit is reaped (it ends `closed`).
+    pub fn idle_for(&self) -> Duration {
+        lock(&self.inner.last_used).elapsed()
+    }
+
+    fn begin(&self) -> Result<(InUse<'_>, LinkHandle), SessionError> {
+        if let Some(why) = self.closed() {
+            return Err(SessionError::Closed(why));
+        }
+        self.inner.calls.fetch_add(1, Ordering::SeqCst);
+        *lock(&self.inner.last_used) = Instant::now();
+        let guard = InUse(&self.inner);
+        let link = self.inner.client.link().map_err(|_| {
+            SessionError::Closed(self.closed().unwrap_or_else(|| "client closed".into()))
+        })?;
+        Ok((guard, link))
+    }
+
+    /// Seed 000's `wait_until`: wait for `wait` (its `timeout_s` in sim seconds, required), at
+    /// most `wait_cap_s` wall seconds (`None`: no cap). Ends with a [`WaitResult`] whose
+    /// reason is met, timeout, guard, cap, died or closed.
+    pub fn wait_until(
+        &self,
+        wait: &Wait,
+        wait_cap_s: Option<f64>,
+    ) -> Result<WaitResult, SessionError> {
+        let cap = match wait_cap_s {
+            None => None,
+            Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
+            Some(s) => return Err(crate::error::RunError::BadTimeout(s).into()),
+        };
+        let (_use, link) = self.begin()?;
+        Ok(self.inner.sim.wait_on_link(&link, wait, cap)?)
+    }
+
+    /// Run a step program (seed 000's steps) to its end; with a wall `limit`, abort it when
+    /// the limit passes. The report has every step's [`WaitResult`].
+    pub fn run_steps(
+        &self,
+        program: HostProgram,
+        limit: Option<Duration>,
+    ) -> Result<ProgramReport, SessionError> {
+        let (_use, link) = self.begin()?;
+        Ok(self.inner.sim.run_program(&link, program, limit)?)
+    }
+
+    /// Abort the running program (`abort_steps`): its step ends `aborted`, the program too.
+    pub fn abort_steps(&self) -> Result<(), SessionError> {
+        let (_use, link) = self.begin()?;
+        Ok(link.abort_program()?)
+    }
+
+    /// The vehicle now.
+    pub fn snapshot(&self) -> Result<Snapshot, SessionError> {
+        let (_use, link) = self.begin()?;
+        Ok(link.with_status(|s| s.snapshot.clone()))
+    }
+
+    /// The STATUSTEXTs kept with `seq` after `since_seq`, oldest first.
+    pub fn texts_since(&self, since_seq: u32) -> Result<Vec<Text>, SessionError> {
+        let (_use, link) = self.begin()?;
+        link.call(move |ctx| {
+            ctx.client()
+                .telemetry()
+                .texts()
+                .after(since_seq)
+                .cloned()
+                .collect()
+        })
+        .map_err(|e| SessionError::Wait(e.into()))
+    }
+
+    /// Close the session's SITL: waits in progress end `closed`, a program `aborted`, the
+    /// vehicle stops. Idempotent.
+    pub fn close_sitl(&self) {
+        self.close("close_sitl");
+    }
+
+    pub(crate) fn close(&self, why: &str) {
+        {
+            let mut c = lock(&self.inner.closed);
+            if c.is_some() {
+                return;
+            }
+            *c = Some(why.to_owned());
+        }
+        // Waits first (closed), then the vehicle: a vehicle stopping first would end them died.
+        self.inner.client.close();
+        self.inner.sim.close();
+    }
+}
+
+/// The sessions a service holds, with the idle reaper. Dropping it closes every session and
+/// joins the reaper.
+#[derive(Debug)]
+pub struct Sessions {
+    registry: Arc<Registry>,
+    reaper: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[derive(Debug)]
+struct Registry {
+    sessions: Mutex<Vec<Session>>,
+    idle_limit: Option<Duration>,
+    stop: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Registry {
+    fn reap(&self) -> usize {
+        let Some(limit) = self.idle_limit else {
+            return 0;
+        };
+        let idle: Vec<Session> = {
+            let mut s = lock(&self.sessions);
+            let (gone, keep): (Vec<_>, Vec<_>) = s
+                .drain(..)
+                .partition(|x| x.idle_for() >= limit || x.is_closed());
+            *s = keep;
+            gone
+        };
+        let n = idle.iter().filter(|s| !s.is_closed()).count();
+        for s in idle {
+            s.close(&format!(
+                "idle for {:.1} s: closed by the idle reaper",
+                s.idle_for().as_secs_f32()
+            ));
+        }
+        n
+    }
+}
+
+impl Sessions {
+    /// A registry; with `idle_limit`, a reaper thread closes sessions unused for that long
+    /// (wall). Their waits in progress end `closed`.
+    pub fn new(idle_limit: Option<Duration>) -> Sessions {
+        let registry = Arc::new(Registry {
+            sessions: Mutex::new(Vec::new()),
+            idle_limit,
+            stop: Mutex::new(false),
+            cv: Condvar::new(),
+        });
+        let reaper = idle_limit.and_then(|limit| {
+            let r = Arc::clone(&registry);
+            let period = (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+            std::thread::Builder::new()
+                .name("nexus-reaper".into())
+                .spawn(move || loop {
+                    let stop = lock(&r.stop);
+                    let (stop, _) =
+                        r.cv.wait_timeout(stop, period)
+                            .unwrap_or_else(|p| p.into_inner());
+                    if *stop {
+                        return;
+                    }
+                    drop(stop);
+                    r.reap();
+                })
+                .ok()
+        });
+        Sessions {
+            registry,
+            reaper: Mutex::new(reaper),
+        }
+    }
+
+    /// Start a session (see [`Session::start`]) and hold it.
+    pub fn open(
+        &self,
+        options: SimOptions,
+        connect_timeout_sim_s: f64,
+    ) -> Result<Session, SessionError> {
+        let s = Session::start(options, connect_timeout_sim_s)?;
+        self.add(s.clone());
+        Ok(s)
+    }
+
+    /// Hold a session.
+    pub fn add(&self, session: Session) {
+        lock(&self.registry.sessions).push(session);
+    }
+
+    /// The session with this id.
+    pub fn get(&self, id: u64) -> Option<Session> {
+        lock(&self.registry.sessions)
+            .iter()
+            .find(|s| s.id() == id)
+            .cloned()
+    }
+
+    /// The open session running SITL instance `instance`.
+    pub fn by_instance(&self, instance: u8) -> Option<Session> {
+        lock(&self.registry.sessions)
+            .iter()
+            .find(|s| s.instance() == instance && !s.is_closed())
+            .cloned()
+    }
+
+    /// The sessions held.
+    pub fn list(&self) -> Vec<Session> {
+        lock(&self.registry.sessions).clone()
+    }
+
+    /// Kill SITL instance `instance`: its session's waits end `closed`, the vehicle stops
+    /// (PX4: SIGTERM, then SIGKILL), the session is dropped.
+    pub fn kill_instance(&self, instance: u8) -> Result<(), SessionError> {
+        let s = {
+            let mut all = lock(&self.registry.sessions);
+            let i = all
+                .iter()
+                .position(|s| s.instance() == instance && !s.is_closed())
+                .ok_or(SessionError::NoSuchInstance(instance))?;
+            all.remove(i)
+        };
+        s.close(&format!("kill_instance({instance})"));
+        Ok(())
+    }
+
+    /// Close the sessions unused for the idle limit now; how many were closed.
+    pub fn reap_idle(&self) -> usize {
+        self.registry.reap()
+    }
+
+    /// Close every session.
+    pub fn close_all(&self) {
+        let all: Vec<Session> = lock(&self.registry.sessions).drain(..).collect();
+        for s in all {
+            s.close("the service closed");
+        }
+    }
+}
+
+impl Drop for Sessions {
+    fn drop(&mut self) {
+        *lock(&self.registry.stop) = true;
+        self.registry.cv.notify_all();
+        if let Some(t) = lock(&self.reaper).take() {
+            let _ = t.join();
+        }
+        self.close_all();
+    }
+}
