@@ -11,6 +11,7 @@
 //!   the vehicle; [`session`]: seed 000's wait service with wall-clock caps and an idle reaper;
 //!   [`error`]: their errors.
 
+pub mod cli;
 pub mod error;
 pub mod launcher;
 pub mod offboard_client;

@@ -1,12 +1,15 @@
 //! The `nexus` command.
 //!
-//! Subcommands live with their subsystems (`nexus_host::sim::cli` for `sim`); this file only
-//! declares the command line and dispatches.
+//! Subcommands live with their subsystems (`nexus_host::cli` for fly, run and watch;
+//! `nexus_host::sim::cli` for sim); this file only declares the command line and dispatches.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Command PX4 autopilots over MAVLink and wait, precisely, for what the vehicle does.
+///
+/// Exit codes: 0 the flight did what was asked; 1 it did not (the reason is printed);
+/// 2 it could not start (bad file, no PX4 build, port in use, bad arguments).
 #[derive(Debug, Parser)]
 #[command(name = "nexus", version, about)]
 struct Cli {
@@ -16,6 +19,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Fly a QGroundControl .plan on the simulated vehicle (or PX4 SITL) and report.
+    Fly(nexus_host::cli::fly::FlyArgs),
+    /// Run a flight program (TOML steps: action, until, timeout_s, on_timeout) and report.
+    Run(nexus_host::cli::run::RunArgs),
+    /// Show live telemetry from a MAVLink link (mode, armed, altitude, position, texts).
+    Watch(nexus_host::cli::watch::WatchArgs),
     /// Run simulated PX4 vehicles (SITL-compatible UDP ports) until interrupted.
     Sim(nexus_host::sim::cli::SimArgs),
 }
@@ -23,6 +32,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Fly(args) => nexus_host::cli::fly::main(&args),
+        Command::Run(args) => nexus_host::cli::run::main(&args),
+        Command::Watch(args) => nexus_host::cli::watch::main(&args),
         Command::Sim(args) => nexus_host::sim::cli::run(&args),
     }
 }

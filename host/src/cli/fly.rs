@@ -1,0 +1,240 @@
+//! `nexus fly PLAN.plan`: upload a QGroundControl plan, fly it, land, and say how it went.
+//!
+//! The flight is a step program on the core engine, so its report reads like any program's:
+//!
+//! 1. start the mission (MISSION_SET_CURRENT 0, Mission mode, arm) until armed;
+//! 2. until PX4 flies to the mission's last item, failing if the vehicle disarms first;
+//! 3. until landed;
+//! 4. until disarmed (PX4 disarms by itself after landing).
+//!
+//! It passes when every step is met and the mission's last NAV_WAYPOINT was reached.
+
+use super::exec::{connect, ConnectError, Flight, StepMeta};
+use super::output::Out;
+use super::program::{PlanFile, STEPS};
+use super::report::{Report, VehicleReport};
+use super::vehicle::{Vehicle, VehicleArgs};
+use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
+use nexus_core::engine::{Condition, Program, Step, Wait};
+use nexus_core::mission::NAV_WAYPOINT;
+use nexus_core::Action;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `nexus fly`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FlyArgs {
+    /// The QGroundControl .plan to fly.
+    pub plan: PathBuf,
+    /// Which vehicle, how fast.
+    #[command(flatten)]
+    pub vehicle: VehicleArgs,
+    /// Fail if PX4 has not flown to the mission's last item after this many sim seconds.
+    #[arg(long, default_value_t = 1800.0, value_name = "SECONDS")]
+    pub timeout_s: f32,
+    /// Write a JSON report to FILE, or to stdout with `--json` alone (human output then goes
+    /// to stderr).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+}
+
+/// Sim seconds for the start (the arm settle window, PX4's preflight checks).
+const START_TIMEOUT_S: f32 = 60.0;
+/// Sim seconds from the last item to touchdown.
+const LAND_TIMEOUT_S: f32 = 300.0;
+/// Sim seconds from touchdown to PX4's own disarm (it waits ~2 s).
+const DISARM_TIMEOUT_S: f32 = 60.0;
+
+/// The flight as steps.
+fn flight_program(last_item: u16, timeout_s: f32) -> (Program<STEPS>, Vec<StepMeta>) {
+    let meta = |action: &str, action_text: &str, until: String| StepMeta {
+        name: None,
+        action: action.into(),
+        action_text: action_text.into(),
+        until,
+    };
+    let steps = [
+        (
+            Step::new(
+                Action::StartMission,
+                Wait::armed().timeout_s(START_TIMEOUT_S),
+            ),
+            meta(
+                "start",
+                "start the mission",
+                format!("armed (timeout {START_TIMEOUT_S} s)"),
+            ),
+        ),
+        (
+            Step::new(
+                Action::None,
+                Wait::waypoint(last_item)
+                    .guard(Condition::disarmed())
+                    .timeout_s(timeout_s),
+            ),
+            meta(
+                "none",
+                "fly the mission",
+                format!(
+                    "PX4 flies to the last item ({last_item}), failing if it disarms first \
+                     (timeout {timeout_s} s)"
+                ),
+            ),
+        ),
+        (
+            Step::new(Action::None, Wait::landed().timeout_s(LAND_TIMEOUT_S)),
+            meta(
+                "none",
+                "land",
+                format!("landed (timeout {LAND_TIMEOUT_S} s)"),
+            ),
+        ),
+        (
+            Step::new(Action::None, Wait::disarmed().timeout_s(DISARM_TIMEOUT_S)),
+            meta(
+                "none",
+                "wait for PX4 to disarm",
+                format!("disarmed (timeout {DISARM_TIMEOUT_S} s)"),
+            ),
+        ),
+    ];
+    let mut program = Program::new();
+    let mut metas = Vec::new();
+    for (s, m) in steps {
+        // Four steps always fit.
+        let _ = program.push(s);
+        metas.push(m);
+    }
+    (program, metas)
+}
+
+/// Run `nexus fly`.
+pub fn main(args: &FlyArgs) -> ExitCode {
+    let out = Out::new(args.json.as_deref());
+    let plan = match PlanFile::load(&args.plan) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("nexus fly: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
+    if !(args.timeout_s.is_finite() && args.timeout_s > 0.0) {
+        eprintln!("nexus fly: --timeout-s must be a positive number of sim seconds");
+        return exit(EXIT_SETUP);
+    }
+    let items = &plan.plan.items;
+    let last_item = (items.len() - 1) as u16;
+    let has_waypoint = items.iter().any(|i| i.command == NAV_WAYPOINT);
+    out.line(&format!(
+        "nexus fly: {} ({} items) at ×{}",
+        args.plan.display(),
+        items.len(),
+        args.vehicle.speed
+    ));
+    let vehicle = match Vehicle::start(&args.vehicle) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("nexus fly: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
+    let vreport = VehicleReport {
+        kind: vehicle.kind(),
+        instance: vehicle.instance(),
+        system_id: vehicle.offboard().system_id,
+        speed: args.vehicle.speed,
+    };
+    let mut report = Report {
+        format: super::report::FORMAT,
+        command: "fly",
+        file: args.plan.display().to_string(),
+        name: None,
+        vehicle: vreport,
+        passed: false,
+        verdict: String::new(),
+        exit_code: EXIT_FAILED,
+        steps: Vec::new(),
+        steps_total: 4,
+        mission: None,
+        texts: Vec::new(),
+        events: Vec::new(),
+        died: None,
+        final_state: None,
+        wall_s: 0.0,
+    };
+    let driver = match connect(vehicle, &out, args.vehicle.speed) {
+        Ok(d) => d,
+        Err(ConnectError::Open(e)) => {
+            eprintln!("nexus fly: {e}");
+            return exit(EXIT_SETUP);
+        }
+        Err(ConnectError::Silent(e)) => return finish(&out, report, Err(e), None),
+    };
+    let mut flight = Flight::new(driver, &out, items.len(), true);
+    let (program, meta) = flight_program(last_item, args.timeout_s);
+    let outcome = match flight.upload(&plan) {
+        Err(e) => Err(format!("mission upload failed: {e}")),
+        Ok(()) => {
+            let end = flight.run(program, &meta);
+            let complete = flight.driver.client().offboard().mission_complete();
+            match flight.failure(end, &meta) {
+                Some(why) => Err(why),
+                None if has_waypoint && !complete => Err(
+                    "the vehicle landed, but PX4 never reported the mission's last waypoint reached"
+                        .into(),
+                ),
+                None => Ok(end),
+            }
+        }
+    };
+    flight.view.finish();
+    report.steps = flight.step_reports(&meta);
+    report.mission = Some(flight.mission_report(&plan));
+    report.texts = flight.text_reports();
+    report.events = flight.events.clone();
+    report.died = flight.driver.died().map(str::to_string);
+    report.final_state = Some(flight.final_snapshot());
+    report.wall_s = flight.wall_s();
+    let outcome = outcome.map(|_| {
+        let s = flight.driver.client().snapshot();
+        format!(
+            "mission complete: {} items flown, landed and disarmed after {:.1} s sim ({:.1} s wall)",
+            items.len(),
+            s.t_sim_s(),
+            flight.wall_s()
+        )
+    });
+    finish(&out, report, outcome, Some(&flight))
+}
+
+fn finish(
+    out: &Out,
+    mut report: Report,
+    outcome: Result<String, String>,
+    flight: Option<&Flight>,
+) -> ExitCode {
+    let (code, verdict) = match outcome {
+        Ok(v) => (EXIT_OK, format!("PASS: {v}")),
+        Err(e) => (EXIT_FAILED, format!("FAIL: {e}")),
+    };
+    if code != EXIT_OK {
+        if let Some(v) = flight.and_then(|f| f.driver.vehicle()) {
+            let tail = v.console_tail(8);
+            if !tail.is_empty() && report.died.is_some() {
+                out.line("vehicle console (last lines):");
+                for l in tail {
+                    out.line(&format!("  {l}"));
+                }
+            }
+        }
+    }
+    out.line(&verdict);
+    report.passed = code == EXIT_OK;
+    report.verdict = verdict;
+    report.exit_code = code;
+    if let Err(e) = out.write_json(&report) {
+        eprintln!("nexus fly: {e}");
+        return exit(EXIT_SETUP);
+    }
+    exit(code)
+}

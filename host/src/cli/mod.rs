@@ -1,0 +1,53 @@
+//! The `nexus` command's subcommands (the binary in `src/bin/nexus.rs` only parses and
+//! dispatches):
+//!
+//! * [`fly`]: fly a QGroundControl `.plan` on the simulated vehicle or PX4 SITL, with progress
+//!   and a verdict;
+//! * [`run`]: run a flight program ([`program`]: TOML steps of action + `until` condition);
+//! * [`watch`]: live telemetry of any MAVLink link.
+//!
+//! Shared pieces: [`vehicle`] starts the simulated vehicle or PX4, [`driver`] runs the core
+//! client on the vehicle's link, [`progress`] shows what happens, [`report`] writes the `--json`
+//! report, [`diag`] words errors in the user's files as `file:line:col`.
+//!
+//! Exit codes: 0 the flight did what was asked; 1 it did not (a step timed out, a refusal, an
+//! upload rejected, the vehicle died); 2 it could not start (bad file, no PX4 build, port in
+//! use, bad arguments).
+
+pub mod diag;
+pub mod driver;
+pub mod exec;
+pub mod fly;
+pub mod output;
+pub mod program;
+pub mod progress;
+pub mod report;
+pub mod run;
+pub mod vehicle;
+pub mod watch;
+
+use std::process::ExitCode;
+
+/// Most mission items a `.plan` may hold here.
+pub const ITEMS: usize = 512;
+
+/// STATUSTEXTs the client keeps between two looks (the driver copies every new one out).
+pub const TEXTS: usize = 64;
+
+/// Concurrent waits (a program uses one at a time; fly's steps too).
+pub const WAITS: usize = 8;
+
+/// The core client the command drives.
+pub type CliClient = nexus_core::Client<WAITS, TEXTS, ITEMS, { program::STEPS }>;
+
+/// The flight did what was asked.
+pub const EXIT_OK: u8 = 0;
+/// The flight did not do what was asked.
+pub const EXIT_FAILED: u8 = 1;
+/// The flight could not start.
+pub const EXIT_SETUP: u8 = 2;
+
+/// Exit code from one of the constants above.
+pub fn exit(code: u8) -> ExitCode {
+    ExitCode::from(code)
+}

@@ -1,0 +1,227 @@
+//! Flight programs: the TOML file `nexus run` reads, turned into a core [`Program`].
+//!
+//! A program is seed 000's steps written down. Each `[[step]]` does one action, then waits
+//! `until` a condition holds, at most `timeout_s` sim seconds, and on a timeout stops the
+//! program (`on_timeout = "stop"`, the default) or goes on (`"continue"`):
+//!
+//! ```toml
+//! name = "takeoff, hover, land"
+//!
+//! [[step]]
+//! name = "take off"
+//! action = "takeoff"
+//! alt_m = 5
+//! until = { altitude = 4.5, op = ">=", hold_s = 2 }
+//! timeout_s = 60
+//!
+//! [[step]]
+//! action = "land"
+//! until = "landed"
+//! timeout_s = 60
+//! ```
+//!
+//! The full format is in the README ("Flight programs"). Every mistake is reported with the
+//! file, line and column of the offending key and what would be right; unknown keys are errors,
+//! never ignored. The reader checks what the engine will check ([`Program::validate`]), so a
+//! program that loads also starts.
+//!
+//! `upload` steps name a QGroundControl `.plan` relative to the program file; it is read (and
+//! its errors reported) when the program loads. The vehicle holds one mission at a time, so
+//! every `upload` of a program names the same plan.
+
+mod fields;
+mod step;
+mod until;
+
+pub use step::{StepSpec, ACTIONS};
+pub use until::CONDITION_KEYS;
+
+use crate::cli::diag::{read_text, FileError, SourceError};
+use crate::cli::ITEMS;
+use fields::{Fields, Src};
+use nexus_core::engine::Program;
+use nexus_core::plan::{read_plan, Plan};
+use std::path::{Path, PathBuf};
+use toml::de::DeTable;
+
+/// Most steps in one program.
+pub const STEPS: usize = 64;
+
+/// A `.plan` read from disk.
+#[derive(Debug, Clone)]
+pub struct PlanFile {
+    /// The path as given (or resolved against a program's directory).
+    pub path: PathBuf,
+    /// The plan.
+    pub plan: Box<Plan<ITEMS>>,
+}
+
+impl PlanFile {
+    /// Read and parse a QGroundControl `.plan`; errors name the file, line and column.
+    pub fn load(path: &Path) -> Result<PlanFile, FileError> {
+        let bytes = std::fs::read(path).map_err(|source| FileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        match read_plan::<ITEMS>(&bytes) {
+            Ok(plan) if plan.items.is_empty() => {
+                let text = String::from_utf8_lossy(&bytes);
+                let at = text.find("\"items\"").unwrap_or(0);
+                Err(
+                    SourceError::at(path, &text, at, None, "the plan's mission has no items")
+                        .into(),
+                )
+            }
+            Ok(plan) => Ok(PlanFile {
+                path: path.to_path_buf(),
+                plan: Box::new(plan),
+            }),
+            Err(e) => {
+                let text = String::from_utf8_lossy(&bytes);
+                Err(SourceError::at(path, &text, e.offset(), None, e.to_string()).into())
+            }
+        }
+    }
+}
+
+/// A program read from a file.
+#[derive(Debug, Clone)]
+pub struct ProgramFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its `name`, if given.
+    pub name: Option<String>,
+    /// The steps, in order.
+    pub steps: Vec<StepSpec>,
+    /// The plan its `upload` steps name, read.
+    pub plan: Option<PlanFile>,
+}
+
+impl ProgramFile {
+    /// Read `path`.
+    pub fn load(path: &Path) -> Result<ProgramFile, FileError> {
+        let text = read_text(path)?;
+        Self::parse(path, &text)
+    }
+
+    /// Read a program from `text` (`path` names it in errors and anchors `upload` plans).
+    pub fn parse(path: &Path, text: &str) -> Result<ProgramFile, FileError> {
+        let src = Src { path, text };
+        let doc = DeTable::parse(text).map_err(|e| {
+            let at = e.span().map(|s| s.start).unwrap_or(0);
+            let msg = format!("not valid TOML: {}", e.message().trim_end());
+            SourceError::at(path, text, at, None, msg)
+        })?;
+        let top = Fields::new(src, doc.get_ref(), 0..0, "the program", "");
+        let name = top.string("name")?.map(|(s, _)| s.to_string());
+        let _ = top.string("description")?;
+        let Some((steps_val, steps_span)) = top.array("step")? else {
+            return Err(top
+                .err_table(
+                    Some("step"),
+                    "the program has no steps: add [[step]] tables (see examples/*.toml)",
+                )
+                .into());
+        };
+        top.finish(&["name", "description", "step"])?;
+        if steps_val.len() > STEPS {
+            let at = steps_val[STEPS].span();
+            return Err(src
+                .err(
+                    &at,
+                    Some("step"),
+                    format!("{} steps; a program holds at most {STEPS}", steps_val.len()),
+                )
+                .into());
+        }
+        if steps_val.is_empty() {
+            return Err(src
+                .err(&steps_span, Some("step"), "the program has no steps")
+                .into());
+        }
+        let mut steps = Vec::with_capacity(steps_val.len());
+        for (i, v) in steps_val.iter().enumerate() {
+            let Some(t) = v.get_ref().as_table() else {
+                return Err(src
+                    .err(
+                        &v.span(),
+                        Some("step"),
+                        "each step is a table: write [[step]] sections",
+                    )
+                    .into());
+            };
+            steps.push(step::read_step(src, t, v.span(), i)?);
+        }
+        let plan = load_plan(src, &steps)?;
+        let program = ProgramFile {
+            path: path.to_path_buf(),
+            name,
+            steps,
+            plan,
+        };
+        // The engine's own check, so a program that loads also starts.
+        if let Err(e) = program.to_program().validate() {
+            return Err(SourceError::at(path, text, 0, None, e.to_string()).into());
+        }
+        Ok(program)
+    }
+
+    /// The core program.
+    pub fn to_program(&self) -> Program<STEPS> {
+        let mut p = Program::new();
+        for s in &self.steps {
+            // Cannot fail: the step count was checked against STEPS when reading.
+            let _ = p.push(s.step.clone());
+        }
+        p
+    }
+}
+
+/// Read the plan the `upload` steps name (all the same one), relative to the program.
+fn load_plan(src: Src<'_>, steps: &[StepSpec]) -> Result<Option<PlanFile>, FileError> {
+    let mut first: Option<&PathBuf> = None;
+    for s in steps {
+        let Some((p, span)) = &s.plan else { continue };
+        match first {
+            None => first = Some(p),
+            Some(f) if f == p => {}
+            Some(f) => {
+                return Err(src
+                    .err(
+                        span,
+                        Some("plan"),
+                        format!(
+                            "this program already uploads \"{}\"; the vehicle holds one mission, \
+                             so every upload in a program names the same plan (split the \
+                             program in two for another)",
+                            f.display()
+                        ),
+                    )
+                    .into())
+            }
+        }
+    }
+    let Some(rel) = first else { return Ok(None) };
+    let base = src.path.parent().unwrap_or(Path::new(""));
+    let full = base.join(rel);
+    match PlanFile::load(&full) {
+        Ok(p) => Ok(Some(p)),
+        Err(FileError::Io { source, .. }) => {
+            let span = steps
+                .iter()
+                .find_map(|s| s.plan.as_ref().map(|(_, sp)| sp.clone()))
+                .unwrap_or(0..0);
+            Err(src
+                .err(
+                    &span,
+                    Some("plan"),
+                    format!("cannot read the plan {}: {source}", full.display()),
+                )
+                .into())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests;

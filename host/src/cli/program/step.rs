@@ -1,0 +1,321 @@
+//! One `[[step]]` table: an action, its arguments, `until`, `timeout_s`, `on_timeout`.
+
+use super::fields::{Fields, Src};
+use super::until::{fmt_num, mode_named, read_sticks, read_until, sticks_text};
+use crate::cli::diag::SourceError;
+use nexus_core::action::{param_name, PARAM_NAME_LEN};
+use nexus_core::engine::{OnTimeout, Step};
+use nexus_core::Action;
+use std::ops::Range;
+use std::path::PathBuf;
+use toml::de::DeTable;
+
+/// Keys every step may have.
+const COMMON: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"];
+
+/// The actions and the keys each takes (besides [`COMMON`]).
+pub const ACTIONS: [(&str, &[&str]); 17] = [
+    ("none", &[]),
+    ("mode", &["mode"]),
+    ("arm", &["gesture"]),
+    ("disarm", &[]),
+    ("takeoff", &["alt_m"]),
+    ("goto", &["x_m", "y_m", "z_m", "yaw_deg"]),
+    ("land", &[]),
+    ("rtl", &[]),
+    ("hold", &[]),
+    ("rc", &["sticks"]),
+    ("stop_rc", &[]),
+    ("param", &["param", "real", "int"]),
+    ("upload", &["plan"]),
+    ("start", &[]),
+    ("pause", &[]),
+    ("resume", &[]),
+    ("speedup", &["factor"]),
+];
+
+/// A step read from a program.
+#[derive(Debug, Clone)]
+pub struct StepSpec {
+    /// The step's `name`, if given.
+    pub name: Option<String>,
+    /// The action as written (`"takeoff"`).
+    pub action_name: String,
+    /// The action, for a person: "takeoff to 5 m".
+    pub action_text: String,
+    /// The wait, for a person: "altitude >= 4.5 m for 2 s (timeout 60 s, stop)".
+    pub until_text: String,
+    /// The core step.
+    pub step: Step,
+    /// 1-based line of the step's table.
+    pub line: usize,
+    /// For `upload`: the `.plan` path (relative to the program's directory, as written) and
+    /// where it is written.
+    pub plan: Option<(PathBuf, Range<usize>)>,
+}
+
+impl StepSpec {
+    /// "step 3 (take off)" or "step 3".
+    pub fn label(&self, index: usize) -> String {
+        match &self.name {
+            Some(n) => format!("step {} ({n})", index + 1),
+            None => format!("step {}", index + 1),
+        }
+    }
+}
+
+/// Read step `index` (0-based; messages count from 1).
+pub(crate) fn read_step(
+    src: Src<'_>,
+    table: &DeTable<'_>,
+    span: Range<usize>,
+    index: usize,
+) -> Result<StepSpec, SourceError> {
+    let mut f = Fields::new(src, table, span.clone(), format!("step {}", index + 1), "");
+    let name = f.string("name")?.map(|(s, _)| s.to_string());
+    if let Some(n) = &name {
+        f.what = format!("step {} ({n})", index + 1);
+    }
+    let (action_name, aspan) = f.string("action")?.unwrap_or(("none", span.clone()));
+    let Some((_, keys)) = ACTIONS.iter().find(|(a, _)| *a == action_name) else {
+        let names: Vec<&str> = ACTIONS.iter().map(|(a, _)| *a).collect();
+        let mut msg = format!("unknown action \"{action_name}\" in {}", f.what);
+        if let Some(c) = super::fields::closest(action_name, &names) {
+            msg.push_str(&format!(" (did you mean \"{c}\"?)"));
+        }
+        msg.push_str(&format!("; expected one of: {}", names.join(", ")));
+        return Err(f.err_at(&aspan, "action", msg));
+    };
+    let allowed: Vec<&str> = COMMON.iter().chain(keys.iter()).copied().collect();
+    let whose = |mut e: SourceError| {
+        // A key of another action: say which action it belongs to.
+        if let Some(k) = e.key.clone() {
+            if let Some((a, _)) = ACTIONS.iter().find(|(_, ks)| ks.contains(&k.as_str())) {
+                e.message = format!(
+                    "`{k}` does not apply to action \"{action_name}\" in {} (it belongs to \"{a}\"); \"{action_name}\" takes: {}",
+                    f.what,
+                    allowed.join(", ")
+                );
+            }
+        }
+        e
+    };
+    f.check_keys(&allowed).map_err(whose)?;
+    let mut plan = None;
+    let (action, action_text) = match action_name {
+        "none" => (Action::None, "nothing".to_string()),
+        "mode" => {
+            let got = f.string("mode")?;
+            let (m, mspan) = f.required("mode", got, " (a PX4 mode name, e.g. \"Hold\")")?;
+            let mode = mode_named(&f, m, &mspan, "mode")?;
+            (Action::SetMode(mode), format!("mode {mode}"))
+        }
+        "arm" => match f.boolean("gesture")? {
+            Some((true, _)) => (Action::ArmGesture, "arm by stick gesture".into()),
+            _ => (Action::Arm, "arm".into()),
+        },
+        "disarm" => (Action::Disarm, "disarm".into()),
+        "takeoff" => {
+            let got = f.number("alt_m")?;
+            let (alt_m, s) = f.required("alt_m", got, " (takeoff altitude over home, m)")?;
+            if alt_m <= 0.0 {
+                return Err(f.err_at(&s, "alt_m", "`alt_m` must be above 0"));
+            }
+            (
+                Action::Takeoff { alt_m },
+                format!("takeoff to {} m", fmt_num(alt_m)),
+            )
+        }
+        "goto" => {
+            let hint =
+                " (world frame: x forward/north, y left/west, z up over the launch point, m)";
+            let x = f.number("x_m")?;
+            let y = f.number("y_m")?;
+            let z = f.number("z_m")?;
+            let (x_m, _) = f.required("x_m", x, hint)?;
+            let (y_m, _) = f.required("y_m", y, hint)?;
+            let (z_m, _) = f.required("z_m", z, hint)?;
+            let yaw = f.number("yaw_deg")?.map(|(d, _)| d);
+            let text = match yaw {
+                Some(d) => format!(
+                    "goto x {} m, y {} m, z {} m, yaw {}°",
+                    fmt_num(x_m),
+                    fmt_num(y_m),
+                    fmt_num(z_m),
+                    fmt_num(d)
+                ),
+                None => format!(
+                    "goto x {} m, y {} m, z {} m",
+                    fmt_num(x_m),
+                    fmt_num(y_m),
+                    fmt_num(z_m)
+                ),
+            };
+            let yaw_rad = yaw.map(f32::to_radians);
+            (
+                Action::Goto {
+                    x_m,
+                    y_m,
+                    z_m,
+                    yaw_rad,
+                },
+                text,
+            )
+        }
+        "land" => (Action::Land, "land".into()),
+        "rtl" => (Action::ReturnToLaunch, "return to launch".into()),
+        "hold" => (Action::Hold, "hold".into()),
+        "rc" => {
+            let got = f.table("sticks")?;
+            let (t, tspan) = f.required(
+                "sticks",
+                got,
+                " (e.g. sticks = { roll = 0, pitch = 0, throttle = 0.5, yaw = 0 })",
+            )?;
+            let what = format!("{}'s sticks", f.what);
+            let s = read_sticks(src, t, tspan, &what, "sticks.")?;
+            (Action::Rc(s), format!("sticks {}", sticks_text(&s)))
+        }
+        "stop_rc" => (Action::StopRc, "stop the stick stream".into()),
+        "param" => {
+            let got = f.string("param")?;
+            let (pname, pspan) = f.required("param", got, " (the PX4 parameter name)")?;
+            let Some(name) = param_name(pname).filter(|n| !n.is_empty()) else {
+                return Err(f.err_at(
+                    &pspan,
+                    "param",
+                    format!("`param` must be 1 to {PARAM_NAME_LEN} characters, found \"{pname}\""),
+                ));
+            };
+            let real = f.number("real")?;
+            let int = f.int_in("int", i32::MIN as i64, i32::MAX as i64)?;
+            match (real, int) {
+                (Some((value, _)), None) => (
+                    Action::ParamReal { name, value },
+                    format!("set {pname} = {} (REAL32)", fmt_num(value)),
+                ),
+                (None, Some(value)) => (
+                    Action::ParamInt {
+                        name,
+                        value: value as i32,
+                    },
+                    format!("set {pname} = {value} (INT32)"),
+                ),
+                (Some(_), Some(_)) => {
+                    return Err(f.err_table(
+                        Some("int"),
+                        format!(
+                        "{} gives both `real` and `int`: give the one that is the parameter's type",
+                        f.what
+                    ),
+                    ))
+                }
+                (None, None) => {
+                    return Err(f.err_table(
+                        Some("real"),
+                        format!(
+                            "{} needs the value as `real = …` (a REAL32 parameter) or `int = …` \
+                             (an INT32 parameter): PX4 ignores a value of the wrong type",
+                            f.what
+                        ),
+                    ))
+                }
+            }
+        }
+        "upload" => {
+            let got = f.string("plan")?;
+            let (p, pspan) = f.required(
+                "plan",
+                got,
+                " (a QGroundControl .plan, relative to this file)",
+            )?;
+            plan = Some((PathBuf::from(p), pspan));
+            (Action::UploadMission, format!("upload {p}"))
+        }
+        "start" => (Action::StartMission, "start the mission".into()),
+        "pause" => (Action::PauseMission, "pause the mission".into()),
+        "resume" => (Action::ResumeMission, "resume the mission".into()),
+        "speedup" => {
+            let got = f.number("factor")?;
+            let (x, s) = f.required("factor", got, " (the simulator's speed factor)")?;
+            if x <= 0.0 {
+                return Err(f.err_at(&s, "factor", "`factor` must be above 0"));
+            }
+            (Action::Speedup(x), format!("speed-up ×{}", fmt_num(x)))
+        }
+        _ => unreachable!("every name in ACTIONS is matched above"),
+    };
+
+    let until = match f.get("until") {
+        Some(v) => Some(read_until(src, v, &f.what)?),
+        None => None,
+    };
+    let timeout = f.nonneg("timeout_s", " s")?;
+    let on_timeout = match f.string("on_timeout")? {
+        None => None,
+        Some(("stop", s)) => Some((OnTimeout::Stop, s)),
+        Some(("continue", s)) => Some((OnTimeout::Continue, s)),
+        Some((other, s)) => {
+            return Err(f.err_at(
+                &s,
+                "on_timeout",
+                format!("`on_timeout` = \"{other}\": expected \"stop\" or \"continue\""),
+            ))
+        }
+    };
+    let (step, until_text) = match until {
+        None => {
+            if f.has("timeout_s") || on_timeout.is_some() {
+                let key = if f.has("timeout_s") {
+                    "timeout_s"
+                } else {
+                    "on_timeout"
+                };
+                return Err(f.err_table(
+                    Some(key),
+                    format!(
+                        "{} has `{key}` but no `until`: there is nothing to time out",
+                        f.what
+                    ),
+                ));
+            }
+            (Step::action_only(action), "go on at once".to_string())
+        }
+        Some(u) => {
+            let timeout_s = f.required(
+                "timeout_s",
+                timeout,
+                " with its `until` (sim seconds: every wait must end)",
+            )?;
+            let on = on_timeout.map(|(o, _)| o).unwrap_or(OnTimeout::Stop);
+            let wait = u.wait.timeout_s(timeout_s);
+            if let Err(e) = wait.validate() {
+                return Err(f.src.err(
+                    &u.span,
+                    Some("until"),
+                    format!("{} cannot wait like this: {e}", f.what),
+                ));
+            }
+            let on_text = match on {
+                OnTimeout::Stop => "stop",
+                OnTimeout::Continue => "continue",
+            };
+            let text = format!(
+                "{} (timeout {} s, then {on_text})",
+                u.text,
+                fmt_num(timeout_s)
+            );
+            (Step::new(action, wait).on_timeout(on), text)
+        }
+    };
+    f.finish(&allowed).map_err(whose)?;
+    Ok(StepSpec {
+        name,
+        action_name: action_name.to_string(),
+        action_text,
+        until_text,
+        step,
+        line: crate::cli::diag::SourceError::at(src.path, src.text, span.start, None, "").line,
+        plan,
+    })
+}

@@ -1,0 +1,266 @@
+use super::*;
+use nexus_core::engine::{Condition, OnTimeout, Op, Step, Wait};
+use nexus_core::{Action, Mode, RcSticks};
+
+fn parse(text: &str) -> Result<ProgramFile, FileError> {
+    ProgramFile::parse(Path::new("prog.toml"), text)
+}
+
+/// The error's location and message, or a panic naming what parsed instead.
+fn err(text: &str) -> (usize, usize, Option<String>, String) {
+    match parse(text) {
+        Ok(p) => panic!("expected an error, got {} steps", p.steps.len()),
+        Err(FileError::Source(e)) => (e.line, e.col, e.key.clone(), e.to_string()),
+        Err(e) => panic!("expected a source error, got {e}"),
+    }
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
+}
+
+#[test]
+fn the_examples_load() {
+    for name in [
+        "takeoff-hover-land.toml",
+        "box-mission.toml",
+        "wait-for-text-with-reaction.toml",
+    ] {
+        let p = ProgramFile::load(&examples().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!p.steps.is_empty(), "{name}");
+        p.to_program().validate().unwrap();
+    }
+    let boxp = ProgramFile::load(&examples().join("box-mission.toml")).unwrap();
+    assert_eq!(boxp.plan.as_ref().map(|p| p.plan.items.len()), Some(6));
+}
+
+#[test]
+fn a_step_becomes_the_core_step_it_says() {
+    let p = parse(
+        r#"
+[[step]]
+action = "takeoff"
+alt_m = 5
+until = { altitude = 4.5, op = ">=", hold_s = 2, then_mode = "hold", then_speedup = 2 }
+timeout_s = 60
+on_timeout = "continue"
+
+[[step]]
+action = "rc"
+sticks = { pitch = 0.3 }
+until = { text = "Landing", since_seq = 3, guards = ["disarmed", { altitude = 1, op = "<=" }] }
+timeout_s = 30
+
+[[step]]
+action = "param"
+param = "MIS_TAKEOFF_ALT"
+real = 7
+
+[[step]]
+action = "goto"
+x_m = 10
+y_m = -5
+z_m = 8
+yaw_deg = 90
+until = { sim_time = 4, relative = true, within = 0.5 }
+timeout_s = 10
+"#,
+    )
+    .unwrap();
+    let steps = p.to_program();
+    let steps = steps.steps();
+    assert_eq!(
+        steps[0],
+        Step::new(
+            Action::Takeoff { alt_m: 5.0 },
+            Wait::altitude_m(4.5)
+                .op(Op::Ge)
+                .hold_s(2.0)
+                .then_mode(Mode::Hold)
+                .then_speedup(2.0)
+                .timeout_s(60.0)
+        )
+        .on_timeout(OnTimeout::Continue)
+    );
+    assert_eq!(
+        steps[1],
+        Step::new(
+            Action::Rc(RcSticks {
+                pitch: 0.3,
+                ..RcSticks::NEUTRAL
+            }),
+            Wait::text("Landing")
+                .since_seq(3)
+                .guard(Condition::disarmed())
+                .guard(Condition::altitude_m(1.0).op(Op::Le))
+                .timeout_s(30.0)
+        )
+    );
+    assert_eq!(
+        steps[2],
+        Step::action_only(Action::ParamReal {
+            name: nexus_core::action::param_name("MIS_TAKEOFF_ALT").unwrap(),
+            value: 7.0
+        })
+    );
+    assert_eq!(
+        steps[3].action,
+        Action::Goto {
+            x_m: 10.0,
+            y_m: -5.0,
+            z_m: 8.0,
+            yaw_rad: Some(90f32.to_radians())
+        }
+    );
+    assert_eq!(
+        steps[3].until,
+        Wait::sim_time_s(4.0).relative().within(0.5).timeout_s(10.0)
+    );
+    assert_eq!(p.steps[0].line, 2);
+    assert!(
+        p.steps[0].until_text.contains("altitude >= 4.5 m for 2 s"),
+        "{}",
+        p.steps[0].until_text
+    );
+}
+
+#[test]
+fn a_misspelt_key_is_named_with_its_position_and_the_fix() {
+    let (line, col, key, msg) = err("[[step]]\naction = \"takeoff\"\nalt = 5\n");
+    assert_eq!((line, col, key.as_deref()), (3, 1, Some("alt")));
+    assert!(
+        msg.starts_with("prog.toml:3:1: unknown key `alt` in step 1"),
+        "{msg}"
+    );
+    assert!(msg.contains("did you mean `alt_m`?"), "{msg}");
+}
+
+#[test]
+fn a_key_of_another_action_says_whose_it_is() {
+    let (line, _, key, msg) = err("[[step]]\naction = \"land\"\nalt_m = 5\n");
+    assert_eq!((line, key.as_deref()), (3, Some("alt_m")));
+    assert!(msg.contains("belongs to \"takeoff\""), "{msg}");
+}
+
+#[test]
+fn wrong_types_and_values_point_at_the_value() {
+    let (line, col, _, msg) = err("[[step]]\naction = \"takeoff\"\nalt_m = \"five\"\n");
+    assert_eq!((line, col), (3, 9));
+    assert!(msg.contains("must be a number, found a string"), "{msg}");
+
+    let (_, _, key, msg) =
+        err("[[step]]\naction = \"takeoff\"\nalt_m = 5\nuntil = { altitude = 4, op = \">\" }\ntimeout_s = 9\n");
+    assert_eq!(key.as_deref(), Some("until.op"));
+    assert!(msg.contains("expected \">=\", \"<=\" or \"==\""), "{msg}");
+
+    let (_, _, _, msg) = err("[[step]]\naction = \"teleport\"\n");
+    assert!(msg.contains("unknown action \"teleport\""), "{msg}");
+}
+
+#[test]
+fn an_unknown_mode_lists_the_known_ones() {
+    let (line, col, key, msg) = err("[[step]]\naction = \"mode\"\nmode = \"Hover\"\n");
+    assert_eq!((line, col, key.as_deref()), (3, 8, Some("mode")));
+    assert!(
+        msg.contains("known: Manual") && msg.contains("Mission"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn waits_that_cannot_work_are_refused_at_load() {
+    // No timeout.
+    let (_, _, key, msg) = err("[[step]]\nuntil = \"landed\"\n");
+    assert_eq!(key.as_deref(), Some("timeout_s"));
+    assert!(msg.contains("needs `timeout_s`"), "{msg}");
+    // op on a condition without one.
+    let (_, _, key, _) = err("[[step]]\nuntil = { mode = \"Hold\", op = \"<=\" }\ntimeout_s = 5\n");
+    assert_eq!(key.as_deref(), Some("until.op"));
+    // Two conditions.
+    let (line, _, key, msg) =
+        err("[[step]]\nuntil = { armed = true,\n  landed = true }\ntimeout_s = 5\n");
+    assert_eq!((line, key.as_deref()), (3, Some("until.landed")));
+    assert!(msg.contains("has two conditions"), "{msg}");
+    // hold_s not below the timeout: the engine's own check, at the until.
+    let (line, _, key, msg) =
+        err("[[step]]\nuntil = { altitude = 1, hold_s = 5 }\ntimeout_s = 5\n");
+    assert_eq!((line, key.as_deref()), (2, Some("until")));
+    assert!(msg.contains("hold_s must be below timeout_s"), "{msg}");
+    // A timeout with nothing to time out.
+    let (_, _, key, _) = err("[[step]]\naction = \"land\"\ntimeout_s = 5\n");
+    assert_eq!(key.as_deref(), Some("timeout_s"));
+    // landed = false.
+    let (_, _, _, msg) = err("[[step]]\nuntil = { landed = false }\ntimeout_s = 5\n");
+    assert!(msg.contains("can only be true"), "{msg}");
+    // A guard's own mistake names the guard.
+    let (_, _, key, _) =
+        err("[[step]]\nuntil = { time = 1, guards = [{ altitude = 1, opp = \"<=\" }] }\ntimeout_s = 5\n");
+    assert_eq!(key.as_deref(), Some("until.guards[0].opp"));
+}
+
+#[test]
+fn params_need_their_type() {
+    let (_, _, _, msg) = err("[[step]]\naction = \"param\"\nparam = \"MIS_TAKEOFF_ALT\"\n");
+    assert!(
+        msg.contains("`real = …`") && msg.contains("`int = …`"),
+        "{msg}"
+    );
+    let (_, _, _, msg) = err("[[step]]\naction = \"param\"\nparam = \"A\"\nreal = 1\nint = 1\n");
+    assert!(msg.contains("both `real` and `int`"), "{msg}");
+    let (_, _, key, _) =
+        err("[[step]]\naction = \"param\"\nparam = \"A_NAME_LONGER_THAN_16\"\nint = 1\n");
+    assert_eq!(key.as_deref(), Some("param"));
+}
+
+#[test]
+fn toml_syntax_errors_have_a_position() {
+    let (line, col, _, msg) = err("[[step]]\naction = \"land\nuntil = 3\n");
+    assert_eq!(line, 2, "{msg}");
+    assert!(col >= 10, "{msg}");
+    assert!(msg.contains("not valid TOML"), "{msg}");
+}
+
+#[test]
+fn no_steps_and_too_many_steps_are_errors() {
+    let (_, _, _, msg) = err("name = \"empty\"\n");
+    assert!(msg.contains("no steps"), "{msg}");
+    let many = "[[step]]\naction = \"hold\"\n".repeat(STEPS + 1);
+    let (line, _, _, msg) = err(&many);
+    assert_eq!(line, 2 * STEPS + 1, "{msg}");
+    assert!(msg.contains("at most 64"), "{msg}");
+}
+
+#[test]
+fn a_program_uploads_one_plan() {
+    let dir = examples();
+    let text = "[[step]]\naction = \"upload\"\nplan = \"box.plan\"\n\n[[step]]\naction = \"upload\"\nplan = \"other.plan\"\n";
+    let e = ProgramFile::parse(&dir.join("p.toml"), text).unwrap_err();
+    let FileError::Source(e) = e else {
+        panic!("{e}")
+    };
+    assert_eq!((e.line, e.key.as_deref()), (7, Some("plan")));
+    // A missing plan is reported at the `plan` key of the program.
+    let text = "[[step]]\naction = \"upload\"\nplan = \"nope.plan\"\n";
+    let e = ProgramFile::parse(&dir.join("p.toml"), text).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("p.toml:3:8") && msg.contains("nope.plan"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_bad_plan_names_its_own_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("nexus-cli-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("bad.plan");
+    std::fs::write(
+        &plan,
+        "{\"fileType\": \"Plan\",\n \"mission\": {\"items\": [\n  {\"type\": \"ComplexItem\"}\n ]}}\n",
+    )
+    .unwrap();
+    let e = PlanFile::load(&plan).unwrap_err().to_string();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(e.contains("bad.plan:3:3:"), "{e}");
+    assert!(e.contains("ComplexItem"), "{e}");
+}

@@ -1,0 +1,457 @@
+//! `until = { … }`: one condition of seed 000's table, its modifiers, guards and reactions.
+
+use super::fields::{Fields, Src, Val};
+use crate::cli::diag::SourceError;
+use nexus_core::engine::{Condition, Op, Wait, MAX_GUARDS, MAX_NEEDLE_LEN};
+use nexus_core::{Mode, RcSticks};
+use std::ops::Range;
+use toml::de::DeValue;
+
+/// The condition keys, one per row of seed 000's table.
+pub const CONDITION_KEYS: [&str; 10] = [
+    "altitude", "airspeed", "waypoint", "sim_time", "time", "mode", "text", "armed", "disarmed",
+    "landed",
+];
+
+/// Modifiers a condition (main or guard) may carry.
+const MODIFIER_KEYS: [&str; 4] = ["op", "within", "since_seq", "relative"];
+
+/// What a wait adds to its condition.
+const WAIT_KEYS: [&str; 5] = ["hold_s", "guards", "then_rc", "then_mode", "then_speedup"];
+
+/// A wait read from a program, and how to say it to a person.
+pub(crate) struct Until {
+    /// The wait, without its timeout (the step's `timeout_s` sets it).
+    pub wait: Wait,
+    /// "altitude >= 4.5 m for 2 s, then mode Land".
+    pub text: String,
+    /// Where the `until` value is (for errors the engine finds later).
+    pub span: Range<usize>,
+}
+
+fn allowed(extra: &[&'static str]) -> Vec<&'static str> {
+    CONDITION_KEYS
+        .iter()
+        .chain(MODIFIER_KEYS.iter())
+        .chain(extra.iter())
+        .copied()
+        .collect()
+}
+
+/// Read `until` (a table, or the shorthand string "armed", "disarmed" or "landed").
+pub(crate) fn read_until(
+    src: Src<'_>,
+    value: &Val<'_>,
+    step_what: &str,
+) -> Result<Until, SourceError> {
+    let span = value.span();
+    if let Some(s) = value.get_ref().as_str() {
+        let (cond, text) = shorthand(src, s, &span, "until", step_what)?;
+        return Ok(Until {
+            wait: Wait::until(cond),
+            text,
+            span,
+        });
+    }
+    let Some(table) = value.get_ref().as_table() else {
+        return Err(src.err(
+            &span,
+            Some("until"),
+            format!(
+                "`until` in {step_what} must be a table such as {{ altitude = 4.5, op = \">=\" }} \
+                 or one of \"armed\", \"disarmed\", \"landed\""
+            ),
+        ));
+    };
+    let f = Fields::new(
+        src,
+        table,
+        span.clone(),
+        format!("{step_what}'s until"),
+        "until.",
+    );
+    let (cond, mut text) = read_condition(&f)?;
+    let mut wait = Wait::until(cond);
+    if let Some(h) = f.nonneg("hold_s", " s")? {
+        if h > 0.0 {
+            wait = wait.hold_s(h);
+            text.push_str(&format!(" for {} s", fmt_num(h)));
+        }
+    }
+    if let Some((guards, gspan)) = f.array("guards")? {
+        if guards.len() > MAX_GUARDS {
+            return Err(f.err_at(
+                &gspan,
+                "guards",
+                format!("at most {MAX_GUARDS} guards, found {}", guards.len()),
+            ));
+        }
+        for (i, g) in guards.iter().enumerate() {
+            let key = format!("guards[{i}]");
+            let gwhat = format!("{step_what}'s until.{key}");
+            let (cond, gtext) = match g.get_ref() {
+                DeValue::String(s) => {
+                    shorthand(src, s, &g.span(), &format!("until.{key}"), step_what)?
+                }
+                DeValue::Table(t) => {
+                    let gf = Fields::new(src, t, g.span(), gwhat, format!("until.{key}."));
+                    let got = read_condition(&gf)?;
+                    gf.finish(&allowed(&[]))?;
+                    got
+                }
+                _ => {
+                    return Err(f.err_at(
+                        &g.span(),
+                        &key,
+                        "a guard is a condition table such as { disarmed = true } or \
+                         \"disarmed\"",
+                    ))
+                }
+            };
+            wait = wait.guard(cond);
+            text.push_str(&format!(", failing if {gtext}"));
+        }
+    }
+    if let Some((t, tspan)) = f.table("then_rc")? {
+        let sticks = read_sticks(
+            src,
+            t,
+            tspan,
+            &format!("{step_what}'s until.then_rc"),
+            "until.then_rc.",
+        )?;
+        wait = wait.then_rc(sticks);
+        text.push_str(&format!(", then sticks {}", sticks_text(&sticks)));
+    }
+    if let Some((name, mspan)) = f.string("then_mode")? {
+        let mode = mode_named(&f, name, &mspan, "then_mode")?;
+        wait = wait.then_mode(mode);
+        text.push_str(&format!(", then mode {mode}"));
+    }
+    if let Some((x, sspan)) = f.number("then_speedup")? {
+        if x <= 0.0 {
+            return Err(f.err_at(
+                &sspan,
+                "then_speedup",
+                "`until.then_speedup` must be above 0",
+            ));
+        }
+        wait = wait.then_speedup(x);
+        text.push_str(&format!(", then speed-up ×{}", fmt_num(x)));
+    }
+    f.finish(&allowed(&WAIT_KEYS))?;
+    Ok(Until { wait, text, span })
+}
+
+fn shorthand(
+    src: Src<'_>,
+    s: &str,
+    span: &Range<usize>,
+    key: &str,
+    step_what: &str,
+) -> Result<(Condition, String), SourceError> {
+    match s {
+        "armed" => Ok((Condition::armed(), "armed".into())),
+        "disarmed" => Ok((Condition::disarmed(), "disarmed".into())),
+        "landed" => Ok((Condition::landed(), "landed".into())),
+        other => Err(src.err(
+            span,
+            Some(key),
+            format!(
+                "`{key}` in {step_what}: \"{other}\" is not a condition; the short form is one \
+                 of \"armed\", \"disarmed\", \"landed\" (others need a table, e.g. \
+                 {{ altitude = 5 }})"
+            ),
+        )),
+    }
+}
+
+/// A mode by name; an unknown name lists the known ones.
+pub(crate) fn mode_named(
+    f: &Fields<'_, '_>,
+    name: &str,
+    span: &Range<usize>,
+    key: &str,
+) -> Result<Mode, SourceError> {
+    Mode::from_name(name).map_err(|e| {
+        f.err_at(
+            span,
+            key,
+            format!("`{}` = \"{name}\": {e}", f.full_key(key)),
+        )
+    })
+}
+
+/// One condition and its modifiers from `f` (the caller finishes `f`).
+fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError> {
+    let present: Vec<(String, Range<usize>)> = f
+        .keys()
+        .into_iter()
+        .filter(|(k, _)| CONDITION_KEYS.contains(&k.as_str()))
+        .collect();
+    let (kind, kspan) = match present.as_slice() {
+        [] => {
+            return Err(f.err_table(
+                None,
+                format!(
+                    "{} names no condition; give exactly one of: {}",
+                    f.what,
+                    CONDITION_KEYS.join(", ")
+                ),
+            ))
+        }
+        [one] => one.clone(),
+        [first, second, ..] => {
+            return Err(f.err_at(
+                &second.1,
+                &second.0,
+                format!(
+                    "{} has two conditions (`{}` and `{}`); a wait has one — put the other in \
+                     `guards` (fails the step) or in a step of its own",
+                    f.what, first.0, second.0
+                ),
+            ))
+        }
+    };
+    let numeric = matches!(
+        kind.as_str(),
+        "altitude" | "airspeed" | "waypoint" | "sim_time"
+    );
+    let op = match f.string("op")? {
+        None => None,
+        Some((s, span)) => {
+            if !numeric {
+                return Err(f.err_at(
+                    &span,
+                    "op",
+                    format!(
+                        "`{}` does not apply to `{kind}` (only altitude, airspeed, waypoint, \
+                         sim_time compare with an op)",
+                        f.full_key("op")
+                    ),
+                ));
+            }
+            Some(match s {
+                ">=" => Op::Ge,
+                "<=" => Op::Le,
+                "==" => Op::Eq,
+                other => {
+                    return Err(f.err_at(
+                        &span,
+                        "op",
+                        format!(
+                            "`{}` = \"{other}\": expected \">=\", \"<=\" or \"==\"",
+                            f.full_key("op")
+                        ),
+                    ))
+                }
+            })
+        }
+    };
+    let within = match f.number("within")? {
+        None => None,
+        Some((tol, span)) => {
+            let problem = if !numeric {
+                Some(format!("does not apply to `{kind}`"))
+            } else if op.is_some() {
+                Some(
+                    "cannot go with `op`: within is its own comparison (|value − target| ≤ within)"
+                        .into(),
+                )
+            } else if tol < 0.0 {
+                Some("must not be negative".into())
+            } else {
+                None
+            };
+            if let Some(p) = problem {
+                return Err(f.err_at(&span, "within", format!("`{}` {p}", f.full_key("within"))));
+            }
+            Some(tol)
+        }
+    };
+    let since_seq = f.int_in("since_seq", 0, u32::MAX as i64)?;
+    if since_seq.is_some() && kind != "text" {
+        let span = f
+            .get("since_seq")
+            .map(|v| v.span())
+            .unwrap_or(kspan.clone());
+        return Err(f.err_at(
+            &span,
+            "since_seq",
+            format!("`{}` only applies to `text`", f.full_key("since_seq")),
+        ));
+    }
+    let relative = f.boolean("relative")?;
+    if let Some((true, span)) = &relative {
+        if kind != "sim_time" {
+            return Err(f.err_at(
+                span,
+                "relative",
+                format!("`{}` only applies to `sim_time`", f.full_key("relative")),
+            ));
+        }
+    }
+    let relative = matches!(relative, Some((true, _)));
+
+    let cmp = |unit: &str, v: f32| match (within, op) {
+        (Some(tol), _) => format!("within {} of {}{unit}", fmt_num(tol), fmt_num(v)),
+        (None, Some(Op::Le)) => format!("<= {}{unit}", fmt_num(v)),
+        (None, Some(Op::Eq)) => format!("== {}{unit}", fmt_num(v)),
+        _ => format!(">= {}{unit}", fmt_num(v)),
+    };
+    let (mut cond, text) = match kind.as_str() {
+        "altitude" => {
+            let v = number(f, "altitude")?;
+            (
+                Condition::altitude_m(v),
+                format!("altitude {}", cmp(" m", v)),
+            )
+        }
+        "airspeed" => {
+            let v = number(f, "airspeed")?;
+            (
+                Condition::airspeed_m_s(v),
+                format!("airspeed {}", cmp(" m/s", v)),
+            )
+        }
+        "waypoint" => {
+            let v = f.int_in("waypoint", 0, u16::MAX as i64)?.unwrap_or(0) as u16;
+            (
+                Condition::waypoint(v),
+                format!("waypoint {}", cmp("", v as f32)),
+            )
+        }
+        "sim_time" => {
+            let v = f.nonneg("sim_time", " s")?.unwrap_or(0.0);
+            let what = if relative {
+                "sim time since step start"
+            } else {
+                "sim time"
+            };
+            (Condition::sim_time_s(v), format!("{what} {}", cmp(" s", v)))
+        }
+        "time" => {
+            let v = f.nonneg("time", " s")?.unwrap_or(0.0);
+            (
+                Condition::time_s(v),
+                format!("{} s of sim time", fmt_num(v)),
+            )
+        }
+        "mode" => {
+            let (name, span) = f.string("mode")?.unwrap_or(("", kspan.clone()));
+            let m = mode_named(f, name, &span, "mode")?;
+            (Condition::mode(m), format!("mode {m}"))
+        }
+        "text" => {
+            let (needle, span) = f.string("text")?.unwrap_or(("", kspan.clone()));
+            if needle.len() > MAX_NEEDLE_LEN {
+                return Err(f.err_at(
+                    &span,
+                    "text",
+                    format!(
+                        "`{}` is {} bytes; at most {MAX_NEEDLE_LEN} (a STATUSTEXT is matched by \
+                         substring: a shorter part of it will do)",
+                        f.full_key("text"),
+                        needle.len()
+                    ),
+                ));
+            }
+            (Condition::text(needle), format!("text \"{needle}\""))
+        }
+        flag => {
+            let (b, span) = f.boolean(flag)?.unwrap_or((true, kspan.clone()));
+            if !b {
+                let hint = match flag {
+                    "armed" => "write `disarmed = true`",
+                    "disarmed" => "write `armed = true`",
+                    _ => "wait on `altitude` instead (e.g. { altitude = 1 })",
+                };
+                return Err(f.err_at(
+                    &span,
+                    flag,
+                    format!("`{}` can only be true: {hint}", f.full_key(flag)),
+                ));
+            }
+            let cond = match flag {
+                "armed" => Condition::armed(),
+                "disarmed" => Condition::disarmed(),
+                _ => Condition::landed(),
+            };
+            (cond, flag.to_string())
+        }
+    };
+    if let Some(op) = op {
+        cond = cond.op(op);
+    }
+    if let Some(tol) = within {
+        cond = cond.within(tol);
+    }
+    if let Some(seq) = since_seq {
+        cond = cond.since_seq(seq as u32);
+    }
+    if relative {
+        cond = cond.relative();
+    }
+    let text = match since_seq {
+        Some(seq) => format!("{text} after text #{seq}"),
+        None => text,
+    };
+    Ok((cond, text))
+}
+
+fn number(f: &Fields<'_, '_>, key: &str) -> Result<f32, SourceError> {
+    Ok(f.number(key)?.map(|(v, _)| v).unwrap_or(0.0))
+}
+
+/// `{ roll, pitch, throttle, yaw }`; missing sticks are centred (throttle at mid).
+pub(crate) fn read_sticks(
+    src: Src<'_>,
+    table: &toml::de::DeTable<'_>,
+    span: Range<usize>,
+    what: &str,
+    prefix: &str,
+) -> Result<RcSticks, SourceError> {
+    let f = Fields::new(src, table, span, what, prefix);
+    let mut s = RcSticks::NEUTRAL;
+    for (key, lo, slot) in [
+        ("roll", -1.0, &mut s.roll),
+        ("pitch", -1.0, &mut s.pitch),
+        ("throttle", 0.0, &mut s.throttle),
+        ("yaw", -1.0, &mut s.yaw),
+    ] {
+        if let Some((v, vspan)) = f.number(key)? {
+            if !(lo..=1.0).contains(&v) {
+                return Err(f.err_at(
+                    &vspan,
+                    key,
+                    format!("`{}` must be in [{lo}, 1], found {v}", f.full_key(key)),
+                ));
+            }
+            *slot = v;
+        }
+    }
+    f.finish(&["roll", "pitch", "throttle", "yaw"])?;
+    Ok(s)
+}
+
+/// "roll 0, pitch 0.3, throttle 0.5, yaw 0".
+pub(crate) fn sticks_text(s: &RcSticks) -> String {
+    format!(
+        "roll {}, pitch {}, throttle {}, yaw {}",
+        fmt_num(s.roll),
+        fmt_num(s.pitch),
+        fmt_num(s.throttle),
+        fmt_num(s.yaw)
+    )
+}
+
+/// A number as a person writes it: no trailing zeros.
+pub(crate) fn fmt_num(x: f32) -> String {
+    let s = format!("{x:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
+    }
+}

@@ -1,0 +1,284 @@
+//! The `--json` report: what was asked, what happened, and the verdict, for CI jobs and
+//! scripts. Field names carry their units (`_s` sim or wall seconds as named, `_m` metres).
+//!
+//! The report's shape (`"format": 1`) is stable: fields are added, never renamed.
+
+use super::driver::TextRecord;
+use nexus_core::engine::{Reason, SnapshotAt, StepRecord, WaitResult};
+use nexus_core::mission::MissionItem;
+use nexus_core::telemetry::Snapshot;
+use serde::Serialize;
+
+/// Version of the report's shape.
+pub const FORMAT: u32 = 1;
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// `"fly"` or `"run"`.
+    pub command: &'static str,
+    /// The `.plan` or program file.
+    pub file: String,
+    /// The program's `name`, if it has one.
+    pub name: Option<String>,
+    /// What was flown.
+    pub vehicle: VehicleReport,
+    /// Whether the flight did what was asked (exit code 0).
+    pub passed: bool,
+    /// One sentence: what happened, or what failed and why.
+    pub verdict: String,
+    /// The exit code.
+    pub exit_code: u8,
+    /// Each program step that ran, in order.
+    pub steps: Vec<StepReport>,
+    /// Steps in the program (some may not have run).
+    pub steps_total: usize,
+    /// The mission, when one was uploaded.
+    pub mission: Option<MissionReport>,
+    /// Every STATUSTEXT the vehicle sent, in order.
+    pub texts: Vec<TextReport>,
+    /// Offboard events (refusals, requests given up, mission transfers) and notes.
+    pub events: Vec<String>,
+    /// Why the vehicle died, if it did.
+    pub died: Option<String>,
+    /// The vehicle at the end.
+    #[serde(rename = "final")]
+    pub final_state: Option<SnapshotReport>,
+    /// Wall seconds the command flew (from the vehicle's first heartbeat).
+    pub wall_s: f64,
+}
+
+/// The vehicle flown.
+#[derive(Debug, Clone, Serialize)]
+pub struct VehicleReport {
+    /// `"sim"` (built-in simulated PX4) or `"px4"` (PX4 SITL).
+    pub kind: &'static str,
+    /// SITL instance N.
+    pub instance: u8,
+    /// PX4's system id (N + 1).
+    pub system_id: u8,
+    /// Speed factor asked for with `--speed`.
+    pub speed: f64,
+}
+
+/// One step's outcome (seed 000's WaitResult plus what the step was).
+#[derive(Debug, Clone, Serialize)]
+pub struct StepReport {
+    /// 1-based.
+    pub index: usize,
+    /// The step's name, if it has one.
+    pub name: Option<String>,
+    /// The action as written (`"takeoff"`).
+    pub action: String,
+    /// The action in words.
+    pub action_text: String,
+    /// The wait in words.
+    pub until: String,
+    /// Whether the step passed.
+    pub passed: bool,
+    /// `met`, `timeout`, `died`, `aborted`, `guard`, `cap`, `closed`.
+    pub reason: &'static str,
+    /// `reason == "met"`.
+    pub satisfied: bool,
+    /// Sim seconds waited.
+    pub waited_sim_s: f32,
+    /// Wall seconds waited.
+    pub waited_wall_s: f32,
+    /// `settle` or `return`.
+    pub snapshot_at: &'static str,
+    /// Index of the guard that fired, with `guard`.
+    pub guard: Option<u8>,
+    /// The vehicle when the step settled.
+    pub snapshot: SnapshotReport,
+}
+
+/// Seed 000's Snapshot.
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotReport {
+    /// Autopilot clock, s (`null` before it was known).
+    pub t_sim_s: Option<f64>,
+    /// Newest STATUSTEXT seq.
+    pub seq: u32,
+    /// Armed.
+    pub armed: bool,
+    /// Flight mode.
+    pub mode: Option<String>,
+    /// Height above the pad, m.
+    pub height_m: Option<f32>,
+    /// Airspeed, m/s.
+    pub airspeed_m_s: Option<f32>,
+    /// MISSION_CURRENT.seq.
+    pub waypoint: Option<u16>,
+    /// `ON_GROUND`, `IN_AIR`, `TAKING_OFF`, `LANDING`, `UNKNOWN`.
+    pub landed_state: &'static str,
+    /// The newest STATUSTEXT.
+    pub last_text: Option<String>,
+    /// Why the vehicle or link died, when it did.
+    pub error: Option<String>,
+}
+
+impl From<&Snapshot> for SnapshotReport {
+    fn from(s: &Snapshot) -> Self {
+        SnapshotReport {
+            t_sim_s: s.sim_ms.map(|ms| ms as f64 / 1000.0),
+            seq: s.seq,
+            armed: s.armed,
+            mode: s.mode.map(|m| m.to_string()),
+            height_m: s.height_m,
+            airspeed_m_s: s.airspeed_m_s,
+            waypoint: s.waypoint,
+            landed_state: s.landed.name(),
+            last_text: s.last_text.as_ref().map(|t| t.text.as_str().to_string()),
+            error: s.error.as_ref().map(|e| e.as_str().to_string()),
+        }
+    }
+}
+
+/// `snapshot_at` as the seed writes it.
+pub fn snapshot_at_name(at: SnapshotAt) -> &'static str {
+    match at {
+        SnapshotAt::Settle => "settle",
+        SnapshotAt::Return => "return",
+    }
+}
+
+impl StepReport {
+    /// A step's report from its record and its description.
+    pub fn new(
+        index: usize,
+        name: Option<String>,
+        action: &str,
+        action_text: &str,
+        until: &str,
+        rec: &StepRecord,
+    ) -> Self {
+        let r: &WaitResult = &rec.result;
+        StepReport {
+            index: index + 1,
+            name,
+            action: action.to_string(),
+            action_text: action_text.to_string(),
+            until: until.to_string(),
+            passed: rec.passed,
+            reason: r.reason.name(),
+            satisfied: r.satisfied,
+            waited_sim_s: r.waited_sim_s,
+            waited_wall_s: r.waited_wall_s,
+            snapshot_at: snapshot_at_name(r.snapshot_at),
+            guard: if r.reason == Reason::Guard {
+                r.guard
+            } else {
+                None
+            },
+            snapshot: SnapshotReport::from(&r.snapshot),
+        }
+    }
+}
+
+/// A STATUSTEXT.
+#[derive(Debug, Clone, Serialize)]
+pub struct TextReport {
+    /// Sequence number, from 1.
+    pub seq: u32,
+    /// MAV_SEVERITY (0 emergency … 7 debug).
+    pub severity: u8,
+    /// Autopilot clock when it arrived, s.
+    pub t_sim_s: Option<f64>,
+    /// The text.
+    pub text: String,
+}
+
+impl From<&TextRecord> for TextReport {
+    fn from(t: &TextRecord) -> Self {
+        TextReport {
+            seq: t.seq,
+            severity: t.severity,
+            t_sim_s: t.sim_ms.map(|ms| ms as f64 / 1000.0),
+            text: t.text.clone(),
+        }
+    }
+}
+
+/// The mission flown.
+#[derive(Debug, Clone, Serialize)]
+pub struct MissionReport {
+    /// The `.plan` file.
+    pub plan: String,
+    /// The items, as uploaded.
+    pub items: Vec<ItemReport>,
+    /// PX4 accepted the upload.
+    pub uploaded: bool,
+    /// PX4's MISSION_ACK result for the upload (0 accepted).
+    pub ack: Option<u8>,
+    /// Item PX4 was flying to at the end (MISSION_CURRENT.seq).
+    pub current: u16,
+    /// Highest item PX4 reported reached.
+    pub reached: Option<u16>,
+    /// The mission's last NAV_WAYPOINT was reached.
+    pub complete: bool,
+    /// When PX4 moved on to each item: the item and the autopilot clock, s.
+    pub progress: Vec<ItemProgress>,
+}
+
+/// One change of the current mission item.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct ItemProgress {
+    /// MISSION_CURRENT.seq.
+    pub item: u16,
+    /// Autopilot clock, s.
+    pub t_sim_s: f64,
+}
+
+/// One mission item.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemReport {
+    /// Position in the mission.
+    pub seq: u16,
+    /// MAV_CMD number.
+    pub command: u16,
+    /// MAV_CMD name (`NAV_WAYPOINT`, …) where known.
+    pub command_name: &'static str,
+    /// MAV_FRAME number.
+    pub frame: u8,
+    /// Latitude, degrees.
+    pub lat_deg: f64,
+    /// Longitude, degrees.
+    pub lon_deg: f64,
+    /// Altitude in the item's frame, m.
+    pub alt_m: f32,
+}
+
+impl From<&MissionItem> for ItemReport {
+    fn from(i: &MissionItem) -> Self {
+        ItemReport {
+            seq: i.seq,
+            command: i.command,
+            command_name: command_name(i.command),
+            frame: i.frame,
+            lat_deg: i.x as f64 / 1e7,
+            lon_deg: i.y as f64 / 1e7,
+            alt_m: i.z,
+        }
+    }
+}
+
+/// The name of the common MAV_CMDs a mission holds.
+pub fn command_name(cmd: u16) -> &'static str {
+    match cmd {
+        16 => "NAV_WAYPOINT",
+        17 => "NAV_LOITER_UNLIM",
+        18 => "NAV_LOITER_TURNS",
+        19 => "NAV_LOITER_TIME",
+        20 => "NAV_RETURN_TO_LAUNCH",
+        21 => "NAV_LAND",
+        22 => "NAV_TAKEOFF",
+        93 => "NAV_DELAY",
+        112 => "CONDITION_DELAY",
+        177 => "DO_JUMP",
+        178 => "DO_CHANGE_SPEED",
+        206 => "DO_SET_CAM_TRIGG_DIST",
+        _ => "",
+    }
+}

@@ -1,0 +1,230 @@
+//! `nexus watch CONN`: live telemetry from any MAVLink link — mode, armed, altitude, position,
+//! landed state and every STATUSTEXT — until `--count` lines or `--duration` seconds.
+//!
+//! It runs the same core client as `fly` and `run` (so it sends a GCS heartbeat once a second,
+//! which is what makes PX4 stream its STATUSTEXTs) but commands nothing.
+
+use super::driver::Driver;
+use super::exec::severity_name;
+use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
+use crate::transport::{mio, ConnString, Link, RECV_BUF_LEN};
+use nexus_core::frame::Decoder;
+use nexus_core::mav;
+use nexus_core::telemetry::LinkIds;
+use nexus_core::{Frame, Msg};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Arguments of `nexus watch`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WatchArgs {
+    /// Connection string: udpin:0.0.0.0:14540 (PX4 SITL instance 0), udpout:HOST:PORT,
+    /// tcp:HOST:PORT, tcpin:HOST:PORT, serial:/dev/ttyACM0:57600.
+    pub conn: String,
+    /// System id of the autopilot to watch (default: the first autopilot heard).
+    #[arg(long, value_name = "ID")]
+    pub sysid: Option<u8>,
+    /// Stop after this many status lines.
+    #[arg(long, short = 'n', value_name = "N")]
+    pub count: Option<u64>,
+    /// Stop after this many seconds (wall).
+    #[arg(long, short = 'd', value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// Seconds (wall) between status lines.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    pub interval: f64,
+}
+
+/// Run `nexus watch`.
+pub fn main(args: &WatchArgs) -> ExitCode {
+    let conn: ConnString = match args.conn.parse() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("nexus watch: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
+    if !(args.interval.is_finite() && args.interval > 0.0) {
+        eprintln!("nexus watch: --interval must be a positive number of seconds");
+        return exit(EXIT_SETUP);
+    }
+    let deadline = match args.duration {
+        Some(d) if d.is_finite() && d >= 0.0 => Some(Instant::now() + Duration::from_secs_f64(d)),
+        Some(_) => {
+            eprintln!("nexus watch: --duration must be a number of seconds");
+            return exit(EXIT_SETUP);
+        }
+        None => None,
+    };
+    let link = match Link::open(&conn) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("nexus watch: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
+    println!("nexus watch: listening on {conn}");
+    let (link, sysid) = match args.sysid {
+        Some(id) => (link, id),
+        None => match discover(link, deadline) {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                println!("no autopilot heartbeat on {conn} within the duration");
+                return exit(EXIT_FAILED);
+            }
+            Err(e) => {
+                eprintln!("nexus watch: {e}");
+                return exit(EXIT_FAILED);
+            }
+        },
+    };
+    let ids = LinkIds {
+        target_sysid: sysid,
+        ..LinkIds::default()
+    };
+    let mut driver = match Driver::from_link(link, ids, None) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("nexus watch: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
+    driver.set_stall(None);
+    println!("nexus watch: system {sysid}");
+    let interval = Duration::from_secs_f64(args.interval);
+    let mut lines = 0u64;
+    let mut next_line = Instant::now() + interval.min(Duration::from_millis(500));
+    let mut texts_shown = 0;
+    loop {
+        if deadline.is_some_and(|d| Instant::now() >= d) || args.count.is_some_and(|c| lines >= c) {
+            break;
+        }
+        if let Err(e) = driver.step(Duration::from_millis(50)) {
+            eprintln!("nexus watch: {e}");
+            return exit(EXIT_FAILED);
+        }
+        while driver.next_event().is_some() {}
+        let texts = driver.texts();
+        for t in &texts[texts_shown.min(texts.len())..] {
+            println!(
+                "  text #{} [{}] {}",
+                t.seq,
+                severity_name(t.severity),
+                t.text
+            );
+        }
+        texts_shown = texts.len();
+        if Instant::now() >= next_line {
+            next_line += interval;
+            if driver.client().telemetry().connected() {
+                println!("{}", status_line(&driver));
+                lines += 1;
+            } else {
+                println!("(no heartbeat from system {sysid} yet)");
+            }
+        }
+    }
+    if driver.client().telemetry().connected() {
+        exit(EXIT_OK)
+    } else {
+        println!("no heartbeat from system {sysid} on {conn}");
+        exit(EXIT_FAILED)
+    }
+}
+
+/// One status line.
+fn status_line(driver: &Driver) -> String {
+    let tel = driver.client().telemetry();
+    let mut parts = Vec::new();
+    if let Some(ms) = tel.sim_ms() {
+        parts.push(format!("t {:.1} s", ms as f64 / 1000.0));
+    }
+    parts.push(format!(
+        "mode={}",
+        tel.mode().map_or("?".into(), |m| m.to_string())
+    ));
+    parts.push(format!(
+        "armed={}",
+        match tel.armed() {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "?",
+        }
+    ));
+    parts.push(match tel.height_m() {
+        Some(h) => format!("alt={h:.1} m"),
+        None => "alt=?".into(),
+    });
+    parts.push(match tel.global_position() {
+        Some(p) => format!(
+            "pos={:.7},{:.7} amsl={:.1} m",
+            p.lat as f64 / 1e7,
+            p.lon as f64 / 1e7,
+            p.alt as f64 / 1000.0
+        ),
+        None => "pos=?".into(),
+    });
+    parts.push(format!("landed={}", tel.landed_state().name()));
+    if let Some(as_) = tel.airspeed_m_s() {
+        parts.push(format!("airspeed={as_:.1} m/s"));
+    }
+    if let Some(wp) = tel.waypoint() {
+        parts.push(format!("wp={wp}"));
+    }
+    if let Some(silent) = tel.last_rx() {
+        let age_s = driver.now().saturating_since(silent).total_micros() as f64 / 1e6;
+        if age_s > 2.0 {
+            parts.push(format!("SILENT {age_s:.0} s"));
+        }
+    }
+    parts.join(" ")
+}
+
+/// Read the link until an autopilot's heartbeat (not a GCS's) names its system id.
+fn discover(mut link: Link, deadline: Option<Instant>) -> Result<Option<(Link, u8)>, String> {
+    let mut poll = mio::Poll::new().map_err(|e| e.to_string())?;
+    link.register(poll.registry(), mio::Token(0))
+        .map_err(|e| e.to_string())?;
+    let mut events = mio::Events::with_capacity(16);
+    let mut buf = vec![0u8; RECV_BUF_LEN];
+    let mut decoder = Decoder::new();
+    loop {
+        let wait = match deadline {
+            Some(d) => match d.checked_duration_since(Instant::now()) {
+                Some(left) => left.min(Duration::from_millis(200)),
+                None => break,
+            },
+            None => Duration::from_millis(200),
+        };
+        poll.poll(&mut events, Some(wait))
+            .map_err(|e| e.to_string())?;
+        while let Some(n) = link.recv(&mut buf).map_err(|e| e.to_string())? {
+            let mut input = &buf[..n];
+            while !input.is_empty() {
+                let (used, raw) = decoder.feed(input);
+                input = &input[used..];
+                let Some(raw) = raw else {
+                    if used == 0 {
+                        break;
+                    }
+                    continue;
+                };
+                if let Ok(Some(Frame {
+                    header,
+                    msg: Msg::Heartbeat(hb),
+                })) = Frame::decode(&raw)
+                {
+                    if hb.autopilot != mav::MavAutopilot::MAV_AUTOPILOT_INVALID
+                        && hb.mavtype != mav::MavType::MAV_TYPE_GCS
+                    {
+                        let id = header.sysid;
+                        link.deregister(poll.registry())
+                            .map_err(|e| e.to_string())?;
+                        return Ok(Some((link, id)));
+                    }
+                }
+            }
+        }
+    }
+    Ok(None)
+}

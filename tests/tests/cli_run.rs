@@ -1,0 +1,187 @@
+//! `nexus run`: flight programs on the simulated vehicle — the examples pass, a step that times
+//! out fails the run naming the step and the reason, and the report says what happened.
+
+mod cli_support;
+
+use cli_support::{json, nexus, reasons, Scratch, SPEED};
+use predicates::prelude::*;
+
+#[test]
+fn takeoff_hover_land_passes_and_reports_each_step() {
+    let out = nexus(&[
+        "run",
+        "examples/takeoff-hover-land.toml",
+        "--speed",
+        SPEED,
+        "--instance",
+        "152",
+        "--json",
+    ])
+    .assert()
+    .success()
+    // With the report on stdout, the person's lines go to stderr.
+    .stderr(predicate::str::contains("PASS: all 4 steps met"))
+    .stderr(predicate::str::contains(
+        "ok   step 1/4 (take off): met after",
+    ))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(r["command"], "run");
+    assert_eq!(r["name"], "takeoff, hover, land");
+    assert_eq!(r["passed"], true);
+    assert_eq!(reasons(&r), ["met", "met", "met", "met"]);
+    let names: Vec<&str> = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["take off", "hover", "land", "disarm"]);
+    // hold_s = 2: the take-off step cannot be met in less than 2 s of sim time, and the
+    // vehicle was at least 4.5 m up when it was.
+    let takeoff = &r["steps"][0];
+    assert!(
+        takeoff["waited_sim_s"].as_f64().unwrap() >= 2.0,
+        "{takeoff}"
+    );
+    assert!(
+        takeoff["snapshot"]["height_m"].as_f64().unwrap() >= 4.5,
+        "{takeoff}"
+    );
+    assert_eq!(takeoff["snapshot_at"], "settle");
+    // The hover step is 10 s of sim time, however fast the wall clock ran.
+    let hover = &r["steps"][1];
+    let hover_s = hover["waited_sim_s"].as_f64().unwrap();
+    assert!((10.0..10.5).contains(&hover_s), "{hover}");
+    assert!(
+        hover["waited_wall_s"].as_f64().unwrap() < hover_s,
+        "{hover}"
+    );
+    assert_eq!(r["final"]["landed_state"], "ON_GROUND");
+    assert_eq!(r["final"]["armed"], false);
+}
+
+#[test]
+fn a_step_that_times_out_fails_the_run_with_its_name_and_reason() {
+    let scratch = Scratch::new("run-timeout");
+    let prog = scratch.file(
+        "climb.toml",
+        r#"
+name = "too high"
+
+[[step]]
+name = "take off"
+action = "takeoff"
+alt_m = 3
+until = { altitude = 2.5 }
+timeout_s = 60
+
+[[step]]
+name = "climb too high"
+until = { altitude = 50 }
+timeout_s = 8
+
+[[step]]
+name = "never reached"
+action = "land"
+until = "landed"
+timeout_s = 60
+"#,
+    );
+    let report = scratch.path("r.json");
+    let out = nexus(&[
+        "run",
+        prog.to_str().unwrap(),
+        "--speed",
+        SPEED,
+        "--instance",
+        "153",
+        "--json",
+        report.to_str().unwrap(),
+    ])
+    .assert()
+    .code(1)
+    .stdout(predicate::str::contains(
+        "FAIL: step 2/3 (climb too high) failed: timeout after 8.0 s sim — waited for altitude >= 50 m",
+    ))
+    .stdout(predicate::str::contains("FAIL step 2/3 (climb too high): timeout after 8.0 s sim"))
+    .get_output()
+    .clone();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("step 3/3 (never reached):"), "{stdout}");
+    let r = json(&std::fs::read(&report).unwrap());
+    assert_eq!(r["passed"], false);
+    assert_eq!(r["exit_code"], 1);
+    assert_eq!(r["steps_total"], 3);
+    assert_eq!(reasons(&r), ["met", "timeout"]);
+    let climb = &r["steps"][1];
+    assert_eq!(climb["satisfied"], false);
+    assert_eq!(climb["waited_sim_s"].as_f64().unwrap(), 8.0);
+    assert!(climb["snapshot"]["height_m"].as_f64().unwrap() < 50.0);
+    assert!(r["verdict"].as_str().unwrap().contains("climb too high"));
+}
+
+#[test]
+fn a_reaction_fires_in_the_tick_the_text_arrives() {
+    let out = nexus(&[
+        "run",
+        "examples/wait-for-text-with-reaction.toml",
+        "--speed",
+        SPEED,
+        "--instance",
+        "154",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(reasons(&r), ["met", "met", "met", "met"]);
+    // The text step's snapshot is the tick the text arrived in: its newest text is that one.
+    let first = &r["steps"][0];
+    assert_eq!(first["snapshot"]["last_text"], "Takeoff detected");
+    // Hold was requested before the vehicle got anywhere near the 10 m it was climbing to.
+    assert!(r["steps"][1]["snapshot"]["height_m"].as_f64().unwrap() < 8.0);
+    assert_eq!(r["steps"][1]["snapshot"]["mode"], "Hold");
+}
+
+#[test]
+fn on_timeout_continue_goes_on_but_the_run_still_fails() {
+    let scratch = Scratch::new("run-continue");
+    let prog = scratch.file(
+        "p.toml",
+        r#"
+[[step]]
+name = "wait for a text that never comes"
+until = { text = "no such text" }
+timeout_s = 3
+on_timeout = "continue"
+
+[[step]]
+name = "then wait 2 s"
+until = { time = 2 }
+timeout_s = 5
+"#,
+    );
+    let out = nexus(&[
+        "run",
+        prog.to_str().unwrap(),
+        "--speed",
+        SPEED,
+        "--instance",
+        "155",
+        "--json",
+    ])
+    .assert()
+    .code(1)
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(reasons(&r), ["timeout", "met"]);
+    assert!(r["verdict"]
+        .as_str()
+        .unwrap()
+        .contains("step 1/2 (wait for a text that never comes) failed: timeout"));
+}
