@@ -185,11 +185,20 @@ pub enum SessionError {
     NoSuchInstance(u8),
     /// The run failed.
     #[error(transparent)]
-    Run(#[from] RunError),
+    Run(RunError),
     /// Connecting to the run's vehicle failed.
     #[error(transparent)]
     Connect(#[from] ConnectError),
-    /// A wait or program could not be started.
+    /// A wait or program could not be started (an invalid spec, every slot in use, …).
     #[error(transparent)]
     Wait(#[from] WaitError),
+}
+
+impl From<RunError> for SessionError {
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::Wait(w) => SessionError::Wait(w),
+            other => SessionError::Run(other),
+        }
+    }
 }

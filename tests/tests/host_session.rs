@@ -1,0 +1,259 @@
+//! The Session service (seed 000): cap and resume with `since_seq` without losing a text,
+//! `closed` when the session closes during a wait (close_sitl, kill_instance, the idle
+//! reaper), concurrent waits from several threads, step programs and `abort_steps`.
+
+mod host_support;
+
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use host_support::*;
+use nexus_core::action::Action;
+use nexus_core::engine::{OnTimeout, Program, ProgramEnd, Reason, SnapshotAt, Step, Wait};
+use nexus_core::Mode;
+use nexus_host::error::SessionError;
+use nexus_host::session::Sessions;
+
+#[test]
+fn cap_then_resume_with_since_seq_loses_no_text() {
+    let s = session(realtime(114));
+    let op = s.client();
+    let mut since = s.snapshot().unwrap().seq;
+    let before_takeoff = since;
+    op.takeoff(3.0).unwrap();
+    let wait = |since: u32| {
+        Wait::text("Takeoff detected")
+            .since_seq(since)
+            .timeout_s(120.0)
+    };
+
+    // Short caps, with gaps between the calls in which nobody waits.
+    let mut caps = 0;
+    loop {
+        let r = s.wait_until(&wait(since), Some(0.02)).unwrap();
+        match r.reason {
+            Reason::Cap => {
+                assert_eq!(r.snapshot_at, SnapshotAt::Return);
+                assert!(!r.satisfied);
+                since = r.snapshot.seq;
+                caps += 1;
+            }
+            Reason::Met => break,
+            other => panic!("{other:?}: {r:?}"),
+        }
+        // The text is bound to arrive in one of these gaps sooner or later; make sure of it
+        // once: wait, unwatched, until it is there.
+        if caps == 3 {
+            let t0 = Instant::now();
+            while !s
+                .texts_since(since)
+                .unwrap()
+                .iter()
+                .any(|t| t.text.contains("Takeoff detected"))
+            {
+                assert!(t0.elapsed() < WALL, "no Takeoff detected text");
+                thread::sleep(Duration::from_millis(5));
+            }
+        } else {
+            thread::sleep(Duration::from_millis(10));
+        }
+        assert!(caps < 10_000);
+    }
+    assert!(caps >= 3, "the wait was capped and resumed: {caps}");
+    // The resumed call found the text that arrived while nobody waited: met at once.
+    // A call without since_seq counts only texts after it, so it misses it: the control.
+    let r = s
+        .wait_until(&Wait::text("Takeoff detected").timeout_s(1.0), CAP)
+        .unwrap();
+    assert_eq!(r.reason, Reason::Timeout, "{r:?}");
+    // And since_seq from before the takeoff finds it again, at once.
+    let r = s.wait_until(&wait(before_takeoff), CAP).unwrap();
+    assert_eq!(r.reason, Reason::Met);
+    assert_eq!(r.snapshot_at, SnapshotAt::Return);
+    assert_eq!(r.waited_sim_s, 0.0);
+}
+
+#[test]
+fn a_cap_racing_a_settle_gives_exactly_one_result() {
+    let s = session(realtime(115));
+    // Waits that settle right around their cap: each call returns exactly one result, met or
+    // cap, never both and never none.
+    let mut met = 0;
+    let mut capped = 0;
+    for i in 0..40 {
+        let cap_s = 0.0005 * (i % 8) as f64;
+        let r = s
+            .wait_until(&Wait::time_s(0.01).timeout_s(5.0), Some(cap_s))
+            .unwrap();
+        match r.reason {
+            Reason::Met => met += 1,
+            Reason::Cap => capped += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(met + capped, 40);
+    assert!(capped > 0, "some were capped");
+    // The engine's slots were all freed (a leak would fill the 32 of them).
+    for _ in 0..40 {
+        let r = s.wait_until(&Wait::disarmed().timeout_s(1.0), CAP).unwrap();
+        assert_eq!(r.reason, Reason::Met);
+    }
+}
+
+#[test]
+fn close_sitl_during_a_wait_ends_it_closed() {
+    let s = session(realtime(116));
+    let s2 = s.clone();
+    let waiter =
+        thread::spawn(move || s2.wait_until(&Wait::altitude_m(100.0).timeout_s(600.0), None));
+    thread::sleep(Duration::from_millis(200));
+    s.close_sitl();
+    let r = waiter.join().unwrap().unwrap();
+    assert_eq!(r.reason, Reason::Closed, "{r:?}");
+    assert!(!r.satisfied);
+    assert!(matches!(
+        s.wait_until(&Wait::armed().timeout_s(1.0), CAP),
+        Err(SessionError::Closed(_))
+    ));
+    assert!(!s.sim().is_running());
+    s.close_sitl(); // idempotent
+}
+
+#[test]
+fn kill_instance_during_a_wait_ends_it_closed() {
+    let sessions = Sessions::new(None);
+    let s = sessions.open(realtime(117), 10.0).unwrap();
+    let s2 = s.clone();
+    let waiter = thread::spawn(move || s2.wait_until(&Wait::armed().timeout_s(600.0), None));
+    thread::sleep(Duration::from_millis(200));
+    sessions.kill_instance(117).unwrap();
+    let r = waiter.join().unwrap().unwrap();
+    assert_eq!(r.reason, Reason::Closed, "{r:?}");
+    assert!(s.closed().unwrap().contains("kill_instance"));
+    assert!(matches!(
+        sessions.kill_instance(117),
+        Err(SessionError::NoSuchInstance(117))
+    ));
+    assert!(sessions.list().is_empty());
+}
+
+#[test]
+fn the_idle_reaper_closes_unused_sessions() {
+    let sessions = Sessions::new(Some(Duration::from_millis(500)));
+    let busy = sessions.open(realtime(118), 10.0).unwrap();
+    let idle = sessions.open(realtime(119), 10.0).unwrap();
+    let b = busy.clone();
+    let t0 = Instant::now();
+    // A wait longer than the idle limit: the session counts as unused from the call's start.
+    let waiter = thread::spawn(move || b.wait_until(&Wait::armed().timeout_s(600.0), None));
+    let r = waiter.join().unwrap().unwrap();
+    assert_eq!(r.reason, Reason::Closed, "{r:?}");
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_secs(20),
+        "{took:?}"
+    );
+    let t1 = Instant::now();
+    while !idle.is_closed() {
+        assert!(t1.elapsed() < WALL, "the idle session was not reaped");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert!(idle.closed().unwrap().contains("idle"));
+    assert!(sessions.list().is_empty());
+}
+
+#[test]
+fn concurrent_waits_from_several_threads() {
+    let s = session(realtime(120_u8 + 2)); // 122
+    let waits = [
+        Wait::armed().timeout_s(120.0),
+        Wait::altitude_m(2.0).timeout_s(120.0),
+        Wait::text("Takeoff detected").timeout_s(120.0),
+        Wait::mode(Mode::Takeoff).timeout_s(120.0),
+        Wait::time_s(3.0).timeout_s(120.0),
+        Wait::landed().timeout_s(1.0), // already true
+    ];
+    let barrier = Arc::new(std::sync::Barrier::new(waits.len() + 1));
+    let threads: Vec<_> = waits
+        .into_iter()
+        .map(|w| {
+            let s = s.clone();
+            let b = Arc::clone(&barrier);
+            thread::spawn(move || {
+                b.wait();
+                s.wait_until(&w, CAP)
+            })
+        })
+        .collect();
+    barrier.wait();
+    thread::sleep(Duration::from_millis(50));
+    s.client().takeoff(3.0).unwrap();
+    for t in threads {
+        let r = t.join().unwrap().unwrap();
+        assert_eq!(r.reason, Reason::Met, "{r:?}");
+    }
+}
+
+#[test]
+fn step_programs_run_and_abort() {
+    let s = session(lockstep(123));
+    let p = Program::new()
+        .then(Step::new(
+            Action::Takeoff { alt_m: 3.0 },
+            Wait::altitude_m(2.5).timeout_s(60.0),
+        ))
+        .unwrap()
+        .then(Step::new(Action::None, Wait::time_s(1.0).timeout_s(5.0)))
+        .unwrap()
+        .then(
+            Step::new(
+                Action::None,
+                Wait::sim_time_s(0.5).relative().timeout_s(5.0),
+            )
+            .on_timeout(OnTimeout::Continue),
+        )
+        .unwrap()
+        .then(Step::new(Action::Land, Wait::landed().timeout_s(120.0)))
+        .unwrap();
+    let report = s.run_steps(p, Some(WALL)).unwrap();
+    assert!(report.passed(), "{report:?}");
+    assert_eq!(report.records.len(), 4);
+    assert!(report
+        .records
+        .iter()
+        .all(|r| r.result.reason == Reason::Met));
+
+    // abort_steps from another thread ends a long step, and the program, aborted.
+    let long = Program::new()
+        .then(Step::new(
+            Action::None,
+            Wait::altitude_m(100.0).timeout_s(3600.0),
+        ))
+        .unwrap();
+    let s2 = s.clone();
+    let aborter = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(200));
+        s2.abort_steps()
+    });
+    let report = s.run_steps(long, Some(WALL)).unwrap();
+    aborter.join().unwrap().unwrap();
+    assert!(
+        matches!(report.end, ProgramEnd::Aborted { step: 0 }),
+        "{report:?}"
+    );
+    assert_eq!(report.records[0].result.reason, Reason::Aborted);
+    // A program with a step time-out that stops it.
+    let stops = Program::new()
+        .then(Step::new(
+            Action::None,
+            Wait::altitude_m(100.0).timeout_s(1.0),
+        ))
+        .unwrap()
+        .then(Step::new(Action::None, Wait::time_s(0.1).timeout_s(1.0)))
+        .unwrap();
+    let report = s.run_steps(stops, Some(WALL)).unwrap();
+    assert_eq!(report.end, ProgramEnd::Stopped { step: 0 });
+    assert_eq!(report.records.len(), 1);
+    assert_eq!(report.records[0].result.reason, Reason::Timeout);
+}
