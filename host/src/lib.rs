@@ -10,7 +10,9 @@
 //! * [`offboard_client`]: seed 002's `OffboardClient` for PX4; [`run`]: a run (`Sim`) that owns
 //!   the vehicle; [`session`]: seed 000's wait service with wall-clock caps and an idle reaper;
 //!   [`error`]: their errors.
+//! * [`bridge`]: forwards MAVLink between a serial/TCP byte stream and UDP (`nexus bridge`).
 
+pub mod bridge;
 pub mod cli;
 pub mod error;
 pub mod launcher;

@@ -27,6 +27,8 @@ enum Command {
     Watch(nexus_host::cli::watch::WatchArgs),
     /// Run simulated PX4 vehicles (SITL-compatible UDP ports) until interrupted.
     Sim(nexus_host::sim::cli::SimArgs),
+    /// Forward MAVLink between two links (a serial or TCP byte stream and UDP) until interrupted.
+    Bridge(nexus_host::bridge::cli::BridgeArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,5 +38,6 @@ fn main() -> ExitCode {
         Command::Run(args) => nexus_host::cli::run::main(&args),
         Command::Watch(args) => nexus_host::cli::watch::main(&args),
         Command::Sim(args) => nexus_host::sim::cli::run(&args),
+        Command::Bridge(args) => nexus_host::bridge::cli::run(&args),
     }
 }

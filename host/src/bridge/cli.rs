@@ -1,0 +1,189 @@
+//! `nexus bridge FROM TO`: forward MAVLink between two links until interrupted.
+//!
+//! ```text
+//! nexus bridge serial:/dev/ttyUSB0:921600 udpin:0.0.0.0:14540     # a flight controller's UART
+//! nexus bridge tcpin:127.0.0.1:5760 udpout:127.0.0.1:14580 \
+//!     --baud 230400 --core-only                                    # QEMU's UART → sim instance 0
+//! ```
+//!
+//! Counters go to stderr every `--stats-s` seconds and at the end. Exit status (the `nexus`
+//! convention): 1 when a link is lost while bridging, 2 when the bridge cannot start (a link
+//! that does not open, a port in use, bad arguments).
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use super::{bridge, BridgeOptions, BridgeStats, DirectionStats, MsgFilter, DEFAULT_BACKLOG_BYTES};
+use crate::transport::ConnString;
+
+/// Arguments of `nexus bridge`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BridgeArgs {
+    /// First link, e.g. `serial:/dev/ttyUSB0:921600` or `tcpin:127.0.0.1:5760`.
+    pub from: ConnString,
+    /// Second link, e.g. `udpin:0.0.0.0:14540` or `udpout:127.0.0.1:14580`.
+    pub to: ConnString,
+    /// Pace bytes written to a TCP or serial side like a UART at this baud (8N1). For a TCP
+    /// stream standing in for a UART (QEMU), which otherwise queues without limit.
+    #[arg(long)]
+    pub baud: Option<u32>,
+    /// With --baud: most bytes held back before frames are dropped.
+    #[arg(long, default_value_t = DEFAULT_BACKLOG_BYTES)]
+    pub backlog: usize,
+    /// Write to a TCP or serial side only the messages nexus-core decodes.
+    #[arg(long, conflicts_with = "ids")]
+    pub core_only: bool,
+    /// Write to a TCP or serial side only these message ids (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub ids: Vec<u32>,
+    /// Print the counters every this many seconds (0: only at the end).
+    #[arg(long, default_value_t = 5.0)]
+    pub stats_s: f64,
+}
+
+impl BridgeArgs {
+    /// The bridge options these arguments ask for.
+    pub fn options(&self) -> BridgeOptions {
+        let stream_filter = if self.core_only {
+            MsgFilter::CoreSubset
+        } else if !self.ids.is_empty() {
+            MsgFilter::Ids(self.ids.clone())
+        } else {
+            MsgFilter::All
+        };
+        BridgeOptions {
+            stream_baud: self.baud,
+            stream_backlog_bytes: self.backlog,
+            stream_filter,
+            ..BridgeOptions::default()
+        }
+    }
+}
+
+fn line(name: &str, d: &DirectionStats) -> String {
+    format!(
+        "{name}: in {} B / {} units, out {} B / {} units, filtered {}, paced-out {}, congested {}, \
+         no peer {}, garbage {} B, bad frames {}, backlog {} B",
+        d.bytes_in,
+        d.units_in,
+        d.bytes_out,
+        d.units_out,
+        d.filtered,
+        d.throttled,
+        d.congested,
+        d.no_peer,
+        d.garbage_bytes,
+        d.bad_frames,
+        d.backlog_bytes
+    )
+}
+
+fn report(args: &BridgeArgs, s: &BridgeStats) {
+    eprintln!(
+        "{}",
+        line(&format!("{} → {}", args.from, args.to), &s.forward)
+    );
+    eprintln!(
+        "{}",
+        line(&format!("{} → {}", args.to, args.from), &s.backward)
+    );
+}
+
+/// Run the bridge until a link is lost or the process is interrupted.
+pub fn run(args: &BridgeArgs) -> ExitCode {
+    if !(args.stats_s.is_finite() && args.stats_s >= 0.0) {
+        eprintln!("nexus bridge: --stats-s must be a number ≥ 0");
+        return ExitCode::from(2);
+    }
+    let b = match bridge(&args.from, &args.to, args.options()) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("nexus bridge: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let bound =
+        |a: Option<std::net::SocketAddr>| a.map(|a| format!(" (on {a})")).unwrap_or_default();
+    eprintln!(
+        "nexus bridge: {}{} ⇄ {}{}",
+        args.from,
+        bound(b.from_local_addr()),
+        args.to,
+        bound(b.to_local_addr())
+    );
+    let every = (args.stats_s > 0.0).then(|| Duration::from_secs_f64(args.stats_s));
+    let mut next = every.map(|d| Instant::now() + d);
+    while b.is_running() {
+        std::thread::sleep(Duration::from_millis(100));
+        if let (Some(t), Some(d)) = (next, every) {
+            if Instant::now() >= t {
+                report(args, &b.stats());
+                next = Some(t + d);
+            }
+        }
+    }
+    let last = b.stats();
+    report(args, &last);
+    match b.stop() {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nexus bridge: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: BridgeArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<BridgeArgs, clap::Error> {
+        Cmd::try_parse_from(std::iter::once("bridge").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn arguments_become_options() {
+        let a = parse(&[
+            "tcpin:127.0.0.1:5760",
+            "udpout:127.0.0.1:14580",
+            "--baud",
+            "230400",
+            "--core-only",
+        ])
+        .unwrap();
+        let o = a.options();
+        assert_eq!(o.stream_baud, Some(230_400));
+        assert_eq!(o.stream_filter, MsgFilter::CoreSubset);
+        assert_eq!(o.stream_backlog_bytes, DEFAULT_BACKLOG_BYTES);
+        let a = parse(&[
+            "serial:/dev/ttyUSB0:921600",
+            "udpin:0.0.0.0:14540",
+            "--ids",
+            "0,253",
+        ])
+        .unwrap();
+        assert_eq!(a.options().stream_filter, MsgFilter::Ids(vec![0, 253]));
+        assert_eq!(a.options().stream_baud, None);
+    }
+
+    #[test]
+    fn bad_arguments_are_refused() {
+        assert!(parse(&["tcpin:127.0.0.1:5760"]).is_err(), "TO missing");
+        assert!(parse(&["bogus:1", "udpin:0.0.0.0:14540"]).is_err());
+        assert!(parse(&[
+            "tcpin:127.0.0.1:5760",
+            "udpin:0.0.0.0:14540",
+            "--core-only",
+            "--ids",
+            "0"
+        ])
+        .is_err());
+    }
+}

@@ -1,0 +1,347 @@
+//! `nexus_host::bridge` on real loopback sockets: a TCP byte stream on one side (what QEMU's
+//! UART or a serial port looks like), UDP datagrams on the other.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use nexus_core::frame::{crc_extra, frame_crc, Encoder, MAX_FRAME_LEN};
+use nexus_core::mav;
+use nexus_host::bridge::{bridge, Bridge, BridgeError, BridgeOptions, MsgFilter};
+
+fn heartbeat() -> mav::HEARTBEAT_DATA {
+    mav::HEARTBEAT_DATA {
+        custom_mode: 0x0400_0000,
+        mavtype: mav::MavType::MAV_TYPE_QUADROTOR,
+        autopilot: mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+        base_mode: mav::MavModeFlag::MAV_MODE_FLAG_CUSTOM_MODE_ENABLED,
+        system_status: mav::MavState::MAV_STATE_STANDBY,
+        mavlink_version: 3,
+    }
+}
+
+fn encode<M: mavlink::MessageData>(enc: &mut Encoder, msg: &M) -> Vec<u8> {
+    let mut buf = [0u8; MAX_FRAME_LEN];
+    let n = enc.encode(msg, &mut buf).expect("fits");
+    buf[..n].to_vec()
+}
+
+/// A MAVLink 2 frame with the signed flag and a 13-byte signature (not verified by anyone).
+fn signed_heartbeat(enc: &mut Encoder) -> Vec<u8> {
+    let mut f = encode(enc, &heartbeat());
+    f[2] |= 0x01;
+    let len = f[1] as usize;
+    let crc = frame_crc(&f[1..10 + len], crc_extra(0).unwrap());
+    f[10 + len..12 + len].copy_from_slice(&crc.to_le_bytes());
+    f.extend_from_slice(&[0xA5; 13]);
+    f
+}
+
+/// The same heartbeat as MAVLink 1.
+fn v1_heartbeat() -> Vec<u8> {
+    // HEARTBEAT payload: custom_mode u32, type, autopilot, base_mode, system_status, version.
+    let payload = [0, 0, 0, 4, 2, 12, 1, 3, 3];
+    let mut f = vec![0xFE, payload.len() as u8, 7, 1, 1, 0];
+    f.extend_from_slice(&payload);
+    let crc = frame_crc(&f[1..], crc_extra(0).unwrap());
+    f.extend_from_slice(&crc.to_le_bytes());
+    f
+}
+
+/// Line noise with false start bytes (deterministic).
+fn noise(len: usize) -> Vec<u8> {
+    let mut x = 0x1234_5678u32;
+    (0..len)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            if i % 9 == 0 {
+                0xFD
+            } else {
+                x as u8
+            }
+        })
+        .collect()
+}
+
+/// A bridge between `tcpin:127.0.0.1:0` and `udpout` to a socket of the test's, plus the two
+/// test-side ends.
+struct Rig {
+    bridge: Bridge,
+    tcp: TcpStream,
+    udp: UdpSocket,
+    /// Where the bridge's UDP side sends from.
+    bridge_udp: Option<SocketAddr>,
+}
+
+impl Rig {
+    fn start(opts: BridgeOptions) -> Rig {
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        udp.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let to = format!("udpout:127.0.0.1:{}", udp.local_addr().unwrap().port());
+        let bridge = bridge(
+            &"tcpin:127.0.0.1:0".parse().unwrap(),
+            &to.parse().unwrap(),
+            opts,
+        )
+        .expect("start the bridge");
+        let port = bridge.from_local_addr().unwrap().port();
+        let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        tcp.set_nodelay(true).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        Rig {
+            bridge,
+            tcp,
+            udp,
+            bridge_udp: None,
+        }
+    }
+
+    /// Datagrams until `n` arrived or `within` passed.
+    fn datagrams(&mut self, n: usize, within: Duration) -> Vec<Vec<u8>> {
+        let until = Instant::now() + within;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 2048];
+        while got.len() < n && Instant::now() < until {
+            match self.udp.recv_from(&mut buf) {
+                Ok((len, from)) => {
+                    self.bridge_udp = Some(from);
+                    got.push(buf[..len].to_vec());
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(e) => panic!("udp recv: {e}"),
+            }
+        }
+        got
+    }
+
+    /// Bytes from the TCP side until `n` arrived or `within` passed.
+    fn stream_bytes(&mut self, n: usize, within: Duration) -> Vec<u8> {
+        let until = Instant::now() + within;
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while got.len() < n && Instant::now() < until {
+            match self.tcp.read(&mut buf) {
+                Ok(0) => break,
+                Ok(len) => got.extend_from_slice(&buf[..len]),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                Err(e) => panic!("tcp read: {e}"),
+            }
+        }
+        got
+    }
+
+    /// Make the bridge's UDP side known (it sends from an ephemeral port): one frame in from
+    /// the stream, one datagram out.
+    fn learn_udp_peer(&mut self, enc: &mut Encoder) {
+        let f = encode(enc, &heartbeat());
+        self.tcp.write_all(&f).unwrap();
+        let got = self.datagrams(1, Duration::from_secs(5));
+        assert_eq!(got, vec![f]);
+    }
+
+    fn send_datagram(&self, d: &[u8]) {
+        let to = self.bridge_udp.expect("learn_udp_peer first");
+        self.udp.send_to(d, to).unwrap();
+    }
+}
+
+#[test]
+fn stream_frames_cross_one_per_datagram_whatever_the_reads_cut_and_noise_stays_behind() {
+    let mut rig = Rig::start(BridgeOptions::default());
+    let mut enc = Encoder::new(1, 1);
+    let hb = encode(&mut enc, &heartbeat());
+    let st = encode(
+        &mut enc,
+        &mav::STATUSTEXT_DATA {
+            severity: mav::MavSeverity::MAV_SEVERITY_INFO,
+            text: "Takeoff detected".into(),
+            id: 0,
+            chunk_seq: 0,
+        },
+    );
+    let signed = signed_heartbeat(&mut enc);
+    let v1 = v1_heartbeat();
+    let mut corrupt = encode(&mut enc, &heartbeat());
+    let last = corrupt.len() - 1;
+    corrupt[last] ^= 0xFF;
+    let hb2 = encode(&mut enc, &heartbeat());
+
+    let mut stream = noise(300);
+    stream.extend_from_slice(&hb);
+    stream.extend_from_slice(&st[..st.len() / 2]); // cut short by the next frame
+    stream.extend_from_slice(&st);
+    stream.extend_from_slice(&corrupt);
+    stream.extend_from_slice(&signed);
+    stream.extend_from_slice(&noise(40));
+    stream.extend_from_slice(&v1);
+    stream.extend_from_slice(&hb2);
+    // Dribbled out in uneven pieces, as a UART's interrupts would deliver them.
+    let mut i = 0;
+    let mut k = 0;
+    while i < stream.len() {
+        let n = [1, 3, 7, 2, 64, 5][k % 6].min(stream.len() - i);
+        rig.tcp.write_all(&stream[i..i + n]).unwrap();
+        i += n;
+        k += 1;
+        if k % 8 == 0 {
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let got = rig.datagrams(5, Duration::from_secs(5));
+    assert_eq!(
+        got,
+        vec![hb, st, signed, v1, hb2],
+        "exact frames, one per datagram"
+    );
+    assert!(
+        rig.datagrams(1, Duration::from_millis(300)).is_empty(),
+        "nothing else"
+    );
+    let s = rig.bridge.stats().forward;
+    assert_eq!((s.units_in, s.units_out), (5, 5), "{s:?}");
+    assert!(s.garbage_bytes >= 300, "{s:?}");
+    assert!(s.bad_frames >= 2, "the cut and the corrupt frame: {s:?}");
+}
+
+#[test]
+fn datagrams_reach_the_stream_side_byte_for_byte() {
+    let mut rig = Rig::start(BridgeOptions::default());
+    let mut enc = Encoder::new(1, 1);
+    rig.learn_udp_peer(&mut enc);
+    // PX4 puts several frames in one datagram; all of it crosses, in order.
+    let mut want = Vec::new();
+    for _ in 0..20 {
+        let mut d = encode(&mut enc, &heartbeat());
+        d.extend(encode(&mut enc, &heartbeat()));
+        rig.send_datagram(&d);
+        want.extend(d);
+    }
+    let got = rig.stream_bytes(want.len(), Duration::from_secs(5));
+    assert_eq!(got, want);
+    let s = rig.bridge.stats().backward;
+    assert_eq!(s.units_in, 20, "{s:?}");
+    assert_eq!(s.bytes_out, want.len() as u64, "{s:?}");
+}
+
+#[test]
+fn the_core_filter_holds_back_what_the_core_skips() {
+    let mut rig = Rig::start(BridgeOptions {
+        stream_filter: MsgFilter::CoreSubset,
+        ..BridgeOptions::default()
+    });
+    let mut enc = Encoder::new(1, 1);
+    rig.learn_udp_peer(&mut enc);
+    let hb = encode(&mut enc, &heartbeat());
+    let odometry = encode(&mut enc, &mav::ODOMETRY_DATA::default());
+    let mut d = odometry.clone();
+    d.extend_from_slice(&hb);
+    d.extend_from_slice(&odometry);
+    rig.send_datagram(&d);
+    let got = rig.stream_bytes(hb.len() + 1, Duration::from_millis(800));
+    assert_eq!(got, hb);
+    let s = rig.bridge.stats().backward;
+    assert_eq!((s.filtered, s.units_out), (2, 1), "{s:?}");
+}
+
+#[test]
+fn a_paced_stream_side_moves_at_the_line_rate_and_drops_beyond_its_backlog() {
+    // 9600 baud: 960 bytes/s. 30 heartbeats of 21 bytes (630 B) with room for 400 B waiting.
+    let mut rig = Rig::start(BridgeOptions {
+        stream_baud: Some(9600),
+        stream_backlog_bytes: 400,
+        ..BridgeOptions::default()
+    });
+    let mut enc = Encoder::new(1, 1);
+    rig.learn_udp_peer(&mut enc);
+    let frames: Vec<Vec<u8>> = (0..30).map(|_| encode(&mut enc, &heartbeat())).collect();
+    for f in &frames {
+        rig.send_datagram(f);
+    }
+    // Read until a quiet spell, noting when the first and the last bytes came.
+    let mut got = Vec::new();
+    let (mut first, mut last) = (None, Instant::now());
+    let mut buf = [0u8; 4096];
+    let give_up = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < give_up && last.elapsed() < Duration::from_millis(300) {
+        match rig.tcp.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                got.extend_from_slice(&buf[..n]);
+                last = Instant::now();
+                first.get_or_insert(last);
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) => panic!("tcp read: {e}"),
+        }
+    }
+    let s = rig.bridge.stats().backward;
+    let len = frames[0].len();
+    let passed = got.len() / len;
+    assert_eq!(got.len() % len, 0, "whole frames only");
+    assert_eq!(passed as u64, s.units_out, "{s:?}");
+    assert_eq!(s.units_out + s.throttled, 30, "{s:?}");
+    assert!(s.throttled >= 5, "the backlog overflowed: {s:?}");
+    assert!(passed >= 15, "{s:?}");
+    assert_eq!(got, frames[..passed].concat(), "the first ones, in order");
+    // What passed took its line time (the first frame went at once): ~22 ms a frame.
+    let took = last - first.expect("bytes came");
+    let line_time = Duration::from_secs_f64(((passed - 1) * len) as f64 / 960.0);
+    assert!(took >= line_time.mul_f64(0.9), "{took:?} < {line_time:?}");
+    assert!(
+        took <= line_time.mul_f64(1.5) + Duration::from_millis(50),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn a_lost_tcp_server_ends_the_bridge_with_an_error() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let from = format!("tcp:127.0.0.1:{port}");
+    let b = bridge(
+        &from.parse().unwrap(),
+        &"udpin:127.0.0.1:0".parse().unwrap(),
+        BridgeOptions::default(),
+    )
+    .expect("start");
+    let (conn, _) = listener.accept().unwrap();
+    drop(conn);
+    let until = Instant::now() + Duration::from_secs(5);
+    while b.is_running() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!b.is_running(), "the bridge noticed the server leaving");
+    match b.stop() {
+        Err(BridgeError::Lost { conn, .. }) => assert_eq!(conn.to_string(), from),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn options_out_of_range_and_unopenable_links_are_errors_at_start() {
+    let r = bridge(
+        &"tcpin:127.0.0.1:0".parse().unwrap(),
+        &"udpin:127.0.0.1:0".parse().unwrap(),
+        BridgeOptions {
+            stream_baud: Some(0),
+            ..BridgeOptions::default()
+        },
+    );
+    assert!(matches!(r, Err(BridgeError::InvalidOption(_))), "{r:?}");
+    let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let r = bridge(
+        &"tcpin:127.0.0.1:0".parse().unwrap(),
+        &format!("udpin:127.0.0.1:{port}").parse().unwrap(),
+        BridgeOptions::default(),
+    );
+    match r {
+        Err(e @ BridgeError::Open(_)) => assert!(e.to_string().contains("in use"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+}
