@@ -1,15 +1,34 @@
-//! Puts memory.x and device.x where cortex-m-rt's link.x finds them; adds defmt's linker
-//! script when the `defmt` feature is on.
+//! Puts the linker script fragments where cortex-m-rt's link.x finds them: device.x for every
+//! binary, and each binary's memory map as the `memory.x` that link.x includes:
+//! memory-budget.x (64 KiB flash, 16 KiB RAM) for all but the mission firmware, which links
+//! against memory-mission.x until it fits the budget. No `memory.x` may sit in the package
+//! root: the linker looks in its working directory first. Adds defmt's linker script when the
+//! `defmt` feature is on.
 
 use std::{env, fs, path::PathBuf};
 
+/// Binaries and the memory map each links against.
+const MEMORY_MAPS: [(&str, &str); 3] = [
+    ("link_check", "memory-budget.x"),
+    ("uart_selftest", "memory-budget.x"),
+    ("mission", "memory-mission.x"),
+];
+
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for file in ["memory.x", "device.x"] {
-        fs::copy(file, out.join(file)).expect("copy linker script fragment to OUT_DIR");
-        println!("cargo:rerun-if-changed={file}");
-    }
+    fs::copy("device.x", out.join("device.x")).expect("copy device.x to OUT_DIR");
+    println!("cargo:rerun-if-changed=device.x");
     println!("cargo:rustc-link-search={}", out.display());
+    // link.x says `INCLUDE memory.x`: give each binary a search directory holding its own
+    // (and none in the shared directory, where an older build script put one).
+    let _ = fs::remove_file(out.join("memory.x"));
+    for (bin, map) in MEMORY_MAPS {
+        let dir = out.join("memory").join(bin);
+        fs::create_dir_all(&dir).expect("create the memory map directory in OUT_DIR");
+        fs::copy(map, dir.join("memory.x")).expect("copy the memory map to OUT_DIR");
+        println!("cargo:rerun-if-changed={map}");
+        println!("cargo:rustc-link-arg-bin={bin}=-L{}", dir.display());
+    }
     if env::var_os("CARGO_FEATURE_DEFMT").is_some() {
         println!("cargo:rustc-link-arg=-Tdefmt.x");
     }

@@ -3,33 +3,51 @@
 # including the stack):
 #   flash = .vector_table + .text + .rodata + .data (its initial values live in flash)
 #   RAM   = .data + .bss + .uninit (static) + the stack high-water mark
-# The high-water mark is measured at run time: the end-to-end test TEST runs BIN on QEMU against
-# its simulated peer, and the firmware reports the deepest stack use (painted at reset) on exit.
+# The high-water mark is measured at run time: an end-to-end test runs BIN on QEMU against its
+# peer to success, and the firmware reports the deepest stack use (painted at reset) on exit.
 #
 #   firmware-examples/size-report.sh [BIN [TEST]]
-#     BIN   firmware binary (default link_check)
-#     TEST  exact name of the test in tests/tests/firmware_link.rs that runs it to success
+#     BIN   firmware binary: mission (default), link_check
+#     TEST  exact name of the test that runs BIN to success (default: the one for BIN, in
+#           tests/tests/firmware_mission.rs or tests/tests/firmware_link.rs)
+#
+# For the mission firmware it also prints the core's footprint: the mission firmware minus the
+# bring-up baseline (link_check: UART, pump, framing, message decoding, telemetry, logging),
+# i.e. what the wait engine, the offboard machine, the plan reader and the Client add.
 #
 # Needs arm-none-eabi-size and qemu-system-arm (scripts/env.sh installs both). Exits 1 when a
 # budget is exceeded or the run fails.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-bin="${1:-link_check}"
-test="${2:-firmware_link_check_passes_against_a_px4_like_peer_on_a_noisy_line}"
+bin="${1:-mission}"
+case "$bin" in
+  mission)
+    suite=firmware_mission
+    default_test=firmware_mission_flies_the_box_mission_through_the_bridge ;;
+  link_check)
+    suite=firmware_link
+    default_test=firmware_link_check_passes_against_a_px4_like_peer_on_a_noisy_line ;;
+  *) echo "size-report: unknown firmware '$bin' (mission, link_check)" >&2; exit 2 ;;
+esac
+test="${2:-$default_test}"
 target_dir="${NEXUS_FIRMWARE_TARGET_DIR:-$root/target/firmware-examples}"
 flash_budget=$((64 * 1024))
 ram_budget=$((16 * 1024))
 
 (cd "$here" && env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u CARGO_BUILD_TARGET \
   CARGO_TARGET_DIR="$target_dir" cargo build --quiet --release --bins --target thumbv7em-none-eabihf)
-elf="$target_dir/thumbv7em-none-eabihf/release/$bin"
+release="$target_dir/thumbv7em-none-eabihf/release"
 
-# Section sizes, decimal; absent sections count 0.
-declare -A sec=()
-while read -r name size _; do
-  case "$name" in .*) sec[$name]=$size ;; esac
-done < <(arm-none-eabi-size -A -d "$elf")
+# Section sizes of ELF $1 into the associative array named $2 (decimal; absent sections 0).
+sections() {
+  local -n into=$2
+  while read -r name size _; do
+    case "$name" in .*) into[$name]=$size ;; esac
+  done < <(arm-none-eabi-size -A -d "$1")
+}
+declare -A sec=() base=()
+sections "$release/$bin" sec
 s() { echo "${sec[$1]:-0}"; }
 flash=$(($(s .vector_table) + $(s .text) + $(s .rodata) + $(s .data)))
 static_ram=$(($(s .data) + $(s .bss) + $(s .uninit)))
@@ -37,7 +55,7 @@ static_ram=$(($(s .data) + $(s .bss) + $(s .uninit)))
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 if ! (cd "$root" && NEXUS_FIRMWARE_TARGET_DIR="$target_dir" \
-  cargo test --quiet -p nexus-tests --test firmware_link -- --exact "$test" --nocapture) >"$log" 2>&1; then
+  cargo test --quiet -p nexus-tests --test "$suite" -- --exact "$test" --nocapture) >"$log" 2>&1; then
   cat "$log"
   echo "size-report: the run of $bin ($test) failed" >&2
   exit 1
@@ -58,9 +76,21 @@ printf '  flash %6d B (%s) of %s: .vector_table %d + .text %d + .rodata %d + .da
 printf '  RAM   %6d B (%s) of %s: static %d (.data %d + .bss %d + .uninit %d) + stack high-water %d\n' \
   "$ram" "$(kib "$ram")" "$(kib $ram_budget)" \
   "$static_ram" "$(s .data)" "$(s .bss)" "$(s .uninit)" "$stack"
-echo "  stack measured by: cargo test -p nexus-tests --test firmware_link -- --exact $test"
+echo "  stack measured by: cargo test -p nexus-tests --test $suite -- --exact $test"
+
+if [ "$bin" = mission ]; then
+  sections "$release/link_check" base
+  b() { echo "${base[$1]:-0}"; }
+  base_flash=$(($(b .vector_table) + $(b .text) + $(b .rodata) + $(b .data)))
+  client=$(sed -n 's/.*core client \([0-9]*\) bytes.*/\1/p' "$log" | head -n 1)
+  echo "core footprint (engine + offboard machine + plan reader + Client, thumbv7em release):"
+  printf '  flash %6d B (%s) = mission %d - link_check baseline %d\n' \
+    "$((flash - base_flash))" "$(kib $((flash - base_flash)))" "$flash" "$base_flash"
+  printf '  RAM   %6s B: size_of the Client<%s> the firmware runs (on its stack)\n' \
+    "${client:-?}" "WAITS 2, TEXTS 4, ITEMS 16, STEPS 0"
+fi
 
 status=0
-[ "$flash" -le "$flash_budget" ] || { echo "size-report: flash over budget" >&2; status=1; }
-[ "$ram" -le "$ram_budget" ] || { echo "size-report: RAM over budget" >&2; status=1; }
+[ "$flash" -le "$flash_budget" ] || { echo "size-report: $bin flash over budget by $((flash - flash_budget)) B" >&2; status=1; }
+[ "$ram" -le "$ram_budget" ] || { echo "size-report: $bin RAM over budget by $((ram - ram_budget)) B" >&2; status=1; }
 exit $status

@@ -8,10 +8,12 @@
 //! * [`uart`]: the CMSDK APB UART0 driver (embedded-io and `nb`, interrupt-driven receive);
 //! * [`clock`]: the SysTick millisecond clock that supplies `now`;
 //! * [`pump`]: the main loop around a sans-IO [`pump::Node`], and the exit report;
+//! * [`mission`]: the mission flight, the nexus-core `Client` as a [`pump::Node`];
 //! * [`stack`]: the stack high-water mark; [`exit`]: semihosting exit, panic and fault
 //!   handlers; [`log`]: `info!`/`error!` over defmt or plain semihosting.
 //!
-//! Binaries: `link_check` (bring-up: proves the serial MAVLink path both ways).
+//! Binaries: `link_check` (bring-up: proves the serial MAVLink path both ways), `mission`
+//! (flies the box mission stored in flash), `uart_selftest` (the UART driver's own test).
 //!
 //! Run one with `cargo run --release --bin link_check` (QEMU, UART0 on stdio); the end-to-end
 //! test in `tests/tests/firmware_link.rs` plays the autopilot on a TCP socket instead.
@@ -21,6 +23,7 @@ pub mod board;
 pub mod clock;
 pub mod exit;
 pub mod log;
+pub mod mission;
 pub mod pump;
 pub mod stack;
 pub mod uart;

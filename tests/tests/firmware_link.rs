@@ -4,18 +4,18 @@
 //! QEMU connects the emulated UART0 to a TCP socket this test listens on (the listener is up
 //! before QEMU starts: bytes sent before the connection would be lost). The firmware's
 //! semihosting output arrives on QEMU's stdout, and its exit status (0 success, 1 failure)
-//! becomes QEMU's. QEMU is killed when a test fails, by [`Qemu`]'s `Drop`.
-//!
-//! Needs `qemu-system-arm` and the `thumbv7em-none-eabihf` Rust target (`scripts/env.sh`
-//! installs both); a missing one fails the test with a message saying so.
+//! becomes QEMU's. QEMU is killed when a test fails, by [`Qemu`]'s `Drop`
+//! (`firmware_support` has the QEMU plumbing and its requirements).
+
+mod firmware_support;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::ExitStatus;
 use std::thread;
 use std::time::{Duration, Instant};
+
+use firmware_support::{firmware, garbage, link_counter, require_qemu, Qemu};
 
 use mavlink::MessageData;
 use nexus_core::frame::{crc_extra, frame_crc, Decoder, Encoder};
@@ -31,148 +31,6 @@ const AP_COMPID: u8 = 1;
 const FIRMWARE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Upper bound for any one QEMU run in these tests.
 const RUN_CAP: Duration = Duration::from_secs(30);
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ has a parent")
-        .to_path_buf()
-}
-
-/// Build the firmware binaries once per test process (release, in their own workspace and
-/// target dir); the path of `bin`.
-fn firmware(bin: &str) -> PathBuf {
-    static BIN_DIR: OnceLock<PathBuf> = OnceLock::new();
-    BIN_DIR
-        .get_or_init(|| {
-            let dir = repo_root().join("firmware-examples");
-            let target_dir = std::env::var_os("NEXUS_FIRMWARE_TARGET_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| repo_root().join("target").join("firmware-examples"));
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let out = Command::new(cargo)
-                .current_dir(&dir)
-                .args(["build", "--release", "--bins"])
-                .args(["--target", "thumbv7em-none-eabihf"])
-                .env("CARGO_TARGET_DIR", &target_dir)
-                // Host settings must not leak into the MCU build.
-                .env_remove("RUSTFLAGS")
-                .env_remove("CARGO_ENCODED_RUSTFLAGS")
-                .env_remove("CARGO_BUILD_TARGET")
-                .output()
-                .expect("run cargo to build the firmware");
-            assert!(
-            out.status.success(),
-            "building firmware-examples failed (is the thumbv7em-none-eabihf target installed? \
-             scripts/env.sh adds it):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-            target_dir.join("thumbv7em-none-eabihf/release")
-        })
-        .join(bin)
-}
-
-fn require_qemu() {
-    let found = Command::new("qemu-system-arm")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(
-        found,
-        "qemu-system-arm is not installed; the firmware tests need it \
-         (scripts/env.sh installs it: apt-get install --no-install-recommends qemu-system-arm)"
-    );
-}
-
-/// A running QEMU with the firmware, killed on drop.
-struct Qemu {
-    child: Child,
-    stdout: Arc<Mutex<String>>,
-}
-
-impl Qemu {
-    /// Start QEMU with UART0 connected to `127.0.0.1:port`.
-    fn start(elf: &Path, port: u16) -> Qemu {
-        let mut child = Command::new("qemu-system-arm")
-            .args(["-machine", "mps2-an386", "-cpu", "cortex-m4"])
-            .args(["-display", "none", "-monitor", "none"])
-            .arg("-serial")
-            .arg(format!("tcp:127.0.0.1:{port},nodelay=on"))
-            .args(["-semihosting-config", "enable=on,target=native"])
-            .arg("-kernel")
-            .arg(elf)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start qemu-system-arm");
-        let stdout = Arc::new(Mutex::new(String::new()));
-        for pipe in [
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            let sink = Arc::clone(&stdout);
-            thread::spawn(move || {
-                let mut pipe = pipe;
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = pipe.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    sink.lock()
-                        .unwrap()
-                        .push_str(&String::from_utf8_lossy(&buf[..n]));
-                }
-            });
-        }
-        Qemu { child, stdout }
-    }
-
-    fn exited(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().expect("poll qemu")
-    }
-
-    /// What the firmware (and QEMU) printed so far.
-    fn output(&self) -> String {
-        self.stdout.lock().unwrap().clone()
-    }
-
-    /// Wait for QEMU to exit, at most until `deadline`.
-    fn wait_until(&mut self, deadline: Instant) -> Option<ExitStatus> {
-        loop {
-            if let Some(status) = self.exited() {
-                // Let the reader threads drain the last lines.
-                thread::sleep(Duration::from_millis(50));
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Qemu {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-        }
-        let _ = self.child.wait();
-    }
-}
 
 /// Listen, start QEMU with firmware `bin`, accept its connection.
 fn launch(bin: &str) -> (Qemu, TcpStream) {
@@ -330,39 +188,6 @@ impl Peer {
             self.send(&bytes);
         }
     }
-}
-
-/// A counter from the firmware's exit report line `link: frames N handled N …`.
-fn link_counter(out: &str, name: &str) -> u32 {
-    let line = out
-        .lines()
-        .find(|l| l.contains("link: frames"))
-        .unwrap_or_else(|| panic!("no link report in:\n{out}"));
-    let mut words = line.split_whitespace();
-    words
-        .find(|w| *w == name)
-        .unwrap_or_else(|| panic!("no {name} in {line}"));
-    words
-        .next()
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("bad {name} in {line}"))
-}
-
-/// Line noise with false start bytes in it (deterministic).
-fn garbage(len: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.max(1);
-    (0..len)
-        .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            match i % 7 {
-                0 => 0xFD,
-                3 => 0xFE,
-                _ => x as u8,
-            }
-        })
-        .collect()
 }
 
 /// A HEARTBEAT whose `type` byte is out of range, with a valid checksum: it frames, but does

@@ -1,0 +1,477 @@
+//! The mission flight as a [`Node`]: the nexus-core [`Client`] flies a mission end to end.
+//!
+//! Phases, each ended by the core (a wait, an offboard event) or by a wall-clock backstop:
+//!
+//! 1. **Connect**: the autopilot's HEARTBEAT, a position estimate and its clock are in.
+//! 2. **Upload**: the lodged mission goes up; PX4's MISSION_ACK(ACCEPTED) ends it
+//!    ([`OffboardEvent::MissionUploaded`]); a rejection or a stalled transfer fails the run.
+//! 3. **Climb**: `start_mission` (restart at item 0, Mission mode, arm); a wait for
+//!    [`CLIMB_CONFIRM_M`] over home proves the vehicle took off.
+//! 4. **Fly**: one wait, `landed` held [`LANDED_HOLD_S`], with the reaction `then_mode(Hold)`:
+//!    in the tick the vehicle is found on the ground the core commands Hold, so nothing resumes
+//!    the mission and PX4 disarms on the ground. Landing before the mission's last waypoint
+//!    was reached ([`nexus_core::offboard::Offboard::mission_complete`]) is a failure.
+//! 5. **Settle**: waits for `disarmed` and for the heartbeat to show Hold (the reaction took).
+//!
+//! Engine timeouts count autopilot (sim) seconds, so they hold at any simulator speed; the
+//! wall-clock limits below are backstops for a stalled clock or a dead link. Any refusal by
+//! PX4, any request the offboard machine gives up, a failed upload, a timeout or a lost link
+//! ends the run with a failure and a logged reason.
+
+use nexus_core::engine::{Reason, Wait, WaitId, WaitResult};
+use nexus_core::mission::{last_waypoint, MissionItem};
+use nexus_core::offboard::{ArmWait, OffboardError, OffboardEvent};
+use nexus_core::plan::{line_col, read_plan, PlanError};
+use nexus_core::telemetry::LinkIds;
+use nexus_core::{Client, ClientConfig, Duration, Event, Frame, Instant, Mode};
+
+use crate::log::display;
+use crate::pump::{Node, Outcome};
+use crate::{error, info};
+
+/// Concurrent waits: at most two are pending at once (Settle).
+pub const WAITS: usize = 2;
+/// STATUSTEXTs kept: enough for the texts between two evaluations and a refusal's reasons.
+pub const TEXTS: usize = 4;
+/// Mission items held (the box mission has 6).
+pub const ITEMS: usize = 16;
+/// Step-program length: the firmware sequences its phases itself and runs no programs.
+pub const STEPS: usize = 0;
+
+/// The core client the firmware runs.
+pub type MissionClient = Client<WAITS, TEXTS, ITEMS, STEPS>;
+
+/// Who we are (a ground station), and the autopilot we fly (PX4's default system id).
+pub const IDS: LinkIds = LinkIds {
+    target_sysid: 1,
+    own_sysid: 255,
+    own_compid: 190,
+};
+
+/// Height over home that proves the vehicle took off, m.
+pub const CLIMB_CONFIRM_M: f32 = 2.0;
+/// How long the vehicle must stay on the ground before the flight counts as landed, sim s.
+pub const LANDED_HOLD_S: f32 = 1.0;
+/// Arm, spool up and climb to [`CLIMB_CONFIRM_M`] within this, sim s.
+pub const CLIMB_TIMEOUT_S: f32 = 60.0;
+/// Fly the mission and land within this, sim s.
+pub const FLIGHT_TIMEOUT_S: f32 = 600.0;
+/// Disarm and show Hold within this after landing, sim s (PX4 disarms ~2 s after landing).
+pub const SETTLE_TIMEOUT_S: f32 = 30.0;
+
+/// Wall-clock backstops per phase, ms of driver time.
+pub const CONNECT_WALL_MS: u64 = 60_000;
+/// See [`CONNECT_WALL_MS`].
+pub const UPLOAD_WALL_MS: u64 = 60_000;
+/// See [`CONNECT_WALL_MS`]; generous: at 1× the flight takes minutes.
+pub const FLIGHT_WALL_MS: u64 = 30 * 60_000;
+/// No frame from the autopilot for this long (wall ms) after connecting: the link is lost.
+pub const LINK_LOST_MS: u64 = 5_000;
+/// The autopilot's clock standing still this long (wall ms) while frames still arrive: its
+/// simulation hangs, and waits counting its clock would never end.
+pub const CLOCK_STALL_MS: u64 = 5_000;
+
+/// Where the flight is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+enum Phase {
+    Connect,
+    Upload,
+    Climb(WaitId),
+    Fly(WaitId),
+    Settle {
+        disarmed: Option<WaitId>,
+        hold: Option<WaitId>,
+    },
+    Done,
+}
+
+/// The mission flight: the core client, the phase, and the progress it logs.
+pub struct MissionFlight {
+    client: MissionClient,
+    phase: Phase,
+    /// Wall deadline of the current phase.
+    deadline: Instant,
+    /// Seq of the mission's last NAV_WAYPOINT (what `mission_complete` waits for).
+    last_waypoint: Option<u16>,
+    /// The MISSION_CURRENT seq last logged.
+    logged_item: Option<u16>,
+    /// Frames the client accepted from the autopilot.
+    accepted: u32,
+    /// The autopilot clock last seen (ms) and the driver time it last moved.
+    clock: Option<(u64, Instant)>,
+}
+
+impl MissionFlight {
+    /// A flight that has not connected yet.
+    ///
+    /// The flight is large (the core client is ~8 KiB): build it in place in the caller's
+    /// frame, once, rather than inlined next to the loop's own temporaries.
+    #[inline(never)]
+    pub fn new(now: Instant) -> Self {
+        MissionFlight {
+            client: Client::new(ClientConfig {
+                ids: IDS,
+                offboard: Default::default(),
+            }),
+            phase: Phase::Connect,
+            deadline: now + Duration::from_millis(CONNECT_WALL_MS),
+            last_waypoint: None,
+            logged_item: None,
+            accepted: 0,
+            clock: None,
+        }
+    }
+
+    /// Read a QGroundControl `.plan` and lodge its items with the offboard machine (it is
+    /// uploaded once the autopilot is up). Errors are logged with the line and column.
+    #[inline(never)] // the parser's stack frame is gone before the flight starts
+    pub fn load_plan(&mut self, bytes: &[u8]) -> Result<usize, &'static str> {
+        let plan = match read_plan::<ITEMS>(bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                log_plan_error(bytes, &e);
+                return Err("the stored .plan could not be read");
+            }
+        };
+        self.lodge(&plan.items)?;
+        Ok(plan.items.len())
+    }
+
+    fn lodge(&mut self, items: &[MissionItem]) -> Result<(), &'static str> {
+        let (offboard, _) = self.client.offboard_mut();
+        if let Err(e) = offboard.lodge_mission(items) {
+            log_offboard_error("lodging the mission", &e);
+            return Err("the mission was refused by the offboard machine");
+        }
+        self.last_waypoint = last_waypoint(items);
+        if self.last_waypoint.is_none() {
+            return Err("the mission has no NAV_WAYPOINT to complete");
+        }
+        Ok(())
+    }
+
+    /// Frames from the autopilot the client accepted.
+    pub fn accepted(&self) -> u32 {
+        self.accepted
+    }
+
+    fn enter(&mut self, now: Instant, phase: Phase, wall_ms: u64) {
+        self.phase = phase;
+        self.deadline = now + Duration::from_millis(wall_ms);
+    }
+
+    fn wait(&mut self, now: Instant, wait: &Wait) -> Result<WaitId, Outcome> {
+        self.client.wait(now, wait).map_err(|e| {
+            error!("wait refused: {}", display(&e));
+            Outcome::Failure("the wait engine refused a wait")
+        })
+    }
+
+    /// Phase 1 → 2.
+    fn connect(&mut self, now: Instant) -> Result<(), Outcome> {
+        let tel = self.client.telemetry();
+        let (Some(sim_ms), Some(_)) = (tel.sim_ms(), tel.global_position()) else {
+            return Ok(());
+        };
+        if !tel.connected() {
+            return Ok(());
+        }
+        info!(
+            "autopilot up: system {}, clock {} ms; uploading {} items",
+            IDS.target_sysid,
+            sim_ms,
+            self.client.offboard().mission_count()
+        );
+        let (offboard, _) = self.client.offboard_mut();
+        if let Err(e) = offboard.upload_mission() {
+            log_offboard_error("starting the upload", &e);
+            return Err(Outcome::Failure("the mission upload could not start"));
+        }
+        self.enter(now, Phase::Upload, UPLOAD_WALL_MS);
+        Ok(())
+    }
+
+    /// Phase 2 → 3, on PX4's acceptance.
+    fn uploaded(&mut self, now: Instant) -> Result<(), Outcome> {
+        if !self.client.offboard().mission_uploaded() {
+            return Err(Outcome::Failure("upload reported done but not accepted"));
+        }
+        let (offboard, tel) = self.client.offboard_mut();
+        offboard.start_mission(now, tel);
+        info!("mission started: Mission mode, arming");
+        let w = Wait::altitude_m(CLIMB_CONFIRM_M).timeout_s(CLIMB_TIMEOUT_S);
+        let id = self.wait(now, &w)?;
+        self.enter(now, Phase::Climb(id), FLIGHT_WALL_MS);
+        Ok(())
+    }
+
+    /// A wait of the current phase ended.
+    fn settled(&mut self, now: Instant, id: WaitId, result: &WaitResult) -> Result<(), Outcome> {
+        match self.phase {
+            Phase::Climb(w) if w == id => {
+                if result.reason != Reason::Met {
+                    log_wait("climb", result);
+                    self.log_arm_state(now);
+                    return Err(Outcome::Failure("the vehicle did not take off"));
+                }
+                info!(
+                    "airborne: {} cm over home after {} ms",
+                    cm(result.snapshot.height_m),
+                    ms(result.waited_sim_s)
+                );
+                let w = Wait::landed()
+                    .hold_s(LANDED_HOLD_S)
+                    .timeout_s(FLIGHT_TIMEOUT_S)
+                    .then_mode(Mode::Hold);
+                let id = self.wait(now, &w)?;
+                self.phase = Phase::Fly(id);
+            }
+            Phase::Fly(w) if w == id => {
+                if result.reason != Reason::Met {
+                    log_wait("flight", result);
+                    return Err(Outcome::Failure("the vehicle did not land in time"));
+                }
+                let ob = self.client.offboard();
+                info!(
+                    "landed after {} ms; reaction: Hold requested (pending {})",
+                    ms(result.waited_sim_s),
+                    ob.pending().mode.is_some() as u8
+                );
+                if !ob.mission_complete() {
+                    error!(
+                        "landed with item {} of {} reached (last waypoint {})",
+                        ob.mission_reached().map_or(-1, i32::from),
+                        ob.mission_count(),
+                        self.last_waypoint.map_or(-1, i32::from)
+                    );
+                    return Err(Outcome::Failure("landed before the mission was complete"));
+                }
+                let disarmed = Some(self.wait(now, &Wait::disarmed().timeout_s(SETTLE_TIMEOUT_S))?);
+                let hold = Wait::mode(Mode::Hold).timeout_s(SETTLE_TIMEOUT_S);
+                let hold = Some(self.wait(now, &hold)?);
+                self.phase = Phase::Settle { disarmed, hold };
+            }
+            Phase::Settle { disarmed, hold } => {
+                let which = if disarmed == Some(id) {
+                    "disarm"
+                } else if hold == Some(id) {
+                    "hold"
+                } else {
+                    return Ok(());
+                };
+                if result.reason != Reason::Met {
+                    log_wait(which, result);
+                    return Err(Outcome::Failure(if which == "disarm" {
+                        "the vehicle did not disarm after landing"
+                    } else {
+                        "the Hold reaction did not take"
+                    }));
+                }
+                info!("{}: met after {} ms", which, ms(result.waited_sim_s));
+                let (disarmed, hold) = if which == "disarm" {
+                    (None, hold)
+                } else {
+                    (disarmed, None)
+                };
+                self.phase = Phase::Settle { disarmed, hold };
+                if disarmed.is_none() && hold.is_none() {
+                    self.phase = Phase::Done;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Drain the client's events and move the phases on.
+    fn step(&mut self, now: Instant) -> Result<(), Outcome> {
+        if self.phase == Phase::Connect {
+            self.connect(now)?;
+        }
+        while let Some(ev) = self.client.poll_event() {
+            match ev {
+                Event::Settled { id, result } => self.settled(now, id, &result)?,
+                Event::Offboard(OffboardEvent::MissionUploaded { count, opaque_id }) => {
+                    info!("mission uploaded: {} items, opaque_id {}", count, opaque_id);
+                    if self.phase == Phase::Upload {
+                        self.uploaded(now)?;
+                    }
+                }
+                Event::Offboard(e) => {
+                    error!("offboard: {}", display(&e));
+                    return Err(Outcome::Failure(match e {
+                        OffboardEvent::Refused(_) => "the autopilot refused a command",
+                        OffboardEvent::GaveUp(_) => "a request was given up",
+                        OffboardEvent::MissionUploadFailed(_) => "the mission upload failed",
+                        _ => "unexpected mission transfer event",
+                    }));
+                }
+                // No programs run here, and no simulator to speed up.
+                Event::Step { .. } | Event::ProgramFinished(_) | Event::Speedup(_) => {}
+            }
+        }
+        self.log_progress();
+        Ok(())
+    }
+
+    fn log_progress(&mut self) {
+        let ob = self.client.offboard();
+        if !matches!(self.phase, Phase::Climb(_) | Phase::Fly(_)) {
+            return;
+        }
+        let current = ob.mission_current();
+        if self.logged_item != Some(current) {
+            self.logged_item = Some(current);
+            info!("flying to item {} of {}", current, ob.mission_count());
+        }
+    }
+
+    /// Why the arm has not happened, when the climb failed.
+    fn log_arm_state(&self, now: Instant) {
+        let (ob, tel) = (self.client.offboard(), self.client.telemetry());
+        let prearm = match tel.prearm_ok() {
+            Some(true) => "passing",
+            Some(false) => "failing",
+            None => "not reported",
+        };
+        match ob.arm_wait(now, tel) {
+            Some(ArmWait::Settling { remaining_ms }) => error!(
+                "arm not sent: the vehicle is not failure-free yet ({} ms to go; prearm checks {})",
+                remaining_ms, prearm
+            ),
+            Some(ArmWait::Mode(m)) => {
+                error!("arm not sent: mode {} not confirmed yet", display(&m))
+            }
+            Some(ArmWait::Restart) => error!("arm not sent: mission restart not confirmed yet"),
+            Some(ArmWait::NoPosition) => error!("arm not sent: no position estimate"),
+            Some(ArmWait::NotConnected) => error!("arm not sent: no heartbeat"),
+            None if ob.pending().arm => error!("arm sent, not confirmed"),
+            None => {}
+        }
+        if let Some(r) = ob.last_refusal() {
+            error!("last refusal: {}", display(r));
+        }
+        if let Some(t) = tel.texts().last() {
+            error!("last autopilot text: {}", t.text.as_str());
+        }
+    }
+
+    /// Note when the autopilot clock moves.
+    fn watch_clock(&mut self, now: Instant) {
+        let Some(ms) = self.client.telemetry().sim_ms() else {
+            return;
+        };
+        if self.clock.is_none_or(|(last, _)| last != ms) {
+            self.clock = Some((ms, now));
+        }
+    }
+
+    /// The backstops: a phase over its wall limit, an autopilot gone silent or its clock
+    /// standing still.
+    fn check_wall(&self, now: Instant) -> Result<(), Outcome> {
+        let over = |t: Instant, ms: u64| now.saturating_since(t) > Duration::from_millis(ms);
+        if self.phase != Phase::Connect {
+            if self
+                .client
+                .telemetry()
+                .last_rx()
+                .is_some_and(|t| over(t, LINK_LOST_MS))
+            {
+                error!("no frame from the autopilot for {} ms", LINK_LOST_MS);
+                return Err(Outcome::Failure("autopilot link lost"));
+            }
+            if self.clock.is_some_and(|(_, t)| over(t, CLOCK_STALL_MS)) {
+                error!(
+                    "the autopilot clock has not moved for {} ms",
+                    CLOCK_STALL_MS
+                );
+                return Err(Outcome::Failure("autopilot clock stalled"));
+            }
+        }
+        if now >= self.deadline {
+            error!("wall-clock limit of phase {} reached", self.phase_name());
+            return Err(Outcome::Failure(match self.phase {
+                Phase::Connect => "no autopilot (heartbeat, position and clock)",
+                Phase::Upload => "the mission upload did not finish",
+                _ => "the flight took too long (wall clock)",
+            }));
+        }
+        Ok(())
+    }
+
+    fn phase_name(&self) -> &'static str {
+        match self.phase {
+            Phase::Connect => "connect",
+            Phase::Upload => "upload",
+            Phase::Climb(_) => "climb",
+            Phase::Fly(_) => "fly",
+            Phase::Settle { .. } => "settle",
+            Phase::Done => "done",
+        }
+    }
+}
+
+impl Node for MissionFlight {
+    fn handle(&mut self, now: Instant, frame: &Frame) {
+        if self.client.handle(now, frame) {
+            self.accepted = self.accepted.wrapping_add(1);
+            self.watch_clock(now);
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        self.client.poll_transmit(now, buf)
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        self.client.next_deadline()
+    }
+
+    fn poll_outcome(&mut self, now: Instant) -> Option<Outcome> {
+        if let Err(outcome) = self.step(now).and_then(|()| self.check_wall(now)) {
+            return Some(outcome);
+        }
+        if self.phase == Phase::Done {
+            let ob = self.client.offboard();
+            info!(
+                "flight confirmed: mission complete (item {} reached), landed, disarmed, in Hold",
+                ob.mission_reached().map_or(-1, i32::from)
+            );
+            return Some(Outcome::Success);
+        }
+        None
+    }
+}
+
+fn log_plan_error(bytes: &[u8], e: &PlanError) {
+    let (line, col) = line_col(bytes, e.offset());
+    error!("plan: {} (line {}, column {})", display(e), line, col);
+}
+
+fn log_offboard_error(what: &str, e: &OffboardError) {
+    error!("{}: {}", what, display(e));
+}
+
+fn log_wait(what: &str, r: &WaitResult) {
+    let s = &r.snapshot;
+    error!(
+        "{} wait ended: {} after {} ms (armed {}, height {} cm, landed state {})",
+        what,
+        r.reason.name(),
+        ms(r.waited_sim_s),
+        s.armed as u8,
+        cm(s.height_m),
+        s.landed.name()
+    );
+}
+
+/// Seconds as whole milliseconds, for logs (no float formatting in the firmware).
+fn ms(s: f32) -> i32 {
+    (s * 1000.0) as i32
+}
+
+/// Metres as whole centimetres, for logs; -1 when unknown.
+fn cm(m: Option<f32>) -> i32 {
+    m.map_or(-1, |m| (m * 100.0) as i32)
+}
