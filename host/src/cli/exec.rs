@@ -1,28 +1,28 @@
-//! What `fly` and `run` share: connect to the vehicle, upload a plan, run a step program on the
-//! core client while showing progress, and turn the outcome into lines, a verdict and a
-//! report.
+//! What `fly` and `run` share: a flight on a started vehicle's offboard link — upload a plan,
+//! run a step program on the link's core client (on the host pump, which applies reactions in
+//! the tick their condition is met), show progress, and turn the outcome into lines, a verdict
+//! and a report.
 
-use super::driver::Driver;
+use super::driver::TextRecord;
 use super::output::Out;
 use super::program::{PlanFile, STEPS};
 use super::progress::{ProgressView, Status};
 use super::report::{
     ItemProgress, ItemReport, MissionReport, SnapshotReport, StepReport, TextReport,
 };
-use super::vehicle::Vehicle;
-use nexus_core::client::Event;
-use nexus_core::engine::{Program, ProgramEnd, ProgramState, Reason, StepRecord};
+use super::vehicle::Connected;
+use crate::pump::{LinkEvent, LinkStatus, PendingProgram};
+use nexus_core::engine::{Program, ProgramEnd, Reason, StepRecord};
+use nexus_core::mission::MissionItem;
 use nexus_core::offboard::OffboardEvent;
-use nexus_core::telemetry::Snapshot;
 use std::time::{Duration, Instant};
-
-/// How long the vehicle may take to send its first heartbeat and clock, wall, at speed 1
-/// (slower speeds add to it).
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a mission upload may take, wall (the offboard machine gives up sooner on its own
 /// sim-time retries when the clock runs).
 pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How often the display is refreshed, wall.
+const TICK: Duration = Duration::from_millis(50);
 
 /// What a step is, for lines and the report.
 #[derive(Debug, Clone)]
@@ -47,55 +47,18 @@ impl StepMeta {
     }
 }
 
-/// Why [`connect`] failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConnectError {
-    /// Our end of the link could not be opened (the port is taken, …): nothing flew.
-    Open(String),
-    /// The vehicle never spoke, or died first.
-    Silent(String),
-}
-
-/// Open the vehicle's link and wait for its heartbeat and clock.
-pub fn connect(vehicle: Vehicle, out: &Out, speed: f64) -> Result<Driver, ConnectError> {
-    let conn = vehicle.conn();
-    let ids = vehicle.ids();
-    let what = vehicle.describe();
-    let port = vehicle.offboard().port;
-    let mut driver = Driver::open(&conn, ids, Some(vehicle)).map_err(|e| {
-        let mut msg = e.to_string();
-        if e.kind() == std::io::ErrorKind::AddrInUse {
-            msg.push_str(&format!(
-                " — UDP {port} is where this command listens for instance {}: stop the other \
-                 program using it or pass another --instance",
-                port - crate::launcher::OFFBOARD_CLIENT_PORT_BASE
-            ));
-        }
-        ConnectError::Open(msg)
-    })?;
-    out.line(&format!(
-        "nexus: {what}: waiting for its heartbeat on UDP {port}"
-    ));
-    let timeout = CONNECT_TIMEOUT + Duration::from_secs_f64((3.0 / speed).min(600.0));
-    let ok = driver
-        .wait_connected(timeout)
-        .map_err(|e| ConnectError::Silent(e.to_string()))?;
-    if !ok {
-        return Err(ConnectError::Silent(match driver.died() {
-            Some(why) => format!("{what} died before it spoke: {why}"),
-            None => format!(
-                "no heartbeat and clock from {what} on UDP port {port} within {:.0} s",
-                timeout.as_secs_f64()
-            ),
-        }));
-    }
-    Ok(driver)
+/// What one look at the pump thread brings back.
+struct Look {
+    texts: Vec<TextRecord>,
+    records: Vec<StepRecord>,
+    position_deg: Option<(f64, f64)>,
+    running_step: Option<usize>,
 }
 
 /// One flight on a connected vehicle.
 pub struct Flight {
-    /// The link.
-    pub driver: Driver,
+    /// The vehicle and its link.
+    pub vehicle: Connected,
     /// The display.
     pub view: ProgressView,
     started: Instant,
@@ -106,26 +69,45 @@ pub struct Flight {
     /// Why the flight was cut short by us (a request PX4 kept refusing, an upload rejected).
     pub abort_reason: Option<String>,
     abort_on_give_up: bool,
-    texts_shown: usize,
-    notes_shown: usize,
+    texts: Vec<TextRecord>,
+    records: Vec<StepRecord>,
+    event_seq: u64,
     announced: Option<usize>,
+    pending_announce: Option<usize>,
+    status: LinkStatus,
+    position_deg: Option<(f64, f64)>,
+    items: Vec<MissionItem>,
+    died: Option<String>,
 }
 
 impl Flight {
-    /// A flight on `driver`. With `abort_on_give_up`, a request PX4 keeps refusing or a failed
+    /// A flight on `vehicle`. With `abort_on_give_up`, a request PX4 keeps refusing or a failed
     /// upload ends the program at once (fly); without, the step's timeout decides (run).
-    pub fn new(driver: Driver, out: &Out, mission_total: usize, abort_on_give_up: bool) -> Self {
+    pub fn new(
+        vehicle: Connected,
+        out: &Out,
+        mission_total: usize,
+        abort_on_give_up: bool,
+    ) -> Self {
+        let event_seq = vehicle.link.last_event_seq();
+        let status = vehicle.link.status();
         Flight {
-            driver,
+            vehicle,
             view: ProgressView::new(out, mission_total),
             started: Instant::now(),
             events: Vec::new(),
             mission_progress: Vec::new(),
             abort_reason: None,
             abort_on_give_up,
-            texts_shown: 0,
-            notes_shown: 0,
+            texts: Vec::new(),
+            records: Vec::new(),
+            event_seq,
             announced: None,
+            pending_announce: None,
+            status,
+            position_deg: None,
+            items: Vec::new(),
+            died: None,
         }
     }
 
@@ -134,21 +116,35 @@ impl Flight {
         self.started.elapsed().as_secs_f64()
     }
 
+    /// Why the vehicle died, if it did.
+    pub fn died(&self) -> Option<&str> {
+        self.died.as_deref().or(self.status.died.as_deref())
+    }
+
+    /// Every STATUSTEXT so far.
+    pub fn texts(&self) -> &[TextRecord] {
+        &self.texts
+    }
+
     /// Lodge `plan` with the offboard machine (an `upload` step sends it).
     pub fn lodge(&mut self, plan: &PlanFile) -> Result<(), String> {
-        let (ob, _) = self.driver.client_mut().offboard_mut();
-        ob.lodge_mission(&plan.plan.items)
+        let items: Vec<MissionItem> = plan.plan.items.to_vec();
+        self.items = items.clone();
+        self.vehicle
+            .link
+            .call(move |ctx| ctx.client().offboard_mut().0.lodge_mission(&items))
+            .map_err(|e| e.to_string())?
             .map_err(|e| format!("{}: cannot hold this mission: {e}", plan.path.display()))
     }
 
     /// Upload `plan` and wait for PX4's answer.
     pub fn upload(&mut self, plan: &PlanFile) -> Result<(), String> {
         self.lodge(plan)?;
-        {
-            let (ob, _) = self.driver.client_mut().offboard_mut();
-            ob.upload_mission()
-                .map_err(|e| format!("{}: cannot upload: {e}", plan.path.display()))?;
-        }
+        self.vehicle
+            .link
+            .call(|ctx| ctx.client().offboard_mut().0.upload_mission())
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("{}: cannot upload: {e}", plan.path.display()))?;
         let n = plan.plan.items.len();
         self.view.line(&format!(
             "uploading {n} mission items from {}",
@@ -156,26 +152,28 @@ impl Flight {
         ));
         let start = Instant::now();
         while start.elapsed() < UPLOAD_TIMEOUT {
-            self.driver
-                .step(Duration::from_millis(50))
-                .map_err(|e| e.to_string())?;
-            while let Some(ev) = self.driver.next_event() {
-                if let Event::Offboard(e) = ev {
-                    self.note_event(&e);
-                    match e {
-                        OffboardEvent::MissionUploaded { .. } => return Ok(()),
-                        OffboardEvent::MissionUploadFailed(err) => {
-                            return Err(format!("PX4 did not take the mission: {err}"))
+            std::thread::sleep(TICK);
+            self.look();
+            for (_, ev) in self.new_events() {
+                match ev {
+                    LinkEvent::Offboard(e) => {
+                        self.note_event(&e);
+                        match e {
+                            OffboardEvent::MissionUploaded { .. } => return Ok(()),
+                            OffboardEvent::MissionUploadFailed(err) => {
+                                return Err(format!("PX4 did not take the mission: {err}"))
+                            }
+                            _ => {}
                         }
-                        _ => {}
                     }
+                    LinkEvent::Died(why) => {
+                        self.died = Some(why.clone());
+                        return Err(format!("the vehicle died during the upload: {why}"));
+                    }
+                    _ => {}
                 }
             }
-            self.show_texts();
-            if let Some(why) = self.driver.died() {
-                return Err(format!("the vehicle died during the upload: {why}"));
-            }
-            let st = self.status("upload");
+            let st = self.display_status("upload");
             self.view.update(&st);
         }
         Err(format!(
@@ -187,27 +185,25 @@ impl Flight {
     /// Run `program` to its end, printing each step as it starts and settles.
     pub fn run(&mut self, program: Program<STEPS>, meta: &[StepMeta]) -> ProgramEnd {
         let total = meta.len();
-        let now = self.driver.now();
-        if let Err(e) = self.driver.client_mut().start_program(now, program) {
-            self.abort_reason = Some(format!("the program was refused: {e}"));
-            return ProgramEnd::Aborted { step: 0 };
-        }
+        let pending: PendingProgram = match self.vehicle.link.start_program(program) {
+            Ok(p) => p,
+            Err(e) => {
+                self.abort_reason = Some(format!("the program was refused: {e}"));
+                return ProgramEnd::Aborted { step: 0 };
+            }
+        };
         loop {
-            // Texts first: they arrived before (or in) the tick that settled a step.
-            self.show_texts();
-            while let Some(ev) = self.driver.next_event() {
+            let report = pending.wait_timeout(TICK);
+            self.look();
+            for (_, ev) in self.new_events() {
                 match ev {
-                    Event::Step { step, .. } => {
-                        let rec = self.driver.client().program().records().get(step).cloned();
-                        if let (Some(rec), Some(m)) = (rec, meta.get(step)) {
-                            self.view.line(&step_line(m, step, total, &rec));
+                    LinkEvent::Step { step, .. } => {
+                        if let (Some(rec), Some(m)) = (self.records.get(step), meta.get(step)) {
+                            let line = step_line(m, step, total, rec);
+                            self.view.line(&line);
                         }
                     }
-                    Event::ProgramFinished(end) => {
-                        self.show_texts();
-                        return end;
-                    }
-                    Event::Offboard(e) => {
+                    LinkEvent::Offboard(e) => {
                         self.note_event(&e);
                         let fatal = matches!(
                             e,
@@ -215,44 +211,111 @@ impl Flight {
                         );
                         if fatal && self.abort_on_give_up && self.abort_reason.is_none() {
                             self.abort_reason = Some(e.to_string());
-                            let now = self.driver.now();
-                            let _ = self.driver.client_mut().abort_program(now);
+                            let _ = self.vehicle.link.abort_program();
                         }
                     }
-                    Event::Speedup(f) => self.view.line(&format!("speed-up ×{f}")),
-                    Event::Settled { .. } => {}
+                    LinkEvent::Speedup { factor, error } => {
+                        let line = match error {
+                            None => format!("speed-up ×{factor}"),
+                            Some(e) => format!("speed-up ×{factor} not applied: {e}"),
+                        };
+                        self.view.line(&line);
+                        self.events.push(line);
+                    }
+                    LinkEvent::Died(why) => {
+                        self.view.line(&format!("vehicle died: {why}"));
+                        self.died = Some(why);
+                    }
+                    LinkEvent::ProgramFinished(_) | LinkEvent::PeerChanged(_) => {}
                 }
             }
-            self.show_texts();
-            self.announce(meta);
-            let stage = match self.driver.client().program().state() {
-                ProgramState::Running { step } => meta
-                    .get(step)
-                    .map(|m| m.label(step, total))
-                    .unwrap_or_default(),
-                _ => String::new(),
-            };
-            let st = self.status(&stage);
-            self.view.update(&st);
-            if let Err(e) = self.driver.step(Duration::from_millis(50)) {
-                self.driver
-                    .declare_died(format!("I/O error on the vehicle's link: {e}"));
+            if let Some(report) = report {
+                self.records = report.records;
+                return report.end;
             }
+            self.announce(meta);
+            let stage = self
+                .announced
+                .and_then(|s| meta.get(s).map(|m| m.label(s, total)))
+                .unwrap_or_default();
+            let st = self.display_status(&stage);
+            self.view.update(&st);
         }
     }
 
+    /// Events since the last call.
+    fn new_events(&mut self) -> Vec<(u64, LinkEvent)> {
+        let evs = self.vehicle.link.events_since(self.event_seq);
+        if let Some((n, _)) = evs.last() {
+            self.event_seq = *n;
+        }
+        evs
+    }
+
+    /// Bring back the texts, step records and position from the pump thread, print the new
+    /// texts, and refresh the published status.
+    fn look(&mut self) {
+        let have_texts = self.texts.last().map_or(0, |t| t.seq);
+        let have_records = self.records.len();
+        let got = self.vehicle.link.call(move |ctx| {
+            let c = ctx.client();
+            let tel = c.telemetry();
+            Look {
+                texts: tel
+                    .texts()
+                    .after(have_texts)
+                    .map(|t| TextRecord {
+                        seq: t.seq,
+                        severity: t.severity,
+                        sim_ms: t.sim_ms,
+                        text: t.text.as_str().to_string(),
+                    })
+                    .collect(),
+                records: c.program().records()[have_records.min(c.program().records().len())..]
+                    .to_vec(),
+                position_deg: tel
+                    .global_position()
+                    .map(|p| (p.lat as f64 / 1e7, p.lon as f64 / 1e7)),
+                running_step: match c.program().state() {
+                    nexus_core::engine::ProgramState::Running { step } => Some(step),
+                    _ => None,
+                },
+            }
+        });
+        if let Ok(look) = got {
+            for t in &look.texts {
+                let at = t
+                    .sim_ms
+                    .map_or(String::new(), |ms| format!("{:.1} s ", ms as f64 / 1000.0));
+                self.view.line(&format!(
+                    "  PX4 [{at}{}] {}",
+                    severity_name(t.severity),
+                    t.text
+                ));
+            }
+            self.texts.extend(look.texts);
+            self.records.extend(look.records);
+            self.position_deg = look.position_deg.or(self.position_deg);
+            if let Some(s) = look.running_step {
+                self.pending_announce = Some(s);
+            }
+        }
+        self.status = self.vehicle.link.status();
+    }
+
     fn announce(&mut self, meta: &[StepMeta]) {
-        if let ProgramState::Running { step } = self.driver.client().program().state() {
-            if self.announced.is_none_or(|a| a < step) {
-                self.announced = Some(step);
-                if let Some(m) = meta.get(step) {
-                    self.view.line(&format!(
-                        "{}: {}; until {}",
-                        m.label(step, meta.len()),
-                        m.action_text,
-                        m.until
-                    ));
-                }
+        let Some(step) = self.pending_announce else {
+            return;
+        };
+        if self.announced.is_none_or(|a| a < step) {
+            self.announced = Some(step);
+            if let Some(m) = meta.get(step) {
+                self.view.line(&format!(
+                    "{}: {}; until {}",
+                    m.label(step, meta.len()),
+                    m.action_text,
+                    m.until
+                ));
             }
         }
     }
@@ -263,38 +326,13 @@ impl Flight {
         self.events.push(line);
     }
 
-    /// Print texts and notes that arrived since the last call.
-    pub fn show_texts(&mut self) {
-        let texts = self.driver.texts();
-        for t in &texts[self.texts_shown.min(texts.len())..] {
-            let at = t
-                .sim_ms
-                .map_or(String::new(), |ms| format!("{:.1} s ", ms as f64 / 1000.0));
-            self.view.line(&format!(
-                "  PX4 [{at}{}] {}",
-                severity_name(t.severity),
-                t.text
-            ));
-        }
-        self.texts_shown = texts.len();
-        let notes = self.driver.notes().to_vec();
-        for n in &notes[self.notes_shown.min(notes.len())..] {
-            self.view.line(&format!("note: {n}"));
-            self.events.push(n.clone());
-        }
-        self.notes_shown = notes.len();
-    }
-
     /// The display's status now; records mission progress as a side effect.
-    pub fn status(&mut self, stage: &str) -> Status {
-        let client = self.driver.client();
-        let tel = client.telemetry();
-        let ob = client.offboard();
-        let items = ob.mission_items();
-        let current = ob.mission_current();
-        let item = (!items.is_empty() && tel.mission_current().is_some())
-            .then_some((current, items.len()));
-        let sim_s = tel.sim_ms().map(|ms| ms as f64 / 1000.0);
+    fn display_status(&mut self, stage: &str) -> Status {
+        let s = &self.status;
+        let m = &s.mission;
+        let total = m.count.max(self.items.len());
+        let item = (total > 0 && s.snapshot.waypoint.is_some()).then_some((m.current, total));
+        let sim_s = s.sim_ms.map(|ms| ms as f64 / 1000.0);
         if let (Some((cur, _)), Some(t)) = (item, sim_s) {
             if self.mission_progress.last().is_none_or(|p| p.item != cur) {
                 self.mission_progress.push(ItemProgress {
@@ -303,23 +341,20 @@ impl Flight {
                 });
             }
         }
-        let dist_m = match (items.get(current as usize), tel.global_position()) {
-            (Some(it), Some(pos))
+        let dist_m = match (self.items.get(m.current as usize), self.position_deg) {
+            (Some(it), Some(here))
                 if item.is_some() && is_global(it.frame) && (it.x, it.y) != (0, 0) =>
             {
-                Some(horizontal_m(
-                    (pos.lat as f64 / 1e7, pos.lon as f64 / 1e7),
-                    (it.x as f64 / 1e7, it.y as f64 / 1e7),
-                ) as f32)
+                Some(horizontal_m(here, (it.x as f64 / 1e7, it.y as f64 / 1e7)) as f32)
             }
             _ => None,
         };
         Status {
             stage: stage.to_string(),
             item,
-            mode: tel.mode(),
-            armed: tel.armed().unwrap_or(false),
-            alt_m: tel.height_m(),
+            mode: s.mode,
+            armed: s.armed,
+            alt_m: s.snapshot.height_m,
             dist_m,
             sim_s,
         }
@@ -327,10 +362,7 @@ impl Flight {
 
     /// The report of each step that ran.
     pub fn step_reports(&self, meta: &[StepMeta]) -> Vec<StepReport> {
-        self.driver
-            .client()
-            .program()
-            .records()
+        self.records
             .iter()
             .enumerate()
             .map(|(i, rec)| {
@@ -349,58 +381,68 @@ impl Flight {
 
     /// Every text so far.
     pub fn text_reports(&self) -> Vec<TextReport> {
-        self.driver.texts().iter().map(TextReport::from).collect()
+        self.texts.iter().map(TextReport::from).collect()
     }
 
     /// The vehicle now.
-    pub fn final_snapshot(&self) -> SnapshotReport {
-        let mut s: Snapshot = self.driver.client().snapshot();
-        if let Some(why) = self.driver.died() {
+    pub fn final_snapshot(&mut self) -> SnapshotReport {
+        self.look();
+        let mut s = self.status.snapshot.clone();
+        if let Some(why) = self.died() {
             s.error = Some(nexus_core::telemetry::error_text(why));
         }
         SnapshotReport::from(&s)
     }
 
+    /// Sim seconds on the vehicle's clock now.
+    pub fn sim_s(&self) -> f64 {
+        self.status.snapshot.t_sim_s()
+    }
+
+    /// Whether PX4 reported the mission's last NAV_WAYPOINT reached.
+    pub fn mission_complete(&self) -> bool {
+        self.status.mission.complete
+    }
+
     /// The mission as flown.
     pub fn mission_report(&self, plan: &PlanFile) -> MissionReport {
-        let ob = self.driver.client().offboard();
+        let m = &self.status.mission;
         MissionReport {
             plan: plan.path.display().to_string(),
             items: plan.plan.items.iter().map(ItemReport::from).collect(),
-            uploaded: ob.mission_uploaded(),
-            ack: ob.mission_ack(),
-            current: ob.mission_current(),
-            reached: ob.mission_reached(),
-            complete: ob.mission_complete(),
+            uploaded: m.uploaded,
+            ack: m.ack,
+            current: m.current,
+            reached: m.reached,
+            complete: m.complete,
             progress: self.mission_progress.clone(),
         }
     }
 
     /// Why the program did not pass, in one sentence naming the step and the reason.
     pub fn failure(&self, end: ProgramEnd, meta: &[StepMeta]) -> Option<String> {
-        let runner = self.driver.client().program();
-        if end == ProgramEnd::Completed && runner.passed() {
+        let passed = self.records.len() == meta.len() && self.records.iter().all(|r| r.passed);
+        if end == ProgramEnd::Completed && passed {
             return None;
         }
         let total = meta.len();
-        let records = runner.records();
         // The step that failed: the one the program ended at, else the first that did not pass
         // (a timeout with on_timeout = "continue").
         let at = match end {
             ProgramEnd::Stopped { step }
             | ProgramEnd::Died { step }
             | ProgramEnd::Aborted { step } => step,
-            ProgramEnd::Completed => records.iter().position(|r| !r.passed).unwrap_or(0),
+            ProgramEnd::Completed => self.records.iter().position(|r| !r.passed).unwrap_or(0),
         };
         let label = meta
             .get(at)
             .map_or(format!("step {}", at + 1), |m| m.label(at, total));
         let until = meta.get(at).map_or("", |m| m.until.as_str());
-        let Some(rec) = records.get(at) else {
+        let Some(rec) = self.records.get(at) else {
             let why = self
                 .abort_reason
                 .clone()
-                .or_else(|| runner.error().map(str::to_string))
+                .or_else(|| self.died().map(str::to_string))
                 .unwrap_or_else(|| "did not run".into());
             return Some(format!("{label} failed: {why}"));
         };
@@ -409,27 +451,25 @@ impl Flight {
             until,
             rec,
             self.abort_reason.as_deref(),
-            runner.error(),
         ))
+    }
+
+    /// The vehicle's last console lines (for a failure report).
+    pub fn console_tail(&self, n: usize) -> Vec<String> {
+        let lines = self.vehicle.sim.console();
+        let skip = lines.len().saturating_sub(n);
+        lines.into_iter().skip(skip).collect()
     }
 }
 
 /// One line per settled step.
 pub fn step_line(m: &StepMeta, index: usize, total: usize, rec: &StepRecord) -> String {
     let r = &rec.result;
-    let head = if rec.passed {
-        "ok  ".to_string()
-    } else {
-        "FAIL".to_string()
-    };
+    let head = if rec.passed { "ok  " } else { "FAIL" };
     let s = &r.snapshot;
     let mut state = vec![
         s.mode.map_or("mode ?".into(), |m| m.to_string()),
-        if s.armed {
-            "armed".into()
-        } else {
-            "disarmed".into()
-        },
+        if s.armed { "armed" } else { "disarmed" }.to_string(),
     ];
     if let Some(h) = s.height_m {
         state.push(format!("alt {} m", super::progress::one_decimal(h)));
@@ -459,13 +499,7 @@ fn reason_words(reason: Reason, guard: Option<u8>) -> String {
     }
 }
 
-fn failure_text(
-    label: &str,
-    until: &str,
-    rec: &StepRecord,
-    abort_reason: Option<&str>,
-    runner_error: Option<&str>,
-) -> String {
+fn failure_text(label: &str, until: &str, rec: &StepRecord, abort_reason: Option<&str>) -> String {
     let r = &rec.result;
     match r.reason {
         Reason::Timeout => format!(
@@ -484,7 +518,6 @@ fn failure_text(
         _ => format!(
             "{label} failed: aborted: {}",
             abort_reason
-                .or(runner_error)
                 .or(r.snapshot.error.as_deref())
                 .unwrap_or("no reason given")
         ),

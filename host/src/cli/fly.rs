@@ -9,11 +9,11 @@
 //!
 //! It passes when every step is met and the mission's last NAV_WAYPOINT was reached.
 
-use super::exec::{connect, ConnectError, Flight, StepMeta};
+use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::{PlanFile, STEPS};
-use super::report::{Report, VehicleReport};
-use super::vehicle::{Vehicle, VehicleArgs};
+use super::report::Report;
+use super::vehicle::{start, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use nexus_core::engine::{Condition, Program, Step, Wait};
 use nexus_core::mission::NAV_WAYPOINT;
@@ -131,52 +131,37 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         items.len(),
         args.vehicle.speed
     ));
-    let vehicle = match Vehicle::start(&args.vehicle) {
+    let mut report = Report::new(
+        "fly",
+        args.plan.display().to_string(),
+        None,
+        args.vehicle.report(),
+        4,
+    );
+    let vehicle = match start(&args.vehicle) {
         Ok(v) => v,
+        Err(StartError::Setup(e)) => {
+            eprintln!("nexus fly: {e}");
+            return exit(EXIT_SETUP);
+        }
         Err(e) => {
-            eprintln!("nexus fly: {e}");
-            return exit(EXIT_SETUP);
+            if let StartError::Died(why) = &e {
+                report.died = Some(why.clone());
+            }
+            return finish(&out, report, Err(e.message().to_string()), None);
         }
     };
-    let vreport = VehicleReport {
-        kind: vehicle.kind(),
-        instance: vehicle.instance(),
-        system_id: vehicle.offboard().system_id,
-        speed: args.vehicle.speed,
-    };
-    let mut report = Report {
-        format: super::report::FORMAT,
-        command: "fly",
-        file: args.plan.display().to_string(),
-        name: None,
-        vehicle: vreport,
-        passed: false,
-        verdict: String::new(),
-        exit_code: EXIT_FAILED,
-        steps: Vec::new(),
-        steps_total: 4,
-        mission: None,
-        texts: Vec::new(),
-        events: Vec::new(),
-        died: None,
-        final_state: None,
-        wall_s: 0.0,
-    };
-    let driver = match connect(vehicle, &out, args.vehicle.speed) {
-        Ok(d) => d,
-        Err(ConnectError::Open(e)) => {
-            eprintln!("nexus fly: {e}");
-            return exit(EXIT_SETUP);
-        }
-        Err(ConnectError::Silent(e)) => return finish(&out, report, Err(e), None),
-    };
-    let mut flight = Flight::new(driver, &out, items.len(), true);
+    out.line(&format!(
+        "nexus: {} on UDP {}, system id {}",
+        vehicle.what, vehicle.port, vehicle.system_id
+    ));
+    let mut flight = Flight::new(vehicle, &out, items.len(), true);
     let (program, meta) = flight_program(last_item, args.timeout_s);
     let outcome = match flight.upload(&plan) {
         Err(e) => Err(format!("mission upload failed: {e}")),
         Ok(()) => {
             let end = flight.run(program, &meta);
-            let complete = flight.driver.client().offboard().mission_complete();
+            let complete = flight.mission_complete();
             match flight.failure(end, &meta) {
                 Some(why) => Err(why),
                 None if has_waypoint && !complete => Err(
@@ -192,15 +177,14 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     report.mission = Some(flight.mission_report(&plan));
     report.texts = flight.text_reports();
     report.events = flight.events.clone();
-    report.died = flight.driver.died().map(str::to_string);
+    report.died = flight.died().map(str::to_string);
     report.final_state = Some(flight.final_snapshot());
     report.wall_s = flight.wall_s();
     let outcome = outcome.map(|_| {
-        let s = flight.driver.client().snapshot();
         format!(
             "mission complete: {} items flown, landed and disarmed after {:.1} s sim ({:.1} s wall)",
             items.len(),
-            s.t_sim_s(),
+            flight.sim_s(),
             flight.wall_s()
         )
     });
@@ -218,8 +202,8 @@ fn finish(
         Err(e) => (EXIT_FAILED, format!("FAIL: {e}")),
     };
     if code != EXIT_OK {
-        if let Some(v) = flight.and_then(|f| f.driver.vehicle()) {
-            let tail = v.console_tail(8);
+        if let Some(f) = flight {
+            let tail = f.console_tail(8);
             if !tail.is_empty() && report.died.is_some() {
                 out.line("vehicle console (last lines):");
                 for l in tail {

@@ -6,9 +6,11 @@
 //! * [`run`]: run a flight program ([`program`]: TOML steps of action + `until` condition);
 //! * [`watch`]: live telemetry of any MAVLink link.
 //!
-//! Shared pieces: [`vehicle`] starts the simulated vehicle or PX4, [`driver`] runs the core
-//! client on the vehicle's link, [`progress`] shows what happens, [`report`] writes the `--json`
-//! report, [`diag`] words errors in the user's files as `file:line:col`.
+//! Shared pieces: [`vehicle`] starts the simulated vehicle or PX4 as a host run
+//! ([`crate::run::Sim`]) and connects to it; [`exec`] flies a program on the run's link (the
+//! host pump); [`driver`] is `watch`'s own small loop; [`progress`] shows what happens,
+//! [`report`] writes the `--json` report, [`diag`] words errors in the user's files as
+//! `file:line:col`.
 //!
 //! Exit codes: 0 the flight did what was asked; 1 it did not (a step timed out, a refusal, an
 //! upload rejected, the vehicle died); 2 it could not start (bad file, no PX4 build, port in
@@ -28,16 +30,16 @@ pub mod watch;
 
 use std::process::ExitCode;
 
-/// Most mission items a `.plan` may hold here.
-pub const ITEMS: usize = 512;
+/// Most mission items a `.plan` may hold: what a host pump link holds.
+pub const ITEMS: usize = crate::pump::MISSION_ITEMS;
 
-/// STATUSTEXTs the client keeps between two looks (the driver copies every new one out).
+/// STATUSTEXTs `watch`'s client keeps between two looks (it copies every new one out).
 pub const TEXTS: usize = 64;
 
-/// Concurrent waits (a program uses one at a time; fly's steps too).
-pub const WAITS: usize = 8;
+/// Concurrent waits of `watch`'s client (it registers none).
+pub const WAITS: usize = 1;
 
-/// The core client the command drives.
+/// The core client `watch` drives.
 pub type CliClient = nexus_core::Client<WAITS, TEXTS, ITEMS, { program::STEPS }>;
 
 /// The flight did what was asked.

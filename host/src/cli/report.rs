@@ -50,6 +50,36 @@ pub struct Report {
     pub wall_s: f64,
 }
 
+impl Report {
+    /// A report of a flight not yet flown: failed until the verdict says otherwise.
+    pub fn new(
+        command: &'static str,
+        file: String,
+        name: Option<String>,
+        vehicle: VehicleReport,
+        steps_total: usize,
+    ) -> Report {
+        Report {
+            format: FORMAT,
+            command,
+            file,
+            name,
+            vehicle,
+            passed: false,
+            verdict: String::new(),
+            exit_code: 1,
+            steps: Vec::new(),
+            steps_total,
+            mission: None,
+            texts: Vec::new(),
+            events: Vec::new(),
+            died: None,
+            final_state: None,
+            wall_s: 0.0,
+        }
+    }
+}
+
 /// The vehicle flown.
 #[derive(Debug, Clone, Serialize)]
 pub struct VehicleReport {

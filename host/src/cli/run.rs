@@ -1,11 +1,11 @@
 //! `nexus run PROGRAM.toml`: run a flight program (see [`super::program`]) and report each
 //! step's wait result as it settles.
 
-use super::exec::{connect, ConnectError, Flight, StepMeta};
+use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::ProgramFile;
-use super::report::{Report, VehicleReport};
-use super::vehicle::{Vehicle, VehicleArgs};
+use super::report::Report;
+use super::vehicle::{start, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -66,46 +66,32 @@ pub fn main(args: &RunArgs) -> ExitCode {
         out.line("program OK");
         return exit(EXIT_OK);
     }
-    let vehicle = match Vehicle::start(&args.vehicle) {
+    let mut report = Report::new(
+        "run",
+        args.program.display().to_string(),
+        prog.name.clone(),
+        args.vehicle.report(),
+        total,
+    );
+    let vehicle = match start(&args.vehicle) {
         Ok(v) => v,
+        Err(StartError::Setup(e)) => {
+            eprintln!("nexus run: {e}");
+            return exit(EXIT_SETUP);
+        }
         Err(e) => {
-            eprintln!("nexus run: {e}");
-            return exit(EXIT_SETUP);
+            if let StartError::Died(why) = &e {
+                report.died = Some(why.clone());
+            }
+            return finish(&out, report, Err(e.message().to_string()));
         }
     };
-    let mut report = Report {
-        format: super::report::FORMAT,
-        command: "run",
-        file: args.program.display().to_string(),
-        name: prog.name.clone(),
-        vehicle: VehicleReport {
-            kind: vehicle.kind(),
-            instance: vehicle.instance(),
-            system_id: vehicle.offboard().system_id,
-            speed: args.vehicle.speed,
-        },
-        passed: false,
-        verdict: String::new(),
-        exit_code: EXIT_FAILED,
-        steps: Vec::new(),
-        steps_total: total,
-        mission: None,
-        texts: Vec::new(),
-        events: Vec::new(),
-        died: None,
-        final_state: None,
-        wall_s: 0.0,
-    };
-    let driver = match connect(vehicle, &out, args.vehicle.speed) {
-        Ok(d) => d,
-        Err(ConnectError::Open(e)) => {
-            eprintln!("nexus run: {e}");
-            return exit(EXIT_SETUP);
-        }
-        Err(ConnectError::Silent(e)) => return finish(&out, report, Err(e)),
-    };
+    out.line(&format!(
+        "nexus: {} on UDP {}, system id {}",
+        vehicle.what, vehicle.port, vehicle.system_id
+    ));
     let items = prog.plan.as_ref().map_or(0, |p| p.plan.items.len());
-    let mut flight = Flight::new(driver, &out, items, false);
+    let mut flight = Flight::new(vehicle, &out, items, false);
     if let Some(plan) = &prog.plan {
         if let Err(e) = flight.lodge(plan) {
             return finish(&out, report, Err(e));
@@ -117,7 +103,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
         Some(why) => Err(why),
         None => Ok(format!(
             "all {total} steps met in {:.1} s sim ({:.1} s wall)",
-            flight.driver.client().snapshot().t_sim_s(),
+            flight.sim_s(),
             flight.wall_s()
         )),
     };
@@ -125,7 +111,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
     report.mission = prog.plan.as_ref().map(|p| flight.mission_report(p));
     report.texts = flight.text_reports();
     report.events = flight.events.clone();
-    report.died = flight.driver.died().map(str::to_string);
+    report.died = flight.died().map(str::to_string);
     report.final_state = Some(flight.final_snapshot());
     report.wall_s = flight.wall_s();
     finish(&out, report, outcome)

@@ -82,14 +82,13 @@ pub fn main(args: &WatchArgs) -> ExitCode {
         target_sysid: sysid,
         ..LinkIds::default()
     };
-    let mut driver = match Driver::from_link(link, ids, None) {
+    let mut driver = match Driver::from_link(link, ids) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("nexus watch: {e}");
             return exit(EXIT_SETUP);
         }
     };
-    driver.set_stall(None);
     println!("nexus watch: system {sysid}");
     let interval = Duration::from_secs_f64(args.interval);
     let mut lines = 0u64;
@@ -103,7 +102,6 @@ pub fn main(args: &WatchArgs) -> ExitCode {
             eprintln!("nexus watch: {e}");
             return exit(EXIT_FAILED);
         }
-        while driver.next_event().is_some() {}
         let texts = driver.texts();
         for t in &texts[texts_shown.min(texts.len())..] {
             println!(

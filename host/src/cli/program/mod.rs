@@ -44,8 +44,8 @@ use nexus_core::plan::{read_plan, Plan};
 use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
-/// Most steps in one program.
-pub const STEPS: usize = 64;
+/// Most steps in one program: what a host pump link runs.
+pub const STEPS: usize = crate::pump::STEPS;
 
 /// A `.plan` read from disk.
 #[derive(Debug, Clone)]
