@@ -48,7 +48,8 @@ fn every_condition_of_the_seed() {
         .unwrap();
     met(&r);
     assert!(
-        r.snapshot.t_sim_s() >= t && r.snapshot.t_sim_s() < t + 0.1,
+        // The target travels as f32 sim seconds: allow its rounding (a millisecond).
+        r.snapshot.t_sim_s() >= t - 0.002 && r.snapshot.t_sim_s() < t + 0.1,
         "{r:?}"
     );
 

@@ -248,15 +248,20 @@ fn a_px4_run_without_mavlink_reports_no_heartbeat_and_fixed_speed() {
 }
 
 #[test]
-fn a_px4_that_panics_ends_the_connect_with_the_panic_line() {
+fn a_px4_that_panics_ends_the_run_with_the_panic_line() {
     let build = root().join("tests/fixtures/fake-px4");
     let mut o = SimOptions::px4(121, Some(build));
     o.launch = Some(nexus_host::launcher::LaunchOptions::new(121).env("FAKE_PX4_MODE", "panic"));
-    let sim = Sim::started(o).unwrap();
-    match OffboardClient::connect(&sim, 30.0) {
-        Err(e @ ConnectError::LostPeer { .. }) => {
-            assert!(e.to_string().contains("PANIC"), "{e}")
-        }
-        other => panic!("{other:?}"),
+    // The fake panics right after its startup script: the launcher may see the PANIC before it
+    // calls PX4 ready (start fails), or after (the connect fails). Either names the line.
+    match Sim::started(o) {
+        Err(e @ RunError::Launch(_)) => assert!(e.to_string().contains("PANIC"), "{e}"),
+        Err(other) => panic!("{other:?}"),
+        Ok(sim) => match OffboardClient::connect(&sim, 30.0) {
+            Err(e @ ConnectError::LostPeer { .. }) => {
+                assert!(e.to_string().contains("PANIC"), "{e}")
+            }
+            other => panic!("{other:?}"),
+        },
     }
 }

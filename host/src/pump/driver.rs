@@ -177,7 +177,7 @@ impl Driver {
                 match r {
                     Ok(()) => {
                         let mut state =
-                            LinkState::new(link, config, supervision, shared, &self.waker);
+                            LinkState::new(*link, config, supervision, shared, &self.waker);
                         state.transmit(now);
                         state.after_batch(now);
                         self.links[i] = Some(state);

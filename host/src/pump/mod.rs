@@ -184,7 +184,7 @@ type CallFn = Box<dyn FnOnce(Option<LinkCtx<'_>>) -> Reply + Send>;
 pub(crate) enum Cmd {
     AddLink {
         id: LinkId,
-        link: Link,
+        link: Box<Link>,
         config: ClientConfig,
         supervision: Supervision,
         shared: Arc<LinkShared>,
@@ -331,7 +331,7 @@ impl Pump {
         let (reply, answer) = mpsc::sync_channel(1);
         self.send(Cmd::AddLink {
             id,
-            link,
+            link: Box::new(link),
             config: client,
             supervision,
             shared: Arc::clone(&shared),

@@ -1,0 +1,48 @@
+//! Seed 002's takeoff snippet, in Rust: start a run of the built-in simulated PX4, connect the
+//! offboard client, take off to 2 m and wait (in sim time) until the vehicle is there.
+//!
+//! ```text
+//! cargo run -p nexus-host --example takeoff            # 10× real time
+//! cargo run -p nexus-host --example takeoff -- 1       # real time
+//! cargo run -p nexus-host --example takeoff -- lockstep
+//! NEXUS_PX4_BUILD=~/PX4-Autopilot/build/px4_sitl_default \
+//!   cargo run -p nexus-host --example takeoff -- px4   # real PX4 SITL (SIH)
+//! ```
+
+use nexus_host::offboard_client::OffboardClient;
+use nexus_host::run::{Sim, SimOptions};
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let arg = std::env::args().nth(1).unwrap_or_else(|| "10".into());
+    let options = match arg.as_str() {
+        "lockstep" => SimOptions::simulated(0).lockstep(),
+        "px4" => SimOptions::px4(0, None),
+        speed => SimOptions::simulated(0).speed(speed.parse()?),
+    };
+
+    let sim = Sim::new(options);
+    sim.start()?;
+    let op = OffboardClient::connect(&sim, 10.0)?; // sim.ports()["offboard"]: UDP 14540 on instance 0
+    op.takeoff(2.0)?;
+    let waited = sim.wait_until(|| op.at_target(), 60.0)?;
+
+    println!(
+        "at target after {:.1} s of sim time ({:.1} s wall): {} m above home, mode {}, armed {}",
+        waited.waited_sim_s,
+        waited.waited_wall_s,
+        op.relative_altitude().unwrap_or(f32::NAN),
+        op.mode(),
+        op.is_armed()
+    );
+    Ok(())
+}
