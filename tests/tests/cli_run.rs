@@ -185,3 +185,83 @@ timeout_s = 5
         .unwrap()
         .contains("step 1/2 (wait for a text that never comes) failed: timeout"));
 }
+
+#[test]
+fn speedups_gotos_params_and_rtl_fly_as_written() {
+    let scratch = Scratch::new("run-actions");
+    let prog = scratch.file(
+        "actions.toml",
+        r#"
+name = "every kind of action"
+
+[[step]]
+name = "faster"
+action = "speedup"
+factor = 25
+until = { time = 1 }
+timeout_s = 5
+
+[[step]]
+name = "takeoff altitude"
+action = "param"
+param = "MIS_TAKEOFF_ALT"
+real = 4
+
+[[step]]
+name = "take off"
+action = "takeoff"
+alt_m = 4
+until = { altitude = 3.5, then_speedup = 40 }
+timeout_s = 60
+
+[[step]]
+name = "go north"
+action = "goto"
+x_m = 12
+y_m = 0
+z_m = 4
+until = { time = 6, guards = ["landed"] }
+timeout_s = 10
+
+[[step]]
+name = "hold"
+action = "hold"
+until = { mode = "Hold" }
+timeout_s = 10
+
+[[step]]
+name = "home"
+action = "rtl"
+until = "landed"
+timeout_s = 180
+"#,
+    );
+    let out = nexus(&[
+        "run",
+        prog.to_str().unwrap(),
+        "--speed",
+        SPEED,
+        "--instance",
+        "150",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::contains("speed-up ×25"))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(reasons(&r), ["met", "met", "met", "met", "met", "met"]);
+    let events: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert!(events.contains(&"speed-up ×25"), "{events:?}");
+    assert!(events.contains(&"speed-up ×40"), "{events:?}");
+    // The reaction fired in the take-off step's tick: the altitude it saw is the one met.
+    assert!(r["steps"][2]["snapshot"]["height_m"].as_f64().unwrap() >= 3.5);
+    assert_eq!(r["steps"][4]["snapshot"]["mode"], "Hold");
+    assert_eq!(r["final"]["landed_state"], "ON_GROUND");
+}

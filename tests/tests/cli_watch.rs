@@ -8,29 +8,33 @@ use predicates::prelude::*;
 
 #[test]
 fn watch_prints_mode_altitude_and_position_of_a_running_sim() {
-    let sim = SimHandle::start(SimConfig::realtime(159, 5.0)).expect("start the simulated vehicle");
-    let out = nexus(&[
+    // Build the command first: the vehicle's boot texts are only kept 5 s (as PX4's queue).
+    let mut watch = nexus(&[
         "watch",
         "udpin:127.0.0.1:14699",
         "--count",
-        "3",
+        "8",
         "--interval",
         "0.5",
         "--duration",
         "60",
-    ])
-    .assert()
-    .success()
-    .stdout(predicate::str::contains("nexus watch: system 160"))
-    .stdout(
-        predicate::str::is_match(r"mode=Hold armed=no alt=-?\d+\.\d m pos=47\.39\d+,8\.54\d+")
-            .unwrap(),
-    )
-    .stdout(predicate::str::contains("landed=ON_GROUND"))
-    .get_output()
-    .clone();
+    ]);
+    let sim = SimHandle::start(SimConfig::realtime(159, 1.0)).expect("start the simulated vehicle");
+    let out = watch
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nexus watch: system 160"))
+        .stdout(
+            predicate::str::is_match(r"mode=Hold armed=no alt=-?\d+\.\d m pos=47\.39\d+,8\.54\d+")
+                .unwrap(),
+        )
+        .stdout(predicate::str::contains("landed=ON_GROUND"))
+        .get_output()
+        .clone();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(stdout.matches(" mode=").count(), 3, "{stdout}");
+    // One line per 0.5 s from the first heartbeat (1.5 s after boot) to 5.5 s: the position
+    // (3 s) and the boot texts (from 2.7 s) arrive in between.
+    assert_eq!(stdout.matches(" mode=").count(), 8, "{stdout}");
     // The watcher's heartbeat makes PX4 stream its texts.
     assert!(stdout.contains("text #1 ["), "{stdout}");
     drop(sim);

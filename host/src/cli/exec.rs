@@ -192,6 +192,7 @@ impl Flight {
                 return ProgramEnd::Aborted { step: 0 };
             }
         };
+        let mut closed_since: Option<Instant> = None;
         loop {
             let report = pending.wait_timeout(TICK);
             self.look();
@@ -232,6 +233,17 @@ impl Flight {
             if let Some(report) = report {
                 self.records = report.records;
                 return report.end;
+            }
+            // A closed link ends its program (`aborted`); should the report never come, do not
+            // wait for it forever.
+            if self.vehicle.link.is_closed() {
+                closed_since.get_or_insert_with(Instant::now);
+            }
+            if closed_since.is_some_and(|t| t.elapsed() > Duration::from_secs(2)) {
+                self.abort_reason
+                    .get_or_insert_with(|| "the link to the vehicle closed".into());
+                let step = self.records.len();
+                return ProgramEnd::Aborted { step };
             }
             self.announce(meta);
             let stage = self

@@ -88,14 +88,19 @@ impl ProgressView {
                 self.samples.pop_front();
             }
         }
-        let text = self.render(st);
         if let Some(bar) = &self.bar {
+            // The bar shows the item of total itself.
+            let text = self.render(&Status {
+                item: None,
+                ..st.clone()
+            });
             if let Some((cur, _)) = st.item {
                 bar.set_position(u64::from(cur) + 1);
             }
             bar.set_message(text);
             return;
         }
+        let text = self.render(st);
         let key = (st.item.map(|(c, _)| c), st.mode, st.armed);
         let due = self
             .last_plain
@@ -173,4 +178,50 @@ pub fn one_decimal(x: f32) -> String {
 
 fn b_tick(bar: &ProgressBar) {
     bar.enable_steady_tick(Duration::from_millis(200));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain() -> ProgressView {
+        // Not a terminal in tests: plain lines, no bar.
+        ProgressView {
+            out: Out::new(None),
+            bar: None,
+            last_plain: None,
+            last_key: None,
+            samples: VecDeque::new(),
+        }
+    }
+
+    #[test]
+    fn a_line_shows_item_from_one_mode_altitude_distance_and_time() {
+        let v = plain();
+        let st = Status {
+            stage: "step 2/4".into(),
+            item: Some((2, 6)),
+            mode: Some(Mode::Mission),
+            armed: true,
+            alt_m: Some(-0.04),
+            dist_m: Some(14.6),
+            sim_s: Some(18.71),
+        };
+        assert_eq!(
+            v.render(&st),
+            "step 2/4 | item 3/6 | Mission | armed | alt 0.0 m | 15 m to next | t 18.7 s"
+        );
+        let bare = Status::default();
+        assert_eq!(v.render(&bare), "mode ? | disarmed");
+    }
+
+    #[test]
+    fn the_speedup_is_measured_over_the_last_seconds() {
+        let mut v = plain();
+        let t0 = Instant::now();
+        v.samples.push_back((t0, 10.0));
+        assert_eq!(v.speedup(), None);
+        v.samples.push_back((t0 + Duration::from_secs(2), 30.0));
+        assert_eq!(v.speedup(), Some(10.0));
+    }
 }
