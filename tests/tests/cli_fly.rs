@@ -114,3 +114,37 @@ fn a_plan_that_cannot_be_flown_fails_with_the_reason() {
     assert_eq!(r["mission"]["complete"], false);
     assert_eq!(r["final"]["armed"], true);
 }
+
+#[test]
+fn a_mission_px4_rejects_fails_with_its_answer() {
+    // Item 1 is in MAV_FRAME_LOCAL_NED, which PX4's mission protocol refuses.
+    let scratch = Scratch::new("fly-rejected");
+    let plan = scratch.file(
+        "local.plan",
+        r#"{"fileType": "Plan", "mission": {"items": [
+  {"type": "SimpleItem", "command": 22, "frame": 3, "params": [0, 0, 0, null, 47.397742, 8.545594, 5]},
+  {"type": "SimpleItem", "command": 16, "frame": 1, "params": [0, 0, 0, null, 10, 10, 10]}
+], "plannedHomePosition": [47.397742, 8.545594, 488]}}"#,
+    );
+    let out = nexus(&[
+        "fly",
+        plan.to_str().unwrap(),
+        "--speed",
+        SPEED,
+        "--instance",
+        "152",
+        "--json",
+    ])
+    .assert()
+    .code(1)
+    .stderr(predicate::str::contains(
+        "FAIL: mission upload failed: PX4 did not take the mission: rejected: UNSUPPORTED_FRAME (2)",
+    ))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(r["mission"]["uploaded"], false);
+    assert_eq!(r["mission"]["ack"], 2);
+    assert_eq!(r["steps"].as_array().unwrap().len(), 0);
+    assert_eq!(r["final"]["armed"], false);
+}

@@ -265,3 +265,32 @@ timeout_s = 180
     assert_eq!(r["steps"][4]["snapshot"]["mode"], "Hold");
     assert_eq!(r["final"]["landed_state"], "ON_GROUND");
 }
+
+#[test]
+fn the_box_mission_program_uploads_flies_and_lands() {
+    let out = nexus(&[
+        "run",
+        "examples/box-mission.toml",
+        "--speed",
+        SPEED,
+        "--instance",
+        "151",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(reasons(&r), ["met", "met", "met", "met", "met"]);
+    let m = &r["mission"];
+    assert!(
+        m["plan"].as_str().unwrap().ends_with("examples/box.plan"),
+        "{m}"
+    );
+    assert_eq!(m["uploaded"], true);
+    assert_eq!(m["complete"], true);
+    assert_eq!(m["items"].as_array().unwrap().len(), 6);
+    assert_eq!(r["steps"][2]["snapshot"]["waypoint"], 5);
+    assert_eq!(r["final"]["armed"], false);
+}
