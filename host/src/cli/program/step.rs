@@ -13,7 +13,8 @@ use toml::de::DeTable;
 /// Keys every step may have.
 const COMMON: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"];
 
-/// The actions and the keys each takes (besides [`COMMON`]).
+/// The actions and the keys each takes (besides `name`, `action`, `until`, `timeout_s`,
+/// `on_timeout`, which every step may have).
 pub const ACTIONS: [(&str, &[&str]); 17] = [
     ("none", &[]),
     ("mode", &["mode"]),
