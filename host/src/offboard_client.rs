@@ -325,10 +325,12 @@ impl OffboardClient {
         &self.options
     }
 
-    fn read<R: Default>(&self, f: impl FnOnce(&LinkStatus) -> R) -> R {
+    /// Read the published status; a client that is not open reads the empty status (not
+    /// connected, nothing reached, …).
+    fn read<R>(&self, f: impl FnOnce(&LinkStatus) -> R) -> R {
         match lock(&self.link).as_ref() {
             Some(l) => l.with_status(f),
-            None => R::default(),
+            None => f(&LinkStatus::default()),
         }
     }
 

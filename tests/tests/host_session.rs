@@ -257,3 +257,91 @@ fn step_programs_run_and_abort() {
     assert_eq!(report.records.len(), 1);
     assert_eq!(report.records[0].result.reason, Reason::Timeout);
 }
+
+#[test]
+fn reactions_are_applied_in_the_tick_the_condition_is_met() {
+    let s = session(lockstep(126));
+    let op = s.client();
+    let link = op.link().unwrap();
+    // then_rc: the stick stream is set before the wait returns.
+    let sticks = nexus_core::RcSticks {
+        roll: 0.25,
+        pitch: -0.5,
+        throttle: 0.5,
+        yaw: 0.0,
+    };
+    let r = s
+        .wait_until(&Wait::time_s(0.1).then_rc(sticks).timeout_s(5.0), CAP)
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met);
+    let rc = link.call(|ctx| ctx.client().offboard().rc()).unwrap();
+    assert_eq!(rc, Some(sticks));
+    op.stop_rc().unwrap();
+
+    // then_mode: climbing through 3 m switches to Land in that tick; the request is already
+    // out when the wait returns (the vehicle cannot have answered: nothing stepped since).
+    op.takeoff(6.0).unwrap();
+    let r = s
+        .wait_until(
+            &Wait::altitude_m(3.0).then_mode(Mode::Land).timeout_s(60.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "{r:?}");
+    assert_eq!(r.snapshot_at, SnapshotAt::Settle);
+    let st = op.status().unwrap();
+    assert!(
+        st.pending.mode == Some(Mode::Land) || st.mode == Some(Mode::Land),
+        "{st:?}"
+    );
+    let r = s
+        .wait_until(&Wait::mode(Mode::Land).timeout_s(10.0), CAP)
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met);
+    // It never got near 6 m: the reaction, not the takeoff, ended the climb.
+    assert!(r.snapshot.height_m.unwrap() < 5.0, "{r:?}");
+    let r = s.wait_until(&Wait::landed().timeout_s(120.0), CAP).unwrap();
+    assert_eq!(r.reason, Reason::Met);
+
+    // then_speedup on a lockstep run: logged with the reason it cannot apply.
+    let r = s
+        .wait_until(&Wait::time_s(0.1).then_speedup(5.0).timeout_s(5.0), CAP)
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met);
+    let speedup = op
+        .events_since(0)
+        .into_iter()
+        .find_map(|(_, e)| match e {
+            nexus_host::pump::LinkEvent::Speedup { factor, error } => Some((factor, error)),
+            _ => None,
+        })
+        .expect("a speedup event");
+    assert_eq!(speedup.0, 5.0);
+    assert!(speedup.1.unwrap().contains("lockstep"));
+}
+
+#[test]
+fn then_speedup_changes_a_real_time_runs_speed() {
+    let s = session(realtime(127));
+    let rate = |s: &nexus_host::session::Session| {
+        let t0 = s.sim().sim_time_ms().unwrap();
+        let w0 = Instant::now();
+        thread::sleep(Duration::from_millis(300));
+        (s.sim().sim_time_ms().unwrap() - t0) as f64 / w0.elapsed().as_millis() as f64
+    };
+    let before = rate(&s);
+    let factor = (speed() * 3.0) as f32;
+    let r = s
+        .wait_until(&Wait::time_s(0.2).then_speedup(factor).timeout_s(5.0), CAP)
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met);
+    let after = rate(&s);
+    assert!(
+        after > before * 1.8,
+        "then_speedup ×3: {before:.1} → {after:.1}"
+    );
+    let logged = s.client().events_since(0).into_iter().any(|(_, e)| {
+        matches!(e, nexus_host::pump::LinkEvent::Speedup { error: None, factor: f } if f == factor)
+    });
+    assert!(logged);
+}

@@ -78,9 +78,9 @@ impl Driver {
             }
             let now = self.clock.now();
             if woken {
-                // A probe's waker (a PX4 death) or a command: look at the probes now.
+                // A command, or a probe's waker (a PX4 death): ask the probes that wake us.
                 for l in self.links.iter_mut().flatten() {
-                    l.check_probe(now);
+                    l.on_wake(now);
                 }
             }
             self.read_ready();

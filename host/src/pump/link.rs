@@ -255,8 +255,15 @@ impl LinkState {
         self.after_batch(now);
     }
 
+    /// The pump was woken: a probe that wakes it (rather than being polled) may have news.
+    pub fn on_wake(&mut self, now: Instant) {
+        if self.probe.is_some() && !self.probe_polled {
+            self.check_probe(now);
+        }
+    }
+
     /// Ask the probe whether the vehicle died (on its waker, or every probe period).
-    pub fn check_probe(&mut self, now: Instant) {
+    fn check_probe(&mut self, now: Instant) {
         if self.died.is_some() {
             return;
         }

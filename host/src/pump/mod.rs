@@ -393,6 +393,49 @@ mod tests {
         send_sync::<LinkStatus>();
     }
 
+    /// A new `udpin` peer starts a new byte stream: half a frame from the old peer must not
+    /// be glued to the new peer's first frame.
+    #[test]
+    fn a_new_peer_resets_the_decoder() {
+        use nexus_core::frame::Encoder;
+        use nexus_core::mav;
+        use std::net::UdpSocket;
+        use std::time::Instant;
+
+        let pump = Pump::start().unwrap();
+        let link = pump
+            .open_link(&"udpin:127.0.0.1:0".parse().unwrap(), LinkConfig::default())
+            .unwrap();
+        let to = link.local_addr().unwrap();
+        let mut buf = [0u8; 280];
+        let hb = nexus_core::offboard::wire::heartbeat(
+            mav::MavType::MAV_TYPE_QUADROTOR,
+            mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+            mav::MavModeFlag::empty(),
+            0,
+            mav::MavState::MAV_STATE_STANDBY,
+        );
+        let n = Encoder::new(1, 1).encode(&hb, &mut buf).unwrap();
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.send_to(&buf[..n / 2], to).unwrap();
+        b.send_to(&buf[..n], to).unwrap();
+        let t0 = Instant::now();
+        while link.with_status(|s| s.counters.frames) == 0 {
+            assert!(t0.elapsed() < Duration::from_secs(5));
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let s = link.status();
+        assert_eq!(s.counters.frames, 1);
+        assert_eq!(s.counters.peer_changes, 2);
+        assert_eq!(
+            s.counters.crc_errors, 0,
+            "the half frame was dropped, not checked"
+        );
+        assert_eq!(s.peer, Some(b.local_addr().unwrap()));
+        assert!(s.connected);
+    }
+
     #[test]
     fn the_shared_pump_is_one_while_held_and_stops_after() {
         let a = Pump::shared().unwrap();
