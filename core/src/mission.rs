@@ -1,10 +1,12 @@
 //! One mission item, in the shape MISSION_ITEM_INT carries it.
 //!
-//! Items keep `frame` and `command` as the plain numbers a `.plan` file or a download gives, so
-//! any MAV_CMD the file names can be carried. Converting them to the `mavlink` crate's enums
-//! (which is what encoding needs) can fail on a number the dialect does not define: that is
-//! checked when a mission is read ([`crate::plan::read_plan`]) or lodged with the offboard
-//! machine, as an [`ItemError`], so the wire path never meets an unknown value.
+//! Items keep `frame` and `command` as the plain numbers a `.plan` file or a download gives, and
+//! the offboard machine puts them on the wire as they are (MISSION_ITEM_INT's layout is fixed).
+//! A number the common dialect does not define is refused when a mission is read
+//! ([`crate::plan::read_plan`]) or lodged with the offboard machine, as an [`ItemError`]:
+//! [`is_known_command`] and [`is_known_frame`] check against compact tables of the dialect's
+//! values (a test compares them with the `mavlink` crate's enums for every possible value), so
+//! the check costs a few hundred bytes of flash rather than the enums' 2 KiB conversion match.
 
 use core::fmt;
 use mavlink::dialects::common as mav;
@@ -20,6 +22,75 @@ pub const NAV_LAND: u16 = 21;
 pub const NAV_TAKEOFF: u16 = 22;
 /// MAV_FRAME_GLOBAL_RELATIVE_ALT: `z` is metres over the home position.
 pub const FRAME_GLOBAL_RELATIVE_ALT: u8 = 3;
+
+/// The MAV_CMD values of the common dialect, as runs of consecutive values: (first, count).
+/// `mission::tests` checks them against `mavlink`'s `MavCmd` for all 65 536 values.
+const COMMAND_RUNS: [(u16, u8); 49] = [
+    (16, 10),
+    (30, 7),
+    (80, 3),
+    (84, 2),
+    (92, 4),
+    (112, 4),
+    (159, 1),
+    (176, 23),
+    (200, 15),
+    (220, 5),
+    (240, 4),
+    (245, 2),
+    (252, 1),
+    (260, 1),
+    (262, 1),
+    (300, 1),
+    (310, 2),
+    (400, 2),
+    (405, 2),
+    (410, 1),
+    (420, 1),
+    (500, 1),
+    (510, 3),
+    (519, 4),
+    (525, 10),
+    (600, 2),
+    (611, 1),
+    (1000, 2),
+    (2000, 6),
+    (2010, 1),
+    (2500, 6),
+    (2510, 2),
+    (2520, 1),
+    (2600, 1),
+    (2800, 1),
+    (3000, 2),
+    (4000, 2),
+    (4501, 1),
+    (5000, 5),
+    (5100, 1),
+    (5200, 1),
+    (5300, 1),
+    (10001, 1),
+    (30001, 2),
+    (31000, 15),
+    (32000, 1),
+    (42006, 1),
+    (42600, 1),
+    (43000, 4),
+];
+
+/// Highest MAV_FRAME of the common dialect (its values are 0 to this, all defined).
+const LAST_FRAME: u8 = 21;
+
+/// Whether `command` is a MAV_CMD of the common dialect.
+pub fn is_known_command(command: u16) -> bool {
+    COMMAND_RUNS
+        .iter()
+        .any(|&(first, n)| command >= first && command - first < n as u16)
+}
+
+/// Whether `frame` is a MAV_FRAME of the common dialect.
+pub fn is_known_frame(frame: u8) -> bool {
+    frame <= LAST_FRAME
+}
 
 /// One mission item.
 ///
@@ -126,10 +197,20 @@ impl MissionItem {
         })
     }
 
-    /// Check that the item can be encoded (known command and frame).
+    /// Check that the item's command and frame are values of the common dialect.
     pub fn validate(&self) -> Result<(), ItemError> {
-        self.mav_command()?;
-        self.mav_frame()?;
+        if !is_known_command(self.command) {
+            return Err(ItemError::UnknownCommand {
+                seq: self.seq,
+                command: self.command,
+            });
+        }
+        if !is_known_frame(self.frame) {
+            return Err(ItemError::UnknownFrame {
+                seq: self.seq,
+                frame: self.frame,
+            });
+        }
         Ok(())
     }
 
@@ -204,6 +285,24 @@ mod tests {
             it.validate(),
             Err(ItemError::UnknownFrame { seq: 0, frame: 200 })
         );
+    }
+
+    #[test]
+    fn the_tables_hold_exactly_the_dialects_values() {
+        for v in 0..=u16::MAX {
+            assert_eq!(
+                is_known_command(v),
+                mav::MavCmd::from_u16(v).is_some(),
+                "MAV_CMD {v}"
+            );
+        }
+        for v in 0..=u8::MAX {
+            assert_eq!(
+                is_known_frame(v),
+                mav::MavFrame::from_u8(v).is_some(),
+                "MAV_FRAME {v}"
+            );
+        }
     }
 
     #[test]

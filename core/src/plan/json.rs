@@ -1,15 +1,17 @@
-//! A tiny JSON checker and locator: the byte positions serde-json-core cannot give.
+//! The one JSON tokenizer of the plan reader: syntax checking, byte positions, and the tokens
+//! the reader reads.
 //!
-//! [`validate`] checks a whole document against RFC 8259 without recursion (an explicit bit
-//! stack, [`MAX_DEPTH`] levels) and reports the first error's byte offset. Once a document is
-//! known to be valid, [`locate`] walks it to the value at a path and [`span`] measures a value,
-//! so the reader can point at a wrong-typed value and hand serde-json-core only the part it
-//! needs. Nothing here indexes without a bound check: any input gives an answer, never a panic.
+//! [`Tokens`] pulls a document apart one token at a time without recursion (an explicit bit
+//! stack, [`MAX_DEPTH`] levels), checking RFC 8259 as it goes and reporting the first error's
+//! byte offset. Every token carries its byte range, so the reader can point at any value it
+//! refuses. [`validate`] runs it over a whole document; [`locate`] and [`span`] walk it to the
+//! value at a path and measure a value. Nothing here indexes without a bound check: any input
+//! gives an answer, never a panic.
 
 use core::fmt;
 
 /// Deepest nesting of arrays and objects accepted. QGroundControl survey items nest about
-/// eight deep; the limit also bounds serde-json-core's recursion on the values it skips.
+/// eight deep; the tokenizer keeps which levels are objects in one `u32`.
 pub const MAX_DEPTH: usize = 20;
 
 /// What is wrong at a syntax error's position.
@@ -197,44 +199,219 @@ impl Cursor<'_> {
         }
         Ok(())
     }
+}
 
-    /// A scalar value, or the opening of a container (returned as `Some(is_object)`).
-    fn value_start(&mut self) -> Result<Option<bool>, SyntaxError> {
-        self.ws();
-        match self.peek() {
-            Some(b'{') => {
-                self.i += 1;
-                Ok(Some(true))
-            }
-            Some(b'[') => {
-                self.i += 1;
-                Ok(Some(false))
-            }
-            Some(b'"') => self.string().map(|_| None),
-            Some(b'-' | b'0'..=b'9') => self.number().map(|_| None),
-            Some(b't') => self.literal(b"true").map(|_| None),
-            Some(b'f') => self.literal(b"false").map(|_| None),
-            Some(b'n') => self.literal(b"null").map(|_| None),
-            _ => Err(self.unexpected()),
+/// What a token is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tok {
+    /// `{` (`true`) or `[` (`false`).
+    Open(bool),
+    /// `}` or `]`.
+    Close,
+    /// An object key (the token's range includes the quotes; the colon has been read).
+    Key,
+    /// A string value (the range includes the quotes; escapes are not decoded).
+    Str,
+    /// A number, as written.
+    Num,
+    /// `true`.
+    True,
+    /// `false`.
+    False,
+    /// `null`.
+    Null,
+}
+
+/// One token and where it is: `src[start..end]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Token {
+    pub tok: Tok,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Token {
+    /// The text inside a key's or string's quotes (the token itself for anything else).
+    pub fn inner<'a>(&self, src: &'a [u8]) -> &'a [u8] {
+        let quoted = matches!(self.tok, Tok::Key | Tok::Str);
+        let (s, e) = if quoted {
+            (self.start + 1, self.end.saturating_sub(1))
+        } else {
+            (self.start, self.end)
+        };
+        src.get(s..e).unwrap_or(&[])
+    }
+}
+
+/// What the tokenizer reads next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// A value.
+    Value,
+    /// Just inside `{` (`true`) or `[` (`false`): the first member or the close.
+    First(bool),
+    /// After a value: `,`, a close, or (at top level) the end of the input.
+    After,
+}
+
+/// A pull tokenizer over one JSON value starting at some offset of a byte slice.
+///
+/// It checks syntax as it goes: the first error is returned with its offset, and the
+/// tokenizer should not be used after that. After the value it was started on, it returns
+/// `Ok(None)` at the end of the input and [`SyntaxKind::TrailingData`] otherwise.
+pub(crate) struct Tokens<'a> {
+    c: Cursor<'a>,
+    /// Bit d is set when nesting level d is an object.
+    objects: u32,
+    depth: usize,
+    next: Next,
+}
+
+impl<'a> Tokens<'a> {
+    /// Tokens of the value at `at` (after whitespace) in `src`.
+    pub fn new(src: &'a [u8], at: usize) -> Self {
+        Tokens {
+            c: Cursor { s: src, i: at },
+            objects: 0,
+            depth: 0,
+            next: Next::Value,
         }
     }
 
-    /// After `{`: either `}` (returns false) or a key and its colon (returns true).
-    fn first_key(&mut self) -> Result<bool, SyntaxError> {
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.i += 1;
-            return Ok(false);
-        }
-        self.key()?;
-        Ok(true)
+    /// Containers open around the next token.
+    pub fn depth(&self) -> usize {
+        self.depth
     }
 
-    fn key(&mut self) -> Result<(), SyntaxError> {
-        self.ws();
-        self.string()?;
-        self.ws();
-        self.expect(b':')
+    /// The next token; `Ok(None)` once the value is done and only whitespace follows.
+    #[allow(clippy::should_implement_trait)] // fallible: not an Iterator
+    pub fn next(&mut self) -> Result<Option<Token>, SyntaxError> {
+        loop {
+            match self.next {
+                Next::Value => return self.value().map(Some),
+                Next::First(object) => {
+                    self.c.ws();
+                    let close = if object { b'}' } else { b']' };
+                    if self.c.peek() == Some(close) {
+                        return Ok(Some(self.close()));
+                    }
+                    if object {
+                        return self.key().map(Some);
+                    }
+                    self.next = Next::Value;
+                }
+                Next::After => {
+                    self.c.ws();
+                    if self.depth == 0 {
+                        return match self.c.peek() {
+                            None => Ok(None),
+                            Some(_) => Err(self.c.err(SyntaxKind::TrailingData)),
+                        };
+                    }
+                    let in_object = self.objects & (1 << (self.depth - 1)) != 0;
+                    match (self.c.peek(), in_object) {
+                        (Some(b','), true) => {
+                            self.c.i += 1;
+                            return self.key().map(Some);
+                        }
+                        (Some(b','), false) => {
+                            self.c.i += 1;
+                            self.next = Next::Value;
+                        }
+                        (Some(b'}'), true) | (Some(b']'), false) => return Ok(Some(self.close())),
+                        _ => return Err(self.c.unexpected()),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next token, which must exist (the end of the input is an error here).
+    pub fn token(&mut self) -> Result<Token, SyntaxError> {
+        match self.next()? {
+            Some(t) => Ok(t),
+            None => Err(self.c.err(SyntaxKind::UnexpectedEnd)),
+        }
+    }
+
+    /// Read past the rest of the value that `first` began; returns the offset after it.
+    pub fn skip(&mut self, first: &Token) -> Result<usize, SyntaxError> {
+        if !matches!(first.tok, Tok::Open(_)) {
+            return Ok(first.end);
+        }
+        let outer = self.depth - 1;
+        loop {
+            let t = self.token()?;
+            if t.tok == Tok::Close && self.depth == outer {
+                return Ok(t.end);
+            }
+        }
+    }
+
+    fn value(&mut self) -> Result<Token, SyntaxError> {
+        self.c.ws();
+        let start = self.c.i;
+        let tok = match self.c.peek() {
+            Some(b @ (b'{' | b'[')) => {
+                let object = b == b'{';
+                if self.depth == MAX_DEPTH {
+                    return Err(self.c.err(SyntaxKind::TooDeep));
+                }
+                self.c.i += 1;
+                if object {
+                    self.objects |= 1 << self.depth;
+                } else {
+                    self.objects &= !(1 << self.depth);
+                }
+                self.depth += 1;
+                self.next = Next::First(object);
+                return Ok(Token {
+                    tok: Tok::Open(object),
+                    start,
+                    end: self.c.i,
+                });
+            }
+            Some(b'"') => self.c.string().map(|_| Tok::Str),
+            Some(b'-' | b'0'..=b'9') => self.c.number().map(|_| Tok::Num),
+            Some(b't') => self.c.literal(b"true").map(|_| Tok::True),
+            Some(b'f') => self.c.literal(b"false").map(|_| Tok::False),
+            Some(b'n') => self.c.literal(b"null").map(|_| Tok::Null),
+            _ => Err(self.c.unexpected()),
+        }?;
+        self.next = Next::After;
+        Ok(Token {
+            tok,
+            start,
+            end: self.c.i,
+        })
+    }
+
+    /// A key and its colon.
+    fn key(&mut self) -> Result<Token, SyntaxError> {
+        self.c.ws();
+        let start = self.c.i;
+        self.c.string()?;
+        let end = self.c.i;
+        self.c.ws();
+        self.c.expect(b':')?;
+        self.next = Next::Value;
+        Ok(Token {
+            tok: Tok::Key,
+            start,
+            end,
+        })
+    }
+
+    fn close(&mut self) -> Token {
+        let start = self.c.i;
+        self.c.i += 1;
+        self.depth -= 1;
+        self.next = Next::After;
+        Token {
+            tok: Tok::Close,
+            start,
+            end: self.c.i,
+        }
     }
 }
 
@@ -244,7 +421,7 @@ pub fn validate(src: &[u8]) -> Result<(), SyntaxError> {
         // Report UTF-8 trouble only if the JSON is fine up to there: a syntax error earlier
         // in the document is the more useful position.
         let upto = e.valid_up_to();
-        if let Err(se) = validate_ascii_prefix(&src[..upto]) {
+        if let Err(se) = validate_bytes(src.get(..upto).unwrap_or(&[])) {
             if se.kind != SyntaxKind::UnexpectedEnd {
                 return Err(se);
             }
@@ -254,127 +431,26 @@ pub fn validate(src: &[u8]) -> Result<(), SyntaxError> {
             kind: SyntaxKind::BadUtf8,
         });
     }
-    validate_ascii_prefix(src)
+    validate_bytes(src)
 }
 
-fn validate_ascii_prefix(src: &[u8]) -> Result<(), SyntaxError> {
-    let mut c = Cursor { s: src, i: 0 };
-    // Bit d of `objects` is set when nesting level d is an object.
-    let mut objects: u32 = 0;
-    let mut depth: usize = 0;
-    let mut open = c.value_start()?;
-    loop {
-        // Enter a container just opened, or finish the scalar just read.
-        if let Some(is_object) = open.take() {
-            if depth == MAX_DEPTH {
-                c.i -= 1;
-                return Err(c.err(SyntaxKind::TooDeep));
-            }
-            if is_object {
-                objects |= 1 << depth;
-            } else {
-                objects &= !(1 << depth);
-            }
-            depth += 1;
-            let non_empty = if is_object {
-                c.first_key()?
-            } else {
-                c.ws();
-                if c.peek() == Some(b']') {
-                    c.i += 1;
-                    false
-                } else {
-                    true
-                }
-            };
-            if non_empty {
-                open = c.value_start()?;
-                continue;
-            }
-            depth -= 1;
-        }
-        // A value has ended: at top level, only whitespace may follow.
-        c.ws();
-        if depth == 0 {
-            return match c.peek() {
-                None => Ok(()),
-                Some(_) => Err(c.err(SyntaxKind::TrailingData)),
-            };
-        }
-        let in_object = objects & (1 << (depth - 1)) != 0;
-        match (c.peek(), in_object) {
-            (Some(b','), true) => {
-                c.i += 1;
-                c.key()?;
-                open = c.value_start()?;
-            }
-            (Some(b','), false) => {
-                c.i += 1;
-                open = c.value_start()?;
-            }
-            (Some(b'}'), true) | (Some(b']'), false) => {
-                c.i += 1;
-                depth -= 1;
-                // `open` stays None: the container just closed is a value that has ended.
-            }
-            _ => return Err(c.unexpected()),
-        }
-    }
+/// The syntax check without the UTF-8 one.
+fn validate_bytes(src: &[u8]) -> Result<(), SyntaxError> {
+    let mut t = Tokens::new(src, 0);
+    while t.next()?.is_some() {}
+    Ok(())
 }
 
-/// Offset just past the value starting at `at` (after whitespace) in a valid document.
+/// Start and end offsets of the value starting at `at` (after whitespace) in a valid document.
 ///
 /// Returns `None` on anything a valid document would not contain, never panics.
 pub fn span(src: &[u8], at: usize) -> Option<(usize, usize)> {
-    let mut i = at;
-    while src.get(i).copied().is_some_and(is_ws) {
-        i += 1;
-    }
-    let start = i;
-    let first = *src.get(i)?;
-    match first {
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            while i < src.len() {
-                match src[i] {
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth = depth.checked_sub(1)?;
-                        if depth == 0 {
-                            return Some((start, i + 1));
-                        }
-                    }
-                    b'"' => i = skip_string(src, i)? - 1,
-                    _ => {}
-                }
-                i += 1;
-            }
-            None
-        }
-        b'"' => Some((start, skip_string(src, i)?)),
-        _ => {
-            while i < src.len() && !matches!(src[i], b',' | b'}' | b']') && !is_ws(src[i]) {
-                i += 1;
-            }
-            (i > start).then_some((start, i))
-        }
-    }
-}
-
-/// Offset just past the string starting at `at` (which must be `"`).
-fn skip_string(src: &[u8], at: usize) -> Option<usize> {
-    if src.get(at) != Some(&b'"') {
+    let mut t = Tokens::new(src, at);
+    let first = t.token().ok()?;
+    if matches!(first.tok, Tok::Close | Tok::Key) {
         return None;
     }
-    let mut i = at + 1;
-    while i < src.len() {
-        match src[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
+    Some((first.start, t.skip(&first).ok()?))
 }
 
 fn skip_ws(src: &[u8], mut i: usize) -> usize {
@@ -398,49 +474,32 @@ pub fn locate(src: &[u8], path: &[Seg]) -> Option<usize> {
 
 /// Offset of one child of the container at `at`.
 fn child(src: &[u8], at: usize, seg: Seg) -> Option<usize> {
-    let open = *src.get(at)?;
-    let mut i = skip_ws(src, at + 1);
+    let mut t = Tokens::new(src, at);
+    let object = match (t.token().ok()?.tok, seg) {
+        (Tok::Open(true), Seg::Key(_)) => true,
+        (Tok::Open(false), Seg::Index(_)) => false,
+        _ => return None,
+    };
     let mut found = None;
     let mut index = 0usize;
-    match (open, seg) {
-        (b'{', Seg::Key(want)) => loop {
-            if src.get(i) == Some(&b'}') {
-                return found;
+    loop {
+        let mut tok = t.token().ok()?;
+        if tok.tok == Tok::Close {
+            return found;
+        }
+        if object {
+            let key = tok.inner(src);
+            tok = t.token().ok()?;
+            if matches!(seg, Seg::Key(want) if key == want.as_bytes()) {
+                found = Some(tok.start);
             }
-            let key_end = skip_string(src, i)?;
-            let key = src.get(i + 1..key_end - 1)?;
-            i = skip_ws(src, key_end);
-            if src.get(i) != Some(&b':') {
-                return None;
-            }
-            let value = skip_ws(src, i + 1);
-            if key == want.as_bytes() {
-                found = Some(value);
-            }
-            let (_, end) = span(src, value)?;
-            i = skip_ws(src, end);
-            match src.get(i) {
-                Some(b',') => i = skip_ws(src, i + 1),
-                Some(b'}') => return found,
-                _ => return None,
-            }
-        },
-        (b'[', Seg::Index(want)) => loop {
-            if src.get(i) == Some(&b']') {
-                return None;
-            }
-            if index == want {
-                return Some(i);
-            }
-            let (_, end) = span(src, i)?;
-            i = skip_ws(src, end);
-            match src.get(i) {
-                Some(b',') => i = skip_ws(src, i + 1),
-                _ => return None,
+        } else {
+            if seg == Seg::Index(index) {
+                return Some(tok.start);
             }
             index += 1;
-        },
-        _ => None,
+        }
+        t.skip(&tok).ok()?;
     }
 }
 

@@ -19,22 +19,27 @@
 //! field; then, beyond the seed, more items than the capacity `N`. Every error carries the byte
 //! offset it concerns ([`PlanError::offset`]; [`line_col`] turns it into a line and column).
 //!
-//! How: serde-json-core (no allocation) reads the `mission` object through hand-written
-//! visitors, but it reports neither positions nor syntax errors precisely, so a small
-//! validating pass ([`json::validate`]) runs first and a locator ([`json::locate`]) finds the
-//! value a type error concerns. Strings are compared as written (escapes are not decoded): a
-//! `"fileType"` spelled with `\u` escapes is not recognised.
+//! How: one small tokenizer ([`json`]) does everything. It checks the whole document first
+//! (a syntax error anywhere wins, with its byte offset), noting where the top-level `fileType`
+//! and `mission` values are; then it walks the `mission` object token by token, and every
+//! token carries its byte range, so any error points at the value it concerns. Numbers are read
+//! as exact decimal digits ([`number`]), not through `core`'s float parser. The reader used to
+//! be serde-json-core plus this tokenizer for positions, two JSON parsers and `str::parse::<f64>`;
+//! hand-rolled on the one tokenizer it is about 25 KiB smaller on thumbv7em, which is what lets
+//! the mission firmware fit a 64 KiB flash. Strings are compared as written (escapes are not
+//! decoded): a `"fileType"` spelled with `\u` escapes is not recognised.
 
-mod de;
 pub mod json;
+mod number;
+mod reader;
 
 use crate::mission::MissionItem;
 use core::fmt;
 use heapless::{String, Vec};
-use json::Seg;
+use json::{Tok, Tokens};
 
-pub use de::KIND_LEN;
 pub use json::{line_col, SyntaxError, SyntaxKind};
+pub use reader::KIND_LEN;
 
 /// Where the vehicle starts: `plannedHomePosition`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -231,15 +236,54 @@ fn quote(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
     Some(out)
 }
 
+/// Where the top-level values the reader needs are.
+struct Top {
+    root: usize,
+    file_type: Option<usize>,
+    mission: Option<usize>,
+}
+
+/// Check the whole document and find the top-level `fileType` and `mission` values (the last
+/// of each, as Python's `json` keeps).
+fn scan(src: &[u8]) -> Result<Top, json::SyntaxError> {
+    if core::str::from_utf8(src).is_err() {
+        // Fails, with the position rules of `validate` for bytes that are not UTF-8.
+        json::validate(src)?;
+    }
+    let mut t = Tokens::new(src, 0);
+    let mut top = Top {
+        root: t.token()?.start,
+        file_type: None,
+        mission: None,
+    };
+    // Which top-level key the next token is the value of: 1 fileType, 2 mission.
+    let mut slot = 0u8;
+    while let Some(tok) = t.next()? {
+        match core::mem::take(&mut slot) {
+            1 => top.file_type = Some(tok.start),
+            2 => top.mission = Some(tok.start),
+            _ => {}
+        }
+        if tok.tok == Tok::Key && t.depth() == 1 {
+            slot = match tok.inner(src) {
+                b"fileType" => 1,
+                b"mission" => 2,
+                _ => 0,
+            };
+        }
+    }
+    Ok(top)
+}
+
 /// Read a QGroundControl `.plan` holding at most `N` items. Never panics, on any input.
 pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
-    json::validate(src).map_err(PlanError::Syntax)?;
-    let root = json::locate(src, &[]).unwrap_or(0);
+    let top = scan(src).map_err(PlanError::Syntax)?;
+    let root = top.root;
     let not_a_plan = |offset, found| PlanError::NotAPlan { offset, found };
     if src.get(root) != Some(&b'{') {
         return Err(not_a_plan(root, None));
     }
-    match json::locate(src, &[Seg::Key("fileType")]) {
+    match top.file_type {
         None => return Err(not_a_plan(root, None)),
         Some(at) => {
             if src.get(at..at + 6) != Some(&b"\"Plan\""[..]) {
@@ -247,102 +291,82 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
             }
         }
     }
-    let mission_at = match json::locate(src, &[Seg::Key("mission")]) {
+    let mission_at = match top.mission {
         Some(at) if src.get(at) == Some(&b'{') => at,
         Some(at) => return Err(PlanError::NoMission { offset: at }),
         None => return Err(PlanError::NoMission { offset: root }),
     };
-    let (m_start, m_end) =
-        json::span(src, mission_at).ok_or(PlanError::NoMission { offset: mission_at })?;
-    let mission = src
-        .get(m_start..m_end)
-        .ok_or(PlanError::NoMission { offset: mission_at })?;
-
-    let mut ctx = de::Ctx::<N>::new();
-    let mut des = serde_json_core::de::Deserializer::new(mission, None);
-    let parsed = serde::de::DeserializeSeed::deserialize(de::MissionSeed(&mut ctx), &mut des);
-
-    // Paths recorded by the visitors are relative to the mission object.
-    let at_path = |path: &[Seg]| {
-        let mut full: Vec<Seg, 8> = Vec::new();
-        let _ = full.push(Seg::Key("mission"));
-        for s in path {
-            let _ = full.push(*s);
+    let mut m = reader::Mission::<N>::new();
+    let halted = reader::read_mission(src, mission_at, &mut m);
+    // An item problem found before a wrong-typed value still comes first, as in the seed.
+    if let Some((index, offset, problem)) = m.first_problem {
+        return Err(item_error(index, offset, problem));
+    }
+    match halted {
+        Ok(()) => {}
+        Err(reader::Halt::Syntax(e)) => return Err(PlanError::Syntax(e)),
+        Err(reader::Halt::Type { offset, expected }) => {
+            return Err(PlanError::Type { offset, expected })
         }
-        json::locate(src, &full).unwrap_or(mission_at)
-    };
-    let item_at = |index: usize| at_path(&[Seg::Key("items"), Seg::Index(index)]);
-
-    if let Some((index, problem)) = ctx.first_problem.take() {
-        let offset = item_at(index);
-        return Err(match problem {
-            de::ItemProblem::NotSimple(kind) => PlanError::NotSimpleItem {
-                index,
-                offset,
-                kind,
-            },
-            de::ItemProblem::ParamCount(count) => PlanError::ParamCount {
-                index,
-                offset,
-                count,
-            },
-            de::ItemProblem::Missing(field) => PlanError::BadField {
-                index,
-                offset,
-                field,
-                missing: true,
-            },
-            de::ItemProblem::NotInteger(field) | de::ItemProblem::Coordinate(field) => {
-                PlanError::BadField {
-                    index,
-                    offset,
-                    field,
-                    missing: false,
-                }
-            }
-            de::ItemProblem::UnknownCommand(command) => PlanError::UnknownCommand {
-                index,
-                offset,
-                command,
-            },
-            de::ItemProblem::UnknownFrame(frame) => PlanError::UnknownFrame {
-                index,
-                offset,
-                frame,
-            },
-        });
     }
-    if parsed.is_err() {
-        return Err(PlanError::Type {
-            offset: at_path(&ctx.path),
-            expected: ctx.expected,
-        });
-    }
-    if ctx.count > N {
+    if let Some(offset) = m.overflow_at {
         return Err(PlanError::TooManyItems {
             capacity: N,
-            count: ctx.count,
-            offset: item_at(N),
+            count: m.count,
+            offset,
         });
     }
-    let home = match (ctx.home, ctx.home_count) {
-        (Some([lat, lon, alt]), _) => Home {
+    let home = match m.home {
+        None => Home::default(),
+        Some((_, _, Some([lat, lon, alt]))) => Home {
             lat_deg: lat,
             lon_deg: lon,
             alt_amsl_m: alt,
         },
-        (None, None) => Home::default(),
-        (None, Some(count)) => {
-            return Err(PlanError::BadHome {
-                offset: at_path(&[Seg::Key("plannedHomePosition")]),
-                count,
-            })
-        }
+        Some((offset, count, None)) => return Err(PlanError::BadHome { offset, count }),
     };
     Ok(Plan {
         home,
-        items: ctx.items,
+        items: m.items,
     })
+}
+
+fn item_error(index: usize, offset: usize, problem: reader::ItemProblem) -> PlanError {
+    use reader::ItemProblem as P;
+    match problem {
+        P::NotSimple(kind) => PlanError::NotSimpleItem {
+            index,
+            offset,
+            kind,
+        },
+        P::ParamCount(count) => PlanError::ParamCount {
+            index,
+            offset,
+            count,
+        },
+        P::Missing(field) => PlanError::BadField {
+            index,
+            offset,
+            field,
+            missing: true,
+        },
+        P::NotInteger(field) => PlanError::BadField {
+            index,
+            offset,
+            field,
+            missing: false,
+        },
+        P::UnknownCommand(command) => PlanError::UnknownCommand {
+            index,
+            offset,
+            command,
+        },
+        P::UnknownFrame(frame) => PlanError::UnknownFrame {
+            index,
+            offset,
+            frame,
+        },
+    }
 }
 
 #[cfg(test)]

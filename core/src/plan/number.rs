@@ -1,0 +1,282 @@
+//! JSON numbers without `core`'s float parser: exact decimal digits, then the one conversion
+//! each field needs.
+//!
+//! `str::parse::<f64>` is correct for every input, and on thumbv7em it costs ~15 KiB of flash
+//! (Eisel–Lemire with a 10 KiB power-of-five table, plus a big-decimal fallback). A `.plan`
+//! needs much less: latitude and longitude as integer degrees × 1e7, rounded exactly from the
+//! decimal digits; `frame` and `command` as exact whole numbers; params and altitudes as `f32`;
+//! the home position as `f64`. [`Decimal`] holds up to 19 significant digits exactly, which
+//! decides the integer conversions exactly, and the float conversions are a single correctly
+//! rounded IEEE operation for the numbers QGroundControl writes (at most 15 significant
+//! digits or a mantissa ≤ 2^53, exponent within ±22: Clinger's fast path), a few such
+//! operations otherwise.
+
+/// Significant digits kept exactly (10^19 < 2^64).
+const DIGITS: u32 = 19;
+
+/// A JSON number: `(-1)^neg × mant × 10^exp`, plus whether nonzero digits beyond the first
+/// [`DIGITS`] significant ones were dropped (the true magnitude is then a little larger).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Decimal {
+    neg: bool,
+    mant: u64,
+    exp: i32,
+    inexact: bool,
+}
+
+/// 10^k as an integer, for k ≤ 19.
+fn pow10_u64(k: u32) -> u64 {
+    let mut p = 1u64;
+    for _ in 0..k {
+        p *= 10;
+    }
+    p
+}
+
+/// 10^k as an `f64`, for k ≤ 22: exact (every step's product is representable).
+fn pow10_f64(k: i32) -> f64 {
+    let mut p = 1.0;
+    for _ in 0..k {
+        p *= 10.0;
+    }
+    p
+}
+
+impl Decimal {
+    /// The digits of a JSON number token (`-? int frac? exp?`, as the tokenizer checked it).
+    /// Bytes that are not part of a number are ignored, so any input gives some value.
+    pub fn parse(s: &[u8]) -> Decimal {
+        let mut d = Decimal {
+            neg: s.first() == Some(&b'-'),
+            mant: 0,
+            exp: 0,
+            inexact: false,
+        };
+        let mut kept = 0u32;
+        let mut fraction = false;
+        let mut rest = s;
+        while let Some((&b, tail)) = rest.split_first() {
+            match b {
+                b'0'..=b'9' => {
+                    let digit = (b - b'0') as u64;
+                    if d.mant == 0 && digit == 0 {
+                        // A leading zero: only its place counts.
+                        d.exp -= fraction as i32;
+                    } else if kept < DIGITS {
+                        d.mant = d.mant * 10 + digit;
+                        kept += 1;
+                        d.exp -= fraction as i32;
+                    } else {
+                        d.exp += !fraction as i32;
+                        d.inexact |= digit != 0;
+                    }
+                }
+                b'.' => fraction = true,
+                b'e' | b'E' => {
+                    d.exp = d.exp.saturating_add(exponent(tail));
+                    break;
+                }
+                _ => {}
+            }
+            rest = tail;
+        }
+        d
+    }
+
+    /// The nearest whole number of degrees × 1e7, ties to even (as Python's `round`), decided
+    /// on the exact decimal value; `None` outside `i32`.
+    pub fn to_e7(self) -> Option<i32> {
+        if self.mant == 0 {
+            return Some(0);
+        }
+        let e = self.exp.saturating_add(7);
+        let magnitude = if e >= 0 {
+            // mant ≥ 1, so 10^10 × 1e0 already exceeds i32.
+            if e > 10 {
+                return None;
+            }
+            self.mant.checked_mul(pow10_u64(e as u32))?
+        } else if e < -(DIGITS as i32) {
+            // mant < 10^19 ≤ 10^-e / 10: under 0.1, rounds to 0.
+            0
+        } else {
+            let div = pow10_u64(e.unsigned_abs());
+            let (q, r) = (self.mant / div, self.mant % div);
+            let half = div / 2;
+            let up = r > half || (r == half && (self.inexact || q % 2 == 1));
+            q + up as u64
+        };
+        let limit = if self.neg {
+            1u64 << 31
+        } else {
+            i32::MAX as u64
+        };
+        if magnitude > limit {
+            return None;
+        }
+        Some(if self.neg {
+            (magnitude as i64).wrapping_neg() as i32
+        } else {
+            magnitude as i32
+        })
+    }
+
+    /// The value if it is exactly a whole number in `0..=max` (`-0` counts as 0).
+    pub fn to_whole(self, max: u32) -> Option<u32> {
+        if self.mant == 0 {
+            return Some(0);
+        }
+        if self.neg || self.inexact {
+            return None;
+        }
+        let v = if self.exp >= 0 {
+            if self.exp > 9 {
+                return None;
+            }
+            self.mant.checked_mul(pow10_u64(self.exp as u32))?
+        } else {
+            let k = self.exp.unsigned_abs();
+            if k >= DIGITS {
+                return None;
+            }
+            let div = pow10_u64(k);
+            if self.mant % div != 0 {
+                return None;
+            }
+            self.mant / div
+        };
+        (v <= max as u64).then_some(v as u32)
+    }
+
+    /// The nearest `f64`: correctly rounded when the mantissa is at most 2^53 and the exponent
+    /// within ±22 (one IEEE operation on exact operands); otherwise within a few units in the
+    /// last place. Overflow gives ±infinity, underflow ±0.
+    pub fn to_f64(self) -> f64 {
+        let mut v = self.mant as f64;
+        if self.mant != 0 {
+            // mant < 10^19: beyond these bounds the result is infinite or zero anyway, and
+            // clamping keeps the loops short.
+            let mut e = self.exp.clamp(-360, 330);
+            while e > 0 {
+                let k = e.min(22);
+                v *= pow10_f64(k);
+                e -= k;
+            }
+            while e < 0 {
+                let k = (-e).min(22);
+                v /= pow10_f64(k);
+                e += k;
+            }
+        }
+        if self.neg {
+            -v
+        } else {
+            v
+        }
+    }
+
+    /// The nearest `f32`, within one unit in the last place of the correctly rounded value
+    /// (the `f64` above rounded once more).
+    pub fn to_f32(self) -> f32 {
+        self.to_f64() as f32
+    }
+}
+
+/// The exponent after `e`/`E`, saturating far beyond any meaningful range.
+fn exponent(s: &[u8]) -> i32 {
+    let (neg, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, s),
+    };
+    let mut e: i32 = 0;
+    for &b in digits {
+        if b.is_ascii_digit() {
+            e = (e * 10 + (b - b'0') as i32).min(100_000);
+        }
+    }
+    if neg {
+        -e
+    } else {
+        e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Decimal {
+        Decimal::parse(s.as_bytes())
+    }
+
+    #[test]
+    fn digits_and_exponents() {
+        let x = d("47.397742");
+        assert_eq!(
+            (x.neg, x.mant, x.exp, x.inexact),
+            (false, 47_397_742, -6, false)
+        );
+        let x = d("-0.00025e-2");
+        assert_eq!((x.neg, x.mant, x.exp), (true, 25, -7));
+        let x = d("12345678901234567890123");
+        assert_eq!(
+            (x.mant, x.exp, x.inexact),
+            (1_234_567_890_123_456_789, 4, true)
+        );
+        let x = d("1.0000000000000000000000");
+        assert_eq!((x.mant, x.inexact), (1_000_000_000_000_000_000, false));
+        assert_eq!(d("1e999999999999").exp, 100_000);
+    }
+
+    #[test]
+    fn degrees_e7_round_half_to_even_on_the_decimal() {
+        assert_eq!(d("47.397742").to_e7(), Some(473_977_420));
+        assert_eq!(d("8.545590400695801").to_e7(), Some(85_455_904));
+        assert_eq!(d("0.00000005").to_e7(), Some(0));
+        assert_eq!(d("0.00000015").to_e7(), Some(2));
+        assert_eq!(d("-0.00000025").to_e7(), Some(-2));
+        assert_eq!(d("-0.000000250000000000000000001").to_e7(), Some(-3));
+        assert_eq!(d("214.7483647").to_e7(), Some(i32::MAX));
+        assert_eq!(d("214.7483648").to_e7(), None);
+        assert_eq!(d("-214.7483648").to_e7(), Some(i32::MIN));
+        assert_eq!(d("-214.74836485").to_e7(), Some(i32::MIN));
+        assert_eq!(d("-214.74836486").to_e7(), None);
+        assert_eq!(d("1e300").to_e7(), None);
+        assert_eq!(d("1e-300").to_e7(), Some(0));
+        assert_eq!(d("-0").to_e7(), Some(0));
+    }
+
+    #[test]
+    fn whole_numbers_are_exact() {
+        assert_eq!(d("16").to_whole(65_535), Some(16));
+        assert_eq!(d("16.000").to_whole(65_535), Some(16));
+        assert_eq!(d("1.6e1").to_whole(65_535), Some(16));
+        assert_eq!(d("160e-1").to_whole(65_535), Some(16));
+        assert_eq!(d("-0.0").to_whole(255), Some(0));
+        assert_eq!(d("3.5").to_whole(255), None);
+        assert_eq!(d("-1").to_whole(255), None);
+        assert_eq!(d("256").to_whole(255), None);
+        assert_eq!(d("1e999").to_whole(255), None);
+        assert_eq!(d("65535").to_whole(65_535), Some(65_535));
+    }
+
+    #[test]
+    fn floats_on_the_fast_path_are_correctly_rounded() {
+        for s in [
+            "47.397742",
+            "8.545594",
+            "488",
+            "47.3977419",
+            "0.1",
+            "-33.8688",
+            "1e22",
+        ] {
+            assert_eq!(d(s).to_f64(), s.parse::<f64>().unwrap(), "{s}");
+        }
+        assert_eq!(d("1e999").to_f64(), f64::INFINITY);
+        assert_eq!(d("-1e999").to_f32(), f32::NEG_INFINITY);
+        assert_eq!(d("1e-999").to_f64(), 0.0);
+        assert!(d("-0.0").to_f64().is_sign_negative());
+    }
+}

@@ -1,0 +1,331 @@
+//! The `mission` object, read token by token with byte offsets.
+//!
+//! Item-level problems the seed's reader raises (not a SimpleItem, not seven params, …) are
+//! recorded, not raised, so the first one in item order wins, as in the seed; reading goes on
+//! so items past the capacity are still checked and counted. A value of the wrong type stops
+//! the reading at once, with its offset.
+
+use super::json::{SyntaxError, Tok, Token, Tokens};
+use super::number::Decimal;
+use crate::mission::{is_known_command, is_known_frame, MissionItem};
+use heapless::{String, Vec};
+
+/// Longest `type` string kept for an error message.
+pub const KIND_LEN: usize = 20;
+
+/// A problem with one item, in the order the seed checks them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ItemProblem {
+    NotSimple(Option<String<KIND_LEN>>),
+    ParamCount(usize),
+    Missing(&'static str),
+    NotInteger(&'static str),
+    UnknownCommand(u16),
+    UnknownFrame(u8),
+}
+
+/// Why reading stopped early.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Halt {
+    /// Not JSON (the document was checked first, so this does not happen in practice).
+    Syntax(SyntaxError),
+    /// A value of the wrong type at `offset`.
+    Type {
+        offset: usize,
+        expected: &'static str,
+    },
+}
+
+impl From<SyntaxError> for Halt {
+    fn from(e: SyntaxError) -> Self {
+        Halt::Syntax(e)
+    }
+}
+
+fn type_error(t: &Token, expected: &'static str) -> Halt {
+    Halt::Type {
+        offset: t.start,
+        expected,
+    }
+}
+
+/// What the reader collects from the `mission` object.
+pub(crate) struct Mission<const N: usize> {
+    pub items: Vec<MissionItem, N>,
+    /// Items in the (last) `items` array.
+    pub count: usize,
+    /// Offset of item `N`, the first that does not fit.
+    pub overflow_at: Option<usize>,
+    /// The first item problem: (index, offset of the item, problem).
+    pub first_problem: Option<(usize, usize, ItemProblem)>,
+    /// The (last) `plannedHomePosition`: offset, element count, and the values if exactly 3.
+    pub home: Option<(usize, usize, Option<[f64; 3]>)>,
+}
+
+/// A number field as read: absent, `null`, or the number's text range.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+enum Field {
+    #[default]
+    Absent,
+    Null,
+    Num(usize, usize),
+}
+
+impl Field {
+    fn decimal(self, src: &[u8]) -> Option<Decimal> {
+        match self {
+            Field::Num(s, e) => Some(Decimal::parse(src.get(s..e).unwrap_or(&[]))),
+            _ => None,
+        }
+    }
+}
+
+/// One item's fields as read, before the seed's checks.
+#[derive(Default)]
+struct RawItem<'a> {
+    kind: Option<&'a [u8]>,
+    params: [Field; 7],
+    nparams: Option<usize>,
+    frame: Field,
+    command: Field,
+    autocontinue: Option<bool>,
+}
+
+impl<const N: usize> Mission<N> {
+    pub fn new() -> Self {
+        Mission {
+            items: Vec::new(),
+            count: 0,
+            overflow_at: None,
+            first_problem: None,
+            home: None,
+        }
+    }
+}
+
+/// Read the `mission` object starting at `at` (a `{`, checked by the caller) of the valid
+/// document `src` into `m`; stops at the first value of the wrong type.
+pub(crate) fn read_mission<const N: usize>(
+    src: &[u8],
+    at: usize,
+    m: &mut Mission<N>,
+) -> Result<(), Halt> {
+    let mut t = Tokens::new(src, at);
+    let open = t.token()?;
+    if open.tok != Tok::Open(true) {
+        return Err(type_error(&open, "an object"));
+    }
+    loop {
+        let key = t.token()?;
+        if key.tok == Tok::Close {
+            return Ok(());
+        }
+        let value = t.token()?;
+        match key.inner(src) {
+            b"items" => read_items(src, &mut t, &value, m)?,
+            b"plannedHomePosition" => read_home(src, &mut t, &value, m)?,
+            _ => {
+                t.skip(&value)?;
+            }
+        }
+    }
+}
+
+fn read_items<'a, const N: usize>(
+    src: &'a [u8],
+    t: &mut Tokens<'a>,
+    open: &Token,
+    m: &mut Mission<N>,
+) -> Result<(), Halt> {
+    if open.tok != Tok::Open(false) {
+        return Err(type_error(open, "an array of items"));
+    }
+    // A repeated key replaces the earlier one, as Python's json does.
+    m.items.clear();
+    m.count = 0;
+    m.overflow_at = None;
+    m.first_problem = None;
+    loop {
+        let item = t.token()?;
+        if item.tok == Tok::Close {
+            return Ok(());
+        }
+        let index = m.count;
+        let raw = read_item(src, t, &item)?;
+        m.count += 1;
+        if index == N {
+            m.overflow_at = Some(item.start);
+        }
+        match finish(src, raw, index) {
+            // Past the capacity the item is checked and counted, not stored.
+            Ok(it) => {
+                let _ = m.items.push(it);
+            }
+            Err(p) => {
+                if m.first_problem.is_none() {
+                    m.first_problem = Some((index, item.start, p));
+                }
+            }
+        }
+    }
+}
+
+fn read_item<'a>(src: &'a [u8], t: &mut Tokens<'a>, open: &Token) -> Result<RawItem<'a>, Halt> {
+    if open.tok != Tok::Open(true) {
+        return Err(type_error(open, "an item object"));
+    }
+    let mut raw = RawItem::default();
+    loop {
+        let key = t.token()?;
+        if key.tok == Tok::Close {
+            return Ok(raw);
+        }
+        let v = t.token()?;
+        match key.inner(src) {
+            // A null type is Python's None: "item N is a None", not a type error.
+            b"type" => {
+                raw.kind = match v.tok {
+                    Tok::Null => None,
+                    Tok::Str => Some(v.inner(src)),
+                    _ => return Err(type_error(&v, "a string")),
+                }
+            }
+            b"params" => {
+                if v.tok != Tok::Open(false) {
+                    return Err(type_error(&v, "an array of numbers or nulls"));
+                }
+                raw.params = [Field::Absent; 7];
+                let mut n = 0usize;
+                loop {
+                    let p = t.token()?;
+                    let field = match p.tok {
+                        Tok::Close => break,
+                        Tok::Null => Field::Null,
+                        Tok::Num => Field::Num(p.start, p.end),
+                        _ => return Err(type_error(&p, "a number or null")),
+                    };
+                    if let Some(slot) = raw.params.get_mut(n) {
+                        *slot = field;
+                    }
+                    n += 1;
+                }
+                raw.nparams = Some(n);
+            }
+            name @ (b"frame" | b"command") => {
+                let field = match v.tok {
+                    // `null` is a number that is not whole (NaN), as the seed reads it.
+                    Tok::Null => Field::Null,
+                    Tok::Num => Field::Num(v.start, v.end),
+                    _ => return Err(type_error(&v, "a number")),
+                };
+                if name == b"frame" {
+                    raw.frame = field;
+                } else {
+                    raw.command = field;
+                }
+            }
+            // Python's bool(None) is False; QGroundControl writes true or false.
+            b"autoContinue" => {
+                raw.autocontinue = Some(match v.tok {
+                    Tok::True => true,
+                    Tok::False | Tok::Null => false,
+                    _ => return Err(type_error(&v, "true, false or null")),
+                })
+            }
+            _ => {
+                t.skip(&v)?;
+            }
+        }
+    }
+}
+
+fn read_home<const N: usize>(
+    src: &[u8],
+    t: &mut Tokens<'_>,
+    open: &Token,
+    m: &mut Mission<N>,
+) -> Result<(), Halt> {
+    if open.tok != Tok::Open(false) {
+        return Err(type_error(open, "an array of 3 numbers"));
+    }
+    let mut vals = [0.0f64; 3];
+    let mut n = 0usize;
+    loop {
+        let v = t.token()?;
+        match v.tok {
+            Tok::Close => break,
+            // Not null: Python's float(None) is a type error.
+            Tok::Num => {
+                if let Some(slot) = vals.get_mut(n) {
+                    *slot = Decimal::parse(v.inner(src)).to_f64();
+                }
+            }
+            _ => return Err(type_error(&v, "a number")),
+        }
+        n += 1;
+    }
+    m.home = Some((open.start, n, (n == 3).then_some(vals)));
+    Ok(())
+}
+
+fn whole(f: Field, src: &[u8], field: &'static str, max: u32) -> Result<u32, ItemProblem> {
+    match f {
+        Field::Absent => Err(ItemProblem::Missing(field)),
+        _ => f
+            .decimal(src)
+            .and_then(|d| d.to_whole(max))
+            .ok_or(ItemProblem::NotInteger(field)),
+    }
+}
+
+/// Degrees to degrees × 1e7; `null` gives 0.
+fn dege7(f: Field, src: &[u8], field: &'static str) -> Result<i32, ItemProblem> {
+    match f.decimal(src) {
+        None => Ok(0),
+        Some(d) => d.to_e7().ok_or(ItemProblem::NotInteger(field)),
+    }
+}
+
+/// The seed's checks, in its order, then the conversion.
+fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, ItemProblem> {
+    if raw.kind != Some(b"SimpleItem") {
+        return Err(ItemProblem::NotSimple(raw.kind.map(|k| {
+            let mut s = String::new();
+            let text = core::str::from_utf8(k).unwrap_or("");
+            for c in text.chars() {
+                if s.push(c).is_err() {
+                    break;
+                }
+            }
+            s
+        })));
+    }
+    let n = raw.nparams.unwrap_or(0);
+    if n != 7 {
+        return Err(ItemProblem::ParamCount(n));
+    }
+    let frame = whole(raw.frame, src, "frame", u8::MAX as u32)? as u8;
+    let command = whole(raw.command, src, "command", u16::MAX as u32)? as u16;
+    let p = raw.params;
+    let nan = |f: Field| f.decimal(src).map_or(f32::NAN, |d| d.to_f32());
+    let x = dege7(p[4], src, "latitude (params[4])")?;
+    let y = dege7(p[5], src, "longitude (params[5])")?;
+    if !is_known_command(command) {
+        return Err(ItemProblem::UnknownCommand(command));
+    }
+    if !is_known_frame(frame) {
+        return Err(ItemProblem::UnknownFrame(frame));
+    }
+    let seq =
+        u16::try_from(index).map_err(|_| ItemProblem::NotInteger("seq (more than 65535 items)"))?;
+    Ok(MissionItem {
+        seq,
+        frame,
+        command,
+        autocontinue: raw.autocontinue.unwrap_or(true),
+        params: [nan(p[0]), nan(p[1]), nan(p[2]), nan(p[3])],
+        x,
+        y,
+        z: p[6].decimal(src).map_or(0.0, |d| d.to_f32()),
+    })
+}
