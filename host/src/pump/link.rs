@@ -20,7 +20,7 @@ use nexus_core::offboard::wire;
 use nexus_core::telemetry::error_text;
 use nexus_core::{Client, Instant};
 
-use super::params::{ParamError, ParamRead, ParamValue, PARAM_RETRY_MS};
+use super::params::{param_name_of, Owed, ParamError, ParamRead, ParamValue, PARAM_RETRY_MS};
 use super::slot::Slot;
 use super::status::{EventLog, LinkEvent, LinkStatus, ProgramReport};
 use super::supervise::{Supervision, VehicleProbe, Watchdog, PROBE_PERIOD_MS};
@@ -65,6 +65,7 @@ pub(crate) struct LinkState {
     waits: HashMap<WaitId, WaitSlot>,
     program: Option<ProgramSlot>,
     params: Vec<ParamRead>,
+    owed: Owed,
     epoch: u64,
     counters: super::status::LinkCounters,
     died: Option<String>,
@@ -105,6 +106,7 @@ impl LinkState {
             waits: HashMap::new(),
             program: None,
             params: Vec::new(),
+            owed: Owed::default(),
             counters: Default::default(),
             died: None,
             broken: false,
@@ -176,6 +178,9 @@ impl LinkState {
                     if let Msg::ParamValue(pv) = &frame.msg {
                         if frame.header.sysid == self.client.telemetry().ids().target_sysid {
                             answer_params(&mut self.params, pv);
+                            if let Some(name) = param_name_of(pv) {
+                                self.owed.paid(name);
+                            }
                         }
                     }
                     if self.client.handle(now, &frame) {
@@ -200,7 +205,31 @@ impl LinkState {
     /// Send everything the client has due now, each frame as it is encoded.
     pub fn transmit(&mut self, now: Instant) {
         while let Some(n) = self.client.poll_transmit(now, &mut self.tx) {
+            self.note_param_set(now, n);
             self.send(n);
+        }
+    }
+
+    /// A PARAM_SET the offboard machine sends is answered by a PARAM_VALUE: note it owed.
+    fn note_param_set(&mut self, now: Instant, n: usize) {
+        let frame = &self.tx[..n];
+        let id = <mav::PARAM_SET_DATA as mavlink::MessageData>::ID;
+        if n < 12 || frame[0] != nexus_core::frame::MAGIC_V2 {
+            return;
+        }
+        let msgid = u32::from_le_bytes([frame[7], frame[8], frame[9], 0]);
+        let len = frame[1] as usize;
+        if msgid != id || n < 10 + len {
+            return;
+        }
+        let payload = &frame[10..10 + len];
+        if let Ok(m) = <mav::PARAM_SET_DATA as mavlink::MessageData>::deser(
+            mavlink::MavlinkVersion::V2,
+            payload,
+        ) {
+            if let Ok(name) = m.param_id.to_str() {
+                self.owed.sent(name.trim_end_matches('\0'), now);
+            }
         }
     }
 
@@ -362,7 +391,9 @@ impl LinkState {
             return;
         }
         let timeout_us = (timeout_s.max(0.0) as f64 * 1e6) as u64;
+        let skip = self.owed.count(&name, now);
         self.params.push(ParamRead {
+            skip,
             name,
             slot,
             sends: 0,
@@ -398,6 +429,7 @@ impl LinkState {
                     };
                     if let Ok(n) = self.client.encode(&msg, &mut self.tx) {
                         self.send(n);
+                        self.owed.sent(&self.params[i].name, now);
                     }
                 }
                 let p = &mut self.params[i];
@@ -524,14 +556,19 @@ impl LinkState {
     }
 }
 
+/// A PARAM_VALUE arrived: each read of that name skips it if it is owed to earlier traffic,
+/// else takes it.
 fn answer_params(params: &mut Vec<ParamRead>, pv: &mav::PARAM_VALUE_DATA) {
     let mut i = 0;
     while i < params.len() {
-        if params[i].matches(pv) {
+        if !params[i].matches(pv) {
+            i += 1;
+        } else if params[i].skip > 0 {
+            params[i].skip -= 1;
+            i += 1;
+        } else {
             let p = params.swap_remove(i);
             p.slot.fill(Ok(ParamValue::from(pv)));
-        } else {
-            i += 1;
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The pump: one background thread that drives any number of vehicle links.
 //!
-//! Each link is a transport [`Link`](crate::transport::Link), a core
-//! [`Decoder`](nexus_core::frame::Decoder) and a core [`Client`](nexus_core::Client) with the
+//! Each link is a transport [`crate::transport::Link`], a core
+//! [`nexus_core::frame::Decoder`] and a core [`nexus_core::Client`] with the
 //! host's capacities ([`HostClient`]). The thread owns one mio `Poll` for all of them; user
 //! threads hold [`Pump`] and [`LinkHandle`]s (both `Send + Sync`, cheap to clone) and reach the
 //! thread through a channel and a `mio::Waker`.

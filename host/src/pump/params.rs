@@ -1,7 +1,11 @@
 //! Parameter reads: PARAM_REQUEST_READ, answered by a PARAM_VALUE with the same name.
 //!
 //! PX4 answers within a millisecond on loopback and also sends PARAM_VALUEs nobody asked for,
-//! so a read is matched by name, not by timing. The request is re-sent every
+//! so a read is matched by name, not by timing. MAVLink's parameter protocol carries no request
+//! id, and every PARAM_SET and PARAM_REQUEST_READ is answered by one PARAM_VALUE: so the pump
+//! keeps, per name, the answers still owed for what it sent ([`Owed`]), and a read skips that
+//! many PARAM_VALUEs before it takes one. Otherwise `param_set` then `param_get` could read the
+//! echo of an earlier set, or the late answer to an earlier read. The request is re-sent every
 //! [`PARAM_RETRY_MS`] (UDP loses datagrams) until the caller's timeout, which ends the read
 //! with [`ParamError::Timeout`]: an autopilot that never answers is a typed give-up, not a hang.
 
@@ -14,6 +18,10 @@ use super::slot::Slot;
 
 /// Re-send interval of an unanswered PARAM_REQUEST_READ, ms (wall).
 pub const PARAM_RETRY_MS: u64 = 1000;
+
+/// How long a PARAM_VALUE stays owed for a PARAM_SET or PARAM_REQUEST_READ sent, ms (wall):
+/// after that it counts as lost.
+pub const PARAM_OWED_MS: u64 = 3000;
 
 /// A parameter as the autopilot reported it (PARAM_VALUE).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,10 +93,52 @@ pub enum ParamError {
     Closed(String),
 }
 
+/// PARAM_VALUEs still owed per parameter name, oldest first (the send times).
+#[derive(Debug, Default)]
+pub(crate) struct Owed {
+    by_name: std::collections::HashMap<String, std::collections::VecDeque<Instant>>,
+}
+
+impl Owed {
+    /// A PARAM_SET or PARAM_REQUEST_READ for `name` went out at `now`.
+    pub fn sent(&mut self, name: &str, now: Instant) {
+        self.by_name
+            .entry(name.to_owned())
+            .or_default()
+            .push_back(now);
+    }
+
+    /// A PARAM_VALUE for `name` arrived: it pays the oldest debt.
+    pub fn paid(&mut self, name: &str) {
+        if let Some(q) = self.by_name.get_mut(name) {
+            q.pop_front();
+            if q.is_empty() {
+                self.by_name.remove(name);
+            }
+        }
+    }
+
+    /// Answers owed for `name` at `now`, forgetting those older than [`PARAM_OWED_MS`].
+    pub fn count(&mut self, name: &str, now: Instant) -> usize {
+        let Some(q) = self.by_name.get_mut(name) else {
+            return 0;
+        };
+        while q
+            .front()
+            .is_some_and(|t| now.saturating_since(*t).total_micros() > PARAM_OWED_MS * 1000)
+        {
+            q.pop_front();
+        }
+        q.len()
+    }
+}
+
 /// A read in flight on the pump thread.
 #[derive(Debug)]
 pub(crate) struct ParamRead {
     pub name: String,
+    /// PARAM_VALUEs for this name owed to earlier sets and reads: skipped before one is taken.
+    pub skip: usize,
     pub slot: Arc<Slot<Result<ParamValue, ParamError>>>,
     pub sends: u32,
     pub next_send: Instant,
@@ -102,12 +152,15 @@ impl ParamRead {
         self.next_send.min(self.deadline)
     }
 
-    /// Whether `m` answers this read.
+    /// Whether `m` is about this read's parameter.
     pub fn matches(&self, m: &mav::PARAM_VALUE_DATA) -> bool {
-        m.param_id
-            .to_str()
-            .is_ok_and(|id| id.trim_end_matches('\0') == self.name)
+        param_name_of(m).is_some_and(|id| id == self.name)
     }
+}
+
+/// The parameter a PARAM_VALUE is about.
+pub(crate) fn param_name_of(m: &mav::PARAM_VALUE_DATA) -> Option<&str> {
+    m.param_id.to_str().ok().map(|id| id.trim_end_matches('\0'))
 }
 
 impl From<&mav::PARAM_VALUE_DATA> for ParamValue {
@@ -124,6 +177,26 @@ impl From<&mav::PARAM_VALUE_DATA> for ParamValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn answers_are_owed_in_order_and_expire() {
+        let mut o = Owed::default();
+        let t = |ms| Instant::from_millis(ms);
+        o.sent("A", t(0));
+        o.sent("A", t(10));
+        o.sent("B", t(10));
+        assert_eq!(o.count("A", t(20)), 2);
+        o.paid("A");
+        assert_eq!(o.count("A", t(20)), 1);
+        assert_eq!(o.count("B", t(20)), 1);
+        assert_eq!(
+            o.count("A", t(10 + PARAM_OWED_MS + 1)),
+            0,
+            "lost answers expire"
+        );
+        o.paid("C"); // nothing owed: nothing happens
+        assert_eq!(o.count("C", t(0)), 0);
+    }
 
     #[test]
     fn integers_come_bytewise() {
