@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use nexus_core::frame::{crc_extra, frame_crc, Encoder, MAX_FRAME_LEN};
 use nexus_core::mav;
-use nexus_host::bridge::{bridge, Bridge, BridgeError, BridgeOptions, MsgFilter};
+use nexus_host::bridge::{bridge, Bridge, BridgeError, BridgeOptions, BridgeStats, MsgFilter};
 
 fn heartbeat() -> mav::HEARTBEAT_DATA {
     mav::HEARTBEAT_DATA {
@@ -135,6 +135,19 @@ impl Rig {
         got
     }
 
+    /// The bridge's counters once `ready` holds (they are published after each turn, so
+    /// just after the bytes they count), or as they are after 2 s.
+    fn stats_when(&self, ready: impl Fn(&BridgeStats) -> bool) -> BridgeStats {
+        let until = Instant::now() + Duration::from_secs(2);
+        loop {
+            let s = self.bridge.stats();
+            if ready(&s) || Instant::now() >= until {
+                return s;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Make the bridge's UDP side known (it sends from an ephemeral port): one frame in from
     /// the stream, one datagram out.
     fn learn_udp_peer(&mut self, enc: &mut Encoder) {
@@ -223,7 +236,8 @@ fn datagrams_reach_the_stream_side_byte_for_byte() {
     }
     let got = rig.stream_bytes(want.len(), Duration::from_secs(5));
     assert_eq!(got, want);
-    let s = rig.bridge.stats().backward;
+    // The counters are published after the bytes are written: give the bridge a moment.
+    let s = rig.stats_when(|s| s.backward.units_in >= 20).backward;
     assert_eq!(s.units_in, 20, "{s:?}");
     assert_eq!(s.bytes_out, want.len() as u64, "{s:?}");
 }
@@ -279,7 +293,9 @@ fn a_paced_stream_side_moves_at_the_line_rate_and_drops_beyond_its_backlog() {
             Err(e) => panic!("tcp read: {e}"),
         }
     }
-    let s = rig.bridge.stats().backward;
+    let s = rig
+        .stats_when(|s| s.backward.units_out + s.backward.throttled >= 30)
+        .backward;
     let len = frames[0].len();
     let passed = got.len() / len;
     assert_eq!(got.len() % len, 0, "whole frames only");
@@ -287,7 +303,23 @@ fn a_paced_stream_side_moves_at_the_line_rate_and_drops_beyond_its_backlog() {
     assert_eq!(s.units_out + s.throttled, 30, "{s:?}");
     assert!(s.throttled >= 5, "the backlog overflowed: {s:?}");
     assert!(passed >= 15, "{s:?}");
-    assert_eq!(got, frames[..passed].concat(), "the first ones, in order");
+    // Whole frames of the ones sent, in the order sent, the first at once. Which later ones
+    // the backlog dropped depends on how the datagrams were spread over the bridge's reads
+    // (a loaded machine delivers them in several batches), so only the order is fixed.
+    let indices: Vec<usize> = got
+        .chunks(len)
+        .map(|c| {
+            frames
+                .iter()
+                .position(|f| f[..] == *c)
+                .expect("a frame that was sent")
+        })
+        .collect();
+    assert_eq!(indices[0], 0, "{indices:?}");
+    assert!(
+        indices.windows(2).all(|w| w[0] < w[1]),
+        "in order: {indices:?}"
+    );
     // What passed took its line time (the first frame went at once): ~22 ms a frame.
     let took = last - first.expect("bytes came");
     let line_time = Duration::from_secs_f64(((passed - 1) * len) as f64 / 960.0);
