@@ -279,4 +279,92 @@ mod tests {
         assert_eq!(d("1e-999").to_f64(), 0.0);
         assert!(d("-0.0").to_f64().is_sign_negative());
     }
+
+    use proptest::prelude::*;
+    extern crate std;
+    use std::format;
+    use std::string::String;
+
+    /// A JSON number: sign, up to 25 digits with a decimal point somewhere, maybe an exponent.
+    fn json_number() -> impl Strategy<Value = String> {
+        (
+            any::<bool>(),
+            "[1-9][0-9]{0,24}",
+            0usize..26,
+            prop::option::of(-60i32..60),
+            any::<bool>(),
+        )
+            .prop_map(|(neg, digits, point, exp, leading_zero)| {
+                let point = point.min(digits.len());
+                let (int, frac) = digits.split_at(digits.len() - point);
+                let mut s = String::from(if neg { "-" } else { "" });
+                match (int.is_empty(), frac.is_empty()) {
+                    (true, _) => s += &format!("0.{}{frac}", if leading_zero { "00" } else { "" }),
+                    (false, true) => s += int,
+                    (false, false) => s += &format!("{int}.{frac}"),
+                }
+                if let Some(e) = exp {
+                    s += &format!("e{e}");
+                }
+                s
+            })
+    }
+
+    /// Distance in units in the last place between two floats of the same sign.
+    fn ulps32(a: f32, b: f32) -> u32 {
+        (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs() as u32
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        #[test]
+        fn f32_within_one_ulp_of_the_correctly_rounded_value(s in json_number()) {
+            let want: f32 = s.parse().unwrap();
+            let got = d(&s).to_f32();
+            prop_assert!(ulps32(got, want) <= 1, "{s}: {got:e} vs {want:e}");
+        }
+
+        #[test]
+        fn f64_exact_on_the_fast_path_and_close_elsewhere(s in json_number()) {
+            let want: f64 = s.parse().unwrap();
+            let x = d(&s);
+            let got = x.to_f64();
+            let fast = !x.inexact && x.mant <= 1 << 53 && (-22..=22).contains(&x.exp);
+            let ulps = (got.to_bits() as i128 - want.to_bits() as i128).unsigned_abs();
+            if fast {
+                prop_assert_eq!(got, want, "{}", s);
+            } else {
+                prop_assert!(ulps <= 16 || (want.abs() < 1e-300), "{s}: {got:e} vs {want:e}");
+            }
+        }
+
+        #[test]
+        fn e7_is_the_f64_rounding_except_on_exact_ties(s in json_number()) {
+            let x = d(&s);
+            let p = s.parse::<f64>().unwrap() * 1e7;
+            match x.to_e7() {
+                // Out of range: at least i32's bound, give or take the rounding.
+                None => prop_assert!(p.abs() >= i32::MAX as f64 - 1.0, "{}", s),
+                Some(got) => {
+                    prop_assert!((got as f64 - p).abs() <= 0.5 + 1e-6 * p.abs().max(1.0), "{s}: {got} vs {p}");
+                    let frac = p.abs().fract();
+                    if (frac - 0.5).abs() > 1e-6 {
+                        prop_assert_eq!(got as f64, p.round_ties_even(), "{}", s);
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn whole_numbers_are_exact_integers(n in 0u32..70_000, zeros in 0usize..4, e in -3i32..4) {
+            // n × 10^e written as digits with `zeros` trailing fraction zeros.
+            let s = if zeros == 0 { format!("{n}e{e}") } else { format!("{n}.{}e{e}", "0".repeat(zeros)) };
+            let exact = if e >= 0 { Some(n as u64 * 10u64.pow(e as u32)) }
+                else if n as u64 % 10u64.pow(e.unsigned_abs()) == 0 { Some(n as u64 / 10u64.pow(e.unsigned_abs())) }
+                else { None };
+            let want = exact.filter(|&v| v <= 65_535).map(|v| v as u32);
+            prop_assert_eq!(d(&s).to_whole(65_535), want, "{}", s);
+        }
+    }
 }
