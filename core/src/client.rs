@@ -121,6 +121,36 @@ impl From<OffboardError> for ClientError {
     }
 }
 
+/// A program notification waiting for [`Client::poll_event`]: the small events only, so the
+/// queue does not hold [`PROGRAM_EVENTS_LEN`] copies of the large [`Event`] (a `WaitResult`
+/// travels in `Settled`), which would cost a firmware ~2.7 KiB of RAM for nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ProgramNote {
+    Step {
+        step: usize,
+        passed: bool,
+        reason: Reason,
+    },
+    Finished(ProgramEnd),
+}
+
+impl ProgramNote {
+    fn event(self) -> Event {
+        match self {
+            ProgramNote::Step {
+                step,
+                passed,
+                reason,
+            } => Event::Step {
+                step,
+                passed,
+                reason,
+            },
+            ProgramNote::Finished(end) => Event::ProgramFinished(end),
+        }
+    }
+}
+
 /// Carries out program actions: the offboard machine's verbs, and the driver's speed factor.
 struct Act<'a, const ITEMS: usize, const TEXTS: usize> {
     offboard: &'a mut Offboard<ITEMS>,
@@ -152,7 +182,7 @@ pub struct Client<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, co
     runner: ProgramRunner<STEPS>,
     encoder: Encoder,
     speedup: Option<f32>,
-    program_events: Deque<Event, PROGRAM_EVENTS_LEN>,
+    program_events: Deque<ProgramNote, PROGRAM_EVENTS_LEN>,
     program_events_lost: u32,
     steps_reported: usize,
     reboots_seen: u32,
@@ -241,7 +271,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             return Some(Event::Speedup(f));
         }
         if let Some(e) = self.program_events.pop_front() {
-            return Some(e);
+            return Some(e.event());
         }
         if let Some(e) = self.offboard.poll_event() {
             return Some(Event::Offboard(e));
@@ -400,6 +430,11 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             while let Some((_, reaction)) = self.engine.poll_reaction() {
                 self.apply_reaction(reaction);
             }
+            // Without step programs (`STEPS == 0`, const-folded) the runner never holds a wait:
+            // returning here keeps the whole program path out of such a build.
+            if STEPS == 0 {
+                return;
+            }
             let Some(id) = self.runner.current_wait() else {
                 return;
             };
@@ -424,7 +459,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// Report the steps recorded since the last report, then the program's end if it ended.
     fn note_progress(&mut self, progress: Progress) {
         while let Some(rec) = self.runner.records().get(self.steps_reported) {
-            let e = Event::Step {
+            let e = ProgramNote::Step {
                 step: self.steps_reported,
                 passed: rec.passed,
                 reason: rec.result.reason,
@@ -433,11 +468,11 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             self.push_program_event(e);
         }
         if let Progress::Finished(end) = progress {
-            self.push_program_event(Event::ProgramFinished(end));
+            self.push_program_event(ProgramNote::Finished(end));
         }
     }
 
-    fn push_program_event(&mut self, e: Event) {
+    fn push_program_event(&mut self, e: ProgramNote) {
         if self.program_events.is_full() {
             self.program_events.pop_front();
             self.program_events_lost = self.program_events_lost.wrapping_add(1);
