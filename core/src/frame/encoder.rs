@@ -65,6 +65,30 @@ impl Encoder {
         self.seq = self.seq.wrapping_add(1);
         Ok(n)
     }
+
+    /// Encode a payload laid out by hand (MAVLink 2 wire order, extensions included) as the
+    /// next frame of message `id` with checksum seed `crc_extra`; trailing zero bytes are
+    /// truncated. Returns the frame's length; the sequence number advances only on success.
+    pub fn encode_payload(
+        &mut self,
+        id: u32,
+        crc_extra: u8,
+        payload: &[u8],
+        out: &mut [u8],
+    ) -> Result<usize, BufferTooSmall> {
+        // A MAVLink 2 payload keeps at least one byte, even a zero.
+        let body_len = payload.len().max(1);
+        let needed = 12 + body_len;
+        if needed > MAX_FRAME_LEN || out.len() < needed {
+            return Err(BufferTooSmall { needed });
+        }
+        out[10] = 0;
+        out[10..10 + payload.len()].copy_from_slice(payload);
+        let len = payload.iter().rposition(|&b| b != 0).map_or(1, |i| i + 1);
+        let n = finish_v2(self.seq, self.sysid, self.compid, id, crc_extra, len, out);
+        self.seq = self.seq.wrapping_add(1);
+        Ok(n)
+    }
 }
 
 /// Encode one MAVLink 2 frame with explicit header fields; returns its length.
@@ -83,7 +107,31 @@ pub fn encode_v2<M: MessageData>(
         return Err(BufferTooSmall { needed });
     }
     let payload_len = msg.ser(MavlinkVersion::V2, &mut out[10..10 + M::ENCODED_LEN]);
-    let id = M::ID.to_le_bytes();
+    Ok(finish_v2(
+        seq,
+        sysid,
+        compid,
+        M::ID,
+        M::EXTRA_CRC,
+        payload_len,
+        out,
+    ))
+}
+
+/// Header and checksum around the payload already in `out[10..10 + payload_len]` (which
+/// `out` holds, with 2 bytes more); returns the frame's length. One copy for every message
+/// type, not one per type.
+#[inline(never)]
+fn finish_v2(
+    seq: u8,
+    sysid: u8,
+    compid: u8,
+    id: u32,
+    crc_extra: u8,
+    payload_len: usize,
+    out: &mut [u8],
+) -> usize {
+    let id = id.to_le_bytes();
     out[0] = MAGIC_V2;
     out[1] = payload_len as u8;
     out[2] = 0; // incompat flags
@@ -94,7 +142,7 @@ pub fn encode_v2<M: MessageData>(
     out[7] = id[0];
     out[8] = id[1];
     out[9] = id[2];
-    let crc = frame_crc(&out[1..10 + payload_len], M::EXTRA_CRC);
+    let crc = frame_crc(&out[1..10 + payload_len], crc_extra);
     out[10 + payload_len..12 + payload_len].copy_from_slice(&crc.to_le_bytes());
-    Ok(12 + payload_len)
+    12 + payload_len
 }

@@ -62,6 +62,7 @@ use clock::{earliest, Stamp};
 use config::Timing;
 use heapless::Deque;
 use mavlink::dialects::common as mav;
+use mavlink::MessageData;
 use mission::MissionState;
 use requests::Requests;
 use wire::Addr;
@@ -272,15 +273,19 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             Tx::MissionCount(n) => enc.encode(&wire::mission_count(to, *n), buf),
             Tx::MissionItem(seq) => {
                 let item = self.mission.items.get(*seq as usize)?;
-                // Items were validated when lodged (or came decoded from PX4): cannot fail.
-                let m = wire::mission_item_int(
+                // By hand: no MAV_CMD enum conversion (items were validated when lodged).
+                let p = wire::mission_item_int_payload(
                     to,
                     item,
                     false,
                     mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
+                );
+                enc.encode_payload(
+                    <mav::MISSION_ITEM_INT_DATA as MessageData>::ID,
+                    <mav::MISSION_ITEM_INT_DATA as MessageData>::EXTRA_CRC,
+                    &p,
+                    buf,
                 )
-                .ok()?;
-                enc.encode(&m, buf)
             }
             Tx::MissionRequestList => enc.encode(&wire::mission_request_list(to), buf),
             Tx::MissionRequestInt(seq) => enc.encode(&wire::mission_request_int(to, *seq), buf),

@@ -260,6 +260,42 @@ pub fn mission_item_int(
     })
 }
 
+/// MISSION_ITEM_INT's payload for `item`, laid out by hand in MAVLink 2 wire order (the
+/// extension `mission_type` included, before truncation): what [`mission_item_int`] encodes
+/// to, without converting `command` and `frame` to the dialect's enums. The numbers ride as
+/// they are, so this cannot fail; whether they are values the dialect knows is checked when a
+/// mission is lodged ([`MissionItem::validate`]). Encode it with
+/// [`crate::frame::Encoder::encode_payload`].
+pub fn mission_item_int_payload(
+    to: Addr,
+    item: &MissionItem,
+    current: bool,
+    mission_type: mav::MavMissionType,
+) -> [u8; mav::MISSION_ITEM_INT_DATA::ENCODED_LEN] {
+    let mut p = [0u8; mav::MISSION_ITEM_INT_DATA::ENCODED_LEN];
+    let words = [
+        item.params[0].to_bits(),
+        item.params[1].to_bits(),
+        item.params[2].to_bits(),
+        item.params[3].to_bits(),
+        item.x as u32,
+        item.y as u32,
+        item.z.to_bits(),
+    ];
+    for (chunk, w) in p.chunks_exact_mut(4).zip(words) {
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    p[28..30].copy_from_slice(&item.seq.to_le_bytes());
+    p[30..32].copy_from_slice(&item.command.to_le_bytes());
+    p[32] = to.system;
+    p[33] = to.component;
+    p[34] = item.frame;
+    p[35] = current as u8;
+    p[36] = item.autocontinue as u8;
+    p[37] = mission_type as u8;
+    p
+}
+
 /// MISSION_COUNT (mission type MISSION, no opaque id: PX4 computes its own).
 pub fn mission_count(to: Addr, count: u16) -> mav::MISSION_COUNT_DATA {
     mav::MISSION_COUNT_DATA {
