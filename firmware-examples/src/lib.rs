@@ -9,6 +9,7 @@
 //! * [`clock`]: the SysTick millisecond clock that supplies `now`;
 //! * [`pump`]: the main loop around a sans-IO [`pump::Node`], and the exit report;
 //! * [`mission`]: the mission flight, the nexus-core `Client` as a [`pump::Node`];
+//!   [`report`]: its failure reports, in a few words and numbers;
 //! * [`stack`]: the stack high-water mark; [`exit`]: semihosting exit, panic and fault
 //!   handlers; [`log`]: `info!`/`error!` over defmt or plain semihosting.
 //!
@@ -25,6 +26,7 @@ pub mod exit;
 pub mod log;
 pub mod mission;
 pub mod pump;
+pub mod report;
 pub mod stack;
 pub mod uart;
 

@@ -1,23 +1,13 @@
 //! Logging: defmt over semihosting with the `defmt` feature, else plain semihosting lines.
 //!
-//! Format strings must use only what both accept: `{}` with integers, `&str` and
-//! [`display`]-wrapped values. Without the feature each line costs a semihosting call and
-//! `core::fmt`; the firmware logs only at start, on failure and at exit.
+//! Format strings must use only what both accept: `{}` with integers and `&str`. Values with a
+//! `Display` impl are not logged as such: each impl called stays in flash with the `core::fmt`
+//! paths it drives ([`crate::report`] names failures in words and numbers instead). Without the
+//! feature each line costs a semihosting call and `core::fmt`'s integer formatting; the firmware
+//! logs only at start, on progress, on failure and at exit.
 
 #[cfg(feature = "defmt")]
 use defmt_semihosting as _; // the global defmt logger
-
-/// Wrap a `Display` value so both back ends can print it.
-#[cfg(feature = "defmt")]
-pub fn display<T: core::fmt::Display + ?Sized>(value: &T) -> defmt::Display2Format<'_, T> {
-    defmt::Display2Format(value)
-}
-
-/// Wrap a `Display` value so both back ends can print it.
-#[cfg(not(feature = "defmt"))]
-pub fn display<T: core::fmt::Display + ?Sized>(value: &T) -> &T {
-    value
-}
 
 /// Log a line at info level.
 #[macro_export]

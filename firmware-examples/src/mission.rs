@@ -20,14 +20,13 @@
 
 use nexus_core::engine::{Reason, Wait, WaitId, WaitResult};
 use nexus_core::mission::{last_waypoint, MissionItem};
-use nexus_core::offboard::{ArmWait, OffboardError, OffboardEvent};
-use nexus_core::plan::{line_col, read_plan, PlanError};
+use nexus_core::offboard::{ArmWait, OffboardEvent};
+use nexus_core::plan::read_plan;
 use nexus_core::telemetry::LinkIds;
 use nexus_core::{Client, ClientConfig, Duration, Event, Frame, Instant, Mode};
 
-use crate::log::display;
 use crate::pump::{Node, Outcome};
-use crate::{error, info};
+use crate::{error, info, report};
 
 /// Concurrent waits: at most two are pending at once (Settle).
 pub const WAITS: usize = 2;
@@ -105,8 +104,9 @@ pub struct MissionFlight {
 impl MissionFlight {
     /// A flight that has not connected yet.
     ///
-    /// The flight is large (the core client is ~8 KiB): build it in place in the caller's
-    /// frame, once, rather than inlined next to the loop's own temporaries.
+    /// The flight is large (it holds the core client): build it in place in the caller's
+    /// frame, once (a value returned from a call that is not inlined lands there directly),
+    /// rather than inlined next to the loop's own temporaries.
     #[inline(never)]
     pub fn new(now: Instant) -> Self {
         MissionFlight {
@@ -130,7 +130,7 @@ impl MissionFlight {
         let plan = match read_plan::<ITEMS>(bytes) {
             Ok(p) => p,
             Err(e) => {
-                log_plan_error(bytes, &e);
+                report::plan_error(bytes, &e);
                 return Err("the stored .plan could not be read");
             }
         };
@@ -141,7 +141,7 @@ impl MissionFlight {
     fn lodge(&mut self, items: &[MissionItem]) -> Result<(), &'static str> {
         let (offboard, _) = self.client.offboard_mut();
         if let Err(e) = offboard.lodge_mission(items) {
-            log_offboard_error("lodging the mission", &e);
+            report::offboard_error("lodging the mission", &e);
             return Err("the mission was refused by the offboard machine");
         }
         self.last_waypoint = last_waypoint(items);
@@ -163,7 +163,7 @@ impl MissionFlight {
 
     fn wait(&mut self, now: Instant, wait: &Wait) -> Result<WaitId, Outcome> {
         self.client.wait(now, wait).map_err(|e| {
-            error!("wait refused: {}", display(&e));
+            report::client_error(&e);
             Outcome::Failure("the wait engine refused a wait")
         })
     }
@@ -185,7 +185,7 @@ impl MissionFlight {
         );
         let (offboard, _) = self.client.offboard_mut();
         if let Err(e) = offboard.upload_mission() {
-            log_offboard_error("starting the upload", &e);
+            report::offboard_error("starting the upload", &e);
             return Err(Outcome::Failure("the mission upload could not start"));
         }
         self.enter(now, Phase::Upload, UPLOAD_WALL_MS);
@@ -299,7 +299,7 @@ impl MissionFlight {
                     }
                 }
                 Event::Offboard(e) => {
-                    error!("offboard: {}", display(&e));
+                    report::offboard_event(&e);
                     return Err(Outcome::Failure(match e {
                         OffboardEvent::Refused(_) => "the autopilot refused a command",
                         OffboardEvent::GaveUp(_) => "a request was given up",
@@ -341,7 +341,10 @@ impl MissionFlight {
                 remaining_ms, prearm
             ),
             Some(ArmWait::Mode(m)) => {
-                error!("arm not sent: mode {} not confirmed yet", display(&m))
+                error!(
+                    "arm not sent: mode {} not confirmed yet",
+                    report::mode_name(m)
+                )
             }
             Some(ArmWait::Restart) => error!("arm not sent: mission restart not confirmed yet"),
             Some(ArmWait::NoPosition) => error!("arm not sent: no position estimate"),
@@ -350,7 +353,7 @@ impl MissionFlight {
             None => {}
         }
         if let Some(r) = ob.last_refusal() {
-            error!("last refusal: {}", display(r));
+            report::refusal(r);
         }
         if let Some(t) = tel.texts().last() {
             error!("last autopilot text: {}", t.text.as_str());
@@ -412,7 +415,12 @@ impl MissionFlight {
     }
 }
 
+// The three entry points are kept out of the pump's loop (`inline(never)`): each drives a
+// deep, temporary-heavy path of the core (frame handling and wait evaluation; encoding; events
+// and wait registration), and as separate frames those temporaries share the stack one after
+// the other instead of all piling up in the loop's frame for the whole flight.
 impl Node for MissionFlight {
+    #[inline(never)]
     fn handle(&mut self, now: Instant, frame: &Frame) {
         if self.client.handle(now, frame) {
             self.accepted = self.accepted.wrapping_add(1);
@@ -420,6 +428,7 @@ impl Node for MissionFlight {
         }
     }
 
+    #[inline(never)]
     fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         self.client.poll_transmit(now, buf)
     }
@@ -428,6 +437,7 @@ impl Node for MissionFlight {
         self.client.next_deadline()
     }
 
+    #[inline(never)]
     fn poll_outcome(&mut self, now: Instant) -> Option<Outcome> {
         if let Err(outcome) = self.step(now).and_then(|()| self.check_wall(now)) {
             return Some(outcome);
@@ -442,15 +452,6 @@ impl Node for MissionFlight {
         }
         None
     }
-}
-
-fn log_plan_error(bytes: &[u8], e: &PlanError) {
-    let (line, col) = line_col(bytes, e.offset());
-    error!("plan: {} (line {}, column {})", display(e), line, col);
-}
-
-fn log_offboard_error(what: &str, e: &OffboardError) {
-    error!("{}: {}", what, display(e));
 }
 
 fn log_wait(what: &str, r: &WaitResult) {
