@@ -113,16 +113,39 @@ impl Sub<Instant> for Instant {
     }
 }
 
-/// Seconds (`f32`) to whole milliseconds, saturating; negative or NaN gives 0.
+/// Seconds (`f32`) to whole milliseconds, rounded half away from zero, saturating; negative or
+/// NaN gives 0.
 ///
 /// Every engine threshold is converted once, at registration, so evaluation compares integers.
+/// Exact, in integers: `secs` is `m × 2^e` with `m < 2^24`, so `secs × 1000` is `m × 1000`
+/// (under 2^34) shifted by `e`. (The same result as rounding `secs as f64 * 1000.0`, which is
+/// exact too, without linking the soft-float `f64` addition on an MCU.)
 pub fn secs_to_ms(secs: f32) -> u64 {
     if secs.is_nan() || secs <= 0.0 {
-        0
-    } else if secs >= 1.8e16 {
-        u64::MAX
+        return 0;
+    }
+    if secs >= 1.8e16 {
+        return u64::MAX;
+    }
+    let bits = secs.to_bits();
+    let biased = ((bits >> 23) & 0xff) as i32;
+    let fraction = (bits & 0x7f_ffff) as u64;
+    // Normal numbers carry the implicit leading 1; subnormals have exponent 1 - 127 - 23.
+    let (m, e) = if biased == 0 {
+        (fraction, -149)
     } else {
-        libm::round(secs as f64 * 1000.0) as u64
+        (fraction | 0x80_0000, biased - 150)
+    };
+    let v = m * 1000;
+    if e >= 0 {
+        // secs < 1.8e16, so secs × 1000 < 1.8e19 < 2^64: no overflow.
+        v << e
+    } else if e <= -35 {
+        // v < 2^34: under one half.
+        0
+    } else {
+        let k = e.unsigned_abs();
+        (v + (1 << (k - 1))) >> k
     }
 }
 
@@ -137,6 +160,29 @@ mod tests {
         assert_eq!((a - b).total_millis(), 6);
         assert_eq!((b - a), Duration::ZERO);
         assert_eq!((a + Duration::from_millis(5)).total_millis(), 15);
+    }
+
+    #[test]
+    fn seconds_to_ms_is_the_exact_f64_rounding() {
+        // Every exponent, and mantissas at the edges and in between.
+        for biased in 0u32..255 {
+            for fraction in [
+                0u32, 1, 2, 0x40_0000, 0x7f_fffe, 0x7f_ffff, 0x12_3456, 0x55_5555,
+            ] {
+                let secs = f32::from_bits(biased << 23 | fraction);
+                let want = if secs >= 1.8e16 {
+                    u64::MAX
+                } else {
+                    libm::round(secs as f64 * 1000.0) as u64
+                };
+                assert_eq!(secs_to_ms(secs), want, "{secs:e}");
+            }
+        }
+        // Halves round away from zero.
+        assert_eq!(secs_to_ms(0.0005), 1);
+        assert_eq!(secs_to_ms(0.0015), 2);
+        assert_eq!(secs_to_ms(f32::MIN_POSITIVE), 0);
+        assert_eq!(secs_to_ms(-0.0), 0);
     }
 
     #[test]

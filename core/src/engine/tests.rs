@@ -119,3 +119,14 @@ fn changed_readings_are_flagged_and_a_new_clock_flags_everything() {
     assert_eq!(b.changed_since(&a), dep::HEIGHT | dep::TEXT);
     assert_eq!(b.changed_since(&b), 0, "the clock alone is not a change");
 }
+
+proptest::proptest! {
+    /// The text condition's byte search finds exactly what `str::contains` finds.
+    #[test]
+    fn text_search_is_str_contains(hay in "[ab\u{e9}\u{1F600} ]{0,40}", needle in "[ab\u{e9}]{0,4}") {
+        proptest::prop_assert_eq!(
+            super::condition::contains(hay.as_bytes(), needle.as_bytes()),
+            hay.contains(needle.as_str())
+        );
+    }
+}
