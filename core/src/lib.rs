@@ -26,6 +26,7 @@
 
 pub mod action;
 pub mod client;
+mod decimal;
 pub mod engine;
 pub mod frame;
 pub mod mission;

@@ -91,9 +91,10 @@ impl Duration {
         self.micros / 1000
     }
 
-    /// Seconds as a float.
+    /// Seconds as a float (the nearest `f32`; computed in integers, so an MCU needs no
+    /// soft-float `f64` division for it).
     pub fn as_secs_f32(self) -> f32 {
-        (self.micros as f64 / 1e6) as f32
+        crate::decimal::to_f32(false, self.micros, -6, false)
     }
 }
 
@@ -192,5 +193,17 @@ mod tests {
         assert_eq!(secs_to_ms(f32::NAN), 0);
         assert_eq!(secs_to_ms(f32::INFINITY), u64::MAX);
         assert_eq!(Duration::from_secs_f32(0.25).total_millis(), 250);
+        for us in [
+            0,
+            1,
+            999_999,
+            1_000_000,
+            2_500_000,
+            16_777_217_000_001,
+            u64::MAX,
+        ] {
+            let d = Duration::from_micros(us);
+            assert_eq!(d.as_secs_f32(), (us as f64 / 1e6) as f32, "{us}");
+        }
     }
 }

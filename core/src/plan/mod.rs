@@ -226,14 +226,17 @@ impl fmt::Display for PlanError {
 /// The raw text of the value at `at`, cut to [`QUOTE_LEN`] bytes at a character boundary.
 fn quote(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
     let (s, e) = json::span(src, at)?;
-    let text = core::str::from_utf8(src.get(s..e)?).ok()?;
-    let mut out = String::new();
-    for c in text.chars() {
-        if out.push(c).is_err() {
-            break;
-        }
+    truncated(src.get(s..e)?)
+}
+
+/// `bytes` as text, cut to at most `N` bytes at a character boundary; `None` if not UTF-8.
+fn truncated<const N: usize>(bytes: &[u8]) -> Option<String<N>> {
+    let text = core::str::from_utf8(bytes).ok()?;
+    let mut n = text.len().min(N);
+    while !text.is_char_boundary(n) {
+        n -= 1;
     }
-    Some(out)
+    String::try_from(text.get(..n)?).ok()
 }
 
 /// Where the top-level values the reader needs are.

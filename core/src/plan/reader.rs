@@ -289,16 +289,9 @@ fn dege7(f: Field, src: &[u8], field: &'static str) -> Result<i32, ItemProblem> 
 /// The seed's checks, in its order, then the conversion.
 fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, ItemProblem> {
     if raw.kind != Some(b"SimpleItem") {
-        return Err(ItemProblem::NotSimple(raw.kind.map(|k| {
-            let mut s = String::new();
-            let text = core::str::from_utf8(k).unwrap_or("");
-            for c in text.chars() {
-                if s.push(c).is_err() {
-                    break;
-                }
-            }
-            s
-        })));
+        return Err(ItemProblem::NotSimple(
+            raw.kind.map(|k| super::truncated(k).unwrap_or_default()),
+        ));
     }
     let n = raw.nparams.unwrap_or(0);
     if n != 7 {

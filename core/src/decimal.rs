@@ -1,0 +1,232 @@
+//! Decimal numbers to binary floats, correctly rounded, in integer arithmetic.
+//!
+//! thumbv7em's FPU is single precision: every `f64` multiply, divide or conversion is a
+//! soft-float routine (together ~2 KiB of flash), and the `.plan` reader and
+//! [`crate::time::Duration::as_secs_f32`] were their only users in a firmware. Here
+//! `mant × 10^exp10` is taken as `mant × 5^exp10 × 2^exp10`: the power of two is exact in the
+//! exponent, and the power of five is multiplied into a `u128`, or divided out of it bit by
+//! bit, then the result is rounded once, to nearest with ties to even. That is the correctly
+//! rounded value whenever `mant × 5^exp10` fits 125 bits or `exp10 ≥ -54` (every number a
+//! `.plan` or a duration holds); beyond that, the remaining factors of five are applied with
+//! 128-bit precision and any truncation kept in a sticky bit: within one unit in the last place.
+
+/// Largest power of five divided out exactly (5^54 < 2^126).
+const EXACT_FIVES: i32 = 54;
+
+/// `x × 5`, without a multiplication routine.
+fn times5(x: u128) -> u128 {
+    (x << 2) + x
+}
+
+/// `n / 5` and whether the division left a remainder, in 32-bit limbs (no 128-bit division
+/// routine).
+fn div5(n: u128) -> (u128, bool) {
+    let limbs = [
+        (n >> 96) as u32,
+        (n >> 64) as u32,
+        (n >> 32) as u32,
+        n as u32,
+    ];
+    let mut q = 0u128;
+    let mut r = 0u64;
+    for limb in limbs {
+        let cur = (r << 32) | limb as u64;
+        q = (q << 32) | (cur / 5) as u128;
+        r = cur % 5;
+    }
+    (q, r != 0)
+}
+
+/// Shift `n` (not zero) left until its top bit is set, taking the shifts out of `e2`. One bit
+/// at a time: no variable 128-bit shift (a dozen instructions each, inlined, on thumbv7em).
+fn normalize(n: &mut u128, e2: &mut i32) {
+    while *n >> 127 == 0 {
+        *n <<= 1;
+        *e2 -= 1;
+    }
+}
+
+/// `mant × 10^exp10`, `sticky` meaning "and a little more", as `q × 2^(e2 - 63)` with the top
+/// bit of `q` set, plus whether nonzero bits lie below `q`. `None` for zero.
+fn binary(mant: u64, exp10: i32, mut sticky: bool) -> Option<(u64, i32, bool)> {
+    if mant == 0 {
+        return None;
+    }
+    // Far beyond these, any float is infinite or zero; the clamp bounds the loops below.
+    let e10 = exp10.clamp(-400, 400);
+    // The value is n × 2^e2 (+ sticky) throughout.
+    let mut n = mant as u128;
+    let mut e2 = e10;
+    if e10 >= 0 {
+        for _ in 0..e10 {
+            if n >> 125 != 0 {
+                sticky |= n & 7 != 0;
+                n >>= 3;
+                e2 += 3;
+            }
+            n = times5(n);
+        }
+    } else {
+        let mut d = 1u128;
+        for _ in 0..(-e10).min(EXACT_FIVES) {
+            d = times5(d);
+        }
+        // Scale so that d ≤ n < 2d (both stay under 2^127, so `<< 1` is safe).
+        while n < d {
+            n <<= 1;
+            e2 -= 1;
+        }
+        while n >= d << 1 {
+            d <<= 1;
+            e2 += 1;
+        }
+        // 128 quotient bits, the first one set: n / d = q × 2^-127.
+        let mut q = 0u128;
+        for _ in 0..128 {
+            q <<= 1;
+            if n >= d {
+                n -= d;
+                q |= 1;
+            }
+            n <<= 1;
+        }
+        sticky |= n != 0;
+        n = q;
+        e2 -= 127;
+        // Fives beyond the exact range, with 128-bit precision.
+        for _ in EXACT_FIVES..-e10 {
+            let (q, rest) = div5(n);
+            sticky |= rest;
+            n = q;
+            normalize(&mut n, &mut e2);
+        }
+    }
+    // The top 64 bits: n × 2^e2 = q × 2^(e2 + 64) (+ the low bits, into sticky).
+    normalize(&mut n, &mut e2);
+    sticky |= n as u64 != 0;
+    Some(((n >> 64) as u64, e2 + 127, sticky))
+}
+
+/// The bits (sign excluded) of the float with `p` significand bits (the hidden bit included)
+/// and exponent bias `bias` nearest to `q × 2^(e2 - 63)` (+ a little when `sticky`): ties to
+/// even, subnormals and overflow to infinity included.
+fn round(q: u64, e2: i32, sticky: bool, p: u32, bias: i32) -> u64 {
+    let inf = ((2 * bias + 1) as u64) << (p - 1);
+    let biased = e2 + bias;
+    if biased > 2 * bias {
+        return inf;
+    }
+    // Bits below the significand: 64 - p, and more for a subnormal.
+    let shift = (64 - p) as i64 + if biased < 1 { (1 - biased) as i64 } else { 0 };
+    if shift > 64 {
+        return 0;
+    }
+    let (sig, guard, rest) = if shift == 64 {
+        (0, true, q << 1 != 0)
+    } else {
+        let s = shift as u32;
+        (
+            q >> s,
+            (q >> (s - 1)) & 1 == 1,
+            q & ((1u64 << (s - 1)) - 1) != 0,
+        )
+    };
+    let up = guard && (rest || sticky || sig & 1 == 1);
+    // A normal significand carries the hidden bit, which adds one to the exponent field; a
+    // carry out of the significand moves into the exponent by the same addition.
+    let field = if biased < 1 { 0 } else { (biased - 1) as u64 };
+    ((field << (p - 1)) + sig + up as u64).min(inf)
+}
+
+/// `±mant × 10^exp10` (`sticky`: a little more in magnitude) as the nearest `f64`.
+pub(crate) fn to_f64(neg: bool, mant: u64, exp10: i32, sticky: bool) -> f64 {
+    let bits = binary(mant, exp10, sticky).map_or(0, |(q, e2, s)| round(q, e2, s, 53, 1023));
+    f64::from_bits(bits | (neg as u64) << 63)
+}
+
+/// `±mant × 10^exp10` (`sticky`: a little more in magnitude) as the nearest `f32`.
+pub(crate) fn to_f32(neg: bool, mant: u64, exp10: i32, sticky: bool) -> f32 {
+    let bits = binary(mant, exp10, sticky).map_or(0, |(q, e2, s)| round(q, e2, s, 24, 127));
+    f32::from_bits(bits as u32 | (neg as u32) << 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    extern crate std;
+    use std::format;
+
+    #[test]
+    fn exact_values_and_edges() {
+        assert_eq!(to_f64(false, 47_397_742, -6, false), 47.397742);
+        assert_eq!(to_f64(true, 1, 0, false), -1.0);
+        assert_eq!(to_f64(false, 0, 5, false), 0.0);
+        assert!(to_f64(true, 0, 5, false).is_sign_negative());
+        assert_eq!(to_f64(false, 1, 400, false), f64::INFINITY);
+        assert_eq!(to_f64(false, 1, -400, false), 0.0);
+        assert_eq!(to_f64(false, 5, -324, false), 5e-324);
+        assert_eq!(to_f64(false, 2, -324, false), 0.0);
+        assert_eq!(to_f64(false, 3, -324, false), 5e-324);
+        assert_eq!(to_f32(false, 34_028_235, 31, false), f32::MAX);
+        assert_eq!(to_f32(false, 34_028_237, 31, false), f32::INFINITY);
+        assert_eq!(to_f32(false, 14_012_985, -52, false), f32::from_bits(1));
+        assert_eq!(to_f32(false, 7, -46, false), 0.0);
+        assert_eq!(to_f32(false, 1_000_000, -6, false), 1.0);
+        // Ties to even, and the sticky bit breaking a tie: 2^24 + 1 lies halfway.
+        assert_eq!(to_f32(false, 16_777_217, 0, false), 16_777_216.0);
+        assert_eq!(to_f32(false, 16_777_217, 0, true), 16_777_218.0);
+        assert_eq!(to_f32(false, 16_777_219, 0, false), 16_777_220.0);
+    }
+
+    fn decimal() -> impl Strategy<Value = (bool, u64, i32)> {
+        (
+            any::<bool>(),
+            prop_oneof![
+                1u64..1000,
+                1u64..(1 << 53),
+                any::<u64>().prop_map(|m| m.max(1))
+            ],
+            prop_oneof![-30i32..30, -350i32..320],
+        )
+    }
+
+    /// The documented exact range: `mant × 5^e` under 2^125, or `e ≥ -54`.
+    fn exact(mant: u64, e: i32) -> bool {
+        if e < 0 {
+            return e >= -EXACT_FIVES;
+        }
+        (mant as f64).log2() + e as f64 * 5f64.log2() < 124.9
+    }
+
+    /// Inside the exact range the result is what `str::parse` gives; beyond it, one ulp.
+    fn close64(got: f64, want: f64, exact: bool) -> bool {
+        let ulps = (got.to_bits() as i128 - want.to_bits() as i128).unsigned_abs();
+        if exact {
+            ulps == 0
+        } else {
+            ulps <= 1
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        #[test]
+        fn f64_is_correctly_rounded_in_the_exact_range((neg, mant, e) in decimal()) {
+            let text = format!("{}{mant}e{e}", if neg { "-" } else { "" });
+            let want: f64 = text.parse().unwrap();
+            prop_assert!(close64(to_f64(neg, mant, e, false), want, exact(mant, e)), "{text}");
+        }
+
+        #[test]
+        fn f32_is_correctly_rounded_in_the_exact_range((neg, mant, e) in decimal()) {
+            let text = format!("{}{mant}e{e}", if neg { "-" } else { "" });
+            let want: f32 = text.parse().unwrap();
+            let got = to_f32(neg, mant, e, false);
+            let ulps = (got.to_bits() as i64 - want.to_bits() as i64).unsigned_abs();
+            let ok = if exact(mant, e) { ulps == 0 } else { ulps <= 1 };
+            prop_assert!(ok, "{text}: {got:e} vs {want:e}");
+        }
+    }
+}
