@@ -52,6 +52,6 @@ unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
 #[allow(unsafe_code)]
 #[exception]
 unsafe fn DefaultHandler(irqn: i16) {
-    crate::error!("unexpected exception or interrupt {}", irqn);
+    crate::error!("unexpected exception or interrupt {}", i32::from(irqn));
     failure()
 }

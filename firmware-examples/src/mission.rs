@@ -179,8 +179,8 @@ impl MissionFlight {
         }
         info!(
             "autopilot up: system {}, clock {} ms; uploading {} items",
-            IDS.target_sysid,
-            sim_ms,
+            u32::from(IDS.target_sysid),
+            ms_u32(sim_ms),
             self.client.offboard().mission_count()
         );
         let (offboard, _) = self.client.offboard_mut();
@@ -236,7 +236,7 @@ impl MissionFlight {
                 info!(
                     "landed after {} ms; reaction: Hold requested (pending {})",
                     ms(result.waited_sim_s),
-                    ob.pending().mode.is_some() as u8
+                    ob.pending().mode.is_some() as u32
                 );
                 if !ob.mission_complete() {
                     error!(
@@ -293,7 +293,11 @@ impl MissionFlight {
             match ev {
                 Event::Settled { id, result } => self.settled(now, id, &result)?,
                 Event::Offboard(OffboardEvent::MissionUploaded { count, opaque_id }) => {
-                    info!("mission uploaded: {} items, opaque_id {}", count, opaque_id);
+                    info!(
+                        "mission uploaded: {} items, opaque_id {}",
+                        u32::from(count),
+                        opaque_id
+                    );
                     if self.phase == Phase::Upload {
                         self.uploaded(now)?;
                     }
@@ -323,7 +327,11 @@ impl MissionFlight {
         let current = ob.mission_current();
         if self.logged_item != Some(current) {
             self.logged_item = Some(current);
-            info!("flying to item {} of {}", current, ob.mission_count());
+            info!(
+                "flying to item {} of {}",
+                u32::from(current),
+                ob.mission_count()
+            );
         }
     }
 
@@ -338,7 +346,8 @@ impl MissionFlight {
         match ob.arm_wait(now, tel) {
             Some(ArmWait::Settling { remaining_ms }) => error!(
                 "arm not sent: the vehicle is not failure-free yet ({} ms to go; prearm checks {})",
-                remaining_ms, prearm
+                ms_u32(remaining_ms),
+                prearm
             ),
             Some(ArmWait::Mode(m)) => {
                 error!(
@@ -381,13 +390,16 @@ impl MissionFlight {
                 .last_rx()
                 .is_some_and(|t| over(t, LINK_LOST_MS))
             {
-                error!("no frame from the autopilot for {} ms", LINK_LOST_MS);
+                error!(
+                    "no frame from the autopilot for {} ms",
+                    ms_u32(LINK_LOST_MS)
+                );
                 return Err(Outcome::Failure("autopilot link lost"));
             }
             if self.clock.is_some_and(|(_, t)| over(t, CLOCK_STALL_MS)) {
                 error!(
                     "the autopilot clock has not moved for {} ms",
-                    CLOCK_STALL_MS
+                    ms_u32(CLOCK_STALL_MS)
                 );
                 return Err(Outcome::Failure("autopilot clock stalled"));
             }
@@ -461,10 +473,16 @@ fn log_wait(what: &str, r: &WaitResult) {
         what,
         r.reason.name(),
         ms(r.waited_sim_s),
-        s.armed as u8,
+        s.armed as u32,
         cm(s.height_m),
         s.landed.name()
     );
+}
+
+/// Milliseconds for logs, as a `u32` (saturating): every number the firmware logs is a `u32` or
+/// an `i32`, so only those two integer `Display` impls are linked.
+fn ms_u32(ms: u64) -> u32 {
+    u32::try_from(ms).unwrap_or(u32::MAX)
 }
 
 /// Seconds as whole milliseconds, for logs (no float formatting in the firmware).

@@ -5,7 +5,8 @@
 //! `core::fmt` paths it drives, for lines printed only when something went wrong. So the
 //! firmware names what happened with a short static word and prints the numbers that identify
 //! it (item index, byte offset, line and column, MAV_RESULT, PX4's own refusal text); the
-//! host-side tools and the core's docs explain them.
+//! host-side tools and the core's docs explain them. Numbers go out as `u32` or `i32` only, so
+//! no other integer `Display` impl is linked.
 
 use nexus_core::client::ClientError;
 use nexus_core::engine::EngineError;
@@ -63,7 +64,12 @@ pub fn offboard_event(e: &OffboardEvent) {
             };
             error!(
                 "gave up on {} {}: {} {} (dropped: arm {}, mission start {})",
-                what, mode, why, n, g.dropped_arm as u8, g.dropped_start as u8
+                what,
+                mode,
+                why,
+                u32::from(n),
+                g.dropped_arm as u32,
+                g.dropped_start as u32
             );
         }
         OffboardEvent::MissionUploadFailed(m)
@@ -76,7 +82,10 @@ pub fn offboard_event(e: &OffboardEvent) {
 fn mission_error(m: &MissionError) {
     match *m {
         MissionError::Rejected { result } => {
-            error!("mission transfer rejected: MAV_MISSION_RESULT {}", result)
+            error!(
+                "mission transfer rejected: MAV_MISSION_RESULT {}",
+                u32::from(result)
+            )
         }
         MissionError::Timeout { stage, sends } => {
             let stage = match stage {
@@ -87,14 +96,19 @@ fn mission_error(m: &MissionError) {
             };
             error!(
                 "mission transfer timed out at {} after {} sends",
-                stage, sends
+                stage,
+                u32::from(sends)
             )
         }
         MissionError::RequestOutOfRange { seq, count } => {
-            error!("vehicle asked for item {} of {}", seq, count)
+            error!(
+                "vehicle asked for item {} of {}",
+                u32::from(seq),
+                u32::from(count)
+            )
         }
         MissionError::TooLarge { count, .. } => {
-            error!("vehicle mission of {} items is too large", count)
+            error!("vehicle mission of {} items is too large", u32::from(count))
         }
     }
 }

@@ -42,7 +42,7 @@ fn main() -> ! {
             n,
             PLAN.len(),
             core::mem::size_of::<MissionClient>(),
-            IDS.target_sysid
+            u32::from(IDS.target_sysid)
         ),
         Err(why) => {
             error!("result: failure: {}", why);
