@@ -20,8 +20,9 @@ use nexus_firmware::{clock, error, exit, info};
 /// UART0 rate (QEMU does not limit it; a bench rig's flight controller would use this).
 const BAUD: u32 = 921_600;
 
-/// The mission, as QGroundControl saved it.
-static PLAN: &[u8] = include_bytes!("../../../fixtures/plans/MC_mission_box.plan");
+/// The mission: the repository's `fixtures/plans/MC_mission_box.plan` as QGroundControl saved
+/// it, its indentation removed by build.rs (the same JSON document, 1476 bytes instead of 3845).
+static PLAN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/MC_mission_box.plan"));
 
 /// Backstop for the whole run, ms of driver time (each phase has its own, shorter limits).
 const RUN_CAP_MS: u64 = FLIGHT_WALL_MS + 120_000;
