@@ -266,6 +266,11 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
 
     /// The next thing the driver must know, most urgent first: a speed factor to apply, program
     /// progress, offboard events, then settled waits (oldest first).
+    ///
+    /// Not inlined: moving a settled wait's result out of the engine takes a few temporaries of
+    /// its size (~350 B each on thumbv7em), which would otherwise stay in the driver's frame
+    /// while it handles the event (and registers the next wait, a deep call).
+    #[inline(never)]
     pub fn poll_event(&mut self) -> Option<Event> {
         if let Some(f) = self.speedup.take() {
             return Some(Event::Speedup(f));

@@ -274,7 +274,10 @@ impl<const N: usize> Engine<N> {
         self.last = self.readings(tel);
         let start_ms = tel.sim_ms();
         let deps = spec.deps;
-        let mut active = Active {
+        // Straight into the slot, then looked at there: no second copy of the wait on the
+        // stack (it is several hundred bytes).
+        let slot = &mut self.slots[i];
+        slot.state = State::Pending(Active {
             origin,
             deadline_ms: start_ms.unwrap_or(0).saturating_add(spec.timeout_ms),
             spec,
@@ -282,15 +285,17 @@ impl<const N: usize> Engine<N> {
             start_ms,
             base_ms,
             holding_since: None,
-        };
-        let look = active.look(&self.last, tel.texts());
-        let slot = &mut self.slots[i];
-        slot.state = State::Pending(active);
-        self.pending |= 1 << i;
+        });
         let id = WaitId {
             slot: i as u8,
             generation: slot.generation,
         };
+        let look = match &mut slot.state {
+            State::Pending(active) => active.look(&self.last, tel.texts()),
+            // Not reached (just stored); a wait that never wakes by itself, not a panic.
+            _ => Look::Wait { wake_ms: u64::MAX },
+        };
+        self.pending |= 1 << i;
         match look {
             Look::Settle(reason, guard) => {
                 self.settle(i, now, tel, reason, guard, SnapshotAt::Return, None)
@@ -504,28 +509,30 @@ impl<const N: usize> Engine<N> {
         error: Option<&str>,
     ) {
         let slot = &mut self.slots[i];
-        let State::Pending(a) = mem::replace(&mut slot.state, State::Free) else {
-            return;
+        // The few fields needed, by reference: the pending wait is overwritten in place below,
+        // never moved out whole (it and the result are several hundred bytes of stack each).
+        let (start_ms, registered_at, reactions) = match &slot.state {
+            State::Pending(a) => (a.start_ms, a.registered_at, a.spec.reactions),
+            _ => return,
         };
         let sim = tel.sim_ms();
-        let waited_sim_ms = match (a.start_ms, sim) {
+        let waited_sim_ms = match (start_ms, sim) {
             (Some(s), Some(t)) => t.saturating_sub(s),
             _ => 0,
         };
-        let result = WaitResult {
-            satisfied: reason == Reason::Met,
-            reason,
-            waited_sim_s: waited_sim_ms as f32 / 1000.0,
-            waited_wall_s: now.saturating_since(a.registered_at).as_secs_f32(),
-            snapshot_at: at,
-            snapshot: tel.snapshot(error),
-            guard,
-        };
         self.settle_count += 1;
         slot.state = State::Settled(Done {
-            result,
+            result: WaitResult {
+                satisfied: reason == Reason::Met,
+                reason,
+                waited_sim_s: waited_sim_ms as f32 / 1000.0,
+                waited_wall_s: now.saturating_since(registered_at).as_secs_f32(),
+                snapshot_at: at,
+                snapshot: tel.snapshot(error),
+                guard,
+            },
             reactions: if reason == Reason::Met {
-                a.spec.reactions
+                reactions
             } else {
                 Reactions::NONE
             },
