@@ -10,6 +10,25 @@
 //! `.plan` or a duration holds); beyond that, the remaining factors of five are applied with
 //! 128-bit precision and any truncation kept in a sticky bit: within one unit in the last place.
 
+/// `x / d` and `x % d` for a divisor under 2^16, by long division in 16-bit limbs: each step
+/// is a 32-bit division, which thumbv7em does in hardware. `u64 / u64` is a library routine
+/// there (~0.9 KiB), which the firmware would link for its few divisions by 10 and 1000. (Not
+/// inlined: with a constant divisor the optimiser turns the limbs back into one `u64` division.)
+#[inline(never)]
+pub(crate) const fn div_small(x: u64, d: u16) -> (u64, u32) {
+    let d = d as u32;
+    let mut q = 0u64;
+    let mut r = 0u32;
+    let mut shift = 64;
+    while shift > 0 {
+        shift -= 16;
+        let cur = (r << 16) | ((x >> shift) as u32 & 0xffff);
+        q = (q << 16) | (cur / d) as u64;
+        r = cur % d;
+    }
+    (q, r)
+}
+
 /// Largest power of five divided out exactly (5^54 < 2^126).
 const EXACT_FIVES: i32 = 54;
 
@@ -18,23 +37,17 @@ fn times5(x: u128) -> u128 {
     (x << 2) + x
 }
 
-/// `n / 5` and whether the division left a remainder, in 32-bit limbs (no 128-bit division
-/// routine).
+/// `n / 5` and whether the division left a remainder, as three small divisions (no 128-bit
+/// division routine).
 fn div5(n: u128) -> (u128, bool) {
-    let limbs = [
-        (n >> 96) as u32,
-        (n >> 64) as u32,
-        (n >> 32) as u32,
-        n as u32,
-    ];
-    let mut q = 0u128;
-    let mut r = 0u64;
-    for limb in limbs {
-        let cur = (r << 32) | limb as u64;
-        q = (q << 32) | (cur / 5) as u128;
-        r = cur % 5;
-    }
-    (q, r != 0)
+    let (hi, r) = div_small((n >> 64) as u64, 5);
+    let (mid, r) = div_small((r as u64) << 32 | (n >> 32) as u32 as u64, 5);
+    let (low, r) = div_small((r as u64) << 32 | n as u32 as u64, 5);
+    // hi: the quotient's top 64 bits; mid and low (each under 2^32): its two 32-bit limbs below.
+    (
+        (hi as u128) << 64 | (mid as u128) << 32 | low as u128,
+        r != 0,
+    )
 }
 
 /// Shift `n` (not zero) left until its top bit is set, taking the shifts out of `e2`. One bit
@@ -156,6 +169,33 @@ mod tests {
     use proptest::prelude::*;
     extern crate std;
     use std::format;
+
+    #[test]
+    fn small_divisions_are_u64_division() {
+        for x in [
+            0,
+            1,
+            9,
+            10,
+            999,
+            1000,
+            65_535,
+            1 << 32,
+            u64::MAX,
+            0x1234_5678_9abc_def0,
+        ] {
+            for d in [1u16, 5, 10, 1000, 65_535] {
+                assert_eq!(
+                    div_small(x, d),
+                    (x / d as u64, (x % d as u64) as u32),
+                    "{x} / {d}"
+                );
+            }
+        }
+        for n in [1u128, 5, u128::MAX, 1 << 127, (1 << 127) + 12_345_678_901] {
+            assert_eq!(div5(n), (n / 5, n % 5 != 0), "{n}");
+        }
+    }
 
     #[test]
     fn exact_values_and_edges() {

@@ -44,7 +44,7 @@ impl Instant {
 
     /// Milliseconds since the origin (truncated).
     pub const fn total_millis(self) -> u64 {
-        self.micros / 1000
+        crate::decimal::div_small(self.micros, 1000).0
     }
 
     /// Time from `earlier` to `self`; zero if `earlier` is later.
@@ -88,7 +88,7 @@ impl Duration {
 
     /// Whole milliseconds (truncated).
     pub const fn total_millis(self) -> u64 {
-        self.micros / 1000
+        crate::decimal::div_small(self.micros, 1000).0
     }
 
     /// Seconds as a float (the nearest `f32`; computed in integers, so an MCU needs no

@@ -9,6 +9,8 @@
 //! decides the integer conversions exactly; the float conversions are [`crate::decimal`]'s,
 //! correctly rounded from those digits in integer arithmetic (no soft-float on the MCU).
 
+use crate::decimal::div_small;
+
 /// Significant digits kept exactly (10^19 < 2^64).
 const DIGITS: u32 = 19;
 
@@ -89,10 +91,14 @@ impl Decimal {
             // mant < 10^19 ≤ 10^-e / 10: under 0.1, rounds to 0.
             0
         } else {
-            let div = pow10_u64(e.unsigned_abs());
-            let (q, r) = (self.mant / div, self.mant % div);
-            let half = div / 2;
-            let up = r > half || (r == half && (self.inexact || q % 2 == 1));
+            // Drop -e digits, one division by 10 at a time (no 64-bit division routine): the
+            // last one dropped decides, the ones below it (and `inexact`) break a tie.
+            let (mut q, mut digit, mut below) = (self.mant, 0, self.inexact);
+            for _ in 0..e.unsigned_abs() {
+                below |= digit != 0;
+                (q, digit) = div_small(q, 10);
+            }
+            let up = digit > 5 || (digit == 5 && (below || q % 2 == 1));
             q + up as u64
         };
         let limit = if self.neg {
@@ -128,11 +134,15 @@ impl Decimal {
             if k >= DIGITS {
                 return None;
             }
-            let div = pow10_u64(k);
-            if self.mant % div != 0 {
-                return None;
+            let mut q = self.mant;
+            for _ in 0..k {
+                let (next, digit) = div_small(q, 10);
+                if digit != 0 {
+                    return None;
+                }
+                q = next;
             }
-            self.mant / div
+            q
         };
         (v <= max as u64).then_some(v as u32)
     }
