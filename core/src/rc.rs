@@ -21,6 +21,7 @@ impl Default for RcSticks {
     }
 }
 
+#[inline(never)] // four calls per use, each with NaN handling and two compares: one copy
 fn clamp(v: f32, lo: f32, hi: f32) -> f32 {
     if v.is_nan() {
         // A NaN stick is no input: centre it rather than let it through.

@@ -32,6 +32,7 @@ impl Reactions {
 
     /// Take the next reaction to emit, in the order rc, mode, speedup (sticks first, so a
     /// manual mode finds its stick stream already flowing).
+    #[inline(never)] // polled from several places: one copy
     pub(crate) fn take_next(&mut self) -> Option<Reaction> {
         if let Some(rc) = self.rc.take() {
             return Some(Reaction::Rc(rc));

@@ -247,6 +247,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
 
     /// The sticks streamed now: a pending gesture arm's (neutral, then the gesture), else the
     /// application's.
+    #[inline(never)] // asked on every poll and deadline: one copy
     fn stream_sticks(&self) -> Option<RcSticks> {
         self.req.gesture_sticks().or(self.rc)
     }

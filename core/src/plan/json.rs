@@ -232,6 +232,7 @@ pub(crate) struct Token {
 
 impl Token {
     /// The text inside a key's or string's quotes (the token itself for anything else).
+    #[inline(never)] // called for every key compared: one copy
     pub fn inner<'a>(&self, src: &'a [u8]) -> &'a [u8] {
         let quoted = matches!(self.tok, Tok::Key | Tok::Str);
         let (s, e) = if quoted {

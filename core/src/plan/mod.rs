@@ -230,6 +230,7 @@ fn quote(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
 }
 
 /// `bytes` as text, cut to at most `N` bytes at a character boundary; `None` if not UTF-8.
+#[inline(never)] // quotes a fileType and an item type: one copy
 fn truncated<const N: usize>(bytes: &[u8]) -> Option<String<N>> {
     let text = core::str::from_utf8(bytes).ok()?;
     let mut n = text.len().min(N);

@@ -189,6 +189,7 @@ impl Requests {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)] // reached from every refusal path: one copy
     pub(super) fn open_refusal<const T: usize>(
         &mut self,
         now: Stamp,
