@@ -1,7 +1,7 @@
 //! The one JSON tokenizer of the plan reader: syntax checking, byte positions, and the tokens
 //! the reader reads.
 //!
-//! [`Tokens`] pulls a document apart one token at a time without recursion (an explicit bit
+//! `Tokens` pulls a document apart one token at a time without recursion (an explicit bit
 //! stack, [`MAX_DEPTH`] levels), checking RFC 8259 as it goes and reporting the first error's
 //! byte offset. Every token carries its byte range, so the reader can point at any value it
 //! refuses. [`validate`] runs it over a whole document; [`locate`] and [`span`] walk it to the

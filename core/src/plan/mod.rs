@@ -8,8 +8,9 @@
 //!   takes the mission as sent, as MAVSDK sends it);
 //! * each item must be a `"SimpleItem"` with exactly seven `params`: params 0..3 are
 //!   param1..param4 (`null` → NaN, MAVLink's "no value"), params 4 and 5 latitude and
-//!   longitude in degrees (stored × 1e7, rounded half to even as Python's `round`; `null` → 0),
-//!   param 6 the altitude (`null` → 0.0); `autoContinue` defaults to true;
+//!   longitude in degrees (stored × 1e7, rounded half to even as Python's `round`, decided on
+//!   the decimal digits as written; `null` → 0), param 6 the altitude (`null` → 0.0);
+//!   `autoContinue` defaults to true;
 //! * `home` is `plannedHomePosition` (altitude over mean sea level), (0, 0, 0) when absent;
 //! * unknown keys (`AMSLAltAboveTerrain`, `Altitude`, `doJumpId`, `cruiseSpeed`, …) and the
 //!   `geoFence` and `rallyPoints` sections are skipped.
@@ -21,13 +22,17 @@
 //!
 //! How: one small tokenizer ([`json`]) does everything. It checks the whole document first
 //! (a syntax error anywhere wins, with its byte offset), noting where the top-level `fileType`
-//! and `mission` values are; then it walks the `mission` object token by token, and every
-//! token carries its byte range, so any error points at the value it concerns. Numbers are read
-//! as exact decimal digits ([`number`]), not through `core`'s float parser. The reader used to
-//! be serde-json-core plus this tokenizer for positions, two JSON parsers and `str::parse::<f64>`;
-//! hand-rolled on the one tokenizer it is about 25 KiB smaller on thumbv7em, which is what lets
-//! the mission firmware fit a 64 KiB flash. Strings are compared as written (escapes are not
-//! decoded): a `"fileType"` spelled with `\u` escapes is not recognised.
+//! and `mission` values are; then it walks the `mission` object token by token, and every token
+//! carries its byte range, so any error points at the value it concerns. Numbers are read as
+//! exact decimal digits and converted in integer arithmetic (latitude and longitude × 1e7
+//! rounded on the decimal value; floats correctly rounded), not through `core`'s float parser.
+//!
+//! Why hand-rolled (DESIGN.md names serde-json-core): serde-json-core reports neither positions
+//! nor syntax errors precisely, so the reader needed this tokenizer anyway, and with it two JSON
+//! parsers plus `str::parse::<f64>` (Eisel–Lemire and its tables). On thumbv7em that was ~27 KiB
+//! of flash; the one-tokenizer reader is ~8 KiB, which is what lets the mission firmware fit a
+//! 64 KiB flash. Strings are compared as written (escapes are not decoded): a `"fileType"`
+//! spelled with `\u` escapes is not recognised.
 
 pub mod json;
 mod number;
