@@ -592,3 +592,92 @@ fn mission_mode_waits_for_item_zero_and_the_restart_gives_up() {
         })));
     assert_eq!(rig.ob.pending(), nexus_core::offboard::Pending::default());
 }
+
+/// The first frame of each start step on the wire, with its sim time.
+fn start_frames(rig: &Rig) -> Vec<(u64, &'static str)> {
+    rig.sent
+        .iter()
+        .filter_map(|s| match &s.msg {
+            mav::MavMessage::MISSION_SET_CURRENT(_) => Some((s.sim_ms, "set_current")),
+            mav::MavMessage::COMMAND_LONG(c) if c.command == mav::MavCmd::MAV_CMD_DO_SET_MODE => {
+                Some((s.sim_ms, "mode"))
+            }
+            mav::MavMessage::COMMAND_LONG(c)
+                if c.command == mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM =>
+            {
+                Some((s.sim_ms, "arm"))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_start_during_an_upload_waits_for_the_upload() {
+    // A slow link: PX4 asks for one item every 0.8 s.
+    let mut rig = scripted();
+    let mission = three();
+    rig.ob.upload_mission_items(&mission).unwrap();
+    rig.ob.start_mission(rig.now(), &rig.tel);
+    rig.pump();
+    for seq in 0..3u16 {
+        rig.run_ms(800);
+        rig.deliver(request(seq, false));
+        rig.pump();
+    }
+    rig.run_ms(800);
+    assert_eq!(items_sent(&rig).len(), 3);
+    let before_ack = start_frames(&rig);
+    assert!(
+        before_ack.iter().all(|(_, k)| *k == "set_current"),
+        "Mission mode or arm during the upload: {before_ack:?}"
+    );
+    let acked_at = rig.sim_ms();
+    rig.deliver(mission_ack(mav::MavMissionResult::MAV_MISSION_ACCEPTED, 7));
+    rig.pump();
+    rig.run_ms(2_000);
+    let wire = start_frames(&rig);
+    assert!(
+        wire.iter().any(|(t, k)| *k == "mode" && *t >= acked_at),
+        "Mission mode once the upload was accepted: {wire:?}"
+    );
+    assert!(
+        !rig.events_only()
+            .iter()
+            .any(|e| matches!(e, OffboardEvent::GaveUp(_))),
+        "{:?}",
+        rig.events_only()
+    );
+}
+
+#[test]
+fn a_failed_upload_drops_the_start_that_waited_for_it() {
+    let mut rig = Rig::new();
+    rig.px4.ready_at_ms = 0;
+    rig.px4.reject_mission = Some(mav::MavMissionResult::MAV_MISSION_NO_SPACE);
+    rig.boot();
+    rig.ob.upload_mission_items(&box_mission()).unwrap();
+    rig.ob.start_mission(rig.now(), &rig.tel);
+    rig.pump();
+    rig.run_ms(10_000);
+    assert!(start_frames(&rig).is_empty(), "{:?}", start_frames(&rig));
+    let gave_up = rig
+        .events_only()
+        .into_iter()
+        .find_map(|e| match e {
+            OffboardEvent::GaveUp(g) => Some(g),
+            _ => None,
+        })
+        .expect("the start was given up");
+    assert_eq!(
+        gave_up.request,
+        nexus_core::offboard::Request::MissionRestart
+    );
+    assert_eq!(
+        gave_up.reason,
+        nexus_core::offboard::GiveUpReason::UploadFailed
+    );
+    assert!(gave_up.dropped_arm && gave_up.dropped_start, "{gave_up:?}");
+    assert!(!rig.ob.is_armed(&rig.tel));
+    assert!(gave_up.to_string().contains("upload"), "{gave_up}");
+}

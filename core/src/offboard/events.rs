@@ -100,6 +100,9 @@ pub enum GiveUpReason {
         /// Sends made.
         sends: u8,
     },
+    /// The mission upload it was waiting for failed: starting would fly whatever mission PX4
+    /// still holds.
+    UploadFailed,
 }
 
 /// A request given up, and what was dropped with it (an arm ordered after a mode never goes
@@ -124,6 +127,7 @@ impl fmt::Display for GaveUp {
             GiveUpReason::Refused { refusals } => write!(f, "refused {refusals} times")?,
             GiveUpReason::Unsupported => f.write_str("unsupported by the vehicle")?,
             GiveUpReason::Unconfirmed { sends } => write!(f, "not confirmed after {sends} sends")?,
+            GiveUpReason::UploadFailed => f.write_str("the mission upload it waited for failed")?,
         }
         if self.dropped_arm {
             f.write_str("; pending arm dropped")?;

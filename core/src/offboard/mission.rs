@@ -39,6 +39,9 @@ pub(crate) struct MissionState<const N: usize> {
     pub opaque_id: Option<u32>,
     pub reached: Option<u16>,
     pub current: u16,
+    /// An upload failed (rejected or timed out) since the machine last looked: a mission start
+    /// waiting on it must not fly whatever PX4 still holds.
+    pub upload_failed: bool,
 }
 
 impl<const N: usize> MissionState<N> {
@@ -51,7 +54,13 @@ impl<const N: usize> MissionState<N> {
             opaque_id: None,
             reached: None,
             current: 0,
+            upload_failed: false,
         }
+    }
+
+    /// Whether an upload is in flight.
+    pub fn uploading(&self) -> bool {
+        matches!(self.transfer, Transfer::Upload(_))
     }
 
     /// Forget the progress of the previous mission (or run).
@@ -125,7 +134,10 @@ impl<const N: usize> MissionState<N> {
     /// End the transfer with a failure event.
     pub fn fail(&mut self, e: MissionError, ev: &mut EventQueue) {
         let event = match &self.transfer {
-            Transfer::Upload(_) => OffboardEvent::MissionUploadFailed(e),
+            Transfer::Upload(_) => {
+                self.upload_failed = true;
+                OffboardEvent::MissionUploadFailed(e)
+            }
             Transfer::Download(_) => OffboardEvent::MissionDownloadFailed(e),
             Transfer::Clear(_) => OffboardEvent::MissionClearFailed(e),
             Transfer::Idle => return,

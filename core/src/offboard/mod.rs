@@ -189,6 +189,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.req
             .on_frame(st, tel, frame, &self.t, &mut self.rc, &mut self.events);
         self.mission.on_frame(st, frame, &mut self.events);
+        self.after_transfer();
         self.req.tick(st, tel, &self.t, &mut self.events);
     }
 
@@ -232,8 +233,10 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             }
             return Some(Tx::OneShot(one));
         }
-        if let Some(tx) = self.mission.poll(st, &self.t, &mut self.events) {
-            return Some(tx);
+        let tx = self.mission.poll(st, &self.t, &mut self.events);
+        self.after_transfer();
+        if tx.is_some() {
+            return tx;
         }
         if let Some(sticks) = self.stream_sticks() {
             if self.rc_last.is_none_or(|s| s.either_done(st, self.t.rc_ms)) {
@@ -241,8 +244,16 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 return Some(Tx::Rc(sticks));
             }
         }
+        let hold_start = self.mission.uploading();
         self.req
-            .poll(st, tel, &self.t, &mut self.rc, &mut self.events)
+            .poll(st, tel, &self.t, &mut self.rc, &mut self.events, hold_start)
+    }
+
+    /// A failed upload drops the mission start that waited for it.
+    fn after_transfer(&mut self) {
+        if core::mem::take(&mut self.mission.upload_failed) {
+            self.req.upload_failed(&mut self.events);
+        }
     }
 
     /// The sticks streamed now: a pending gesture arm's (neutral, then the gesture), else the

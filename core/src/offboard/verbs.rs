@@ -267,8 +267,11 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
 
     /// Fly the mission from its first item: MISSION_SET_CURRENT 0 until MISSION_CURRENT
     /// reports item 0 (after a finished mission PX4 stays at the last item), then Mission mode
-    /// confirmed, then arm. Upload first and wait for `mission_uploaded`: PX4 refuses Mission
-    /// mode without a valid mission. Progress counters restart with the run.
+    /// confirmed, then arm. Called while an upload is in flight, the start waits for it to be
+    /// accepted (PX4 refuses Mission mode and arming without a valid mission, so engaging early
+    /// would only burn retries); if that upload fails, the start is dropped and reported as
+    /// [`GiveUpReason::UploadFailed`](super::GiveUpReason::UploadFailed), never flying the
+    /// mission PX4 still holds. Progress counters restart with the run.
     pub fn start_mission<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>) {
         self.mission.reached = None;
         self.req.request_restart();

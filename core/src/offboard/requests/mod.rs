@@ -322,7 +322,9 @@ impl Requests {
         }
     }
 
-    /// The next command this layer wants on the wire, if any is due.
+    /// The next command this layer wants on the wire, if any is due. With `hold_start` (a
+    /// mission upload is in flight) a mission start waits: neither its restart nor Mission mode
+    /// is sent, and the arm ordered after them waits with them.
     pub fn poll<const T: usize>(
         &mut self,
         now: Stamp,
@@ -330,9 +332,10 @@ impl Requests {
         t: &Timing,
         rc: &mut Option<RcSticks>,
         ev: &mut EventQueue,
+        hold_start: bool,
     ) -> Option<Tx> {
         self.confirm(tel, rc);
-        if let Some(r) = self.restart.as_mut() {
+        if let Some(r) = self.restart.as_mut().filter(|_| !hold_start) {
             if r.last_sent.is_none_or(|s| s.timer_done(now, t.retry_ms)) {
                 if r.sends >= t.max_sends {
                     let sends = r.sends;
@@ -349,8 +352,9 @@ impl Requests {
         }
         let restarting = self.restart.is_some();
         if let Some(m) = self.mode.as_mut() {
-            // Mission mode waits for the restart: over a finished mission it would end at once.
-            let blocked = restarting && m.mode == Mode::Mission;
+            // Mission mode waits for the restart (over a finished mission it would end at once)
+            // and for an upload in flight (PX4 has no valid mission until it is accepted).
+            let blocked = (restarting || hold_start) && m.mode == Mode::Mission;
             let waiting_accept = m.accepts >= REAL_MODE_ACCEPTS;
             let due = m.last_sent.is_none_or(|s| s.timer_done(now, t.retry_ms));
             if !blocked && !waiting_accept && due {
@@ -394,6 +398,15 @@ impl Requests {
             return Some(Tx::Arm { confirmation });
         }
         None
+    }
+
+    /// The upload a pending mission start waited for failed: drop the start (restart, Mission
+    /// mode, the arm after them) and say so.
+    pub fn upload_failed(&mut self, ev: &mut EventQueue) {
+        if self.restart.is_some() {
+            let g = self.give_up(Request::MissionRestart, GiveUpReason::UploadFailed);
+            ev.push(crate::offboard::OffboardEvent::GaveUp(g));
+        }
     }
 
     /// Wall deadlines of this layer's wall-time timers (sim-time timers wait for frames).
