@@ -172,3 +172,36 @@ fn at_target_measures_what_px4_reports() {
     rig.ob.land();
     assert!(!rig.ob.at_target(&rig.tel), "land clears the target");
 }
+
+#[test]
+fn a_goto_nobody_acks_is_reported_once_and_an_acked_one_is_not() {
+    use nexus_core::offboard::{Command, OffboardEvent};
+    let no_ack = |rig: &Rig| {
+        rig.events_only()
+            .into_iter()
+            .filter(|e| *e == OffboardEvent::NoAck(Command::Reposition))
+            .count()
+    };
+    // A vehicle that never acks DO_REPOSITION (MAVSDK's autopilot side does not).
+    let mut rig = Rig::new();
+    rig.boot();
+    rig.auto_reply = false;
+    rig.ob.goto(&rig.tel, 5.0, 0.0, 2.0, None).unwrap();
+    rig.pump();
+    rig.run_ms(4_500);
+    assert_eq!(no_ack(&rig), 0, "not before ACK_WAIT_MS");
+    rig.run_ms(10_000);
+    assert_eq!(no_ack(&rig), 1, "{:?}", rig.events_only());
+    assert_eq!(reposition(&rig).len(), 1, "a one-shot is never re-sent");
+    assert_eq!(
+        OffboardEvent::NoAck(Command::Reposition).to_string(),
+        "no COMMAND_ACK for reposition within 5 s"
+    );
+
+    let mut rig = Rig::new();
+    rig.boot();
+    rig.ob.goto(&rig.tel, 5.0, 0.0, 2.0, None).unwrap();
+    rig.pump();
+    rig.run_ms(10_000);
+    assert_eq!(no_ack(&rig), 0, "{:?}", rig.events_only());
+}

@@ -61,6 +61,7 @@ pub fn offboard_event(e: &OffboardEvent) {
                 GiveUpReason::Refused { refusals } => ("refusals", refusals),
                 GiveUpReason::Unsupported => ("unsupported", 1),
                 GiveUpReason::Unconfirmed { sends } => ("unconfirmed sends", sends),
+                GiveUpReason::UploadFailed => ("the upload it waited for failed", 0),
             };
             error!(
                 "gave up on {} {}: {} {} (dropped: arm {}, mission start {})",

@@ -239,6 +239,10 @@ pub enum OffboardEvent {
     MissionCleared,
     /// The clear failed.
     MissionClearFailed(MissionError),
+    /// A one-shot command (disarm, goto) got no COMMAND_ACK at all within
+    /// [`ACK_WAIT_MS`](super::ACK_WAIT_MS) (some autopilots, MAVSDK's among them, never ack
+    /// DO_REPOSITION). It is not sent again: check the vehicle's state.
+    NoAck(Command),
 }
 
 impl fmt::Display for OffboardEvent {
@@ -253,6 +257,11 @@ impl fmt::Display for OffboardEvent {
                 )
             }
             OffboardEvent::MissionUploadFailed(e) => write!(f, "mission upload {e}"),
+            OffboardEvent::NoAck(c) => write!(
+                f,
+                "no COMMAND_ACK for {c} within {} s",
+                super::ACK_WAIT_MS / 1000
+            ),
             OffboardEvent::MissionDownloaded { count } => {
                 write!(f, "mission of {count} items downloaded")
             }

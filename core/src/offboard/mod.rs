@@ -48,7 +48,7 @@ pub use events::{
 };
 pub use geo::Anchor;
 pub use queries::Pending;
-pub use requests::ArmWait;
+pub use requests::{ArmWait, ACK_WAIT_MS};
 pub use verbs::TAKEOFF_ALT_PARAM;
 
 use crate::action::ParamName;

@@ -38,8 +38,9 @@ use mavlink::dialects::common as mav;
 const FAIL_SEVERITY: u8 = 2;
 /// MAV_SEVERITY at or below which a STATUSTEXT explains a refusal (WARNING).
 const EXPLAIN_SEVERITY: u8 = 4;
-/// Acks to a one-shot command (disarm, goto) later than this are not attributed to it, ms.
-const ACK_WAIT_MS: u64 = 5_000;
+/// Acks to a one-shot command (disarm, goto) later than this are not attributed to it, and
+/// its silence is reported, ms (sim ms once sim time is known).
+pub const ACK_WAIT_MS: u64 = 5_000;
 /// Accepted acks that make a DO_SET_MODE's acceptance real (PX4 acks it twice).
 const REAL_MODE_ACCEPTS: u8 = 2;
 /// Heartbeats after a real accept without the mode before it counts as done.
@@ -299,6 +300,15 @@ impl Requests {
         if matches!(&self.open, Some(o) if o.opened.either_done(now, t.text_ms)) {
             self.finalize(tel, ev);
         }
+        for (slot, command) in [
+            (&mut self.disarm, Command::Disarm),
+            (&mut self.reposition, Command::Reposition),
+        ] {
+            if slot.is_some_and(|a| a.sent.timer_done(now, ACK_WAIT_MS)) {
+                *slot = None;
+                ev.push(crate::offboard::OffboardEvent::NoAck(command));
+            }
+        }
         if tel.armed() == Some(true) {
             return;
         }
@@ -418,6 +428,9 @@ impl Requests {
         }
         if let Some(r) = &self.restart {
             d = earliest(d, r.last_sent.and_then(|s| s.timer_deadline(t.retry_ms)));
+        }
+        for a in [&self.disarm, &self.reposition].into_iter().flatten() {
+            d = earliest(d, a.sent.timer_deadline(ACK_WAIT_MS));
         }
         if let Some(m) = &self.mode {
             d = earliest(d, m.last_sent.and_then(|s| s.timer_deadline(t.retry_ms)));
