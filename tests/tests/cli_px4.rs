@@ -1,6 +1,7 @@
 //! `nexus fly`/`run` on PX4 SITL, through the launcher's stand-in PX4 (`tests/fixtures/fake-px4`,
-//! which boots like PX4 but speaks no MAVLink): a PX4 that dies is a failure with PX4's own
-//! reason, one that never speaks names the port, and the report says so.
+//! which boots like PX4 and, told to, runs the simulated vehicle on PX4's ports): a PX4 that dies
+//! (while booting or in flight) is a failure with PX4's own reason, one that never speaks names
+//! the port, and the report says so.
 
 mod cli_support;
 
@@ -62,4 +63,49 @@ fn a_px4_that_never_speaks_names_the_port() {
     .stdout(predicate::str::contains(
         "FAIL: PX4 SITL (instance 157): no PX4 heartbeat on the offboard link, UDP port 14697",
     ));
+}
+
+#[test]
+fn a_px4_that_dies_in_flight_fails_the_flight_with_its_cause() {
+    // The stand-in runs the simulated vehicle on PX4's ports and speed factor, then dies of
+    // SIGABRT 3 s (30 s of sim time at ×10) in: armed and flying the box mission, whose flight
+    // takes ~47 s of sim time.
+    let nexus_exe = assert_cmd::cargo::cargo_bin("nexus");
+    let out = nexus(&[
+        "fly",
+        "examples/box.plan",
+        "--px4",
+        &fake_px4(),
+        "--speed",
+        "10",
+        "--instance",
+        "159",
+        "--json",
+    ])
+    .env("FAKE_PX4_MODE", "sim:3")
+    .env("FAKE_PX4_NEXUS", &nexus_exe)
+    .assert()
+    .code(1)
+    .stderr(predicate::str::contains("FAIL: "))
+    .stderr(predicate::str::contains(
+        "PX4 was killed by signal 6 (SIGABRT)",
+    ))
+    // The vehicle's last words come with the verdict.
+    .stderr(predicate::str::contains("fake-px4: aborting in flight"))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(r["vehicle"]["kind"], "px4");
+    assert_eq!(r["passed"], false, "{stderr}");
+    assert_eq!(r["exit_code"], 1);
+    assert!(r["died"].as_str().unwrap().contains("SIGABRT"), "{r}");
+    assert_eq!(r["mission"]["uploaded"], true, "{r}");
+    assert_eq!(r["mission"]["complete"], false, "{r}");
+    // It had armed and was flying the mission when it died: that step ended `died`.
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["reason"], "met", "{r}");
+    assert_eq!(steps[1]["reason"], "died", "{r}");
+    assert_eq!(steps[1]["snapshot"]["armed"], true, "{r}");
+    assert_eq!(r["final"]["armed"], true, "{r}");
 }
