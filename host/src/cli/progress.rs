@@ -51,14 +51,14 @@ impl ProgressView {
             let bar = if total > 0 {
                 let b = ProgressBar::with_draw_target(Some(total as u64), target);
                 b.set_style(
-                    ProgressStyle::with_template("{bar:24.cyan/blue} {pos}/{len} {msg}")
+                    ProgressStyle::with_template("{bar:24.cyan/blue} {pos}/{len} {wide_msg}")
                         .unwrap_or_else(|_| ProgressStyle::default_bar()),
                 );
                 b
             } else {
                 let b = ProgressBar::with_draw_target(None, target);
                 b.set_style(
-                    ProgressStyle::with_template("{spinner} {msg}")
+                    ProgressStyle::with_template("{spinner} {wide_msg}")
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
                 b
