@@ -5,7 +5,7 @@
 
 mod cli_support;
 
-use cli_support::{json, nexus, repo};
+use cli_support::{json, nexus, nexus_exe, repo};
 use predicates::prelude::*;
 
 fn fake_px4() -> String {
@@ -70,7 +70,6 @@ fn a_px4_that_dies_in_flight_fails_the_flight_with_its_cause() {
     // The stand-in runs the simulated vehicle on PX4's ports and speed factor, then dies of
     // SIGABRT 3 s (30 s of sim time at ×10) in: armed and flying the box mission, whose flight
     // takes ~47 s of sim time.
-    let nexus_exe = assert_cmd::cargo::cargo_bin("nexus");
     let out = nexus(&[
         "fly",
         "examples/box.plan",
@@ -83,7 +82,7 @@ fn a_px4_that_dies_in_flight_fails_the_flight_with_its_cause() {
         "--json",
     ])
     .env("FAKE_PX4_MODE", "sim:3")
-    .env("FAKE_PX4_NEXUS", &nexus_exe)
+    .env("FAKE_PX4_NEXUS", nexus_exe())
     .assert()
     .code(1)
     .stderr(predicate::str::contains("FAIL: "))

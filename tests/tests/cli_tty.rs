@@ -4,7 +4,7 @@
 
 mod cli_support;
 
-use cli_support::root;
+use cli_support::{nexus_exe, root};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -33,9 +33,8 @@ fn strip_ansi(s: &str) -> String {
 
 #[test]
 fn on_a_terminal_fly_draws_one_bar_line_that_fits_the_width() {
-    // The binary `cli_support::nexus` builds; `script` gives it a terminal of 80 columns.
-    let _ = cli_support::nexus(&[]);
-    let exe = assert_cmd::cargo::cargo_bin("nexus");
+    // `script` gives the binary a terminal of 80 columns.
+    let exe = nexus_exe();
     let inner = format!(
         "stty cols 80 rows 24; exec '{}' fly examples/box.plan --speed 20 --instance 153",
         exe.display()

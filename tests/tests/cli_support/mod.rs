@@ -98,6 +98,13 @@ fn build() {
     });
 }
 
+/// The `nexus` binary's path, built first when stale (for a test that runs it through another
+/// program: a pseudo-terminal, a stand-in PX4).
+pub fn nexus_exe() -> PathBuf {
+    build();
+    assert_cmd::cargo::cargo_bin("nexus")
+}
+
 /// `nexus` with `args`, run from the repository root, NEXUS_PX4_BUILD unset (the simulated
 /// vehicle), with a wall-clock limit so a hang fails the test.
 pub fn nexus(args: &[&str]) -> Command {
