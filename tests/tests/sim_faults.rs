@@ -48,7 +48,7 @@ fn total(obs: &Value) -> i64 {
 #[test]
 fn stalled_clock_keeps_heartbeats_but_time_stops() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (sim, obs) = observe(44, "stall", Fault::StallClock);
+    let (sim, obs) = observe(69, "stall", Fault::StallClock);
     assert!(delta(&obs, "HEARTBEAT") >= 2, "{obs}");
     assert!(delta(&obs, "ATTITUDE") > 50, "{obs}");
     assert_eq!(obs["clock_advanced_ms"], 0, "time_boot_ms frozen: {obs}");
@@ -64,7 +64,7 @@ fn stalled_clock_keeps_heartbeats_but_time_stops() {
 #[test]
 fn silence_is_no_bytes_at_all() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (sim, obs) = observe(45, "silence", Fault::Silence);
+    let (sim, obs) = observe(70, "silence", Fault::Silence);
     assert_eq!(total(&obs), 0, "{obs}");
     assert!(sim.is_running());
 }
@@ -72,7 +72,7 @@ fn silence_is_no_bytes_at_all() {
 #[test]
 fn garbage_is_interleaved_with_valid_frames() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (_sim, obs) = observe(46, "garbage", Fault::Garbage);
+    let (_sim, obs) = observe(71, "garbage", Fault::Garbage);
     assert!(delta(&obs, "BAD_DATA") > 10, "{obs}");
     assert!(delta(&obs, "HEARTBEAT") >= 2, "{obs}");
     assert!(obs["clock_advanced_ms"].as_i64().unwrap() > 1_000, "{obs}");
@@ -82,7 +82,7 @@ fn garbage_is_interleaved_with_valid_frames() {
 fn refused_arming_comes_with_px4s_ack_and_the_text() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let text = "Arming denied: sensors need calibration (injected)";
-    let (_sim, obs) = observe(47, "refuse", Fault::RefuseArming { text: text.into() });
+    let (_sim, obs) = observe(72, "refuse", Fault::RefuseArming { text: text.into() });
     assert_eq!(obs["acks"], serde_json::json!([1]), "{obs}");
     assert_eq!(obs["armed"], false);
     assert!(
@@ -94,7 +94,7 @@ fn refused_arming_comes_with_px4s_ack_and_the_text() {
 #[test]
 fn exit_closes_the_socket_and_reports_the_status() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (sim, obs) = observe(48, "exit", Fault::Exit { code: 3 });
+    let (sim, obs) = observe(73, "exit", Fault::Exit { code: 3 });
     assert_eq!(total(&obs), 0, "{obs}");
     assert_eq!(sim.exit_status(), Some(ExitStatus::Code(3)));
     assert!(!sim.is_running());
@@ -111,7 +111,7 @@ fn panic_prints_panic_then_stops() {
         module: "ekf2".into(),
         message: "assertion failed".into(),
     };
-    let (sim, obs) = observe(49, "exit", fault);
+    let (sim, obs) = observe(74, "exit", fault);
     assert_eq!(total(&obs), 0, "{obs}");
     assert_eq!(sim.exit_status(), Some(ExitStatus::Signal(6)));
     assert!(

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 #[test]
 fn takeoff_reposition_land_like_px4_sitl() {
-    let cfg = SimConfig::realtime(40, speed());
+    let cfg = SimConfig::realtime(65, speed());
     // The client listens first, as a GCS waiting for PX4 to boot.
     let mut run = Scenario::spawn(
         "sim_flight.py",
@@ -24,7 +24,7 @@ fn takeoff_reposition_land_like_px4_sitl() {
     let p = sim.ports();
     assert_eq!(
         (p.offboard.port, p.offboard.system_id, p.vehicle_port),
-        (14580, 41, 14620)
+        (14605, 66, 14645)
     );
     let ev = run.finish(Duration::from_secs(240));
 
@@ -159,7 +159,7 @@ fn takeoff_reposition_land_like_px4_sitl() {
     // PX4's own gimbal/camera commands were on the link, addressed to itself.
     assert!(ev
         .iter()
-        .any(|e| e["ev"] == "foreign_command" && e["target"] == 41 && e["cmd"] == 1001));
+        .any(|e| e["ev"] == "foreign_command" && e["target"] == 66 && e["cmd"] == 1001));
     assert!(sim.is_running());
-    assert_eq!(sim.client().map(|a| a.port()), Some(14580));
+    assert_eq!(sim.client().map(|a| a.port()), Some(14605));
 }

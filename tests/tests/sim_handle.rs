@@ -76,11 +76,11 @@ impl RawGcs {
 
 #[test]
 fn lockstep_flight_with_ground_truth() {
-    let cfg = SimConfig::lockstep(60);
+    let cfg = SimConfig::lockstep(85);
     let mut gcs = RawGcs::bind(cfg.remote_port());
     let sim = SimHandle::start(cfg).expect("start");
-    assert_eq!(sim.ports().offboard.port, 14600);
-    assert_eq!(sim.ports().offboard.system_id, 61);
+    assert_eq!(sim.ports().offboard.port, 14625);
+    assert_eq!(sim.ports().offboard.system_id, 86);
     assert!(matches!(sim.set_speed(2.0), Err(SimError::NotRealTime)));
     // Nothing moves until stepped.
     std::thread::sleep(Duration::from_millis(100));
@@ -99,12 +99,12 @@ fn lockstep_flight_with_ground_truth() {
     let hb = gcs.last_hb.clone().expect("heartbeat");
     assert_eq!(Mode::from_custom_mode(hb.custom_mode), Mode::Hold);
     assert_eq!(hb.system_status as u8, 3);
-    gcs.command(mav::MavCmd::MAV_CMD_DO_SET_MODE, [1.0, 4.0, 2.0], 61);
+    gcs.command(mav::MavCmd::MAV_CMD_DO_SET_MODE, [1.0, 4.0, 2.0], 86);
     sim.step(100).unwrap();
     gcs.command(
         mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM,
         [1.0, 0.0, 0.0],
-        61,
+        86,
     );
     let up = sim
         .step_until(30_000, 50, |s| {
@@ -120,12 +120,12 @@ fn lockstep_flight_with_ground_truth() {
         .output_log()
         .iter()
         .any(|l| l.contains("Armed by external command")));
-    assert_eq!(sim.client().map(|a| a.port()), Some(14600));
+    assert_eq!(sim.client().map(|a| a.port()), Some(14625));
 }
 
 #[test]
 fn realtime_speed_factor_and_stop_releases_the_port() {
-    let cfg = SimConfig::realtime(61, 10.0);
+    let cfg = SimConfig::realtime(86, 10.0);
     let port = cfg.local_port();
     let sim = SimHandle::start(cfg).expect("start");
     assert!(matches!(sim.step(10), Err(SimError::NotLockstep)));
@@ -143,12 +143,12 @@ fn realtime_speed_factor_and_stop_releases_the_port() {
     );
     // A second vehicle on the same instance cannot start.
     assert!(matches!(
-        SimHandle::start(SimConfig::realtime(61, 1.0)),
+        SimHandle::start(SimConfig::realtime(86, 1.0)),
         Err(SimError::Bind { .. })
     ));
     sim.stop();
     UdpSocket::bind(("127.0.0.1", port)).expect("port released by stop");
-    let sim = SimHandle::start(SimConfig::lockstep(61)).expect("restart");
+    let sim = SimHandle::start(SimConfig::lockstep(86)).expect("restart");
     drop(sim);
     UdpSocket::bind(("127.0.0.1", port)).expect("port released by drop");
 }

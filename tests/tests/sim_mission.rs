@@ -10,7 +10,7 @@ use std::time::Duration;
 
 #[test]
 fn three_item_mission_upload_and_flight_like_px4_sitl() {
-    let cfg = SimConfig::realtime(41, speed());
+    let cfg = SimConfig::realtime(66, speed());
     let mut run = Scenario::spawn(
         "sim_mission.py",
         &[

@@ -7,7 +7,7 @@ use nexus_host::sim::{SimConfig, SimHandle};
 use sim_support::*;
 use std::time::Duration;
 
-const BASE: u8 = 50;
+const BASE: u8 = 75;
 const COUNT: u8 = 8;
 
 #[test]

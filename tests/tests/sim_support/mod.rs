@@ -4,7 +4,8 @@
 //! Python comes from `NEXUS_PYTHON` (default: the workspace's `.venv/bin/python`, created by
 //! `scripts/env.sh`). A missing interpreter or pymavlink is a test failure, not a skip.
 //!
-//! SITL instance numbers used by these tests (ports 14540+N / 14580+N): 40–61; the bench uses
+//! SITL instance numbers used by these tests (ports 14540+N / 14580+N): 65–86 (clear of PX4 SITL
+//! instances 0–20, UDP 14540–14600, so the tests pass while a SITL or QGC runs); the bench uses
 //! 90–91. Other tests should stay clear of them.
 
 #![allow(dead_code)]
