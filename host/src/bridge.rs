@@ -19,11 +19,11 @@
 //!
 //! # What crosses
 //! * **Stream → anything**: the bytes are cut into MAVLink frames by the core's resynchronising
-//!   [`Decoder`], and each checked frame is forwarded alone, byte for byte (a signed frame keeps
-//!   its signature): every datagram carries exactly one whole frame. Line noise, truncated and
-//!   corrupt frames are dropped and counted. Frames of another dialect cannot be checked (no
-//!   CRC_EXTRA for their id) and are dropped too, counted as bad frames: only the common
-//!   dialect crosses from a stream.
+//!   [`Decoder`](nexus_core::frame::Decoder), and each checked frame is forwarded alone, byte
+//!   for byte (a signed frame keeps its signature): every datagram carries exactly one whole
+//!   frame. Line noise, truncated and corrupt frames are dropped and counted. Frames of another
+//!   dialect cannot be checked (no CRC_EXTRA for their id) and are dropped too, counted as bad
+//!   frames: only the common dialect crosses from a stream.
 //! * **Datagram → datagram**: each datagram as it came.
 //! * **Datagram → stream**: each datagram's bytes as they came; with a message filter
 //!   ([`BridgeOptions::stream_filter`]) the datagram is cut into checked frames and only the
@@ -39,7 +39,6 @@
 //! a lost link (a `tcp:` server gone, a serial adapter unplugged) ends it with an error
 //! ([`Bridge::stop`] returns it). Nothing outlives the handle.
 
-pub mod cli;
 mod framer;
 pub mod throttle;
 

@@ -16,7 +16,9 @@ pub struct OpenError {
 }
 
 impl OpenError {
-    pub(crate) fn new(conn: &ConnString, what: impl Into<String>, source: io::Error) -> Self {
+    /// The error of `conn` failing at `what` (a hint for common OS errors is appended); public
+    /// for programs that run their own loop around a [`super::Link`] (`nexus watch`'s driver).
+    pub fn new(conn: &ConnString, what: impl Into<String>, source: io::Error) -> Self {
         let mut what = what.into();
         if let Some(hint) = hint(source.kind()) {
             what.push_str(" (");

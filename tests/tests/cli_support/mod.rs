@@ -41,7 +41,7 @@ fn newest(path: &Path) -> Option<SystemTime> {
 }
 
 /// Build the `nexus` binary when it is missing or older than the sources it is made of, into
-/// the target directory and profile these tests run from. nexus-host's binary is not something
+/// the target directory and profile these tests run from. nexus-cli's binary is not something
 /// cargo builds for this crate's tests by itself; `cargo test --workspace --all-targets` has
 /// built it already, and then nothing is done here (a nested `cargo build` would resolve other
 /// features and build everything a second time).
@@ -57,8 +57,12 @@ fn build() {
             .and_then(|m| m.modified())
             .ok();
         let sources = [
+            "cli/src",
+            "cli/Cargo.toml",
             "host/src",
             "host/Cargo.toml",
+            "sim/src",
+            "sim/Cargo.toml",
             "core/src",
             "core/Cargo.toml",
             "Cargo.lock",
@@ -79,7 +83,7 @@ fn build() {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = std::process::Command::new(cargo);
         cmd.current_dir(root())
-            .args(["build", "--quiet", "-p", "nexus-host", "--bin", "nexus"])
+            .args(["build", "--quiet", "-p", "nexus-cli", "--bin", "nexus"])
             .env("CARGO_TARGET_DIR", target_dir);
         match profile {
             "debug" => {}
@@ -93,7 +97,7 @@ fn build() {
         let status = cmd.status().expect("run cargo build for the nexus binary");
         assert!(
             status.success(),
-            "cargo build -p nexus-host --bin nexus failed"
+            "cargo build -p nexus-cli --bin nexus failed"
         );
     });
 }

@@ -1,13 +1,16 @@
-//! The `nexus` command's subcommands (the binary in `src/bin/nexus.rs` only parses and
-//! dispatches):
+//! The `nexus` command's subcommands (the binary in `src/main.rs` only parses and
+//! dispatches). The command line, its progress display and its reports live here, so the
+//! libraries (nexus-host, nexus-sim) carry no clap, indicatif or toml:
 //!
 //! * [`fly`]: fly a QGroundControl `.plan` on the simulated vehicle or PX4 SITL, with progress
 //!   and a verdict;
 //! * [`run`]: run a flight program ([`program`]: TOML steps of action + `until` condition);
-//! * [`watch`]: live telemetry of any MAVLink link.
+//! * [`watch`]: live telemetry of any MAVLink link;
+//! * [`sim`]: run simulated PX4 vehicles ([`nexus_sim`]) on the network;
+//! * [`bridge`]: forward MAVLink between two links ([`nexus_host::bridge`]).
 //!
 //! Shared pieces: [`vehicle`] starts the simulated vehicle or PX4 as a host run
-//! ([`crate::run::Sim`]) and connects to it; [`exec`] flies a program on the run's link (the
+//! ([`nexus_host::run::Sim`]) and connects to it; [`exec`] flies a program on the run's link (the
 //! host pump); [`driver`] is `watch`'s own small loop; [`progress`] shows what happens,
 //! [`report`] writes the `--json` report, [`diag`] words errors in the user's files as
 //! `file:line:col`.
@@ -16,6 +19,7 @@
 //! upload rejected, the vehicle died); 2 it could not start (bad file, no PX4 build, port in
 //! use, bad arguments).
 
+pub mod bridge;
 pub mod diag;
 pub mod driver;
 pub mod exec;
@@ -25,13 +29,14 @@ pub mod program;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod sim;
 pub mod vehicle;
 pub mod watch;
 
 use std::process::ExitCode;
 
 /// Most mission items a `.plan` may hold: what a host pump link holds.
-pub const ITEMS: usize = crate::pump::MISSION_ITEMS;
+pub const ITEMS: usize = nexus_host::pump::MISSION_ITEMS;
 
 /// STATUSTEXTs `watch`'s client keeps between two looks (it copies every new one out).
 pub const TEXTS: usize = 64;

@@ -13,8 +13,10 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use super::{bridge, BridgeOptions, BridgeStats, DirectionStats, MsgFilter, DEFAULT_BACKLOG_BYTES};
-use crate::transport::ConnString;
+use nexus_host::bridge::{
+    bridge, BridgeOptions, BridgeStats, DirectionStats, MsgFilter, DEFAULT_BACKLOG_BYTES,
+};
+use nexus_host::transport::ConnString;
 
 /// Arguments of `nexus bridge`.
 #[derive(Debug, Clone, clap::Args)]

@@ -11,10 +11,10 @@ use super::report::{
     ItemProgress, ItemReport, MissionReport, SnapshotReport, StepReport, TextReport,
 };
 use super::vehicle::Connected;
-use crate::pump::{LinkEvent, LinkStatus, PendingProgram};
 use nexus_core::engine::{Program, ProgramEnd, Reason, StepRecord};
 use nexus_core::mission::MissionItem;
 use nexus_core::offboard::OffboardEvent;
+use nexus_host::pump::{LinkEvent, LinkStatus, PendingProgram};
 use std::time::{Duration, Instant};
 
 /// How long a mission upload may take, wall (the offboard machine gives up sooner on its own

@@ -36,8 +36,8 @@ mod until;
 pub use step::{StepSpec, ACTIONS};
 pub use until::CONDITION_KEYS;
 
-use crate::cli::diag::{read_text, FileError, SourceError};
-use crate::cli::ITEMS;
+use crate::diag::{read_text, FileError, SourceError};
+use crate::ITEMS;
 use fields::{Fields, Src};
 use nexus_core::engine::Program;
 use nexus_core::plan::{read_plan, Plan};
@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
 /// Most steps in one program: what a host pump link runs.
-pub const STEPS: usize = crate::pump::STEPS;
+pub const STEPS: usize = nexus_host::pump::STEPS;
 
 /// A `.plan` read from disk.
 #[derive(Debug, Clone)]

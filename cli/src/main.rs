@@ -1,7 +1,7 @@
 //! The `nexus` command.
 //!
-//! Subcommands live with their subsystems (`nexus_host::cli` for fly, run and watch;
-//! `nexus_host::sim::cli` for sim); this file only declares the command line and dispatches.
+//! Subcommands live in the nexus-cli library (`nexus_cli::fly`, `run`, `watch`, `sim`,
+//! `bridge`); this file only declares the command line and dispatches.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -20,24 +20,24 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Fly a QGroundControl .plan on the simulated vehicle (or PX4 SITL) and report.
-    Fly(nexus_host::cli::fly::FlyArgs),
+    Fly(nexus_cli::fly::FlyArgs),
     /// Run a flight program (TOML steps: action, until, timeout_s, on_timeout) and report.
-    Run(nexus_host::cli::run::RunArgs),
+    Run(nexus_cli::run::RunArgs),
     /// Show live telemetry from a MAVLink link (mode, armed, altitude, position, texts).
-    Watch(nexus_host::cli::watch::WatchArgs),
+    Watch(nexus_cli::watch::WatchArgs),
     /// Run simulated PX4 vehicles (SITL-compatible UDP ports) until interrupted.
-    Sim(nexus_host::sim::cli::SimArgs),
+    Sim(nexus_cli::sim::SimArgs),
     /// Forward MAVLink between two links (a serial or TCP byte stream and UDP) until interrupted.
-    Bridge(nexus_host::bridge::cli::BridgeArgs),
+    Bridge(nexus_cli::bridge::BridgeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Fly(args) => nexus_host::cli::fly::main(&args),
-        Command::Run(args) => nexus_host::cli::run::main(&args),
-        Command::Watch(args) => nexus_host::cli::watch::main(&args),
-        Command::Sim(args) => nexus_host::sim::cli::run(&args),
-        Command::Bridge(args) => nexus_host::bridge::cli::run(&args),
+        Command::Fly(args) => nexus_cli::fly::main(&args),
+        Command::Run(args) => nexus_cli::run::main(&args),
+        Command::Watch(args) => nexus_cli::watch::main(&args),
+        Command::Sim(args) => nexus_cli::sim::run(&args),
+        Command::Bridge(args) => nexus_cli::bridge::run(&args),
     }
 }

@@ -2,7 +2,7 @@
 
 use super::fields::{Fields, Src};
 use super::until::{fmt_num, mode_named, read_sticks, read_until, sticks_text};
-use crate::cli::diag::SourceError;
+use crate::diag::SourceError;
 use nexus_core::action::{param_name, PARAM_NAME_LEN};
 use nexus_core::engine::{OnTimeout, Step};
 use nexus_core::Action;
@@ -316,7 +316,7 @@ pub(crate) fn read_step(
         action_text,
         until_text,
         step,
-        line: crate::cli::diag::SourceError::at(src.path, src.text, span.start, None, "").line,
+        line: crate::diag::SourceError::at(src.path, src.text, span.start, None, "").line,
         plan,
     })
 }

@@ -4,7 +4,7 @@
 //! `px4 -i N`; point QGroundControl, MAVSDK or pymavlink (`udpin:0.0.0.0:14540`) at it.
 //! Console output of every vehicle is printed, prefixed with its instance when there are several.
 
-use super::server::{SimConfig, SimHandle};
+use nexus_sim::server::{SimConfig, SimHandle};
 use std::net::IpAddr;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -2,15 +2,15 @@
 //! core [`Decoder`] and a core client, driven the way the core asks (handle every frame, send
 //! what is due, wake at the next deadline), plus a copy of every STATUSTEXT.
 //!
-//! `fly` and `run` fly on the host pump instead (through a [`crate::run::Sim`]), which adds the
+//! `fly` and `run` fly on the host pump instead (through a [`nexus_host::run::Sim`]), which adds the
 //! run's supervision; a watcher commands nothing and needs none of it.
 
 use super::CliClient;
-use crate::transport::{mio, Link, OpenError, RECV_BUF_LEN};
 use nexus_core::client::ClientConfig;
 use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
 use nexus_core::telemetry::LinkIds;
 use nexus_core::{Frame, Instant};
+use nexus_host::transport::{mio, Link, OpenError, RECV_BUF_LEN};
 use std::io;
 use std::time::Duration;
 

@@ -58,7 +58,7 @@ fn params_answer_at_once_int32_bytewise() {
         .iter()
         .filter(|e| matches!(e, Ev::Param { .. }))
         .count();
-    assert_eq!(n, crate::sim::params::TABLE.len());
+    assert_eq!(n, crate::params::TABLE.len());
 }
 
 #[test]
@@ -216,8 +216,8 @@ fn hostile_input_never_panics_or_corrupts_the_model() {
     assert!(s.position_ned_m.iter().all(|v| v.is_finite()), "{s:?}");
     assert!(s.armed && s.mode == Mode::Hold, "{s:?}");
     // A driver that never polls does not grow memory without bound.
-    let mut v = crate::sim::Vehicle::new(crate::sim::VehicleConfig::default());
+    let mut v = crate::Vehicle::new(crate::VehicleConfig::default());
     v.step(400_000_000);
-    assert_eq!(v.io.out.pending(), crate::sim::wire::MAX_PENDING_FRAMES);
+    assert_eq!(v.io.out.pending(), crate::wire::MAX_PENDING_FRAMES);
     assert!(v.io.out.frames_dropped > 0);
 }

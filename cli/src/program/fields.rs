@@ -3,7 +3,7 @@
 //! Every read names the key it read; [`Fields::finish`] then reports the first key nobody
 //! read as unknown, so a misspelt key (`alt = 5` for `alt_m = 5`) is an error, never ignored.
 
-use crate::cli::diag::SourceError;
+use crate::diag::SourceError;
 use std::cell::RefCell;
 use std::ops::Range;
 use std::path::Path;

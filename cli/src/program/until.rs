@@ -1,7 +1,7 @@
 //! `until = { … }`: one condition of seed 000's table, its modifiers, guards and reactions.
 
 use super::fields::{Fields, Src, Val};
-use crate::cli::diag::SourceError;
+use crate::diag::SourceError;
 use nexus_core::engine::{Condition, Op, Wait, MAX_GUARDS, MAX_NEEDLE_LEN};
 use nexus_core::{Mode, RcSticks};
 use std::ops::Range;

@@ -3,12 +3,12 @@
 //! pump its offboard link runs on).
 
 use super::report::VehicleReport;
-use crate::error::{ConnectError, RunError};
-use crate::launcher::{LaunchError, PX4_BUILD_ENV};
-use crate::offboard_client::OffboardClient;
-use crate::pump::LinkHandle;
-use crate::run::{Sim, SimOptions};
-use crate::sim::SimError;
+use nexus_host::error::{ConnectError, RunError};
+use nexus_host::launcher::{LaunchError, PX4_BUILD_ENV};
+use nexus_host::offboard_client::OffboardClient;
+use nexus_host::pump::LinkHandle;
+use nexus_host::run::{Sim, SimOptions};
+use nexus_sim::SimError;
 use std::path::PathBuf;
 
 /// How long the vehicle may take to send its first heartbeat, sim seconds (the simulated

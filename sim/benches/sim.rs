@@ -1,7 +1,7 @@
 //! How fast the simulated PX4 runs in lockstep while serving one client at PX4's full stream
 //! rates over real loopback UDP: simulated seconds per wall second.
 //!
-//! `cargo bench -p nexus-host --bench sim`. The client is an in-process UDP socket on another
+//! `cargo bench -p nexus-sim --bench sim`. The client is an in-process UDP socket on another
 //! thread that receives every datagram and frames it with nexus-core's decoder. Besides
 //! criterion's timing of one simulated second, the run prints the headline figure
 //! ("… simulated seconds per wall second") over a 120 s flight: boot, takeoff, hover.
@@ -11,7 +11,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use nexus_core::frame::{Decoder, Encoder};
 use nexus_core::mav;
-use nexus_host::sim::{SimConfig, SimHandle};
+use nexus_sim::{SimConfig, SimHandle};
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -121,7 +121,7 @@ mod tests {
         let mut v = Vec::new();
         let mut buf = [0u8; 1400];
         while let Some(n) = out.poll_transmit(&mut buf) {
-            crate::sim::testutil::for_each_frame(&mut dec, &buf[..n], |_, p| {
+            crate::testutil::for_each_frame(&mut dec, &buf[..n], |_, p| {
                 v.push(STATUSTEXT_DATA::deser(mavlink::MavlinkVersion::V2, p).unwrap());
             });
         }

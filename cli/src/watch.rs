@@ -7,11 +7,11 @@
 use super::driver::Driver;
 use super::exec::severity_name;
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
-use crate::transport::{mio, ConnString, Link, RECV_BUF_LEN};
 use nexus_core::frame::Decoder;
 use nexus_core::mav;
 use nexus_core::telemetry::LinkIds;
 use nexus_core::{Frame, Msg};
+use nexus_host::transport::{mio, ConnString, Link, RECV_BUF_LEN};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 

@@ -636,7 +636,7 @@ fn rtl_climbs_returns_and_lands() {
 #[test]
 fn relative_alt_steps_after_takeoff_and_the_switch_smooths_it() {
     for steps in [true, false] {
-        let mut cfg = crate::sim::VehicleConfig::instance(0);
+        let mut cfg = crate::VehicleConfig::instance(0);
         cfg.relative_alt_steps = steps;
         let mut g = Gcs::with(cfg);
         g.run(5_000);

@@ -55,9 +55,9 @@
 //! takeoff (switch: [`VehicleConfig::relative_alt_steps`]).
 //!
 //! Modules, one per concept: [`geo`], [`params`], [`dynamics`], [`commander`], [`navigator`],
-//! [`mission`], [`statustext`], [`streams`], [`faults`], [`clock`], [`server`], [`cli`].
+//! [`mission`], [`statustext`], [`streams`], [`faults`], [`clock`], [`server`]; `nexus sim`
+//! (the command line around [`SimHandle`]) is in the nexus-cli package.
 
-pub mod cli;
 pub mod clock;
 pub mod commander;
 mod commands;

@@ -322,7 +322,7 @@ mod tests {
             let mut seen = Vec::new();
             let mut buf = [0u8; 1400];
             while let Some(n) = o.poll_transmit(&mut buf) {
-                crate::sim::testutil::for_each_frame(&mut dec, &buf[..n], |h, payload| {
+                crate::testutil::for_each_frame(&mut dec, &buf[..n], |h, payload| {
                     assert_eq!(h.msgid, 46);
                     let m =
                         mav::MISSION_ITEM_REACHED_DATA::deser(mavlink::MavlinkVersion::V2, payload)
@@ -331,7 +331,7 @@ mod tests {
                 });
             }
             // A false start swallowed the tail: the next bytes on the link complete it.
-            crate::sim::testutil::for_each_frame(&mut dec, &[0u8; 300], |_, payload| {
+            crate::testutil::for_each_frame(&mut dec, &[0u8; 300], |_, payload| {
                 let m = mav::MISSION_ITEM_REACHED_DATA::deser(mavlink::MavlinkVersion::V2, payload)
                     .unwrap();
                 seen.push(m.seq);

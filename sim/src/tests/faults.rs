@@ -1,7 +1,7 @@
 //! Injected faults, each visible the way the real failure would be.
 
 use super::*;
-use crate::sim::{ExitStatus, Fault};
+use crate::{ExitStatus, Fault};
 
 #[test]
 fn stalled_clock_freezes_time_boot_ms_but_heartbeats_continue() {

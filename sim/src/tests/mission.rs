@@ -1,7 +1,7 @@
 //! The mission protocol and mission flight (PX4-WIRE.md "Mission protocol").
 
 use super::*;
-use crate::sim::mission::crc32part;
+use crate::mission::crc32part;
 use mav::MavCmd::*;
 use mav::MavFrame;
 
@@ -14,7 +14,7 @@ fn item(
     east_m: f64,
     z: f32,
 ) -> mav::MISSION_ITEM_INT_DATA {
-    let o = crate::sim::GeoPoint::SIH_DEFAULT;
+    let o = crate::GeoPoint::SIH_DEFAULT;
     let lat = o.lat_deg + north_m / (D2R * 6_371_000.0);
     let lon = o.lon_deg + east_m / (D2R * 6_371_000.0 * (o.lat_deg * D2R).cos());
     mav::MISSION_ITEM_INT_DATA {
