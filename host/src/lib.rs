@@ -15,6 +15,7 @@
 pub mod bridge;
 pub mod cli;
 pub mod error;
+pub mod interrupt;
 pub mod launcher;
 pub mod offboard_client;
 pub mod pump;

@@ -33,6 +33,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // SIGINT, SIGTERM and SIGHUP end every command cleanly (see nexus_host::interrupt); if
+    // they cannot be taken, they keep their default action.
+    if let Err(e) = nexus_host::interrupt::install() {
+        eprintln!("nexus: interrupts keep their default action: {e}");
+    }
     match cli.command {
         Command::Fly(args) => nexus_host::cli::fly::main(&args),
         Command::Run(args) => nexus_host::cli::run::main(&args),

@@ -113,7 +113,10 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     );
     let every = (args.stats_s > 0.0).then(|| Duration::from_secs_f64(args.stats_s));
     let mut next = every.map(|d| Instant::now() + d);
-    while b.is_running() {
+    // A signal stops the bridge in order (last figures, ports freed) and exits 128 + its
+    // number (crate::interrupt).
+    let _interrupts = crate::interrupt::handle();
+    while b.is_running() && crate::interrupt::caught().is_none() {
         std::thread::sleep(Duration::from_millis(100));
         if let (Some(t), Some(d)) = (next, every) {
             if Instant::now() >= t {
@@ -124,8 +127,12 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     }
     let last = b.stats();
     report(args, &last);
+    let interrupted = crate::interrupt::caught();
+    if let Some(c) = interrupted {
+        eprintln!("nexus bridge: {}: stopped", c.reason());
+    }
     match b.stop() {
-        Ok(_) => ExitCode::SUCCESS,
+        Ok(_) => interrupted.map_or(ExitCode::SUCCESS, |c| ExitCode::from(c.exit_code())),
         Err(e) => {
             eprintln!("nexus bridge: {e}");
             ExitCode::FAILURE

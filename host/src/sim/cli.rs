@@ -67,7 +67,14 @@ pub fn run(args: &SimArgs) -> ExitCode {
         }
     }
     let many = sims.len() > 1;
+    // A signal stops the vehicles in order and exits 128 + its number (crate::interrupt).
+    let _interrupts = crate::interrupt::handle();
     loop {
+        if let Some(c) = crate::interrupt::caught() {
+            eprintln!("nexus sim: {}: stopping", c.reason());
+            drop(sims);
+            return ExitCode::from(c.exit_code());
+        }
         let mut running = 0;
         for h in &sims {
             for line in h.output_lines() {
