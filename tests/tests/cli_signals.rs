@@ -348,3 +348,48 @@ fn a_stopped_nexus_does_not_declare_the_vehicle_dead_after_sigcont() {
     assert_eq!(report["passed"], true, "{report}");
     assert_eq!(report["died"], Value::Null, "{report}");
 }
+
+#[test]
+fn sim_watch_and_bridge_exit_cleanly_on_each_signal() {
+    // `nexus sim` stops its vehicles, `watch` and `bridge` their links: the exit code names the
+    // signal, a line says why, and the ports are free afterwards.
+    let cases: [(&str, i32, &str); 3] = [
+        ("INT", 130, "SIGINT"),
+        ("TERM", 143, "SIGTERM"),
+        ("HUP", 129, "SIGHUP"),
+    ];
+    for (signal, code, name) in cases {
+        let why = format!("interrupted by {name}");
+        // The simulated vehicle of instance 238, and a watch of its offboard port.
+        let mut sim = Running::start(&["sim", "--instance", "238"], &[]);
+        sim.wait_line("nexus sim: instance 238");
+        let mut watch = Running::start(
+            &["watch", "udpin:127.0.0.1:14778", "--interval", "0.2"],
+            &[],
+        );
+        watch.wait_line("armed");
+        watch.signal(signal);
+        let (status, _, out) = watch.wait_exit(STOP_LIMIT);
+        assert_eq!(status.code(), Some(code), "watch: {out}");
+        assert!(out.contains(&why), "watch: {out}");
+        sim.signal(signal);
+        let (status, _, out) = sim.wait_exit(STOP_LIMIT);
+        assert_eq!(status.code(), Some(code), "sim: {out}");
+        assert!(out.contains(&why), "sim: {out}");
+        assert_ports_free(238);
+
+        let mut bridge = Running::start(
+            &["bridge", "tcpin:127.0.0.1:0", "udpin:127.0.0.1:14779"],
+            &[],
+        );
+        bridge.wait_line("nexus bridge: ");
+        bridge.signal(signal);
+        let (status, _, out) = bridge.wait_exit(STOP_LIMIT);
+        assert_eq!(status.code(), Some(code), "bridge: {out}");
+        assert!(
+            out.contains(&format!("nexus bridge: {why}: stopped")),
+            "bridge: {out}"
+        );
+        assert_ports_free(239);
+    }
+}

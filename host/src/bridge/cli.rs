@@ -95,6 +95,9 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
         eprintln!("nexus bridge: --stats-s must be a number ≥ 0");
         return ExitCode::from(2);
     }
+    // A signal stops the bridge in order (last figures, ports freed) and exits 128 + its
+    // number (crate::interrupt).
+    let _interrupts = crate::interrupt::handle();
     let b = match bridge(&args.from, &args.to, args.options()) {
         Ok(b) => b,
         Err(e) => {
@@ -113,9 +116,6 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     );
     let every = (args.stats_s > 0.0).then(|| Duration::from_secs_f64(args.stats_s));
     let mut next = every.map(|d| Instant::now() + d);
-    // A signal stops the bridge in order (last figures, ports freed) and exits 128 + its
-    // number (crate::interrupt).
-    let _interrupts = crate::interrupt::handle();
     while b.is_running() && crate::interrupt::caught().is_none() {
         std::thread::sleep(Duration::from_millis(100));
         if let (Some(t), Some(d)) = (next, every) {

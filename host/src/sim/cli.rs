@@ -41,6 +41,8 @@ pub fn run(args: &SimArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // A signal stops the vehicles in order and exits 128 + its number (crate::interrupt).
+    let _interrupts = crate::interrupt::handle();
     let mut sims = Vec::new();
     for k in 0..args.count.max(1) {
         let Some(n) = args.instance.checked_add(k) else {
@@ -67,8 +69,6 @@ pub fn run(args: &SimArgs) -> ExitCode {
         }
     }
     let many = sims.len() > 1;
-    // A signal stops the vehicles in order and exits 128 + its number (crate::interrupt).
-    let _interrupts = crate::interrupt::handle();
     loop {
         if let Some(c) = crate::interrupt::caught() {
             eprintln!("nexus sim: {}: stopping", c.reason());
