@@ -9,7 +9,8 @@ use std::process::ExitCode;
 /// Command PX4 autopilots over MAVLink and wait, precisely, for what the vehicle does.
 ///
 /// Exit codes: 0 the flight did what was asked; 1 it did not (the reason is printed);
-/// 2 it could not start (bad file, no PX4 build, port in use, bad arguments).
+/// 2 it could not start (bad file, no PX4 build, port in use, bad arguments); 130 / 143 / 129
+/// interrupted by SIGINT / SIGTERM / SIGHUP (the report is written).
 #[derive(Debug, Parser)]
 #[command(name = "nexus", version, about)]
 struct Cli {
