@@ -144,12 +144,13 @@ fn on_signal(signal: i32) {
 
 /// End every running PX4 launch and the process, with the signal's exit code.
 fn end_now(caught: Caught, why: &str) -> ! {
-    crate::launcher::end_all_now();
+    // Said first: a command that was closing PX4 may see it die and exit on its own meanwhile.
     if why.is_empty() {
         eprintln!("nexus: {}", caught.reason());
     } else {
         eprintln!("nexus: {} ({why})", caught.reason());
     }
+    crate::launcher::end_all_now();
     std::process::exit(i32::from(caught.exit_code()));
 }
 

@@ -267,8 +267,17 @@ fn interrupt_fake_px4(
     assert!(pids.iter().all(|&p| alive(p)), "vehicle and PX4 run");
     r.signal(signal);
     if let Some(s) = second {
-        // The verdict is out (and the report written): the shutdown has begun.
+        // The verdict is out and the report written: PX4 is being closed.
         r.wait_line("FAIL: ");
+        let start = Instant::now();
+        while std::fs::read(&report)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .is_none()
+        {
+            assert!(start.elapsed() < PATIENCE, "no report");
+            std::thread::sleep(Duration::from_millis(5));
+        }
         r.signal(s);
     }
     let (status, took, out) = r.wait_exit(limit);
@@ -378,8 +387,9 @@ fn sim_watch_and_bridge_exit_cleanly_on_each_signal() {
         assert!(out.contains(&why), "sim: {out}");
         assert_ports_free(238);
 
+        // On the vehicle's port, free again.
         let mut bridge = Running::start(
-            &["bridge", "tcpin:127.0.0.1:0", "udpin:127.0.0.1:14779"],
+            &["bridge", "tcpin:127.0.0.1:0", "udpin:127.0.0.1:14818"],
             &[],
         );
         bridge.wait_line("nexus bridge: ");
@@ -390,6 +400,51 @@ fn sim_watch_and_bridge_exit_cleanly_on_each_signal() {
             out.contains(&format!("nexus bridge: {why}: stopped")),
             "bridge: {out}"
         );
-        assert_ports_free(239);
+        assert_ports_free(238);
     }
+}
+
+#[test]
+fn a_signal_while_px4_starts_ends_it_at_once_with_its_child() {
+    // This fake PX4 never speaks MAVLink: `fly` waits for its heartbeat. It has started a child
+    // that ignores SIGTERM.
+    let dir = Scratch::new("sig-px4-start");
+    let pids = dir.path("pids");
+    let mut r = Running::start(
+        &[
+            "fly",
+            "examples/box.plan",
+            "--px4",
+            &fake_px4(),
+            "--instance",
+            "239",
+        ],
+        &[
+            ("FAKE_PX4_MODE", "child".to_string()),
+            ("FAKE_PX4_PIDS", pids.display().to_string()),
+        ],
+    );
+    r.wait_line("nexus fly: ");
+    let start = Instant::now();
+    let pids: Vec<u32> = loop {
+        let got: Vec<u32> = std::fs::read_to_string(&pids)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if got.len() == 2 {
+            break got;
+        }
+        assert!(start.elapsed() < PATIENCE, "the fake PX4 wrote no pids");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(pids.iter().all(|&p| alive(p)));
+    r.signal("INT");
+    let (status, _, out) = r.wait_exit(STOP_LIMIT);
+    assert_eq!(status.code(), Some(130), "{out}");
+    assert!(out.contains("nexus: interrupted by SIGINT"), "{out}");
+    for &p in &pids {
+        assert!(!alive(p), "process {p} was left running:\n{out}");
+    }
+    assert_ports_free(239);
 }
