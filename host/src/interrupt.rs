@@ -6,15 +6,16 @@
 //! nothing runs in the handler itself) and:
 //!
 //! * the **first** signal is recorded ([`caught`]); a command that handles interrupts (it
-//!   holds a [`Handling`]: `fly`, `run`, `sim`, `bridge`) sees it on its next tick and ends its
-//!   work in order: the pending wait or step program ends `aborted` with "interrupted by
+//!   holds a [`Handling`]: `fly` and `run` once their vehicle has started, `sim`, `bridge`)
+//!   sees it on its next tick (50 ms) and ends its work in order: the pending wait or step program ends `aborted` with "interrupted by
 //!   SIGINT", the lines and the report are written with that reason, the vehicle is stopped
 //!   (PX4 closed, with everything it started), and the command exits 128 + the signal's
 //!   number (130 / 143 / 129);
 //! * when no command handles it, or the one that does has not exited within
 //!   [`HANDLING_LIMIT`], or a **second** signal comes, the process ends from this thread: every
 //!   running PX4 launch is SIGKILLed with what it started ([`crate::launcher::end_all_now`]),
-//!   one line goes to stderr, and the exit code is the first signal's 128 + n.
+//!   one line goes to stderr, and the exit code is the first signal's 128 + n. So a `fly`
+//!   whose PX4 is still starting, or a `watch`, ends at once (no report: nothing flew yet).
 
 use std::io;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
