@@ -97,6 +97,9 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
         eprintln!("nexus bridge: --stats-s must be a number ≥ 0");
         return ExitCode::from(2);
     }
+    // A signal stops the bridge in order (last figures, ports freed) and exits 128 + its
+    // number (nexus_host::interrupt).
+    let _interrupts = nexus_host::interrupt::handle();
     let b = match bridge(&args.from, &args.to, args.options()) {
         Ok(b) => b,
         Err(e) => {
@@ -115,7 +118,7 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     );
     let every = (args.stats_s > 0.0).then(|| Duration::from_secs_f64(args.stats_s));
     let mut next = every.map(|d| Instant::now() + d);
-    while b.is_running() {
+    while b.is_running() && nexus_host::interrupt::caught().is_none() {
         std::thread::sleep(Duration::from_millis(100));
         if let (Some(t), Some(d)) = (next, every) {
             if Instant::now() >= t {
@@ -126,8 +129,12 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     }
     let last = b.stats();
     report(args, &last);
+    let interrupted = nexus_host::interrupt::caught();
+    if let Some(c) = interrupted {
+        eprintln!("nexus bridge: {}: stopped", c.reason());
+    }
     match b.stop() {
-        Ok(_) => ExitCode::SUCCESS,
+        Ok(_) => interrupted.map_or(ExitCode::SUCCESS, |c| ExitCode::from(c.exit_code())),
         Err(e) => {
             eprintln!("nexus bridge: {e}");
             ExitCode::FAILURE

@@ -24,6 +24,9 @@ pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 /// How often the display is refreshed, wall.
 const TICK: Duration = Duration::from_millis(50);
 
+/// How long an interrupted program may take to report its end, wall.
+const INTERRUPT_WAIT: Duration = Duration::from_millis(500);
+
 /// What a step is, for lines and the report.
 #[derive(Debug, Clone)]
 pub struct StepMeta {
@@ -153,6 +156,9 @@ impl Flight {
         let start = Instant::now();
         while start.elapsed() < UPLOAD_TIMEOUT {
             std::thread::sleep(TICK);
+            if self.interrupt() {
+                return Err(self.abort_reason.clone().unwrap_or_default());
+            }
             self.look();
             for (_, ev) in self.new_events() {
                 match ev {
@@ -193,8 +199,12 @@ impl Flight {
             }
         };
         let mut closed_since: Option<Instant> = None;
+        let mut interrupted_at: Option<Instant> = None;
         loop {
             let report = pending.wait_timeout(TICK);
+            if interrupted_at.is_none() && self.interrupt() {
+                interrupted_at = Some(Instant::now());
+            }
             self.look();
             for (_, ev) in self.new_events() {
                 match ev {
@@ -239,6 +249,11 @@ impl Flight {
             if self.vehicle.link.is_closed() {
                 closed_since.get_or_insert_with(Instant::now);
             }
+            // Interrupted: the report of the aborted program comes within a tick or two.
+            if interrupted_at.is_some_and(|t| t.elapsed() > INTERRUPT_WAIT) {
+                let step = self.records.len();
+                return ProgramEnd::Aborted { step };
+            }
             if closed_since.is_some_and(|t| t.elapsed() > Duration::from_secs(2)) {
                 self.abort_reason
                     .get_or_insert_with(|| "the link to the vehicle closed".into());
@@ -253,6 +268,24 @@ impl Flight {
             let st = self.display_status(&stage);
             self.view.update(&st);
         }
+    }
+
+    /// A signal came (SIGINT, SIGTERM, SIGHUP: [`nexus_host::interrupt`]): the first time, the
+    /// running program is aborted with "interrupted by SIGINT" as its reason, and that is
+    /// said on a line and among the events. Whether the flight was interrupted.
+    fn interrupt(&mut self) -> bool {
+        let Some(caught) = nexus_host::interrupt::caught() else {
+            return false;
+        };
+        let reason = caught.reason();
+        if self.abort_reason.as_deref() != Some(reason.as_str()) {
+            self.view
+                .line(&format!("nexus: {reason}: ending the flight"));
+            self.events.push(reason.clone());
+            self.abort_reason = Some(reason);
+            let _ = self.vehicle.link.abort_program();
+        }
+        true
     }
 
     /// Events since the last call.

@@ -155,6 +155,9 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         "nexus: {} on UDP {}, system id {}",
         vehicle.what, vehicle.port, vehicle.system_id
     ));
+    // From here a signal ends the flight in order, with its report (before, while the vehicle
+    // starts, the process ends at once: nexus_host::interrupt).
+    let _interrupts = nexus_host::interrupt::handle();
     let mut flight = Flight::new(vehicle, &out, items.len(), true);
     let (program, meta) = flight_program(last_item, args.timeout_s);
     let outcome = match flight.upload(&plan) {
@@ -199,7 +202,11 @@ fn finish(
 ) -> ExitCode {
     let (code, verdict) = match outcome {
         Ok(v) => (EXIT_OK, format!("PASS: {v}")),
-        Err(e) => (EXIT_FAILED, format!("FAIL: {e}")),
+        // Interrupted: the shell's 128 + signal number (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+        Err(e) => (
+            nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
+            format!("FAIL: {e}"),
+        ),
     };
     if code != EXIT_OK {
         if let Some(f) = flight {

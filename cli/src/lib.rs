@@ -17,7 +17,8 @@
 //!
 //! Exit codes: 0 the flight did what was asked; 1 it did not (a step timed out, a refusal, an
 //! upload rejected, the vehicle died); 2 it could not start (bad file, no PX4 build, port in
-//! use, bad arguments).
+//! use, bad arguments); 128 + the signal's number when interrupted (130 SIGINT, 143 SIGTERM,
+//! 129 SIGHUP: [`nexus_host::interrupt`]).
 
 pub mod bridge;
 pub mod diag;

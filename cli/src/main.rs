@@ -9,7 +9,8 @@ use std::process::ExitCode;
 /// Command PX4 autopilots over MAVLink and wait, precisely, for what the vehicle does.
 ///
 /// Exit codes: 0 the flight did what was asked; 1 it did not (the reason is printed);
-/// 2 it could not start (bad file, no PX4 build, port in use, bad arguments).
+/// 2 it could not start (bad file, no PX4 build, port in use, bad arguments); 130 / 143 / 129
+/// interrupted by SIGINT / SIGTERM / SIGHUP (the report is written).
 #[derive(Debug, Parser)]
 #[command(name = "nexus", version, about)]
 struct Cli {
@@ -33,6 +34,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // SIGINT, SIGTERM and SIGHUP end every command cleanly (see nexus_host::interrupt); if
+    // they cannot be taken, they keep their default action.
+    if let Err(e) = nexus_host::interrupt::install() {
+        eprintln!("nexus: interrupts keep their default action: {e}");
+    }
     match cli.command {
         Command::Fly(args) => nexus_cli::fly::main(&args),
         Command::Run(args) => nexus_cli::run::main(&args),

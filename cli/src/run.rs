@@ -90,6 +90,9 @@ pub fn main(args: &RunArgs) -> ExitCode {
         "nexus: {} on UDP {}, system id {}",
         vehicle.what, vehicle.port, vehicle.system_id
     ));
+    // From here a signal ends the flight in order, with its report (before, while the vehicle
+    // starts, the process ends at once: nexus_host::interrupt).
+    let _interrupts = nexus_host::interrupt::handle();
     let items = prog.plan.as_ref().map_or(0, |p| p.plan.items.len());
     let mut flight = Flight::new(vehicle, &out, items, false);
     if let Some(plan) = &prog.plan {
@@ -120,7 +123,11 @@ pub fn main(args: &RunArgs) -> ExitCode {
 fn finish(out: &Out, mut report: Report, outcome: Result<String, String>) -> ExitCode {
     let (code, verdict) = match outcome {
         Ok(v) => (EXIT_OK, format!("PASS: {v}")),
-        Err(e) => (EXIT_FAILED, format!("FAIL: {e}")),
+        // Interrupted: the shell's 128 + signal number (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+        Err(e) => (
+            nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
+            format!("FAIL: {e}"),
+        ),
     };
     out.line(&verdict);
     report.passed = code == EXIT_OK;

@@ -41,6 +41,8 @@ pub fn run(args: &SimArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // A signal stops the vehicles in order and exits 128 + its number (nexus_host::interrupt).
+    let _interrupts = nexus_host::interrupt::handle();
     let mut sims = Vec::new();
     for k in 0..args.count.max(1) {
         let Some(n) = args.instance.checked_add(k) else {
@@ -68,6 +70,11 @@ pub fn run(args: &SimArgs) -> ExitCode {
     }
     let many = sims.len() > 1;
     loop {
+        if let Some(c) = nexus_host::interrupt::caught() {
+            eprintln!("nexus sim: {}: stopping", c.reason());
+            drop(sims);
+            return ExitCode::from(c.exit_code());
+        }
         let mut running = 0;
         for h in &sims {
             for line in h.output_lines() {

@@ -17,6 +17,7 @@
 
 pub mod bridge;
 pub mod error;
+pub mod interrupt;
 pub mod launcher;
 pub mod offboard_client;
 pub mod pump;

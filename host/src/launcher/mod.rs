@@ -25,8 +25,11 @@
 //!   signal, the first `PANIC` line, "already running", and the pump's link-silent and
 //!   clock-stalled declarations); the first cause wins;
 //! * **no orphans**: PX4 runs in its own process group; close and `Drop` SIGTERM the group, then
-//!   SIGKILL it after a grace period; when PX4 exits by itself its leftovers are SIGKILLed; if our
-//!   process dies without unwinding, the kernel kills PX4 (`PR_SET_PDEATHSIG`).
+//!   SIGKILL it after a grace period; when PX4 exits by itself its leftovers are SIGKILLed; what
+//!   PX4 started that left its group (setsid, a double fork) is found by the launch's tag in its
+//!   environment and SIGKILLed too (`sweep`); if our process dies without unwinding, the kernel
+//!   kills PX4 (`PR_SET_PDEATHSIG`); [`end_all_now`] ends every running launch at once (an exit
+//!   that cannot wait).
 
 mod build;
 mod death;
@@ -35,6 +38,7 @@ mod options;
 mod ports;
 mod process;
 mod supervise;
+mod sweep;
 
 pub use build::{Px4Build, PX4_BUILD_ENV};
 pub use death::{DeathCause, DeathWatch, OUTPUT_TAIL_LINES};
@@ -42,6 +46,7 @@ pub use error::LaunchError;
 pub use options::{LaunchOptions, ParamValue, DEFAULT_KILL_GRACE};
 pub use ports::{OffboardPort, PortMap, OFFBOARD_CLIENT_PORT_BASE, OFFBOARD_PX4_PORT_BASE};
 pub use process::{Px4Process, CONSOLE_LOG};
+pub use sweep::{end_all_now, TAG_ENV};
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,9 @@ use tempfile::TempDir;
 
 use super::death::Shared;
 use super::options::is_owned_env;
-use super::{supervise, DeathCause, DeathWatch, LaunchError, LaunchOptions, PortMap, Px4Build};
+use super::{
+    supervise, sweep, DeathCause, DeathWatch, LaunchError, LaunchOptions, PortMap, Px4Build,
+};
 
 /// The console log's file name inside the working directory.
 pub const CONSOLE_LOG: &str = "console.log";
@@ -25,8 +27,9 @@ const KILL_WAIT: Duration = Duration::from_secs(5);
 
 /// A PX4 SITL process started by [`Px4Process::spawn`] and supervised until it is closed.
 ///
-/// Dropping it closes it: SIGTERM to its process group, SIGKILL after the grace period, the
-/// working directory removed unless kept. If our own process dies without unwinding, the
+/// Dropping it closes it: SIGTERM to its process group, SIGKILL after the grace period, every
+/// process it started SIGKILLed wherever it went (the launch's tag, see `sweep`), the working
+/// directory removed unless kept. If our own process dies without unwinding, the
 /// kernel SIGKILLs PX4 (`PR_SET_PDEATHSIG`).
 #[derive(Debug)]
 pub struct Px4Process {
@@ -42,6 +45,7 @@ pub struct Px4Process {
     keep_workdir: bool,
     kill_grace: Duration,
     waiter: Option<JoinHandle<()>>,
+    tag: String,
     closed: bool,
 }
 
@@ -115,7 +119,8 @@ impl Px4Process {
         );
 
         let shared = Arc::new(Shared::default());
-        let (pid, waiter) = supervise::spawn(cmd, Arc::clone(&shared), log, instance)
+        let tag = sweep::new_tag(instance);
+        let (pid, waiter) = supervise::spawn(cmd, Arc::clone(&shared), log, instance, tag.clone())
             .map_err(|source| LaunchError::Spawn { program, source })?;
         Ok(Px4Process {
             shared,
@@ -130,6 +135,7 @@ impl Px4Process {
             keep_workdir: options.keep_workdir,
             kill_grace: options.kill_grace,
             waiter: Some(waiter),
+            tag,
             closed: false,
         })
     }
@@ -239,7 +245,9 @@ impl Px4Process {
     }
 
     /// End PX4 and everything in its process group: SIGTERM, SIGKILL after the grace period,
-    /// reap, join the supervisor, remove the working directory unless kept. Idempotent.
+    /// reap, SIGKILL whatever it started that left the group (and wait until it is gone, so its
+    /// ports are free), join the supervisor, remove the working directory unless kept.
+    /// Idempotent.
     /// Afterwards [`Px4Process::died`] is [`DeathCause::Closed`] unless PX4 had died before.
     pub fn close(&mut self) -> Result<(), LaunchError> {
         if self.closed {
@@ -251,7 +259,10 @@ impl Px4Process {
             self.signal_group(Signal::SIGKILL, false);
         }
         let reaped = self.wait_reaped(KILL_WAIT).is_some();
+        // The supervisor swept when PX4 exited; whatever forked since goes too.
+        sweep::kill_tagged(&self.tag);
         if reaped {
+            sweep::unregister(self.pid);
             if let Some(w) = self.waiter.take() {
                 let _ = w.join();
             }

@@ -3,7 +3,8 @@
 //! * The **waiter** spawns PX4 (so `PR_SET_PDEATHSIG`, which follows the spawning *thread*,
 //!   is tied to a thread that lives exactly as long as the process), waits for it to exit
 //!   without reaping it (`waitid(WNOWAIT)`: the pid, and so the process group id, stays ours),
-//!   SIGKILLs whatever is left of its process group, lets the readers drain the pipes, then
+//!   SIGKILLs whatever is left of its process group and every process carrying the launch's
+//!   tag (those that left the group: [`super::sweep`]), lets the readers drain the pipes, then
 //!   reaps it and records the exit.
 //! * Two **readers** (stdout, stderr) append every line to the console log and scan it:
 //!   `PANIC`, "PX4 server already running", "Startup script returned …".
@@ -22,24 +23,27 @@ use nix::sys::wait::{waitid, Id, WaitPidFlag};
 use nix::unistd::Pid;
 
 use super::death::{Shared, OUTPUT_TAIL_LINES};
-use super::DeathCause;
+use super::{sweep, DeathCause};
 
 /// How long the waiter lets the readers drain PX4's output after it exited.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Start `cmd` on a new supervisor thread; returns its pid once it runs.
+/// Start `cmd` on a new supervisor thread, its processes marked with `tag`; returns its pid
+/// once it runs.
 pub(crate) fn spawn(
     mut cmd: Command,
     shared: Arc<Shared>,
     log: File,
     instance: u8,
+    tag: String,
 ) -> io::Result<(u32, thread::JoinHandle<()>)> {
     cmd.process_group(0);
+    cmd.env(sweep::TAG_ENV, &tag);
     die_with_parent(&mut cmd);
     let (tx, rx) = mpsc::channel();
     let handle = thread::Builder::new()
         .name(format!("px4-{instance}-waiter"))
-        .spawn(move || waiter(cmd, shared, log, instance, tx))?;
+        .spawn(move || waiter(cmd, shared, log, instance, &tag, tx))?;
     match rx.recv() {
         Ok(Ok(pid)) => Ok((pid, handle)),
         Ok(Err(e)) => {
@@ -60,6 +64,7 @@ fn waiter(
     shared: Arc<Shared>,
     log: File,
     instance: u8,
+    tag: &str,
     started: mpsc::Sender<io::Result<u32>>,
 ) {
     let mut child = match cmd.spawn() {
@@ -70,6 +75,7 @@ fn waiter(
         }
     };
     let pid = child.id();
+    sweep::register(pid, tag);
     let _ = started.send(Ok(pid));
 
     let log = Arc::new(Mutex::new(log));
@@ -88,8 +94,10 @@ fn waiter(
     while let Err(Errno::EINTR) = waitid(Id::Pid(pgid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT)
     {
     }
-    // Anything PX4 left behind in its group (helpers, a shell) goes with it.
+    // Anything PX4 left behind in its group (helpers, a shell) goes with it, and so does what
+    // it started that left the group (setsid, a double fork).
     let _ = killpg(pgid, Signal::SIGKILL);
+    sweep::kill_tagged(tag);
     for _ in 0..readers {
         if done_rx.recv_timeout(DRAIN_TIMEOUT).is_err() {
             break;

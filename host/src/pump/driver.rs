@@ -10,6 +10,7 @@ use std::time::Duration;
 use mio::{Events, Poll, Token};
 
 use super::link::LinkState;
+use super::supervise::PauseDetector;
 use super::{Clock, Cmd, LinkId, Notify};
 
 /// The waker's token; link `i` has token `i + 1`.
@@ -32,6 +33,7 @@ pub(crate) struct Driver {
     ready: VecDeque<usize>,
     queued: Vec<bool>,
     buf: Vec<u8>,
+    pause: PauseDetector,
 }
 
 impl Driver {
@@ -53,6 +55,7 @@ impl Driver {
             ready: VecDeque::new(),
             queued: Vec::new(),
             buf: vec![0; RECV_BUF],
+            pause: PauseDetector::default(),
         }
     }
 
@@ -60,6 +63,7 @@ impl Driver {
         let mut events = Events::with_capacity(256);
         loop {
             let timeout = self.timeout();
+            let timeout = self.pause.sleep(self.clock.now(), timeout);
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     break;
@@ -83,7 +87,9 @@ impl Driver {
                     l.on_wake(now);
                 }
             }
+            // What is queued is read before the timers judge silence (supervise module docs).
             self.read_ready();
+            self.paused();
             self.timers();
             self.notify.bump();
         }
@@ -111,6 +117,16 @@ impl Driver {
             };
             if more {
                 self.mark_ready(i);
+            }
+        }
+    }
+
+    /// A pump back much later than it planned was not running: its watchdogs start over.
+    fn paused(&mut self) {
+        let now = self.clock.now();
+        if let Some(late_us) = self.pause.late_us(now) {
+            for l in self.links.iter_mut().flatten() {
+                l.on_late(now, late_us);
             }
         }
     }

@@ -318,6 +318,12 @@ impl LinkState {
         self.died = Some(reason);
     }
 
+    /// The pump came back `late_us` after its sleep should have ended: see
+    /// [`Watchdog::on_late`].
+    pub fn on_late(&mut self, now: Instant, late_us: u64) {
+        self.watchdog.on_late(now, late_us);
+    }
+
     /// A lockstep vehicle is about to be stepped: silence until now was expected.
     pub fn rearm_watchdog(&mut self, now: Instant) {
         self.watchdog.rearm(now);

@@ -10,9 +10,24 @@
 //!   exiting or printing `PANIC` (the launcher's `DeathWatch`), the simulated vehicle's exit
 //!   status and console. A probe also carries the run's ground truth (true height) and speed
 //!   control, the other two things a link needs from the vehicle's owner.
+//!
+//! **Silence counts only while we could listen.** The watchdog measures wall time, yet a
+//! client that was itself not running (the whole process stopped by SIGSTOP or a debugger, or
+//! its pump thread not scheduled) heard nothing for reasons of its own, and the built-in
+//! vehicle, which runs in the same process, was paused with it. The rule:
+//! * the pump never sleeps longer than [`MAX_SLEEP_MS`] while it has a deadline, and it notes
+//!   when each sleep should end ([`PauseDetector`]);
+//! * before it judges its timers, it reads whatever is queued on its links (a vehicle that
+//!   kept sending while we were stopped is heard first), then compares the monotonic clock
+//!   with the end it planned: a pump that comes back later than planned by at least the
+//!   pause limit (`min(`[`PAUSE_LIMIT_MS`]`, stall_s / 4)`) was not running for that long,
+//!   and every watchdog window (silence and the autopilot clock) restarts from now;
+//! * so a vehicle is declared dead only after `stall_s` of silence during which the client
+//!   ran; a vehicle that really died is still found, `stall_s` after the client came back.
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use nexus_core::Instant;
 
@@ -54,6 +69,38 @@ pub trait VehicleProbe: Send + Sync + fmt::Debug {
 
 /// How often a probe without a waker is asked whether the vehicle died, ms (wall).
 pub const PROBE_PERIOD_MS: u64 = 20;
+
+/// Longest the pump sleeps while some link has a deadline, ms (wall): bounds how long a pause
+/// of the client can go unnoticed.
+pub const MAX_SLEEP_MS: u64 = 250;
+
+/// A pump back later than planned by this much, ms (wall), was not running (stopped, not
+/// scheduled), unless a quarter of the stall limit is shorter.
+pub const PAUSE_LIMIT_MS: u64 = 1000;
+
+/// Notices when the pump itself was not running: each sleep's planned end against the
+/// monotonic clock when the pump looks at its timers again.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PauseDetector {
+    due: Option<Instant>,
+}
+
+impl PauseDetector {
+    /// The pump goes to sleep at `now` for `timeout` (`None`: until woken). Returns the sleep
+    /// to take, capped at [`MAX_SLEEP_MS`], and notes when it should end.
+    pub fn sleep(&mut self, now: Instant, timeout: Option<Duration>) -> Option<Duration> {
+        let capped = timeout.map(|t| t.min(Duration::from_millis(MAX_SLEEP_MS)));
+        self.due = capped.map(|t| Instant::from_micros(now.total_micros() + t.as_micros() as u64));
+        capped
+    }
+
+    /// The pump is about to judge its timers at `now`: how far past the planned end of its
+    /// sleep it is, µs (`None` after an unbounded sleep, which plans no end).
+    pub fn late_us(&mut self, now: Instant) -> Option<u64> {
+        let due = self.due.take()?;
+        Some(now.saturating_since(due).total_micros())
+    }
+}
 
 /// How a link is supervised.
 #[derive(Debug, Clone, Default)]
@@ -106,6 +153,21 @@ impl Watchdog {
         if self.clock_moved.is_some() {
             self.clock_moved = Some(now);
         }
+    }
+
+    /// The pump came back `late_us` after the planned end of its sleep: if that is at least
+    /// the pause limit (module docs), the client was not listening, and the windows restart
+    /// from `now`. Returns whether they did.
+    pub fn on_late(&mut self, now: Instant, late_us: u64) -> bool {
+        let Some(stall) = self.stall_us else {
+            return false;
+        };
+        let limit = (PAUSE_LIMIT_MS * 1000).min(stall / 4);
+        if late_us < limit {
+            return false;
+        }
+        self.rearm(now);
+        true
     }
 
     /// What the watchdog sees at `now`: silence wins over a stalled clock.
@@ -181,6 +243,61 @@ mod tests {
             w.on_rx(ms(t * 50), Some(5000 + t * 50));
         }
         assert_eq!(w.check(ms(1450)), None);
+    }
+
+    #[test]
+    fn a_pump_that_was_not_running_restarts_the_silence_window() {
+        let mut w = Watchdog::new(Some(5.0));
+        w.on_rx(ms(0), Some(100));
+        // Stopped for 8 s: back 8 s after a sleep planned to end at 0.25 s.
+        assert!(w.on_late(ms(8_250), 8_000_000));
+        assert_eq!(w.check(ms(8_250)), None, "no false death");
+        assert_eq!(
+            w.deadline(),
+            Some(ms(13_250)),
+            "a full stall limit to speak again"
+        );
+        // A vehicle that stays silent after we are back is still found.
+        assert!(matches!(
+            w.check(ms(13_300)),
+            Some(DeathCause::LinkSilent { .. })
+        ));
+        // Ordinary lateness (scheduling jitter) changes nothing.
+        let mut w = Watchdog::new(Some(5.0));
+        w.on_rx(ms(0), Some(100));
+        assert!(!w.on_late(ms(300), 50_000));
+        assert_eq!(w.deadline(), Some(ms(5_000)));
+        // The limit shrinks with a short stall limit: a quarter of it.
+        let mut w = Watchdog::new(Some(1.0));
+        w.on_rx(ms(0), Some(100));
+        assert!(!w.on_late(ms(500), 200_000));
+        assert!(w.on_late(ms(900), 250_000));
+        assert_eq!(w.deadline(), Some(ms(1_900)));
+        // Nothing to restart without a stall limit.
+        assert!(!Watchdog::new(None).on_late(ms(1), u64::MAX));
+    }
+
+    #[test]
+    fn the_pause_detector_caps_sleeps_and_measures_lateness() {
+        let mut p = PauseDetector::default();
+        assert_eq!(p.late_us(ms(5)), None, "no sleep planned yet");
+        assert_eq!(
+            p.sleep(ms(1_000), Some(Duration::from_secs(30))),
+            Some(Duration::from_millis(MAX_SLEEP_MS))
+        );
+        assert_eq!(p.late_us(ms(1_100)), Some(0), "woken early");
+        assert_eq!(
+            p.sleep(ms(2_000), Some(Duration::from_millis(10))),
+            Some(Duration::from_millis(10))
+        );
+        assert_eq!(p.late_us(ms(10_010)), Some(8_000_000));
+        assert_eq!(p.late_us(ms(10_020)), None, "each sleep is judged once");
+        assert_eq!(p.sleep(ms(0), None), None);
+        assert_eq!(
+            p.late_us(ms(99_999)),
+            None,
+            "an unbounded sleep plans no end"
+        );
     }
 
     #[test]
