@@ -22,7 +22,8 @@ pub enum PeerRule {
     /// pump, `nexus watch` and `nexus bridge` choose one of the latching rules).
     #[default]
     MostRecent,
-    /// Only this address: the vehicle we launched, whose port we know (14580 + N).
+    /// Only this address: the vehicle we launched, whose port we know (14580 + N). It is the
+    /// peer from the start, so we may speak first.
     Address(SocketAddr),
     /// The first source whose datagram holds an autopilot's HEARTBEAT (`autopilot` not
     /// `MAV_AUTOPILOT_INVALID`, type not GCS), of system `sysid` when given; latched for the

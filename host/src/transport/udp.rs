@@ -89,6 +89,14 @@ impl UdpLink {
     /// rule it then takes datagrams only from there.
     pub(crate) fn set_rule(&mut self, rule: PeerRule) {
         self.rule = rule;
+        // A known vehicle is the peer from the start: we may speak first, and PX4, which
+        // latches whoever speaks first, latches us (PX4 instances above 9 send elsewhere
+        // until a client does).
+        if let (PeerRule::Address(a), true) = (rule, self.follow) {
+            self.dest = Some(a);
+            self.follow = false;
+            self.epoch += 1;
+        }
     }
 
     /// Whether a datagram from `from` is the peer's (latching it if the rule says so).
