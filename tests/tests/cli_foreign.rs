@@ -330,3 +330,102 @@ fn twenty_thousand_foreign_datagrams_are_counted_in_bounded_memory_and_change_no
         r["wall_s"].as_f64().unwrap()
     );
 }
+
+#[test]
+fn watch_latches_the_vehicle_and_never_shows_an_impostors_texts() {
+    use nexus_host::sim::{SimConfig, SimHandle};
+    let instance = 219u8;
+    let sysid = instance + 1;
+    let (to, _) = ports(instance);
+    let mut child = Command::new(nexus_exe())
+        .current_dir(root())
+        .args(["watch", &format!("udpin:{to}"), "--count", "6"])
+        .args(["--interval", "0.5", "--duration", "60"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run nexus watch");
+    let out = child.stdout.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for l in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let mut until = |what: &str, seen: &mut Vec<String>| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(l) = lines.recv_timeout(Duration::from_millis(100)) {
+                let hit = l.contains(what);
+                seen.push(l);
+                if hit {
+                    return;
+                }
+            }
+        }
+        panic!("no line with {what:?}:\n{}", seen.join("\n"));
+    };
+    until("listening on", &mut seen);
+    // Before the vehicle: a text claiming its system id (no autopilot heartbeat: no latch).
+    let early = UdpSocket::bind("127.0.0.1:0").unwrap();
+    early.send_to(&spoofed_text(sysid), to).unwrap();
+    let sim = SimHandle::start(SimConfig::realtime(instance, 1.0)).expect("start the vehicle");
+    until(&format!("nexus watch: system {sysid}"), &mut seen);
+    // After: an impostor on 127.0.0.2 repeats the forgery and an armed heartbeat.
+    let impostor = UdpSocket::bind("127.0.0.2:0").unwrap();
+    let armed = encode(
+        sysid,
+        &nexus_core::offboard::wire::heartbeat(
+            mav::MavType::MAV_TYPE_QUADROTOR,
+            mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+            mav::MavModeFlag::MAV_MODE_FLAG_SAFETY_ARMED,
+            0,
+            mav::MavState::MAV_STATE_ACTIVE,
+        ),
+    );
+    for _ in 0..5 {
+        impostor.send_to(&spoofed_text(sysid), to).unwrap();
+        impostor.send_to(&armed, to).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "watch hung:\n{}",
+            seen.join("\n")
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    while let Ok(l) = lines.recv_timeout(Duration::from_secs(2)) {
+        seen.push(l);
+    }
+    drop(sim);
+    let stdout = seen.join("\n");
+    assert!(status.success(), "{stdout}");
+    assert!(!stdout.contains(SPOOFED_TEXT), "{stdout}");
+    assert!(!stdout.contains("armed=yes"), "{stdout}");
+    assert!(stdout.contains("mode="), "{stdout}");
+    let (e, i) = (early.local_addr().unwrap(), impostor.local_addr().unwrap());
+    for addr in [e, i] {
+        assert!(
+            stdout.contains(&format!("ignoring UDP from {addr}: not the vehicle")),
+            "{addr}:\n{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains(&format!("ignored 1 frame from {e} claiming system {sysid}")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "ignored 10 frames from {i} claiming system {sysid}"
+        )),
+        "{stdout}"
+    );
+}
