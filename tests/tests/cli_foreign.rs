@@ -354,7 +354,7 @@ fn watch_latches_the_vehicle_and_never_shows_an_impostors_texts() {
         }
     });
     let mut seen = Vec::new();
-    let mut until = |what: &str, seen: &mut Vec<String>| {
+    let until = |what: &str, seen: &mut Vec<String>| {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if let Ok(l) = lines.recv_timeout(Duration::from_millis(100)) {
