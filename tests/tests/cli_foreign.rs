@@ -86,6 +86,10 @@ struct Fly {
 
 impl Fly {
     fn start(name: &str, instance: u8) -> Fly {
+        Fly::start_with(name, instance, &[])
+    }
+
+    fn start_with(name: &str, instance: u8, extra: &[&str]) -> Fly {
         let scratch = Scratch::new(name);
         let report = scratch.path("report.json");
         let mut child = Command::new(nexus_exe())
@@ -95,6 +99,7 @@ impl Fly {
             .arg(instance.to_string())
             .arg("--json")
             .arg(&report)
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -428,4 +433,25 @@ fn watch_latches_the_vehicle_and_never_shows_an_impostors_texts() {
         )),
         "{stdout}"
     );
+}
+
+/// `--listen ::` opens a dual-stack socket, which sees the vehicle as a v4-mapped address: it
+/// is still the only source that counts, and an impostor is still named.
+#[test]
+fn listening_on_every_address_still_takes_only_the_vehicle() {
+    let instance = 220;
+    let (to, _) = ports(instance);
+    let sysid = instance + 1;
+    let impostor = UdpSocket::bind("127.0.0.2:0").unwrap();
+    let mut fly = Fly::start_with("foreign-listen", instance, &["--listen", "::"]);
+    fly.until_line("item 3/6");
+    for d in forged(sysid) {
+        impostor.send_to(&d, to).unwrap();
+    }
+    let (code, stdout, r) = fly.finish();
+    assert_eq!(code, 0, "{stdout}");
+    assert_flown_honestly(&r, &stdout);
+    let port = impostor.local_addr().unwrap().port();
+    let want = format!("ignored 4 frames from [::ffff:127.0.0.2]:{port} claiming system {sysid}");
+    assert!(stdout.contains(&want), "{want}:\n{stdout}");
 }

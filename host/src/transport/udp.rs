@@ -87,7 +87,15 @@ impl UdpLink {
 
     /// Set how the peer is chosen. A `udpout` link keeps its destination; under a latching
     /// rule it then takes datagrams only from there.
-    pub(crate) fn set_rule(&mut self, rule: PeerRule) {
+    pub(crate) fn set_rule(&mut self, mut rule: PeerRule) {
+        // An IPv6 socket (`udpin:[::]:…`) sees IPv4 senders as v4-mapped addresses and can
+        // only send to those: name the vehicle the way the socket will see it.
+        if let PeerRule::Address(a) = &mut rule {
+            let v6 = self.socket.local_addr().is_ok_and(|l| l.is_ipv6());
+            if let (true, SocketAddr::V4(v4)) = (v6, *a) {
+                *a = SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port());
+            }
+        }
         self.rule = rule;
         // A known vehicle is the peer from the start: we may speak first, and PX4, which
         // latches whoever speaks first, latches us (PX4 instances above 9 send elsewhere
