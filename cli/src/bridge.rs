@@ -65,7 +65,7 @@ impl BridgeArgs {
 fn line(name: &str, d: &DirectionStats) -> String {
     format!(
         "{name}: in {} B / {} units, out {} B / {} units, filtered {}, paced-out {}, congested {}, \
-         no peer {}, garbage {} B, bad frames {}, backlog {} B",
+         no peer {}, garbage {} B, bad frames {}, backlog {} B, ignored {} datagrams",
         d.bytes_in,
         d.units_in,
         d.bytes_out,
@@ -76,7 +76,8 @@ fn line(name: &str, d: &DirectionStats) -> String {
         d.no_peer,
         d.garbage_bytes,
         d.bad_frames,
-        d.backlog_bytes
+        d.backlog_bytes,
+        d.ignored
     )
 }
 

@@ -80,6 +80,11 @@ impl Driver {
         &self.client
     }
 
+    /// The link (its peer, and what sources other than the vehicle sent).
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
     /// Every STATUSTEXT so far.
     pub fn texts(&self) -> &[TextRecord] {
         &self.texts

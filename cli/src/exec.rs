@@ -11,6 +11,7 @@ use super::report::{
     ItemProgress, ItemReport, MissionReport, SnapshotReport, StepReport, TextReport,
 };
 use super::vehicle::Connected;
+use nexus_host::transport::{ForeignSource, ForeignTraffic, FOREIGN_SOURCES};
 use nexus_core::engine::{Program, ProgramEnd, Reason, StepRecord};
 use nexus_core::mission::MissionItem;
 use nexus_core::offboard::OffboardEvent;
@@ -176,6 +177,7 @@ impl Flight {
                         self.died = Some(why.clone());
                         return Err(format!("the vehicle died during the upload: {why}"));
                     }
+                    LinkEvent::Ignored(src) => self.note_ignored(src),
                     _ => {}
                 }
             }
@@ -237,6 +239,7 @@ impl Flight {
                         self.view.line(&format!("vehicle died: {why}"));
                         self.died = Some(why);
                     }
+                    LinkEvent::Ignored(src) => self.note_ignored(src),
                     LinkEvent::ProgramFinished(_) | LinkEvent::PeerChanged(_) => {}
                 }
             }
@@ -363,6 +366,44 @@ impl Flight {
                 ));
             }
         }
+    }
+
+    /// A source that is not the vehicle sent something: say so once, when it first happens.
+    fn note_ignored(&mut self, src: Option<ForeignSource>) {
+        let vehicle = self
+            .status
+            .peer
+            .or_else(|| self.vehicle.link.status().peer)
+            .map_or("unknown".into(), |p| p.to_string());
+        let line = match src {
+            Some(s) => format!(
+                "ignoring UDP from {}: not the vehicle ({vehicle}); {} so far",
+                s.addr,
+                s.counts.describe()
+            ),
+            None => format!(
+                "ignoring UDP from more sources than the first {FOREIGN_SOURCES}: not the \
+                 vehicle ({vehicle})"
+            ),
+        };
+        self.view.line(&line);
+    }
+
+    /// What sources other than the vehicle sent (counted, never applied), for the summary
+    /// and the report.
+    pub fn foreign(&mut self) -> ForeignTraffic {
+        self.status = self.vehicle.link.status();
+        self.status.foreign.clone()
+    }
+
+    /// Print the summary of ignored traffic ("ignored 4 frames from 127.0.0.1:53211 claiming
+    /// system 1") and return it for the report.
+    pub fn summarize_ignored(&mut self) -> ForeignTraffic {
+        let f = self.foreign();
+        for l in f.lines() {
+            self.view.line(&l);
+        }
+        f
     }
 
     fn note_event(&mut self, e: &OffboardEvent) {

@@ -12,7 +12,7 @@
 use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::{PlanFile, STEPS};
-use super::report::Report;
+use super::report::{IgnoredReport, Report};
 use super::vehicle::{start, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use nexus_core::engine::{Condition, Program, Step, Wait};
@@ -183,6 +183,7 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     report.died = flight.died().map(str::to_string);
     report.final_state = Some(flight.final_snapshot());
     report.wall_s = flight.wall_s();
+    report.ignored = IgnoredReport::from(&flight.summarize_ignored());
     let outcome = outcome.map(|_| {
         format!(
             "mission complete: {} items flown, landed and disarmed after {:.1} s sim ({:.1} s wall)",

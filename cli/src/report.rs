@@ -48,6 +48,8 @@ pub struct Report {
     pub final_state: Option<SnapshotReport>,
     /// Wall seconds the command flew (from the vehicle's first heartbeat).
     pub wall_s: f64,
+    /// UDP traffic from sources other than the vehicle: counted, never applied.
+    pub ignored: IgnoredReport,
 }
 
 impl Report {
@@ -76,6 +78,7 @@ impl Report {
             died: None,
             final_state: None,
             wall_s: 0.0,
+            ignored: IgnoredReport::default(),
         }
     }
 }
@@ -310,5 +313,74 @@ pub fn command_name(cmd: u16) -> &'static str {
         178 => "DO_CHANGE_SPEED",
         206 => "DO_SET_CAM_TRIGG_DIST",
         _ => "",
+    }
+}
+
+/// What sources other than the vehicle sent on its UDP link (never applied to the verdict).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IgnoredReport {
+    /// Frames from all of them.
+    pub frames: u64,
+    /// Datagrams from all of them.
+    pub datagrams: u64,
+    /// The first sources (at most `FOREIGN_SOURCES`), in the order they first sent.
+    pub sources: Vec<IgnoredSource>,
+    /// Sources past those, added together.
+    pub others: IgnoredCounts,
+    /// One line per source, as printed ("ignored 4 frames from 127.0.0.1:53211 claiming
+    /// system 1").
+    pub lines: Vec<String>,
+}
+
+/// One ignored source.
+#[derive(Debug, Clone, Serialize)]
+pub struct IgnoredSource {
+    /// `address:port`.
+    pub from: String,
+    /// What it sent.
+    #[serde(flatten)]
+    pub counts: IgnoredCounts,
+}
+
+/// What an ignored source sent.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IgnoredCounts {
+    /// Datagrams.
+    pub datagrams: u64,
+    /// MAVLink frames in them.
+    pub frames: u64,
+    /// Bytes.
+    pub bytes: u64,
+    /// The system ids the frames claimed.
+    pub systems: Vec<u8>,
+}
+
+impl From<&nexus_host::transport::ForeignCounts> for IgnoredCounts {
+    fn from(c: &nexus_host::transport::ForeignCounts) -> Self {
+        IgnoredCounts {
+            datagrams: c.datagrams,
+            frames: c.frames,
+            bytes: c.bytes,
+            systems: c.systems.iter().collect(),
+        }
+    }
+}
+
+impl From<&nexus_host::transport::ForeignTraffic> for IgnoredReport {
+    fn from(f: &nexus_host::transport::ForeignTraffic) -> Self {
+        IgnoredReport {
+            frames: f.frames(),
+            datagrams: f.datagrams(),
+            sources: f
+                .sources
+                .iter()
+                .map(|s| IgnoredSource {
+                    from: s.addr.to_string(),
+                    counts: IgnoredCounts::from(&s.counts),
+                })
+                .collect(),
+            others: IgnoredCounts::from(&f.others),
+            lines: f.lines(),
+        }
     }
 }

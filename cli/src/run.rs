@@ -4,7 +4,7 @@
 use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::ProgramFile;
-use super::report::Report;
+use super::report::{IgnoredReport, Report};
 use super::vehicle::{start, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use std::path::PathBuf;
@@ -117,6 +117,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
     report.died = flight.died().map(str::to_string);
     report.final_state = Some(flight.final_snapshot());
     report.wall_s = flight.wall_s();
+    report.ignored = IgnoredReport::from(&flight.summarize_ignored());
     finish(&out, report, outcome)
 }
 

@@ -31,6 +31,11 @@ pub struct VehicleArgs {
     /// SITL instance N: UDP ports 14540+N (us) and 14580+N (vehicle), system id N+1.
     #[arg(long, short = 'i', default_value_t = 0, value_name = "N")]
     pub instance: u8,
+    /// Address to listen on for the vehicle (default 127.0.0.1: the vehicle is local, so
+    /// nothing off this host reaches the port). Frames count only from the vehicle's own
+    /// address whatever this is.
+    #[arg(long, value_name = "ADDR", default_value_t = nexus_host::run::DEFAULT_LISTEN)]
+    pub listen: std::net::IpAddr,
 }
 
 impl VehicleArgs {
@@ -66,7 +71,7 @@ impl VehicleArgs {
         } else {
             SimOptions::simulated(self.instance)
         };
-        Ok(opts.speed(self.speed))
+        Ok(opts.speed(self.speed).listen(self.listen))
     }
 }
 

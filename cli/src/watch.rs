@@ -11,7 +11,7 @@ use nexus_core::frame::Decoder;
 use nexus_core::mav;
 use nexus_core::telemetry::LinkIds;
 use nexus_core::{Frame, Msg};
-use nexus_host::transport::{mio, ConnString, Link, RECV_BUF_LEN};
+use nexus_host::transport::{mio, ConnString, Link, LinkOptions, PeerRule, RECV_BUF_LEN};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -56,7 +56,13 @@ pub fn main(args: &WatchArgs) -> ExitCode {
         }
         None => None,
     };
-    let link = match Link::open(&conn) {
+    // Only the watched vehicle's address counts, latched at its first autopilot heartbeat
+    // (of `--sysid` if given); what others send is counted and reported, never shown as its.
+    let options = LinkOptions {
+        peer: PeerRule::FirstAutopilot { sysid: args.sysid },
+        ..LinkOptions::default()
+    };
+    let link = match Link::open_with(&conn, &options) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("nexus watch: {e}");
@@ -94,6 +100,7 @@ pub fn main(args: &WatchArgs) -> ExitCode {
     let mut lines = 0u64;
     let mut next_line = Instant::now() + interval.min(Duration::from_millis(500));
     let mut texts_shown = 0;
+    let mut ignored_shown = Vec::new();
     loop {
         if deadline.is_some_and(|d| Instant::now() >= d) || args.count.is_some_and(|c| lines >= c) {
             break;
@@ -112,6 +119,7 @@ pub fn main(args: &WatchArgs) -> ExitCode {
             );
         }
         texts_shown = texts.len();
+        announce_ignored(&driver, &mut ignored_shown);
         if Instant::now() >= next_line {
             next_line += interval;
             if driver.client().telemetry().connected() {
@@ -122,11 +130,38 @@ pub fn main(args: &WatchArgs) -> ExitCode {
             }
         }
     }
+    for l in driver
+        .link()
+        .foreign()
+        .map(|f| f.lines())
+        .unwrap_or_default()
+    {
+        println!("{l}");
+    }
     if driver.client().telemetry().connected() {
         exit(EXIT_OK)
     } else {
         println!("no heartbeat from system {sysid} on {conn}");
         exit(EXIT_FAILED)
+    }
+}
+
+/// Say once per source that a sender other than the vehicle is ignored (after the vehicle's
+/// address is known: before, a source may yet turn out to be it).
+fn announce_ignored(driver: &Driver, shown: &mut Vec<std::net::SocketAddr>) {
+    let link = driver.link();
+    let (Some(f), Some(peer)) = (link.foreign(), link.peer()) else {
+        return;
+    };
+    for s in &f.sources {
+        if !shown.contains(&s.addr) {
+            shown.push(s.addr);
+            println!(
+                "ignoring UDP from {}: not the vehicle ({peer}); {} so far",
+                s.addr,
+                s.counts.describe()
+            );
+        }
     }
 }
 

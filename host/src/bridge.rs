@@ -50,7 +50,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crate::transport::mio::{Events, Poll, Token, Waker};
-use crate::transport::{ConnString, Framing, Link, LinkOptions, OpenError, SendOutcome};
+use crate::transport::{ConnString, Framing, Link, LinkOptions, OpenError, PeerRule, SendOutcome};
 use framer::Framer;
 use throttle::Throttle;
 
@@ -139,6 +139,9 @@ pub struct DirectionStats {
     pub bad_frames: u64,
     /// Bytes waiting in the paced backlog now.
     pub backlog_bytes: u64,
+    /// Datagrams a UDP source side received from senders other than its latched peer:
+    /// counted, never forwarded.
+    pub ignored: u64,
 }
 
 /// Counters of both directions.
@@ -301,7 +304,13 @@ struct Side {
 
 impl Side {
     fn open(conn: &ConnString, opts: &BridgeOptions) -> Result<Side, BridgeError> {
-        let link = Link::open_with(conn, &opts.link)?;
+        let mut link = Link::open_with(conn, &opts.link)?;
+        // A UDP side takes one peer, the first source of a heartbeat (the vehicle or the
+        // ground station), for the life of the bridge, as PX4 latches its client; others are
+        // counted in `ignored`, never forwarded.
+        if !link.peer_rule().latches() {
+            link.set_peer_rule(PeerRule::FirstHeartbeat);
+        }
         let framing = link.framing();
         let throttle = match (framing, opts.stream_baud) {
             (Framing::Stream, Some(baud)) => Some(Throttle::new(
@@ -446,6 +455,10 @@ fn forward(
     let framed_src = src.framing == Framing::Stream;
     let filtered = dst.framing == Framing::Stream && *filter != MsgFilter::All;
     while let Some(n) = src.link.recv(buf).map_err(|e| src.lost(e))? {
+        if n == 0 {
+            // Foreign datagrams set aside; more may be waiting.
+            continue;
+        }
         st.bytes_in += n as u64;
         let epoch = src.link.peer_epoch();
         if epoch != src.epoch {
@@ -482,5 +495,6 @@ fn forward(
         st.garbage_bytes = u64::from(d.dropped_bytes);
         st.bad_frames = u64::from(d.crc_errors) + u64::from(d.unknown_ids);
     }
+    st.ignored = src.link.foreign().map_or(0, |f| f.datagrams());
     Ok(())
 }

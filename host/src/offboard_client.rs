@@ -45,7 +45,7 @@ use crate::pump::{
     Supervision,
 };
 use crate::run::Sim;
-use crate::transport::{ConnString, LinkOptions};
+use crate::transport::{ConnString, LinkOptions, PeerRule};
 
 /// PX4's offboard and GCS API port of instance 0 (instance N: `OFFBOARD_PORT + N`).
 pub const OFFBOARD_PORT: u16 = OFFBOARD_CLIENT_PORT_BASE;
@@ -228,8 +228,15 @@ impl OffboardClient {
         let port = sim.offboard_port()?;
         let mut options = sim.offboard_options();
         options.system_id = port.system_id;
+        // The run knows where its vehicle sends from: only that address counts.
+        if let Some(vehicle) = sim.vehicle_addr() {
+            options.transport.peer = PeerRule::Address(vehicle);
+        }
         let client = OffboardClient {
-            conn: ConnString::udp_in_any(port.port),
+            conn: ConnString::UdpIn {
+                host: sim.options().listen.to_string(),
+                port: port.port,
+            },
             options,
             supervision: Mutex::new(sim.supervision()?),
             link: Mutex::new(None),

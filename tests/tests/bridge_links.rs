@@ -377,3 +377,68 @@ fn options_out_of_range_and_unopenable_links_are_errors_at_start() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A `udpin` side latches the first source of a heartbeat (here a ground station's) for the
+/// life of the bridge: a later sender's datagrams are counted, never forwarded, and what the
+/// stream side sends goes to the latched peer only.
+#[test]
+fn a_udpin_side_latches_its_first_heartbeat_and_ignores_everyone_else() {
+    let b = bridge(
+        &"tcpin:127.0.0.1:0".parse().unwrap(),
+        &"udpin:127.0.0.1:0".parse().unwrap(),
+        BridgeOptions::default(),
+    )
+    .expect("start");
+    let mut tcp = TcpStream::connect(b.from_local_addr().unwrap()).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let udp_side = b.to_local_addr().unwrap();
+    let udp_side = SocketAddr::from(([127, 0, 0, 1], udp_side.port()));
+    let gcs = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let intruder = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for s in [&gcs, &intruder] {
+        s.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+    }
+    let mut enc = Encoder::new(255, 190);
+    let gcs_hb = encode(
+        &mut enc,
+        &mav::HEARTBEAT_DATA {
+            mavtype: mav::MavType::MAV_TYPE_GCS,
+            autopilot: mav::MavAutopilot::MAV_AUTOPILOT_INVALID,
+            ..heartbeat()
+        },
+    );
+    // Noise before any heartbeat latches nothing and crosses nowhere.
+    intruder.send_to(b"no heartbeat here", udp_side).unwrap();
+    gcs.send_to(&gcs_hb, udp_side).unwrap();
+    let mut got = vec![0u8; gcs_hb.len()];
+    tcp.read_exact(&mut got).unwrap();
+    assert_eq!(got, gcs_hb, "the first heartbeat crossed");
+    // The intruder, even with a heartbeat, is ignored from now on.
+    let mut other = Encoder::new(1, 1);
+    intruder
+        .send_to(&encode(&mut other, &heartbeat()), udp_side)
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while b.stats().backward.ignored < 2 {
+        assert!(Instant::now() < until, "{:?}", b.stats());
+        thread::sleep(Duration::from_millis(5));
+    }
+    let mut buf = [0u8; 64];
+    assert!(
+        tcp.read(&mut buf).is_err(),
+        "nothing of the intruder's crossed"
+    );
+    // The stream side's frames go to the ground station only.
+    let vehicle_hb = encode(&mut other, &heartbeat());
+    tcp.write_all(&vehicle_hb).unwrap();
+    let mut dgram = [0u8; 300];
+    let (n, _) = gcs
+        .recv_from(&mut dgram)
+        .expect("the peer hears the stream side");
+    assert_eq!(&dgram[..n], &vehicle_hb[..]);
+    assert!(intruder.recv_from(&mut dgram).is_err());
+    let s = b.stop().unwrap();
+    assert_eq!(s.backward.ignored, 2, "{s:?}");
+}

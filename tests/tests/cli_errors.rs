@@ -132,7 +132,8 @@ fn a_port_in_use_is_named() {
     ])
     .assert()
     .code(2)
-    .stderr(predicate::str::contains("udpin:0.0.0.0:14698"))
+    // fly and run listen on loopback by default (the vehicle is local).
+    .stderr(predicate::str::contains("udpin:127.0.0.1:14698"))
     .stderr(predicate::str::contains("already listens on this port"));
     drop(our_port);
 }

@@ -1,11 +1,13 @@
-//! UDP links on loopback: `udpin` latching to the most recent sender, `udpout` replies, port
-//! clashes, and a PX4-at-10× burst received whole thanks to the large receive buffer.
+//! UDP links on loopback: `udpin` following the most recent sender (the bare transport's
+//! default) or latching one peer by a `PeerRule` with foreign datagrams set aside, `udpout`
+//! replies, port clashes, and a PX4-at-10× burst received whole thanks to the large receive
+//! buffer.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use nexus_host::transport::{
-    mio, ConnString, Framing, Link, LinkOptions, SendOutcome, DEFAULT_RECV_BUFFER_BYTES,
+    mio, ConnString, Framing, Link, LinkOptions, PeerRule, SendOutcome, DEFAULT_RECV_BUFFER_BYTES,
     RECV_BUF_LEN,
 };
 
@@ -194,4 +196,174 @@ fn a_ten_x_burst_fits_in_the_requested_receive_buffer() {
         got < BURST as usize / 2,
         "a 64 KiB buffer held {got} of {BURST} datagrams"
     );
+}
+
+fn heartbeat_frame(sysid: u8, mavtype: nexus_core::mav::MavType) -> Vec<u8> {
+    use nexus_core::mav;
+    let autopilot = if mavtype == mav::MavType::MAV_TYPE_GCS {
+        mav::MavAutopilot::MAV_AUTOPILOT_INVALID
+    } else {
+        mav::MavAutopilot::MAV_AUTOPILOT_PX4
+    };
+    let hb = nexus_core::offboard::wire::heartbeat(
+        mavtype,
+        autopilot,
+        mav::MavModeFlag::empty(),
+        0,
+        mav::MavState::MAV_STATE_STANDBY,
+    );
+    let mut buf = [0u8; 300];
+    let n = nexus_core::frame::Encoder::new(sysid, 1)
+        .encode(&hb, &mut buf)
+        .unwrap();
+    buf[..n].to_vec()
+}
+
+fn latching(conn: &str, peer: PeerRule) -> (mio::Poll, Link) {
+    let poll = mio::Poll::new().unwrap();
+    let options = LinkOptions {
+        peer,
+        ..LinkOptions::default()
+    };
+    let mut link = Link::open_with(&conn.parse().unwrap(), &options).unwrap();
+    link.register(poll.registry(), mio::Token(1)).unwrap();
+    (poll, link)
+}
+
+/// Wait until `link` has set aside `n` foreign datagrams, delivering none.
+fn until_foreign(poll: &mut mio::Poll, link: &mut Link, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while link.foreign().unwrap().datagrams() < n {
+        assert!(Instant::now() < deadline, "{:?}", link.foreign());
+        if let Some(got) = next_datagram(poll, link, Duration::from_millis(50)) {
+            assert!(got.is_empty(), "a foreign datagram was delivered");
+        }
+    }
+}
+
+#[test]
+fn udpin_latches_the_first_autopilot_heartbeat_of_its_system_for_good() {
+    use nexus_core::mav::MavType;
+    let (mut poll, mut link) = latching(
+        "udpin:127.0.0.1:0",
+        PeerRule::FirstAutopilot { sysid: Some(1) },
+    );
+    let local = link.local_addr().unwrap();
+    let junk = peer_socket();
+    let gcs = peer_socket();
+    let other_system = peer_socket();
+    let vehicle = peer_socket();
+    junk.send_to(b"not mavlink", local).unwrap();
+    gcs.send_to(&heartbeat_frame(1, MavType::MAV_TYPE_GCS), local)
+        .unwrap();
+    other_system
+        .send_to(&heartbeat_frame(2, MavType::MAV_TYPE_QUADROTOR), local)
+        .unwrap();
+    until_foreign(&mut poll, &mut link, 3);
+    assert_eq!(link.peer(), None, "nothing latched yet");
+    assert_eq!(link.send(b"early").unwrap(), SendOutcome::NoPeer);
+
+    let hb = heartbeat_frame(1, MavType::MAV_TYPE_QUADROTOR);
+    vehicle.send_to(&hb, local).unwrap();
+    assert_eq!(
+        next_datagram(&mut poll, &mut link, Duration::from_secs(2)).unwrap(),
+        hb
+    );
+    assert_eq!(link.peer(), Some(vehicle.local_addr().unwrap()));
+    assert_eq!(link.peer_epoch(), 1);
+
+    // A later impostor with the same heartbeat is set aside; the peer never moves.
+    let impostor = peer_socket();
+    impostor.send_to(&hb, local).unwrap();
+    until_foreign(&mut poll, &mut link, 4);
+    assert_eq!(link.peer(), Some(vehicle.local_addr().unwrap()));
+    assert_eq!(link.peer_epoch(), 1);
+    let f = link.foreign().unwrap();
+    let addrs: Vec<SocketAddr> = f.sources.iter().map(|s| s.addr).collect();
+    assert_eq!(
+        addrs,
+        [
+            junk.local_addr().unwrap(),
+            gcs.local_addr().unwrap(),
+            other_system.local_addr().unwrap(),
+            impostor.local_addr().unwrap()
+        ]
+    );
+    assert!(f.sources[3].counts.systems.contains(1));
+
+    // Replies go to the vehicle only.
+    assert_eq!(link.send(b"reply").unwrap(), SendOutcome::Sent);
+    let mut buf = [0u8; 64];
+    let (n, _) = vehicle.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"reply");
+    impostor
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    assert!(impostor.recv_from(&mut buf).is_err());
+    // The vehicle keeps being heard.
+    vehicle.send_to(b"more", local).unwrap();
+    assert_eq!(
+        next_datagram(&mut poll, &mut link, Duration::from_secs(2)).unwrap(),
+        b"more"
+    );
+}
+
+#[test]
+fn a_known_vehicle_address_is_the_only_peer_and_a_flood_returns_between_bursts() {
+    let vehicle = peer_socket();
+    let (mut poll, mut link) = latching(
+        "udpin:127.0.0.1:0",
+        PeerRule::Address(vehicle.local_addr().unwrap()),
+    );
+    let local = link.local_addr().unwrap();
+    let flood = peer_socket();
+    const N: u32 = 2000;
+    for i in 0..N {
+        flood.send_to(&i.to_le_bytes(), local).unwrap();
+    }
+    vehicle.send_to(b"vehicle", local).unwrap();
+    // Drain: the vehicle's datagram comes through; the flood never does, and `recv` hands
+    // control back (Ok(Some(0))) between bursts rather than reading it all in one call.
+    let mut buf = vec![0u8; RECV_BUF_LEN];
+    let mut got = Vec::new();
+    let mut empty_returns = 0;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while got.is_empty() || link.foreign().unwrap().datagrams() < u64::from(N) {
+        assert!(Instant::now() < deadline, "{:?}", link.foreign());
+        match link.recv(&mut buf).unwrap() {
+            Some(0) => empty_returns += 1,
+            Some(n) => got.push(buf[..n].to_vec()),
+            None => {
+                let mut events = mio::Events::with_capacity(8);
+                poll.poll(&mut events, Some(Duration::from_millis(50)))
+                    .unwrap();
+            }
+        }
+    }
+    assert_eq!(got, [b"vehicle".to_vec()]);
+    assert!(empty_returns >= 2, "{empty_returns}");
+    assert_eq!(link.peer(), Some(vehicle.local_addr().unwrap()));
+    let f = link.foreign().unwrap();
+    assert_eq!(f.sources.len(), 1);
+    assert_eq!(f.sources[0].counts.frames, 0);
+}
+
+#[test]
+fn udpout_under_a_latching_rule_takes_only_its_destination() {
+    let px4 = peer_socket();
+    let (mut poll, mut link) = latching(
+        &format!("udpout:127.0.0.1:{}", px4.local_addr().unwrap().port()),
+        PeerRule::FirstAutopilot { sysid: None },
+    );
+    let local = link.local_addr().unwrap();
+    let local = SocketAddr::from(([127, 0, 0, 1], local.port()));
+    let other = peer_socket();
+    other.send_to(b"not from px4", local).unwrap();
+    until_foreign(&mut poll, &mut link, 1);
+    px4.send_to(b"pong", local).unwrap();
+    assert_eq!(
+        next_datagram(&mut poll, &mut link, Duration::from_secs(2)).unwrap(),
+        b"pong"
+    );
+    assert_eq!(link.peer(), Some(px4.local_addr().unwrap()));
 }

@@ -74,6 +74,18 @@ pub(crate) struct LinkState {
     generation: u64,
     last_rx_wall: Option<std::time::Instant>,
     tx: [u8; MAX_FRAME_LEN],
+    foreign: ForeignSeen,
+}
+
+/// What the pump has told about the link's foreign traffic (see [`LinkEvent::Ignored`]).
+#[derive(Debug, Default)]
+struct ForeignSeen {
+    /// Foreign datagrams (and the peer's before its latch) at the last look, and whether
+    /// the peer was known then.
+    looked: (u64, bool),
+    /// Sources announced; at most the first sources plus the one that became the peer.
+    announced: Vec<std::net::SocketAddr>,
+    others_announced: bool,
 }
 
 impl LinkState {
@@ -113,6 +125,7 @@ impl LinkState {
             generation: 0,
             last_rx_wall: None,
             tx: [0; MAX_FRAME_LEN],
+            foreign: ForeignSeen::default(),
         }
     }
 
@@ -129,6 +142,8 @@ impl LinkState {
         let mut more = true;
         for _ in 0..budget {
             match self.link.recv(buf) {
+                // 0: the link set foreign datagrams aside and may have more.
+                Ok(Some(0)) => {}
                 Ok(Some(n)) => {
                     got = true;
                     self.on_bytes(now, &buf[..n]);
@@ -146,10 +161,42 @@ impl LinkState {
             }
         }
         let _ = self.link.flush();
-        if got {
+        if self.note_foreign() || got {
             self.after_batch(now);
         }
         more
+    }
+
+    /// Foreign traffic since the last look: announce each new source once the vehicle's
+    /// address is known (before, a source may yet turn out to be the vehicle). True if there
+    /// is news to publish.
+    fn note_foreign(&mut self) -> bool {
+        let Some(f) = self.link.foreign() else {
+            return false;
+        };
+        let look = (
+            f.datagrams() + f.peer_before_latch,
+            self.link.peer().is_some(),
+        );
+        if look == self.foreign.looked {
+            return false;
+        }
+        self.foreign.looked = look;
+        if look.1 {
+            let seen = &mut self.foreign;
+            let mut events = self.shared.events();
+            for s in &f.sources {
+                if !seen.announced.contains(&s.addr) {
+                    seen.announced.push(s.addr);
+                    events.push(LinkEvent::Ignored(Some(*s)));
+                }
+            }
+            if f.others.datagrams > 0 && !seen.others_announced {
+                seen.others_announced = true;
+                events.push(LinkEvent::Ignored(None));
+            }
+        }
+        true
     }
 
     fn on_bytes(&mut self, now: Instant, mut input: &[u8]) {
@@ -549,6 +596,13 @@ impl LinkState {
         }
         s.last_rx = self.last_rx_wall;
         s.generation = self.generation;
+        if let Some(f) = self.link.foreign() {
+            if s.foreign.datagrams() != f.datagrams()
+                || s.foreign.peer_before_latch != f.peer_before_latch
+            {
+                s.foreign.clone_from(f);
+            }
+        }
     }
 
     /// The link is closing: waits end `closed`, a program `aborted`, reads fail.

@@ -50,7 +50,7 @@ use nexus_core::engine::Program;
 use nexus_core::plan::Plan;
 use nexus_core::Client;
 
-use crate::transport::{ConnString, Link, LinkOptions, OpenError};
+use crate::transport::{ConnString, Link, LinkOptions, OpenError, PeerRule};
 
 pub use handle::{LinkCtx, LinkHandle, PendingProgram, PendingWait, WaitError, WeakLink};
 pub use params::{ParamError, ParamValue, PARAM_RETRY_MS};
@@ -312,14 +312,27 @@ impl Pump {
     }
 
     /// Hand an open link to the pump.
+    ///
+    /// A vehicle link never follows the most recent sender: a UDP link under
+    /// [`PeerRule::MostRecent`], or waiting for any autopilot, is made to latch the first
+    /// source of the target system's autopilot heartbeat (the vehicle's address, when the
+    /// caller knows it, is [`PeerRule::Address`] in [`LinkOptions::peer`]).
     pub fn add_link(
         &self,
-        link: Link,
+        mut link: Link,
         client: ClientConfig,
         supervision: Supervision,
     ) -> Result<LinkHandle, PumpError> {
         if self.is_pump_thread() {
             return Err(PumpError::Reentrant);
+        }
+        if matches!(
+            link.peer_rule(),
+            PeerRule::MostRecent | PeerRule::FirstAutopilot { sysid: None }
+        ) {
+            link.set_peer_rule(PeerRule::FirstAutopilot {
+                sysid: Some(client.ids.target_sysid),
+            });
         }
         let id = LinkId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
         let shared = Arc::new(LinkShared {
@@ -393,47 +406,170 @@ mod tests {
         send_sync::<LinkStatus>();
     }
 
-    /// A new `udpin` peer starts a new byte stream: half a frame from the old peer must not
-    /// be glued to the new peer's first frame.
+    fn frame<M: mavlink::MessageData>(sysid: u8, msg: &M) -> Vec<u8> {
+        let mut buf = [0u8; 300];
+        let n = nexus_core::frame::Encoder::new(sysid, 1)
+            .encode(msg, &mut buf)
+            .unwrap();
+        buf[..n].to_vec()
+    }
+
+    fn px4_heartbeat(armed: bool) -> nexus_core::mav::HEARTBEAT_DATA {
+        use nexus_core::mav;
+        let flags = if armed {
+            mav::MavModeFlag::MAV_MODE_FLAG_SAFETY_ARMED
+        } else {
+            mav::MavModeFlag::empty()
+        };
+        nexus_core::offboard::wire::heartbeat(
+            mav::MavType::MAV_TYPE_QUADROTOR,
+            mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+            flags,
+            0,
+            mav::MavState::MAV_STATE_STANDBY,
+        )
+    }
+
+    fn text(s: &str) -> nexus_core::mav::STATUSTEXT_DATA {
+        let mut field = [0u8; 50];
+        field[..s.len()].copy_from_slice(s.as_bytes());
+        nexus_core::mav::STATUSTEXT_DATA {
+            severity: nexus_core::mav::MavSeverity::MAV_SEVERITY_INFO,
+            text: field.into(),
+            id: 0,
+            chunk_seq: 0,
+        }
+    }
+
+    fn until(what: &str, f: impl Fn() -> bool) {
+        let t0 = std::time::Instant::now();
+        while !f() {
+            assert!(t0.elapsed() < Duration::from_secs(5), "never: {what}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// The latch: before any autopilot heartbeat nothing is applied; the first source of
+    /// system 1's autopilot heartbeat becomes the peer for good; a later impostor with the
+    /// same system id is counted, reported and never applied, and never hears our replies.
     #[test]
-    fn a_new_peer_resets_the_decoder() {
-        use nexus_core::frame::Encoder;
+    fn the_first_autopilot_heartbeat_latches_and_impostors_are_counted_not_applied() {
         use nexus_core::mav;
         use std::net::UdpSocket;
-        use std::time::Instant;
 
         let pump = Pump::start().unwrap();
         let link = pump
             .open_link(&"udpin:127.0.0.1:0".parse().unwrap(), LinkConfig::default())
             .unwrap();
         let to = link.local_addr().unwrap();
-        let mut buf = [0u8; 280];
-        let hb = nexus_core::offboard::wire::heartbeat(
-            mav::MavType::MAV_TYPE_QUADROTOR,
-            mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+        let early = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let gcs = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let px4 = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let impostor = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for s in [&early, &gcs, &px4, &impostor] {
+            s.set_read_timeout(Some(Duration::from_millis(1500)))
+                .unwrap();
+        }
+
+        // Before the vehicle: a text of system 1 and a ground station's heartbeat of
+        // system 1. Neither latches, neither is applied.
+        early.send_to(&frame(1, &text("forged early")), to).unwrap();
+        let gcs_hb = nexus_core::offboard::wire::heartbeat(
+            mav::MavType::MAV_TYPE_GCS,
+            mav::MavAutopilot::MAV_AUTOPILOT_INVALID,
             mav::MavModeFlag::empty(),
             0,
-            mav::MavState::MAV_STATE_STANDBY,
+            mav::MavState::MAV_STATE_ACTIVE,
         );
-        let n = Encoder::new(1, 1).encode(&hb, &mut buf).unwrap();
-        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
-        a.send_to(&buf[..n / 2], to).unwrap();
-        b.send_to(&buf[..n], to).unwrap();
-        let t0 = Instant::now();
-        while link.with_status(|s| s.counters.frames) == 0 {
-            assert!(t0.elapsed() < Duration::from_secs(5));
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        gcs.send_to(&frame(1, &gcs_hb), to).unwrap();
+        until("two foreign datagrams counted", || {
+            link.with_status(|s| s.foreign.datagrams() == 2)
+        });
         let s = link.status();
-        assert_eq!(s.counters.frames, 1);
-        assert_eq!(s.counters.peer_changes, 2);
+        assert!(!s.connected);
+        assert_eq!(s.peer, None);
+        assert_eq!(s.counters.frames, 0, "nothing reached the decoder");
+
+        // The vehicle: its autopilot heartbeat latches it.
+        px4.send_to(&frame(1, &px4_heartbeat(false)), to).unwrap();
+        until("connected", || link.with_status(|s| s.connected));
+        assert_eq!(link.status().peer, Some(px4.local_addr().unwrap()));
+
+        // The impostor: an armed heartbeat and a text, system 1, from another port.
+        let mut forged = frame(1, &px4_heartbeat(true));
+        forged.extend(frame(1, &text("forged text")));
+        impostor.send_to(&forged, to).unwrap();
+        // The vehicle's own text, cut across two datagrams with the impostor's between:
+        // the impostor's bytes never reach the vehicle's decoder.
+        let real = frame(1, &text("from the vehicle"));
+        px4.send_to(&real[..10], to).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        impostor.send_to(&forged, to).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        px4.send_to(&real[10..], to).unwrap();
+        until("the vehicle's text", || {
+            link.call(|ctx| ctx.client().telemetry().texts().after(0).count())
+                .unwrap()
+                == 1
+        });
+        let texts: Vec<String> = link
+            .call(|ctx| {
+                ctx.client()
+                    .telemetry()
+                    .texts()
+                    .after(0)
+                    .map(|t| t.text.as_str().to_string())
+                    .collect()
+            })
+            .unwrap();
+        assert_eq!(texts, ["from the vehicle"]);
+        until("the impostor counted", || {
+            link.with_status(|s| s.foreign.datagrams() == 4)
+        });
+        let s = link.status();
+        assert!(!s.armed, "the forged armed heartbeat was applied");
         assert_eq!(
-            s.counters.crc_errors, 0,
-            "the half frame was dropped, not checked"
+            s.peer,
+            Some(px4.local_addr().unwrap()),
+            "the peer never moves"
         );
-        assert_eq!(s.peer, Some(b.local_addr().unwrap()));
-        assert!(s.connected);
+        assert_eq!(s.counters.peer_changes, 1);
+        assert_eq!(s.counters.crc_errors, 0);
+        let bad = s
+            .foreign
+            .sources
+            .iter()
+            .find(|f| f.addr == impostor.local_addr().unwrap())
+            .expect("the impostor is listed");
+        assert_eq!((bad.counts.datagrams, bad.counts.frames), (2, 4));
+        assert!(bad.counts.systems.contains(1));
+        assert_eq!(
+            bad.to_string(),
+            format!(
+                "ignored 4 frames from {} claiming system 1",
+                impostor.local_addr().unwrap()
+            )
+        );
+        assert_eq!(s.foreign.sources.len(), 3, "early, gcs, impostor");
+        let announced: Vec<_> = link
+            .events_since(0)
+            .into_iter()
+            .filter_map(|(_, e)| match e {
+                LinkEvent::Ignored(Some(f)) => Some(f.addr),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(announced.len(), 3, "each source once: {announced:?}");
+        assert!(announced.contains(&impostor.local_addr().unwrap()));
+
+        // Replies (our GCS heartbeat, once a second) go to the vehicle only.
+        let mut buf = [0u8; 300];
+        let (n, from) = px4.recv_from(&mut buf).expect("the vehicle hears us");
+        assert!(n > 0);
+        assert_eq!(from, to);
+        for s in [&early, &gcs, &impostor] {
+            assert!(s.recv_from(&mut buf).is_err(), "a foreign source heard us");
+        }
     }
 
     #[test]

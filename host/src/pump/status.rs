@@ -9,6 +9,8 @@ use nexus_core::offboard::{OffboardEvent, Pending, Refusal};
 use nexus_core::telemetry::{LandedState, Snapshot};
 use nexus_core::Mode;
 
+use crate::transport::{ForeignSource, ForeignTraffic};
+
 /// Mission progress, as PX4 reported it to the offboard machine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MissionStatus {
@@ -106,6 +108,8 @@ pub struct LinkStatus {
     pub last_rx: Option<std::time::Instant>,
     /// Publications so far (grows with every batch).
     pub generation: u64,
+    /// What UDP sources other than the vehicle sent: counted, never applied.
+    pub foreign: ForeignTraffic,
 }
 
 impl Default for LinkStatus {
@@ -140,6 +144,7 @@ impl Default for LinkStatus {
             closed: false,
             last_rx: None,
             generation: 0,
+            foreign: ForeignTraffic::default(),
         }
     }
 }
@@ -171,6 +176,12 @@ pub enum LinkEvent {
     Died(String),
     /// The link now sends to a new peer.
     PeerChanged(Option<SocketAddr>),
+    /// A UDP source that is not the vehicle sent something: it is ignored (counted in
+    /// [`LinkStatus::foreign`]). Once per source, when it first sends after the vehicle's
+    /// address is known (or, for a source past the first
+    /// [`FOREIGN_SOURCES`](crate::transport::FOREIGN_SOURCES), once for all of them with
+    /// `None`).
+    Ignored(Option<ForeignSource>),
 }
 
 /// Events kept per link; older ones are dropped (and counted) when it is full.

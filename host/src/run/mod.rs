@@ -29,6 +29,7 @@
 mod probe;
 mod wait;
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -115,7 +116,14 @@ pub struct SimOptions {
     pub client: OffboardOptions,
     /// The pump the run's links join; `None`: the process-wide pump.
     pub pump: Option<Pump>,
+    /// Where clients connected to this run listen ([`DEFAULT_LISTEN`]: the vehicle is
+    /// local, so nothing off this host can reach the offboard port).
+    pub listen: IpAddr,
 }
+
+/// Where a run's offboard client listens by default: loopback, where the vehicle we launched
+/// sends.
+pub const DEFAULT_LISTEN: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
 impl SimOptions {
     fn with(instance: u8, vehicle: VehicleKind) -> Self {
@@ -130,6 +138,7 @@ impl SimOptions {
             launch: None,
             client: OffboardOptions::default(),
             pump: None,
+            listen: DEFAULT_LISTEN,
         }
     }
 
@@ -169,6 +178,12 @@ impl SimOptions {
     /// Set the arm settle window of clients connected to this run (sim seconds).
     pub fn wait_clear_s(mut self, s: f32) -> Self {
         self.client.wait_clear_s = s;
+        self
+    }
+
+    /// Listen for the vehicle on `ip` (e.g. `0.0.0.0`) instead of [`DEFAULT_LISTEN`].
+    pub fn listen(mut self, ip: IpAddr) -> Self {
+        self.listen = ip;
         self
     }
 
@@ -382,6 +397,16 @@ impl Sim {
         let mut o = self.options.client.clone();
         o.stall_s = self.options.stall_s;
         o
+    }
+
+    /// The address the vehicle we launched sends from (loopback, its bound port 14580 + N):
+    /// a client of this run takes frames only from there. `None` without a vehicle.
+    pub fn vehicle_addr(&self) -> Option<SocketAddr> {
+        let port = self.offboard_port().ok()?;
+        Some(SocketAddr::new(
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port.px4_port,
+        ))
     }
 
     /// Make `link` the run's offboard link: its clock is the run's clock for PX4, a lockstep

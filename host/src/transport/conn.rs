@@ -2,7 +2,7 @@
 //!
 //! | string | meaning |
 //! | --- | --- |
-//! | `udpin:HOST:PORT` | bind `HOST:PORT`, reply to whoever sent the most recent datagram |
+//! | `udpin:HOST:PORT` | bind `HOST:PORT`, take one peer by the link's `PeerRule` and reply to it |
 //! | `udpout:HOST:PORT` | send to `HOST:PORT` from an ephemeral port; replies come back to it |
 //! | `tcp:HOST:PORT` | connect to a TCP server |
 //! | `tcpin:HOST:PORT` | listen on `HOST:PORT`, accept MAVLink peers (the latest one wins) |

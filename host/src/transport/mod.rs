@@ -34,6 +34,7 @@
 
 mod conn;
 mod error;
+mod peer;
 mod serial;
 mod stream;
 mod tcp;
@@ -47,6 +48,9 @@ pub use conn::{ConnString, ConnStringError, Problem, SCHEMES};
 pub use error::{LinkError, OpenError};
 /// The mio version links register with (`Registry`, `Token`, `Poll`, `Waker`).
 pub use mio;
+pub use peer::{
+    ForeignCounts, ForeignSource, ForeignTraffic, PeerRule, SystemIds, FOREIGN_SOURCES,
+};
 pub use stream::OUT_QUEUE_LIMIT_BYTES;
 pub use tcp::TCP_CONNECT_TIMEOUT;
 
@@ -67,6 +71,10 @@ pub struct LinkOptions {
     pub recv_buffer_bytes: usize,
     /// How long `tcp:` waits at open for the server to accept.
     pub tcp_connect_timeout: Duration,
+    /// UDP: which source is the peer (see [`PeerRule`]); stream links have one peer and
+    /// ignore it. A vehicle link on the pump never follows the most recent sender: the pump
+    /// turns [`PeerRule::MostRecent`] into the first autopilot heartbeat of its system.
+    pub peer: PeerRule,
 }
 
 impl Default for LinkOptions {
@@ -74,6 +82,7 @@ impl Default for LinkOptions {
         LinkOptions {
             recv_buffer_bytes: DEFAULT_RECV_BUFFER_BYTES,
             tcp_connect_timeout: TCP_CONNECT_TIMEOUT,
+            peer: PeerRule::default(),
         }
     }
 }
@@ -150,10 +159,14 @@ impl Link {
         let rcvbuf = options.recv_buffer_bytes;
         let inner = match conn {
             ConnString::UdpIn { host, port } => {
-                Inner::Udp(udp::UdpLink::open_in(conn, host, *port, rcvbuf)?)
+                let mut u = udp::UdpLink::open_in(conn, host, *port, rcvbuf)?;
+                u.set_rule(options.peer);
+                Inner::Udp(u)
             }
             ConnString::UdpOut { host, port } => {
-                Inner::Udp(udp::UdpLink::open_out(conn, host, *port, rcvbuf)?)
+                let mut u = udp::UdpLink::open_out(conn, host, *port, rcvbuf)?;
+                u.set_rule(options.peer);
+                Inner::Udp(u)
             }
             ConnString::Tcp { host, port } => Inner::Tcp(tcp::TcpClient::open(
                 conn,
@@ -212,6 +225,11 @@ impl Link {
     /// Read what has arrived: `Ok(Some(n))` bytes in `buf[..n]` (one datagram for UDP),
     /// `Ok(None)` when nothing is left (the poll will say when more comes).
     ///
+    /// A UDP link under a latching [`PeerRule`] delivers only its peer's datagrams; others are
+    /// counted in [`Link::foreign`]. After setting aside many in one call it returns
+    /// `Ok(Some(0))` (nothing for the caller, more may be waiting: call again), so a flood
+    /// never holds the caller inside one call.
+    ///
     /// Errors mean the link is lost: a `tcp:` server closed or reset the connection, a serial
     /// device hung up. They repeat on every later call; the link does not reconnect. A `tcpin`
     /// peer leaving is not an error: the link waits for the next one.
@@ -262,7 +280,8 @@ impl Link {
         }
     }
 
-    /// Where `send` goes now: the `udpin` sender latched most recently, the `udpout` or `tcp`
+    /// Where `send` goes now: the `udpin` peer (latched, or the most recent sender under
+    /// [`PeerRule::MostRecent`]), the `udpout` or `tcp`
     /// destination, the connected `tcpin` peer; `None` for serial or before there is a peer.
     pub fn peer(&self) -> Option<SocketAddr> {
         match &self.inner {
@@ -270,6 +289,32 @@ impl Link {
             Inner::Tcp(t) => Some(t.peer()),
             Inner::TcpIn(s) => s.peer(),
             Inner::Serial(_) => None,
+        }
+    }
+
+    /// How this link picks its peer ([`PeerRule::MostRecent`] for stream links, which have
+    /// one peer by construction).
+    pub fn peer_rule(&self) -> PeerRule {
+        match &self.inner {
+            Inner::Udp(u) => u.rule,
+            _ => PeerRule::MostRecent,
+        }
+    }
+
+    /// Change how a UDP link picks its peer (before its first `recv`, or it may have taken a
+    /// peer the new rule would not); stream links ignore it.
+    pub fn set_peer_rule(&mut self, rule: PeerRule) {
+        if let Inner::Udp(u) = &mut self.inner {
+            u.set_rule(rule);
+        }
+    }
+
+    /// What a UDP link received from sources other than its peer and did not deliver;
+    /// `None` for stream links.
+    pub fn foreign(&self) -> Option<&ForeignTraffic> {
+        match &self.inner {
+            Inner::Udp(u) => Some(&u.foreign),
+            _ => None,
         }
     }
 

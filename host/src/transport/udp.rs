@@ -1,5 +1,8 @@
-//! UDP links: `udpin` (bind, reply to the most recent sender) and `udpout` (send to a fixed
-//! destination, read replies on the same socket). One `recv` is one datagram.
+//! UDP links: `udpin` (bind, take one peer by its [`PeerRule`], reply to it) and `udpout`
+//! (send to a fixed destination, read replies on the same socket). One `recv` is one datagram.
+//!
+//! Under a latching rule a datagram from any source but the peer is never delivered: it is
+//! counted in the link's [`ForeignTraffic`] and the next datagram is read.
 //!
 //! PX4 latches onto the first client's source address for the life of the process, so a client
 //! must send from the port it listens on: `udpin` does, because it replies from its bound socket.
@@ -13,16 +16,25 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use super::peer::{ForeignTraffic, PeerRule};
 use super::{ConnString, OpenError, RecvBuffer, SendOutcome};
+
+/// Foreign datagrams set aside in one `recv` before it returns `Ok(Some(0))`, so a flood
+/// cannot keep the caller (the pump and its other links) inside one call.
+pub(crate) const FOREIGN_BURST: usize = 256;
 
 #[derive(Debug)]
 pub(crate) struct UdpLink {
     pub(crate) socket: mio::net::UdpSocket,
-    /// Where `send` goes: fixed for `udpout`, the most recent sender for `udpin`.
+    /// Where `send` goes: fixed for `udpout`, the latched peer (or under
+    /// [`PeerRule::MostRecent`] the most recent sender) for `udpin`.
     dest: Option<SocketAddr>,
-    latch: bool,
+    /// `udpin`: the peer may still change (no latch yet, or no latching rule).
+    follow: bool,
+    pub(crate) rule: PeerRule,
     pub(crate) epoch: u64,
     pub(crate) recv_buffer: RecvBuffer,
+    pub(crate) foreign: ForeignTraffic,
 }
 
 impl UdpLink {
@@ -37,9 +49,11 @@ impl UdpLink {
         Ok(UdpLink {
             socket,
             dest: None,
-            latch: true,
+            follow: true,
+            rule: PeerRule::MostRecent,
             epoch: 0,
             recv_buffer,
+            foreign: ForeignTraffic::default(),
         })
     }
 
@@ -59,9 +73,11 @@ impl UdpLink {
         Ok(UdpLink {
             socket,
             dest: Some(dest),
-            latch: false,
+            follow: false,
+            rule: PeerRule::MostRecent,
             epoch: 1,
             recv_buffer,
+            foreign: ForeignTraffic::default(),
         })
     }
 
@@ -69,15 +85,63 @@ impl UdpLink {
         self.dest
     }
 
+    /// Set how the peer is chosen. A `udpout` link keeps its destination; under a latching
+    /// rule it then takes datagrams only from there.
+    pub(crate) fn set_rule(&mut self, mut rule: PeerRule) {
+        // An IPv6 socket (`udpin:[::]:…`) sees IPv4 senders as v4-mapped addresses and can
+        // only send to those: name the vehicle the way the socket will see it.
+        if let PeerRule::Address(a) = &mut rule {
+            let v6 = self.socket.local_addr().is_ok_and(|l| l.is_ipv6());
+            if let (true, SocketAddr::V4(v4)) = (v6, *a) {
+                *a = SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port());
+            }
+        }
+        self.rule = rule;
+        // A known vehicle is the peer from the start: we may speak first, and PX4, which
+        // latches whoever speaks first, latches us (PX4 instances above 9 send elsewhere
+        // until a client does).
+        if let (PeerRule::Address(a), true) = (rule, self.follow) {
+            self.dest = Some(a);
+            self.follow = false;
+            self.epoch += 1;
+        }
+    }
+
+    /// Whether a datagram from `from` is the peer's (latching it if the rule says so).
+    fn accepts(&mut self, from: SocketAddr, datagram: &[u8]) -> bool {
+        if !self.rule.latches() {
+            if self.follow && self.dest != Some(from) {
+                self.dest = Some(from);
+                self.epoch += 1;
+            }
+            return true;
+        }
+        if self.dest == Some(from) {
+            return true;
+        }
+        if !self.follow || !self.rule.takes(from, datagram) {
+            return false;
+        }
+        self.dest = Some(from);
+        self.follow = false;
+        self.epoch += 1;
+        self.foreign.latched(from);
+        true
+    }
+
     pub(crate) fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        let mut set_aside = 0;
         loop {
             match self.socket.recv_from(buf) {
                 Ok((n, from)) => {
-                    if self.latch && self.dest != Some(from) {
-                        self.dest = Some(from);
-                        self.epoch += 1;
+                    if self.accepts(from, &buf[..n]) {
+                        return Ok(Some(n));
                     }
-                    return Ok(Some(n));
+                    self.foreign.record(from, &buf[..n]);
+                    set_aside += 1;
+                    if set_aside >= FOREIGN_BURST {
+                        return Ok(Some(0));
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
