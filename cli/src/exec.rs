@@ -11,11 +11,11 @@ use super::report::{
     ItemProgress, ItemReport, MissionReport, SnapshotReport, StepReport, TextReport,
 };
 use super::vehicle::Connected;
-use nexus_host::transport::{ForeignSource, ForeignTraffic, FOREIGN_SOURCES};
 use nexus_core::engine::{Program, ProgramEnd, Reason, StepRecord};
 use nexus_core::mission::MissionItem;
 use nexus_core::offboard::OffboardEvent;
 use nexus_host::pump::{LinkEvent, LinkStatus, PendingProgram};
+use nexus_host::transport::{ForeignSource, ForeignTraffic, FOREIGN_SOURCES};
 use std::time::{Duration, Instant};
 
 /// How long a mission upload may take, wall (the offboard machine gives up sooner on its own
