@@ -425,11 +425,20 @@ fn replace_nth(text: &str, from: &str, to: &str, n: usize) -> (String, usize) {
     (doc, at)
 }
 
+/// What is replaced, which occurrence, by what, the error's index, field, words in it.
+type RangeCase = (
+    &'static str,
+    usize,
+    &'static str,
+    Option<usize>,
+    &'static str,
+    &'static str,
+);
+
 #[test]
 fn values_out_of_range_are_errors_at_the_value() {
     let text = s(BOX);
-    // (what is replaced, which occurrence, by what, the error's index, field, words in it)
-    let cases: &[(&str, usize, &str, Option<usize>, &str, &str)] = &[
+    let cases: &[RangeCase] = &[
         (
             "47.39787292480469",
             0,
