@@ -34,17 +34,22 @@ pub struct SimArgs {
 
 /// Start the vehicles and print their console until they all exit (or the process is killed).
 pub fn run(args: &SimArgs) -> ExitCode {
-    if !(args.speed.is_finite() && args.speed > 0.0) {
-        eprintln!(
-            "nexus sim: --speed must be a positive number, got {}",
-            args.speed
-        );
+    if let Err(e) = crate::cli::limits::speed("--speed", args.speed, false) {
+        eprintln!("nexus sim: {e}");
         return ExitCode::from(2);
     }
     let mut sims = Vec::new();
     for k in 0..args.count.max(1) {
-        let Some(n) = args.instance.checked_add(k) else {
-            eprintln!("nexus sim: instance number out of range");
+        let Some(n) = args
+            .instance
+            .checked_add(k)
+            .filter(|&n| crate::cli::limits::instance(n).is_ok())
+        else {
+            eprintln!(
+                "nexus sim: instances must be 0 to {} (system id = instance + 1; 255 is a \
+                 ground station's)",
+                crate::cli::limits::INSTANCE_MAX
+            );
             return ExitCode::from(2);
         };
         let mut cfg = SimConfig::realtime(n, args.speed);
