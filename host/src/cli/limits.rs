@@ -48,7 +48,7 @@ pub const INSTANCE_MAX: u8 = 253;
 pub const MAX_INPUT_BYTES: u64 = 4 << 20;
 
 /// Wall-time margin added to every step's bound, s (a loaded machine, the start of a run).
-pub const WALL_MARGIN_S: f64 = 30.0;
+pub const WALL_MARGIN_S: f64 = 10.0;
 
 /// Check a duration option or value named `what` (`--duration`, `timeout_s`, …).
 pub fn duration_s(what: &str, s: f64) -> Result<f64, String> {
@@ -82,7 +82,7 @@ pub fn speed(what: &str, f: f64, px4: bool) -> Result<f64, String> {
         Ok(f)
     } else {
         Err(format!(
-            "{what} must be from {SPEED_MIN} to {max} on {vehicle}, got {f}"
+            "{what} must be a positive number from {SPEED_MIN} to {max} on {vehicle}, got {f}"
         ))
     }
 }
@@ -175,7 +175,7 @@ pub fn before_flight(
 }
 
 /// Longest a step may take in wall time: its sim timeout at the speed, twice, plus
-/// [`WALL_MARGIN_S`]: `timeout_s / speed × 2 + 30 s`. A vehicle whose clock runs at even half
+/// [`WALL_MARGIN_S`]: `timeout_s / speed × 2 + 10 s`. A vehicle whose clock runs at even half
 /// the asked speed ends the step by its own timeout first; past this bound its clock has
 /// (nearly) stopped, and the step ends with that reason instead of hanging.
 pub fn wall_bound(timeout_s: f64, speed: f64) -> Duration {
@@ -222,9 +222,28 @@ mod tests {
     }
 
     #[test]
+    fn an_output_check_leaves_the_destination_as_it_was() {
+        let dir = std::env::temp_dir().join(format!("nexus-limits-out-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let absent = dir.join("r.json");
+        assert_eq!(check_output("--json", &absent), Ok(()));
+        assert!(!absent.exists(), "the check created the file");
+        let present = dir.join("old.json");
+        std::fs::write(&present, "old").unwrap();
+        assert_eq!(check_output("--json", &present), Ok(()));
+        assert_eq!(std::fs::read_to_string(&present).unwrap(), "old");
+        let e = check_output("--json", &dir.join("no/such/r.json")).unwrap_err();
+        assert!(e.contains("nothing was flown"), "{e}");
+        assert!(check_output("--json", &dir).is_err());
+        assert_eq!(check_output("--json", Path::new("-")), Ok(()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn the_wall_bound_follows_the_timeout_and_the_speed() {
-        assert_eq!(wall_bound(60.0, 2.0), Duration::from_secs(60 + 30));
-        assert_eq!(wall_bound(0.0, 50.0), Duration::from_secs(30));
+        assert_eq!(wall_bound(60.0, 2.0), Duration::from_secs(60 + 10));
+        assert_eq!(wall_bound(0.0, 50.0), Duration::from_secs(10));
         // Bad values give a finite bound, never a panic.
         for (t, s) in [(f64::NAN, 1.0), (1e300, 0.0), (-5.0, f64::NAN)] {
             assert!(wall_bound(t, s) <= Duration::from_secs(30_000_000));

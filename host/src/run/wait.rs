@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use nexus_core::engine::{Condition, Reason, Wait, WaitResult};
 
 use super::probe::SimProbe;
-use super::{Running, Sim, Vehicle};
+use super::{RunClock, Running, Sim, Vehicle};
 use crate::error::RunError;
 use crate::launcher::DeathCause;
 use crate::pump::LinkHandle;
@@ -143,6 +143,23 @@ impl Sim {
                     timeout_s: sim_timeout_s,
                     waited_wall_s: wall0.elapsed().as_secs_f64(),
                 });
+            }
+            // Real time: also bounded in wall time, so a clock that stopped cannot hold the
+            // wait forever (`timeout / speed × 2 + margin`, as every CLI step).
+            if let RunClock::RealTime { speed } = self.options.clock {
+                let bound = crate::cli::limits::wall_bound(sim_timeout_s, speed);
+                if wall0.elapsed() > bound {
+                    return Err(RunError::Died {
+                        reason: format!(
+                            "no progress of the vehicle clock: {:.1} s of its {sim_timeout_s} s \
+                             sim timeout passed in {:.0} s wall at ×{speed} (bound: timeout / \
+                             speed × 2 + {} s)",
+                            elapsed as f64 / 1000.0,
+                            wall0.elapsed().as_secs_f64(),
+                            crate::cli::limits::WALL_MARGIN_S
+                        ),
+                    });
+                }
             }
             match (&run.vehicle, self.is_lockstep()) {
                 (Vehicle::Simulated(p), true) => {

@@ -38,20 +38,19 @@ pub fn run(args: &SimArgs) -> ExitCode {
         eprintln!("nexus sim: {e}");
         return ExitCode::from(2);
     }
+    let last = args.instance as u16 + args.count.max(1) as u16 - 1;
+    if last > crate::cli::limits::INSTANCE_MAX as u16 {
+        eprintln!(
+            "nexus sim: instances must be 0 to {} (system id = instance + 1; 255 is a ground \
+             station's), these reach {last}",
+            crate::cli::limits::INSTANCE_MAX
+        );
+        return ExitCode::from(2);
+    }
     let mut sims = Vec::new();
     for k in 0..args.count.max(1) {
-        let Some(n) = args
-            .instance
-            .checked_add(k)
-            .filter(|&n| crate::cli::limits::instance(n).is_ok())
-        else {
-            eprintln!(
-                "nexus sim: instances must be 0 to {} (system id = instance + 1; 255 is a \
-                 ground station's)",
-                crate::cli::limits::INSTANCE_MAX
-            );
-            return ExitCode::from(2);
-        };
+        // In range: checked above.
+        let n = args.instance + k;
         let mut cfg = SimConfig::realtime(n, args.speed);
         cfg.bind_ip = args.bind;
         cfg.remote_ip = args.remote;
