@@ -105,9 +105,9 @@ fn generated_speeds_are_refused_out_of_range_and_accepted_in_it() {
         }
     }
     assert!(accepted >= 8, "only {accepted} generated speeds in range");
-    // PX4's range is its own: 10 (not 50) is its maximum. No PX4 is started: the speed is
+    // PX4's range is its own: 20 (not 50) is its maximum. No PX4 is started: the speed is
     // checked before the build is looked for.
-    for (v, ok) in [("10", true), ("10.5", false), ("50", false)] {
+    for (v, ok) in [("20", true), ("20.5", false), ("50", false)] {
         let speed = format!("--speed={v}");
         let args = [
             "fly",
@@ -124,7 +124,7 @@ fn generated_speeds_are_refused_out_of_range_and_accepted_in_it() {
             assert!(within(v, SPEED_MIN, PX4_SPEED_MAX));
             refused(&args, "cannot write there");
         } else {
-            refused(&args, "from 0.1 to 10 on PX4 SITL");
+            refused(&args, "from 0.1 to 20 on PX4 SITL");
         }
     }
 }

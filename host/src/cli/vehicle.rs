@@ -26,7 +26,7 @@ pub struct VehicleArgs {
     #[arg(long)]
     pub sim: bool,
     /// Speed factor: sim time runs this many times faster than the wall clock; 0.1 to 50 on
-    /// the built-in vehicle (what it keeps up with), 0.1 to 10 on PX4 SITL.
+    /// the built-in vehicle (what it keeps up with), 0.1 to 20 on PX4 SITL.
     #[arg(long, short = 's', default_value_t = 1.0, value_name = "F")]
     pub speed: f64,
     /// SITL instance N (0 to 253): UDP ports 14540+N (us) and 14580+N (vehicle), system id
