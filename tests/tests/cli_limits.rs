@@ -551,3 +551,34 @@ fn a_refused_speedup_at_run_time_is_an_event_not_a_death() {
         flight.events
     );
 }
+
+#[test]
+fn a_library_wait_on_a_stopped_clock_ends_at_its_wall_bound() {
+    use nexus_core::engine::Wait;
+    use nexus_host::error::RunError;
+    use nexus_host::run::{Sim, SimOptions};
+    // Instance 244's other users (the huge-plan test) never start a vehicle.
+    let sim = Sim::started(SimOptions::simulated(244).speed(10.0).stall_s(None))
+        .expect("start the simulated vehicle");
+    let client = nexus_host::offboard_client::OffboardClient::connect(&sim, 60.0).expect("connect");
+    sim.inject(nexus_host::sim::Fault::StallClock)
+        .expect("stall the clock");
+    let t0 = Instant::now();
+    let r = sim.wait_until(Wait::altitude_m(100.0), 1.0);
+    let took = t0.elapsed();
+    let bound = nexus_host::cli::limits::wall_bound(1.0, 10.0);
+    assert!(
+        took >= bound && took < bound + Duration::from_secs(5),
+        "{took:?}"
+    );
+    match r {
+        Err(RunError::Died { reason }) => {
+            assert!(
+                reason.starts_with("no progress of the vehicle clock"),
+                "{reason}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    drop(client);
+}
