@@ -418,7 +418,18 @@ fn a_huge_one_line_plan_gives_a_bounded_error() {
 fn an_unwritable_json_destination_stops_the_command_before_it_flies() {
     let scratch = Scratch::new("limits-json");
     let missing = scratch.path("no/such/dir/report.json");
-    for json in [missing.to_str().unwrap(), scratch.0.to_str().unwrap()] {
+    // A FIFO nobody reads: refused at once, not waited on.
+    let fifo = scratch.path("report.fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    for json in [
+        missing.to_str().unwrap(),
+        scratch.0.to_str().unwrap(),
+        fifo.to_str().unwrap(),
+    ] {
         let t0 = Instant::now();
         refused(
             &[

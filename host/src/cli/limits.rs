@@ -141,14 +141,21 @@ pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// Check that an output file can be written, before anything flies: it is opened for
-/// writing (created if absent, then removed again, so a failed start leaves nothing), not
-/// truncated. `-` (stdout) is always fine.
+/// writing without blocking (created if absent, then removed again, so a failed start leaves
+/// nothing), not truncated. `-` (stdout) is always fine; a FIFO without a reader is refused.
 pub fn check_output(what: &str, path: &Path) -> Result<(), String> {
     if path == Path::new(super::output::STDOUT) {
         return Ok(());
     }
+    use std::os::unix::fs::OpenOptionsExt;
     let existed = path.exists();
-    match OpenOptions::new().append(true).create(true).open(path) {
+    // Non-blocking: opening a FIFO with no reader fails at once (ENXIO) instead of waiting.
+    match OpenOptions::new()
+        .append(true)
+        .create(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
         Ok(_) => {
             if !existed {
                 let _ = std::fs::remove_file(path);
