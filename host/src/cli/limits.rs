@@ -29,10 +29,11 @@ pub const MAX_DURATION_S: f64 = 1e6;
 /// Slowest speed factor: at ×0.1 a 60 s start already takes 10 minutes of wall time.
 pub const SPEED_MIN: f64 = 0.1;
 
-/// Fastest speed factor of the built-in vehicle. Measured (debug build, 2 shared cores,
-/// `nexus fly examples/box.plan --speed F`, step 2's sim s / wall s): asked ×50, ×60 and ×80
-/// it sustained ~53×, ~53× and ~54× — the server's loop keeps at most 0.5 s of sim time of
-/// backlog per pass, and a pass takes a scheduler tick. ×50 is what it keeps up with.
+/// Fastest speed factor of the built-in vehicle. Measured (debug build, 2 shared cores; a
+/// program waiting 200 s of sim time, `nexus run P --speed F --json`, waited_sim_s /
+/// waited_wall_s): asked ×20, ×40, ×50 it ran at ×20.0, ×39.9, ×49.8; asked ×60, ×80, ×100,
+/// ×200 only at ×56, ×65, ×66, ×69 — the server's loop keeps at most 0.5 s of sim backlog
+/// per pass, and a pass takes a scheduler tick. ×50 is what it keeps up with.
 pub const SIM_SPEED_MAX: f64 = 50.0;
 
 /// Fastest speed factor on PX4 SITL. PX4 itself takes any finite positive
