@@ -12,8 +12,8 @@
 //!   the decimal digits as written; `null` → 0), param 6 the altitude (`null` → 0.0);
 //!   `autoContinue` defaults to true;
 //! * `home` is `plannedHomePosition` (altitude over mean sea level), (0, 0, 0) when absent;
-//! * beyond that reference reader, values must mean something ([`PlanError::OutOfRange`], at the value):
-//!   in a global frame latitude within ±90° and longitude within ±180° (in other frames x and
+//! * beyond that reference reader, values must mean something ([`PlanError::OutOfRange`],
+//!   at the value): in a global frame latitude within ±90° and longitude within ±180° (in other frames x and
 //!   y must fit MISSION_ITEM_INT's `i32`), every altitude finite within
 //!   [`ALT_MIN_M`]..=[`ALT_MAX_M`], params 1–4 finite as `f32` or `null` (as QGroundControl
 //!   writes them); `plannedHomePosition` likewise;
