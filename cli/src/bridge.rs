@@ -38,7 +38,7 @@ pub struct BridgeArgs {
     /// Write to a TCP or serial side only these message ids (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub ids: Vec<u32>,
-    /// Print the counters every this many seconds (0: only at the end).
+    /// Print the counters every this many seconds (0: only at the end; at most 1e6).
     #[arg(long, default_value_t = 5.0)]
     pub stats_s: f64,
 }
@@ -94,8 +94,8 @@ fn report(args: &BridgeArgs, s: &BridgeStats) {
 
 /// Run the bridge until a link is lost or the process is interrupted.
 pub fn run(args: &BridgeArgs) -> ExitCode {
-    if !(args.stats_s.is_finite() && args.stats_s >= 0.0) {
-        eprintln!("nexus bridge: --stats-s must be a number ≥ 0");
+    if let Err(e) = crate::limits::duration_s("--stats-s", args.stats_s) {
+        eprintln!("nexus bridge: {e}");
         return ExitCode::from(2);
     }
     // A signal stops the bridge in order (last figures, ports freed) and exits 128 + its

@@ -1,5 +1,7 @@
 //! Errors in a file the user wrote (a `.plan`, a program), worded the way compilers do:
-//! `path:line:col: message`, then the offending line with a caret under the position.
+//! `path:line:col: message`, then the offending line with a caret under the position — a
+//! window of the line around the column, so a huge one-line file gives a few lines of error,
+//! not a copy of itself.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -17,8 +19,42 @@ pub struct SourceError {
     pub key: Option<String>,
     /// What is wrong and, where possible, what would be right.
     pub message: String,
-    /// The text of the line, for the excerpt.
+    /// The excerpt: the line, or the window of it around the column ([`WINDOW_CHARS`]), with
+    /// `…` where it was cut.
     line_text: String,
+    /// Characters of `line_text` before the caret.
+    caret: usize,
+}
+
+/// Longest excerpt of a line shown under an error, characters; the caret sits
+/// [`WINDOW_BEFORE`] characters into it when the line is longer.
+pub const WINDOW_CHARS: usize = 100;
+/// Characters of context before the caret in a cut line.
+pub const WINDOW_BEFORE: usize = 40;
+/// Longest message kept, characters (a message quoting a value stays readable).
+pub const MESSAGE_CHARS: usize = 400;
+
+/// The window of `line` around 0-based character `at`: the text (with `…` where cut) and the
+/// caret's character position in it.
+fn window(line: &str, at: usize) -> (String, usize) {
+    let line = line.trim_end();
+    let n = line.chars().count();
+    if n <= WINDOW_CHARS {
+        return (line.to_string(), at);
+    }
+    let start = at.saturating_sub(WINDOW_BEFORE).min(n - WINDOW_CHARS);
+    let end = start + WINDOW_CHARS;
+    let mut text = String::new();
+    let mut caret = at - start;
+    if start > 0 {
+        text.push('…');
+        caret += 1;
+    }
+    text.extend(line.chars().skip(start).take(WINDOW_CHARS));
+    if end < n {
+        text.push('…');
+    }
+    (text, caret)
 }
 
 impl SourceError {
@@ -36,14 +72,22 @@ impl SourceError {
             offset -= 1;
         }
         let (line, col) = nexus_core::plan::line_col(src.as_bytes(), offset);
-        let line_text = src.lines().nth(line - 1).unwrap_or("").to_string();
+        let (line_text, caret) = window(
+            src.lines().nth(line - 1).unwrap_or(""),
+            col.saturating_sub(1),
+        );
+        let mut message: String = message.into();
+        if message.chars().count() > MESSAGE_CHARS {
+            message = message.chars().take(MESSAGE_CHARS).collect::<String>() + "…";
+        }
         SourceError {
             path: path.to_path_buf(),
             line,
             col,
             key: key.map(str::to_string),
-            message: message.into(),
+            message,
             line_text,
+            caret,
         }
     }
 
@@ -63,7 +107,7 @@ impl fmt::Display for SourceError {
             let lead: String = self
                 .line_text
                 .chars()
-                .take(self.col.saturating_sub(1))
+                .take(self.caret)
                 .map(|c| if c == '\t' { '\t' } else { ' ' })
                 .collect();
             write!(
@@ -100,9 +144,18 @@ impl From<SourceError> for FileError {
     }
 }
 
-/// Read a file as UTF-8 text.
+/// Read an input file's bytes: a regular file within the size limit
+/// ([`super::limits::read_input`]); errors name the file.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>, FileError> {
+    super::limits::read_input(path).map_err(|source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Read a file as UTF-8 text (a regular file within the size limit).
 pub fn read_text(path: &Path) -> Result<String, FileError> {
-    let bytes = std::fs::read(path).map_err(|source| FileError::Io {
+    let bytes = super::limits::read_input(path).map_err(|source| FileError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -134,5 +187,30 @@ mod tests {
         assert_eq!((e.line, e.col), (1, 1));
         let e = SourceError::at(Path::new("x"), src, 99, None, "m");
         assert_eq!((e.line, e.col), (1, 2));
+    }
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_column() {
+        let mut src = "x".repeat(1_000_000);
+        src.replace_range(500_000..500_001, "!");
+        let e = SourceError::at(Path::new("p.plan"), &src, 500_000, None, "m".repeat(5000));
+        assert_eq!((e.line, e.col), (1, 500_001));
+        let shown = e.to_string();
+        assert!(shown.len() < 1_000, "{} bytes", shown.len());
+        let lines: Vec<&str> = shown.lines().collect();
+        let excerpt = lines[2];
+        let caret = lines[3];
+        assert!(
+            excerpt.contains("…x") && excerpt.ends_with("x…"),
+            "{excerpt}"
+        );
+        // The caret is under the '!'.
+        let bang = excerpt.chars().position(|c| c == '!').unwrap();
+        assert_eq!(caret.chars().count() - 1, bang, "{shown}");
+        // Near the end of the line the window ends at the line's end.
+        let e = SourceError::at(Path::new("p"), &src, 999_999, None, "m");
+        let shown = e.to_string();
+        assert!(shown.lines().nth(2).unwrap().ends_with('x'), "{shown}");
+        assert!(shown.ends_with('^'));
     }
 }

@@ -191,8 +191,24 @@ impl Flight {
     }
 
     /// Run `program` to its end, printing each step as it starts and settles.
+    ///
+    /// Every step is also bounded in wall time ([`super::limits::wall_bound`]: its timeout at
+    /// the slowest speed factor of the run so far, twice, plus 10 s): a vehicle whose clock
+    /// stops would otherwise leave the step waiting forever for its sim-time timeout. Past the
+    /// bound the program is aborted with "no progress of the vehicle clock: …".
     pub fn run(&mut self, program: Program<STEPS>, meta: &[StepMeta]) -> ProgramEnd {
         let total = meta.len();
+        let timeouts: Vec<f64> = program
+            .steps()
+            .iter()
+            .map(|s| s.until.timeout().map_or(0.0, f64::from))
+            .collect();
+        let mut slowest = match self.vehicle.sim.options().clock {
+            nexus_host::run::RunClock::RealTime { speed } => speed,
+            nexus_host::run::RunClock::Lockstep => 1.0,
+        };
+        // The step running, when it started (wall) and the vehicle clock then (ms).
+        let mut current: Option<(usize, Instant, Option<u64>)> = None;
         let pending: PendingProgram = match self.vehicle.link.start_program(program) {
             Ok(p) => p,
             Err(e) => {
@@ -228,6 +244,9 @@ impl Flight {
                         }
                     }
                     LinkEvent::Speedup { factor, error } => {
+                        if error.is_none() && factor > 0.0 {
+                            slowest = slowest.min(factor as f64);
+                        }
                         let line = match error {
                             None => format!("speed-up ×{factor}"),
                             Some(e) => format!("speed-up ×{factor} not applied: {e}"),
@@ -264,6 +283,32 @@ impl Flight {
                 return ProgramEnd::Aborted { step };
             }
             self.announce(meta);
+            if let Some(step) = self.pending_announce {
+                if current.is_none_or(|(s, _, _)| s != step) {
+                    current = Some((step, Instant::now(), self.status.sim_ms));
+                }
+            }
+            if let Some((step, since, sim0)) = current {
+                let timeout_s = timeouts.get(step).copied().unwrap_or(0.0);
+                let bound = super::limits::wall_bound(timeout_s, slowest);
+                if since.elapsed() > bound && self.abort_reason.is_none() {
+                    let moved_s = match (sim0, self.status.sim_ms) {
+                        (Some(a), Some(b)) => format!("{:.1} s", b.saturating_sub(a) as f64 / 1e3),
+                        _ => "no clock at all".into(),
+                    };
+                    self.abort_reason = Some(format!(
+                        "no progress of the vehicle clock: the step waited {:.0} s wall, while \
+                         its {timeout_s} s sim timeout at ×{slowest} allows {:.0} s \
+                         (timeout / speed × 2 + {} s); the vehicle clock moved {moved_s}",
+                        since.elapsed().as_secs_f64(),
+                        bound.as_secs_f64(),
+                        super::limits::WALL_MARGIN_S
+                    ));
+                    let _ = self.vehicle.link.abort_program();
+                    // Should the abort not settle the program, do not wait for it forever.
+                    closed_since.get_or_insert_with(Instant::now);
+                }
+            }
             let stage = self
                 .announced
                 .and_then(|s| meta.get(s).map(|m| m.label(s, total)))

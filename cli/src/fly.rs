@@ -118,8 +118,16 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
-    if !(args.timeout_s.is_finite() && args.timeout_s > 0.0) {
-        eprintln!("nexus fly: --timeout-s must be a positive number of sim seconds");
+    let timeout_ok = super::limits::duration_s("--timeout-s", args.timeout_s as f64);
+    if !(timeout_ok.is_ok() && args.timeout_s > 0.0) {
+        eprintln!(
+            "nexus fly: --timeout-s must be a positive number of sim seconds, at most {:e}",
+            super::limits::MAX_DURATION_S
+        );
+        return exit(EXIT_SETUP);
+    }
+    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref()) {
+        eprintln!("nexus fly: {e}");
         return exit(EXIT_SETUP);
     }
     let items = &plan.plan.items;

@@ -13,7 +13,7 @@
 //! ([`nexus_host::run::Sim`]) and connects to it; [`exec`] flies a program on the run's link (the
 //! host pump); [`driver`] is `watch`'s own small loop; [`progress`] shows what happens,
 //! [`report`] writes the `--json` report, [`diag`] words errors in the user's files as
-//! `file:line:col`.
+//! `file:line:col`; [`limits`] bounds every input (speeds, durations, instances, files).
 //!
 //! Exit codes: 0 the flight did what was asked; 1 it did not (a step timed out, a refusal, an
 //! upload rejected, the vehicle died); 2 it could not start (bad file, no PX4 build, port in
@@ -25,6 +25,7 @@ pub mod diag;
 pub mod driver;
 pub mod exec;
 pub mod fly;
+pub use nexus_host::limits;
 pub mod output;
 pub mod program;
 pub mod progress;

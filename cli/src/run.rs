@@ -66,6 +66,10 @@ pub fn main(args: &RunArgs) -> ExitCode {
         out.line("program OK");
         return exit(EXIT_OK);
     }
+    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref()) {
+        eprintln!("nexus run: {e}");
+        return exit(EXIT_SETUP);
+    }
     let mut report = Report::new(
         "run",
         args.program.display().to_string(),

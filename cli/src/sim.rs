@@ -34,10 +34,16 @@ pub struct SimArgs {
 
 /// Start the vehicles and print their console until they all exit (or the process is killed).
 pub fn run(args: &SimArgs) -> ExitCode {
-    if !(args.speed.is_finite() && args.speed > 0.0) {
+    if let Err(e) = crate::limits::speed("--speed", args.speed, false) {
+        eprintln!("nexus sim: {e}");
+        return ExitCode::from(2);
+    }
+    let last = args.instance as u16 + args.count.max(1) as u16 - 1;
+    if last > crate::limits::INSTANCE_MAX as u16 {
         eprintln!(
-            "nexus sim: --speed must be a positive number, got {}",
-            args.speed
+            "nexus sim: instances must be 0 to {} (system id = instance + 1; 255 is a ground \
+             station's), these reach {last}",
+            crate::limits::INSTANCE_MAX
         );
         return ExitCode::from(2);
     }
@@ -45,10 +51,8 @@ pub fn run(args: &SimArgs) -> ExitCode {
     let _interrupts = nexus_host::interrupt::handle();
     let mut sims = Vec::new();
     for k in 0..args.count.max(1) {
-        let Some(n) = args.instance.checked_add(k) else {
-            eprintln!("nexus sim: instance number out of range");
-            return ExitCode::from(2);
-        };
+        // In range: checked above.
+        let n = args.instance + k;
         let mut cfg = SimConfig::realtime(n, args.speed);
         cfg.bind_ip = args.bind;
         cfg.remote_ip = args.remote;

@@ -25,10 +25,12 @@ pub struct VehicleArgs {
     /// Fly the built-in simulated vehicle even when NEXUS_PX4_BUILD is set.
     #[arg(long)]
     pub sim: bool,
-    /// Speed factor: sim time runs this many times faster than the wall clock.
+    /// Speed factor: sim time runs this many times faster than the wall clock; 0.1 to 50 on
+    /// the built-in vehicle (what it keeps up with), 0.1 to 20 on PX4 SITL.
     #[arg(long, short = 's', default_value_t = 1.0, value_name = "F")]
     pub speed: f64,
-    /// SITL instance N: UDP ports 14540+N (us) and 14580+N (vehicle), system id N+1.
+    /// SITL instance N (0 to 253): UDP ports 14540+N (us) and 14580+N (vehicle), system id
+    /// N+1 (255 is ours).
     #[arg(long, short = 'i', default_value_t = 0, value_name = "N")]
     pub instance: u8,
     /// Address to listen on for the vehicle (default 127.0.0.1: the vehicle is local, so
@@ -57,15 +59,8 @@ impl VehicleArgs {
 
     /// The run these arguments ask for.
     pub fn options(&self) -> Result<SimOptions, String> {
-        if !(self.speed.is_finite() && self.speed > 0.0) {
-            return Err(format!(
-                "--speed must be a positive number, got {}",
-                self.speed
-            ));
-        }
-        if self.instance == u8::MAX {
-            return Err("--instance must be 0 to 254 (the system id is instance + 1)".into());
-        }
+        super::limits::speed("--speed", self.speed, self.wants_px4())?;
+        super::limits::instance(self.instance)?;
         let opts = if self.wants_px4() {
             SimOptions::px4(self.instance, self.px4.clone())
         } else {
@@ -172,5 +167,17 @@ fn start_hint(e: RunError, instance: u8) -> String {
             addr.port()
         ),
         _ => e.to_string(),
+    }
+}
+
+/// Everything `fly` and `run` check before a vehicle starts: the vehicle's arguments (speed,
+/// instance) and the `--json` destination.
+pub fn before_flight(vehicle: &VehicleArgs, json: Option<&std::path::Path>) -> Result<(), String> {
+    vehicle.options()?;
+    match json {
+        // `-` is stdout: always writable.
+        Some(p) if p == std::path::Path::new(super::output::STDOUT) => Ok(()),
+        Some(p) => nexus_host::limits::check_output("--json", p),
+        None => Ok(()),
     }
 }

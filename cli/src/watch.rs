@@ -6,6 +6,7 @@
 
 use super::driver::Driver;
 use super::exec::severity_name;
+use super::limits;
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use nexus_core::frame::Decoder;
 use nexus_core::mav;
@@ -27,10 +28,10 @@ pub struct WatchArgs {
     /// Stop after this many status lines.
     #[arg(long, short = 'n', value_name = "N")]
     pub count: Option<u64>,
-    /// Stop after this many seconds (wall).
+    /// Stop after this many seconds (wall), at most 1e6.
     #[arg(long, short = 'd', value_name = "SECONDS")]
     pub duration: Option<f64>,
-    /// Seconds (wall) between status lines.
+    /// Seconds (wall) between status lines, above 0 and at most 1e6.
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub interval: f64,
 }
@@ -44,14 +45,21 @@ pub fn main(args: &WatchArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
-    if !(args.interval.is_finite() && args.interval > 0.0) {
-        eprintln!("nexus watch: --interval must be a positive number of seconds");
-        return exit(EXIT_SETUP);
-    }
-    let deadline = match args.duration {
-        Some(d) if d.is_finite() && d >= 0.0 => Some(Instant::now() + Duration::from_secs_f64(d)),
-        Some(_) => {
-            eprintln!("nexus watch: --duration must be a number of seconds");
+    let interval = match limits::duration_s("--interval", args.interval) {
+        Ok(s) if s > 0.0 => Duration::from_secs_f64(s),
+        Ok(_) => {
+            eprintln!("nexus watch: --interval must be above 0 seconds");
+            return exit(EXIT_SETUP);
+        }
+        Err(e) => {
+            eprintln!("nexus watch: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
+    let deadline = match args.duration.map(|d| limits::duration_s("--duration", d)) {
+        Some(Ok(d)) => Some(Instant::now() + Duration::from_secs_f64(d)),
+        Some(Err(e)) => {
+            eprintln!("nexus watch: {e}");
             return exit(EXIT_SETUP);
         }
         None => None,
@@ -96,7 +104,6 @@ pub fn main(args: &WatchArgs) -> ExitCode {
         }
     };
     println!("nexus watch: system {sysid}");
-    let interval = Duration::from_secs_f64(args.interval);
     let mut lines = 0u64;
     let mut next_line = Instant::now() + interval.min(Duration::from_millis(500));
     let mut texts_shown = 0;

@@ -372,18 +372,21 @@ fn bad_fields_and_values() {
             ..
         })
     ));
-    let e = read_plan::<8>(text.replacen("47.39787292480469", "1e300", 1).as_bytes());
+    // A latitude too large for MISSION_ITEM_INT is out of range, said as a latitude.
+    let doc = text.replacen("47.39787292480469", "1e300", 1);
+    let e = read_plan::<8>(doc.as_bytes()).unwrap_err();
     assert!(
         matches!(
             e,
-            Err(PlanError::BadField {
-                index: 1,
-                missing: false,
+            PlanError::OutOfRange {
+                index: Some(1),
+                field: "latitude (params[4])",
                 ..
-            })
+            }
         ),
         "{e:?}"
     );
+    assert_eq!(e.offset(), doc.find("1e300").unwrap());
     let doc = text.replacen("            488\n", "            488,\n 5\n", 1);
     let e = read_plan::<8>(doc.as_bytes()).unwrap_err();
     assert_eq!(
@@ -411,4 +414,157 @@ fn unknown_keys_and_sections_are_skipped() {
         read_plan::<8>(text.as_bytes()).unwrap(),
         read_plan::<8>(BOX).unwrap()
     );
+}
+
+/// `text` with the `n`th (0-based) occurrence of `from` replaced by `to`, and the offset of the
+/// replacement.
+fn replace_nth(text: &str, from: &str, to: &str, n: usize) -> (String, usize) {
+    let at = text.match_indices(from).nth(n).unwrap().0;
+    let mut doc = text.to_string();
+    doc.replace_range(at..at + from.len(), to);
+    (doc, at)
+}
+
+/// What is replaced, which occurrence, by what, the error's index, field, words in it.
+type RangeCase = (
+    &'static str,
+    usize,
+    &'static str,
+    Option<usize>,
+    &'static str,
+    &'static str,
+);
+
+#[test]
+fn values_out_of_range_are_errors_at_the_value() {
+    let text = s(BOX);
+    let cases: &[RangeCase] = &[
+        (
+            "47.39787292480469",
+            0,
+            "91",
+            Some(1),
+            "latitude (params[4])",
+            "-90 to 90",
+        ),
+        (
+            "47.39787292480469",
+            0,
+            "-94.5",
+            Some(1),
+            "latitude (params[4])",
+            "-90 to 90",
+        ),
+        (
+            "8.54559326171875",
+            0,
+            "999",
+            Some(1),
+            "longitude (params[5])",
+            "-180 to 180",
+        ),
+        (
+            "8.54559326171875",
+            0,
+            "-180.0000001",
+            Some(1),
+            "longitude (params[5])",
+            "-180 to 180",
+        ),
+        (
+            "            10\n",
+            0,
+            "            1e400\n",
+            Some(1),
+            "altitude (params[6])",
+            "finite",
+        ),
+        (
+            "            10\n",
+            1,
+            "            -1e6\n",
+            Some(2),
+            "altitude (params[6])",
+            "-1000 to 10000",
+        ),
+        (
+            "            5\n",
+            0,
+            "            10000.5\n",
+            Some(0),
+            "altitude (params[6])",
+            "-1000 to 10000",
+        ),
+        (
+            "                    0,\n",
+            0,
+            "                    1e39,\n",
+            Some(0),
+            "param1 (params[0])",
+            "finite",
+        ),
+        (
+            "                    0,\n",
+            2,
+            "                    -4e38,\n",
+            Some(0),
+            "param3 (params[2])",
+            "finite",
+        ),
+        (
+            "            47.397742,",
+            0,
+            "            90.5,",
+            None,
+            "latitude",
+            "-90 to 90",
+        ),
+        (
+            "            8.545594,",
+            0,
+            "            181,",
+            None,
+            "longitude",
+            "-180 to 180",
+        ),
+        (
+            "            488\n",
+            0,
+            "            1e400\n",
+            None,
+            "altitude",
+            "finite",
+        ),
+    ];
+    for &(from, nth, to, index, field, words) in cases {
+        let (doc, at) = replace_nth(&text, from, to, nth);
+        let value_at = at + to.len() - to.trim_start().len();
+        let e = read_plan::<8>(doc.as_bytes()).unwrap_err();
+        match &e {
+            PlanError::OutOfRange {
+                index: i,
+                field: f,
+                offset,
+                ..
+            } => {
+                assert_eq!((*i, *f, *offset), (index, field, value_at), "{to}: {e}");
+            }
+            other => panic!("{to}: {other:?}"),
+        }
+        let shown = e.to_string();
+        assert!(shown.contains(words), "{to}: {shown}");
+        let value = to.trim().trim_end_matches(',');
+        assert!(shown.contains(value), "{to}: {shown}");
+        let (line, _) = line_col(doc.as_bytes(), e.offset());
+        assert_eq!(line, doc[..value_at].matches('\n').count() + 1, "{to}");
+    }
+    // The edges are in range, and a non-global frame keeps x and y as they are.
+    for (from, to) in [
+        ("47.39787292480469", "-90"),
+        ("8.54559326171875", "180"),
+        ("            10\n", "            -1000\n"),
+    ] {
+        let (doc, _) = replace_nth(&text, from, to, 0);
+        read_plan::<8>(doc.as_bytes()).unwrap_or_else(|e| panic!("{to}: {e}"));
+    }
 }

@@ -155,6 +155,7 @@ pub fn plan_error(bytes: &[u8], e: &PlanError) {
         PlanError::UnknownFrame { index, .. } => ("unknown MAV_FRAME", Some(*index)),
         PlanError::TooManyItems { .. } => ("too many items", None),
         PlanError::BadHome { .. } => ("bad plannedHomePosition", None),
+        PlanError::OutOfRange { index, .. } => ("a value out of range", *index),
         PlanError::Type { .. } => ("a value of the wrong type", None),
     };
     let (line, col) = line_col(bytes, e.offset());

@@ -19,6 +19,7 @@ pub mod bridge;
 pub mod error;
 pub mod interrupt;
 pub mod launcher;
+pub mod limits;
 pub mod offboard_client;
 pub mod pump;
 pub mod run;

@@ -23,8 +23,8 @@ pub struct Pacer {
     anchor_sim_us: u64,
 }
 
-/// If the vehicle falls further behind than this (sim µs), the pacer forgets the debt instead
-/// of racing to catch up (a stopped debugger, an overloaded machine).
+/// If the vehicle falls further behind than this (sim µs), the pacer forgets the debt beyond it
+/// instead of racing to catch up (a stopped debugger, an overloaded machine).
 pub const MAX_LAG_US: u64 = 500_000;
 
 impl Pacer {
@@ -61,10 +61,13 @@ impl Pacer {
         self.anchor_wall + Duration::from_secs_f64(dsim / self.speed)
     }
 
-    /// Forget a backlog larger than [`MAX_LAG_US`].
+    /// Forget the part of a backlog beyond [`MAX_LAG_US`]. [`MAX_LAG_US`] of it is kept: forgetting
+    /// all of it froze the clock whenever one pass of the server's loop (at least a scheduler
+    /// tick of socket timeout) was worth more than [`MAX_LAG_US`] of sim time — above ×65 the
+    /// vehicle never advanced at all.
     pub fn rebase_if_behind(&mut self, wall: Instant, sim_us: u64) {
         if self.target_sim_us(wall) > sim_us + MAX_LAG_US {
-            *self = Pacer::new(self.speed, wall, sim_us);
+            *self = Pacer::new(self.speed, wall, sim_us + MAX_LAG_US);
         }
     }
 }
@@ -82,6 +85,11 @@ mod tests {
         assert!((w - t0).as_secs_f64() - 0.1 < 1e-6);
         let mut p = p;
         p.rebase_if_behind(t0 + Duration::from_secs(10), 2_000);
-        assert_eq!(p.target_sim_us(t0 + Duration::from_secs(10)), 2_000);
+        // The debt beyond MAX_LAG_US is forgotten; MAX_LAG_US of it is still to run, so the
+        // clock moves however long each pass of the loop takes.
+        assert_eq!(
+            p.target_sim_us(t0 + Duration::from_secs(10)),
+            2_000 + MAX_LAG_US
+        );
     }
 }

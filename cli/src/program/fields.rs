@@ -169,7 +169,8 @@ impl<'a, 'i> Fields<'a, 'i> {
         Ok(Some((x as f32, v.span())))
     }
 
-    /// A finite number that is not negative.
+    /// A duration: a finite number that is not negative, at most
+    /// [`crate::limits::MAX_DURATION_S`].
     pub fn nonneg(&self, key: &str, unit: &str) -> Result<Option<f32>, SourceError> {
         match self.number(key)? {
             Some((x, span)) if x < 0.0 => Err(self.err_at(
@@ -180,7 +181,36 @@ impl<'a, 'i> Fields<'a, 'i> {
                     self.full_key(key)
                 ),
             )),
+            Some((x, span)) if x as f64 > crate::limits::MAX_DURATION_S => Err(self.err_at(
+                &span,
+                key,
+                format!(
+                    "`{}` must be at most {:e}{unit}, found {x}{unit}",
+                    self.full_key(key),
+                    crate::limits::MAX_DURATION_S
+                ),
+            )),
             other => Ok(other.map(|(x, _)| x)),
+        }
+    }
+
+    /// A finite number within `lo..=hi` (`unit` follows the numbers in the message).
+    pub fn number_in(&self, key: &str, lo: f64, hi: f64, unit: &str) -> Got<f32> {
+        match self.number(key)? {
+            Some((x, span)) if !(lo..=hi).contains(&(x as f64)) => Err(self.err_at(
+                &span,
+                key,
+                format!(
+                    "`{}` must be from {lo} to {hi}{unit}, found {}{unit}",
+                    self.full_key(key),
+                    if x.abs() >= 1e6 {
+                        format!("{x:e}")
+                    } else {
+                        x.to_string()
+                    }
+                ),
+            )),
+            other => Ok(other),
         }
     }
 

@@ -36,7 +36,7 @@ mod until;
 pub use step::{StepSpec, ACTIONS};
 pub use until::CONDITION_KEYS;
 
-use crate::diag::{read_text, FileError, SourceError};
+use crate::diag::{read_bytes, read_text, FileError, SourceError};
 use crate::ITEMS;
 use fields::{Fields, Src};
 use nexus_core::engine::Program;
@@ -57,12 +57,10 @@ pub struct PlanFile {
 }
 
 impl PlanFile {
-    /// Read and parse a QGroundControl `.plan`; errors name the file, line and column.
+    /// Read and parse a QGroundControl `.plan` (a regular file of at most
+    /// [`crate::limits::MAX_INPUT_BYTES`]); errors name the file, line and column.
     pub fn load(path: &Path) -> Result<PlanFile, FileError> {
-        let bytes = std::fs::read(path).map_err(|source| FileError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let bytes = read_bytes(path)?;
         match read_plan::<ITEMS>(&bytes) {
             Ok(plan) if plan.items.is_empty() => {
                 let text = String::from_utf8_lossy(&bytes);

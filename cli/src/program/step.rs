@@ -5,12 +5,17 @@ use super::until::{fmt_num, mode_named, read_sticks, read_until, sticks_text};
 use crate::diag::SourceError;
 use nexus_core::action::{param_name, PARAM_NAME_LEN};
 use nexus_core::engine::{OnTimeout, Step};
+use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::Action;
 use std::ops::Range;
 use std::path::PathBuf;
 use toml::de::DeTable;
 
 /// Keys every step may have.
+/// Farthest a `goto` may go from the launch point in x or y, m (100 km: beyond any flight a
+/// program makes; a larger value is a typo the vehicle would fly).
+pub const XY_MAX_M: f64 = 100_000.0;
+
 const COMMON: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"];
 
 /// The actions and the keys each takes (besides `name`, `action`, `until`, `timeout_s`,
@@ -117,7 +122,7 @@ pub(crate) fn read_step(
         },
         "disarm" => (Action::Disarm, "disarm".into()),
         "takeoff" => {
-            let got = f.number("alt_m")?;
+            let got = f.number_in("alt_m", 0.0, ALT_MAX_M, " m")?;
             let (alt_m, s) = f.required("alt_m", got, " (takeoff altitude over home, m)")?;
             if alt_m <= 0.0 {
                 return Err(f.err_at(&s, "alt_m", "`alt_m` must be above 0"));
@@ -130,9 +135,9 @@ pub(crate) fn read_step(
         "goto" => {
             let hint =
                 " (world frame: x forward/north, y left/west, z up over the launch point, m)";
-            let x = f.number("x_m")?;
-            let y = f.number("y_m")?;
-            let z = f.number("z_m")?;
+            let x = f.number_in("x_m", -XY_MAX_M, XY_MAX_M, " m")?;
+            let y = f.number_in("y_m", -XY_MAX_M, XY_MAX_M, " m")?;
+            let z = f.number_in("z_m", ALT_MIN_M, ALT_MAX_M, " m")?;
             let (x_m, _) = f.required("x_m", x, hint)?;
             let (y_m, _) = f.required("y_m", y, hint)?;
             let (z_m, _) = f.required("z_m", z, hint)?;
@@ -239,8 +244,9 @@ pub(crate) fn read_step(
         "speedup" => {
             let got = f.number("factor")?;
             let (x, s) = f.required("factor", got, " (the simulator's speed factor)")?;
-            if x <= 0.0 {
-                return Err(f.err_at(&s, "factor", "`factor` must be above 0"));
+            // Only the built-in vehicle's speed can change while it runs.
+            if let Err(e) = crate::limits::speed("`factor`", x as f64, false) {
+                return Err(f.err_at(&s, "factor", e));
             }
             (Action::Speedup(x), format!("speed-up ×{}", fmt_num(x)))
         }

@@ -3,6 +3,7 @@
 use super::fields::{Fields, Src, Val};
 use crate::diag::SourceError;
 use nexus_core::engine::{Condition, Op, Wait, MAX_GUARDS, MAX_NEEDLE_LEN};
+use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::{Mode, RcSticks};
 use std::ops::Range;
 use toml::de::DeValue;
@@ -129,12 +130,8 @@ pub(crate) fn read_until(
         text.push_str(&format!(", then mode {mode}"));
     }
     if let Some((x, sspan)) = f.number("then_speedup")? {
-        if x <= 0.0 {
-            return Err(f.err_at(
-                &sspan,
-                "then_speedup",
-                "`until.then_speedup` must be above 0",
-            ));
+        if let Err(e) = crate::limits::speed("`until.then_speedup`", x as f64, false) {
+            return Err(f.err_at(&sspan, "then_speedup", e));
         }
         wait = wait.then_speedup(x);
         text.push_str(&format!(", then speed-up ×{}", fmt_num(x)));
@@ -301,7 +298,9 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
     };
     let (mut cond, text) = match kind.as_str() {
         "altitude" => {
-            let v = number(f, "altitude")?;
+            let v = f
+                .number_in("altitude", ALT_MIN_M, ALT_MAX_M, " m")?
+                .map_or(0.0, |(v, _)| v);
             (
                 Condition::altitude_m(v),
                 format!("altitude {}", cmp(" m", v)),

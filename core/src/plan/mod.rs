@@ -12,6 +12,11 @@
 //!   the decimal digits as written; `null` → 0), param 6 the altitude (`null` → 0.0);
 //!   `autoContinue` defaults to true;
 //! * `home` is `plannedHomePosition` (altitude over mean sea level), (0, 0, 0) when absent;
+//! * beyond that reference reader, values must mean something ([`PlanError::OutOfRange`],
+//!   at the value): in a global frame latitude within ±90° and longitude within ±180° (in other frames x and
+//!   y must fit MISSION_ITEM_INT's `i32`), every altitude finite within
+//!   [`ALT_MIN_M`]..=[`ALT_MAX_M`], params 1–4 finite as `f32` or `null` (as QGroundControl
+//!   writes them); `plannedHomePosition` likewise;
 //! * unknown keys (`AMSLAltAboveTerrain`, `Altitude`, `doJumpId`, `cruiseSpeed`, …) and the
 //!   `geoFence` and `rallyPoints` sections are skipped.
 //!
@@ -70,6 +75,14 @@ pub struct Plan<const N: usize> {
 
 /// Text of a value quoted in an error (the start of it, at most this many bytes).
 pub const QUOTE_LEN: usize = 24;
+
+/// Lowest altitude a plan may give (an item's param 7, `plannedHomePosition`'s third value),
+/// m: below the Dead Sea shore (−430 m AMSL) with margin; anything lower is a typo, and PX4
+/// would fly it.
+pub const ALT_MIN_M: f64 = -1_000.0;
+/// Highest altitude a plan may give, m: above any terrain a multicopter mission starts from
+/// (Everest is 8 849 m AMSL); a larger value is a typo the vehicle would climb to.
+pub const ALT_MAX_M: f64 = 10_000.0;
 
 /// Why a `.plan` could not be read. Every variant has a byte offset ([`PlanError::offset`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -152,6 +165,20 @@ pub enum PlanError {
         /// How many elements it holds.
         count: usize,
     },
+    /// A number outside what its field can mean: a latitude beyond ±90°, a longitude beyond
+    /// ±180°, an altitude outside [`ALT_MIN_M`]..=[`ALT_MAX_M`], a param too large for `f32`.
+    OutOfRange {
+        /// Index of the item, `None` for `plannedHomePosition`.
+        index: Option<usize>,
+        /// Offset of the value.
+        offset: usize,
+        /// The field (`"latitude (params[4])"`, …).
+        field: &'static str,
+        /// The value as written (its start).
+        value: Option<String<QUOTE_LEN>>,
+        /// What the field allows, in words.
+        allowed: &'static str,
+    },
     /// A value of the wrong type (a string where a number goes, …).
     Type {
         /// Offset of the value.
@@ -175,6 +202,7 @@ impl PlanError {
             | PlanError::UnknownFrame { offset, .. }
             | PlanError::TooManyItems { offset, .. }
             | PlanError::BadHome { offset, .. }
+            | PlanError::OutOfRange { offset, .. }
             | PlanError::Type { offset, .. } => *offset,
         }
     }
@@ -221,6 +249,20 @@ impl fmt::Display for PlanError {
                 f,
                 "plannedHomePosition holds {count} values, expected [lat, lon, alt]"
             ),
+            PlanError::OutOfRange {
+                index,
+                field,
+                value,
+                allowed,
+                ..
+            } => {
+                match index {
+                    Some(i) => write!(f, "item {i}: ")?,
+                    None => f.write_str("plannedHomePosition: ")?,
+                }
+                let value = value.as_ref().map_or("?", |v| v.as_str());
+                write!(f, "{field} {value} is out of range: {allowed}")
+            }
             PlanError::Type {
                 offset, expected, ..
             } => write!(f, "wrong type at byte {offset}: expected {expected}"),
@@ -232,6 +274,16 @@ impl fmt::Display for PlanError {
 fn quote(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
     let (s, e) = json::span(src, at)?;
     truncated(src.get(s..e)?)
+}
+
+/// The number token at `at`, cut to [`QUOTE_LEN`] bytes.
+fn quote_num(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
+    let rest = src.get(at..)?;
+    let len = rest
+        .iter()
+        .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+        .unwrap_or(rest.len());
+    truncated(rest.get(..len)?)
 }
 
 /// `bytes` as text, cut to at most `N` bytes at a character boundary; `None` if not UTF-8.
@@ -309,7 +361,7 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
     let halted = reader::read_mission(src, mission_at, &mut m);
     // An item problem found before a wrong-typed value still comes first, as in the seed.
     if let Some((index, offset, problem)) = m.first_problem {
-        return Err(item_error(index, offset, problem));
+        return Err(item_error(src, index, offset, problem));
     }
     match halted {
         Ok(()) => {}
@@ -334,13 +386,22 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
         },
         Some((offset, count, None)) => return Err(PlanError::BadHome { offset, count }),
     };
+    if let Some((at, field, allowed)) = m.home_range {
+        return Err(PlanError::OutOfRange {
+            index: None,
+            offset: at,
+            field,
+            value: quote_num(src, at),
+            allowed,
+        });
+    }
     Ok(Plan {
         home,
         items: m.items,
     })
 }
 
-fn item_error(index: usize, offset: usize, problem: reader::ItemProblem) -> PlanError {
+fn item_error(src: &[u8], index: usize, offset: usize, problem: reader::ItemProblem) -> PlanError {
     use reader::ItemProblem as P;
     match problem {
         P::NotSimple(kind) => PlanError::NotSimpleItem {
@@ -374,6 +435,13 @@ fn item_error(index: usize, offset: usize, problem: reader::ItemProblem) -> Plan
             index,
             offset,
             frame,
+        },
+        P::OutOfRange { at, field, allowed } => PlanError::OutOfRange {
+            index: Some(index),
+            offset: at,
+            field,
+            value: quote_num(src, at),
+            allowed,
         },
     }
 }

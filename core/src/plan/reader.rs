@@ -22,6 +22,12 @@ pub(crate) enum ItemProblem {
     NotInteger(&'static str),
     UnknownCommand(u16),
     UnknownFrame(u8),
+    /// The number at byte `at` is outside what `field` allows.
+    OutOfRange {
+        at: usize,
+        field: &'static str,
+        allowed: &'static str,
+    },
 }
 
 /// Why reading stopped early.
@@ -60,6 +66,8 @@ pub(crate) struct Mission<const N: usize> {
     pub first_problem: Option<(usize, usize, ItemProblem)>,
     /// The (last) `plannedHomePosition`: offset, element count, and the values if exactly 3.
     pub home: Option<(usize, usize, Option<[f64; 3]>)>,
+    /// The first `plannedHomePosition` value out of range: offset, field, what is allowed.
+    pub home_range: Option<(usize, &'static str, &'static str)>,
 }
 
 /// A number field as read: absent, `null`, or the number's text range.
@@ -69,6 +77,27 @@ enum Field {
     Absent,
     Null,
     Num(usize, usize),
+}
+
+/// What a latitude in a global frame allows.
+const LAT_WORDS: &str = "a latitude is -90 to 90 degrees";
+/// What a longitude in a global frame allows.
+const LON_WORDS: &str = "a longitude is -180 to 180 degrees";
+/// What x and y of a non-global frame allow (MISSION_ITEM_INT stores them × 1e7 in an i32).
+const XY_WORDS: &str = "x and y are stored x 1e7 in an i32: -214.7483648 to 214.7483647";
+/// What an altitude allows (see [`super::ALT_MIN_M`]).
+const ALT_WORDS: &str = "an altitude is a finite number of metres from -1000 to 10000";
+/// What params 1-4 allow.
+const PARAM_WORDS: &str = "a param is a finite number within f32 (about ±3.4e38) or null";
+
+/// MAV_FRAMEs whose x and y are latitude and longitude.
+fn is_global(frame: u8) -> bool {
+    matches!(frame, 0 | 3 | 5 | 6 | 10 | 11)
+}
+
+/// Whether an altitude in metres is one a plan may give.
+pub(crate) fn alt_ok(m: f64) -> bool {
+    (super::ALT_MIN_M..=super::ALT_MAX_M).contains(&m)
 }
 
 impl Field {
@@ -99,6 +128,7 @@ impl<const N: usize> Mission<N> {
             overflow_at: None,
             first_problem: None,
             home: None,
+            home_range: None,
         }
     }
 }
@@ -250,6 +280,8 @@ fn read_home<const N: usize>(
     }
     let mut vals = [0.0f64; 3];
     let mut n = 0usize;
+    // A repeated key replaces the earlier one, as Python's json does.
+    m.home_range = None;
     loop {
         let v = t.token()?;
         match v.tok {
@@ -258,6 +290,14 @@ fn read_home<const N: usize>(
             Tok::Num => {
                 if let Some(slot) = vals.get_mut(n) {
                     *slot = Decimal::parse(v.inner(src)).to_f64();
+                    let (field, allowed, ok) = match n {
+                        0 => ("latitude", LAT_WORDS, slot.abs() <= 90.0),
+                        1 => ("longitude", LON_WORDS, slot.abs() <= 180.0),
+                        _ => ("altitude", ALT_WORDS, alt_ok(*slot)),
+                    };
+                    if !ok && m.home_range.is_none() {
+                        m.home_range = Some((v.start, field, allowed));
+                    }
                 }
             }
             _ => return Err(type_error(&v, "a number")),
@@ -278,12 +318,56 @@ fn whole(f: Field, src: &[u8], field: &'static str, max: u32) -> Result<u32, Ite
     }
 }
 
-/// Degrees to degrees × 1e7; `null` gives 0.
-fn dege7(f: Field, src: &[u8], field: &'static str) -> Result<i32, ItemProblem> {
-    match f.decimal(src) {
-        None => Ok(0),
-        Some(d) => d.to_e7().ok_or(ItemProblem::NotInteger(field)),
+/// Degrees to degrees × 1e7, within ±`max_deg` in a global frame (else within `i32`); `null`
+/// gives 0.
+fn dege7(
+    f: Field,
+    src: &[u8],
+    field: &'static str,
+    global: bool,
+    (max_deg, words): (i32, &'static str),
+) -> Result<i32, ItemProblem> {
+    let Field::Num(at, _) = f else { return Ok(0) };
+    match f.decimal(src).and_then(Decimal::to_e7) {
+        Some(v) if !global || v.unsigned_abs() <= max_deg as u32 * 10_000_000 => Ok(v),
+        _ => Err(ItemProblem::OutOfRange {
+            at,
+            field,
+            allowed: if global { words } else { XY_WORDS },
+        }),
     }
+}
+
+/// Params 1–4 (finite or NaN for `null`) and the altitude (finite, in range) of an item.
+fn check_values(raw: &RawItem<'_>, src: &[u8]) -> Result<(), ItemProblem> {
+    const NAMES: [&str; 4] = [
+        "param1 (params[0])",
+        "param2 (params[1])",
+        "param3 (params[2])",
+        "param4 (params[3])",
+    ];
+    for (p, field) in raw.params[..4].iter().zip(NAMES) {
+        if let (Field::Num(at, _), Some(d)) = (*p, p.decimal(src)) {
+            if !d.to_f32().is_finite() {
+                return Err(ItemProblem::OutOfRange {
+                    at,
+                    field,
+                    allowed: PARAM_WORDS,
+                });
+            }
+        }
+    }
+    if let (Field::Num(at, _), Some(d)) = (raw.params[6], raw.params[6].decimal(src)) {
+        let z = d.to_f32();
+        if !(z.is_finite() && alt_ok(z as f64)) {
+            return Err(ItemProblem::OutOfRange {
+                at,
+                field: "altitude (params[6])",
+                allowed: ALT_WORDS,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The seed's checks, in its order, then the conversion.
@@ -301,14 +385,16 @@ fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, Ite
     let command = whole(raw.command, src, "command", u16::MAX as u32)? as u16;
     let p = raw.params;
     let nan = |f: Field| f.decimal(src).map_or(f32::NAN, |d| d.to_f32());
-    let x = dege7(p[4], src, "latitude (params[4])")?;
-    let y = dege7(p[5], src, "longitude (params[5])")?;
+    let global = is_global(frame);
+    let x = dege7(p[4], src, "latitude (params[4])", global, (90, LAT_WORDS))?;
+    let y = dege7(p[5], src, "longitude (params[5])", global, (180, LON_WORDS))?;
     if !is_known_command(command) {
         return Err(ItemProblem::UnknownCommand(command));
     }
     if !is_known_frame(frame) {
         return Err(ItemProblem::UnknownFrame(frame));
     }
+    check_values(&raw, src)?;
     let seq =
         u16::try_from(index).map_err(|_| ItemProblem::NotInteger("seq (more than 65535 items)"))?;
     Ok(MissionItem {

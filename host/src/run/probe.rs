@@ -87,6 +87,9 @@ impl VehicleProbe for SimProbe {
         if self.lockstep {
             return Err(LOCKSTEP_SPEED.to_owned());
         }
+        // A factor the vehicle cannot keep up with would stop its clock (and look like a
+        // death): refused, with the reason, as the program reader refuses a literal one.
+        crate::limits::speed("the speed factor", factor as f64, false)?;
         match self.with(|h| h.set_speed(factor as f64)) {
             Some(r) => r.map_err(|e| e.to_string()),
             None => Err(SIM_STOPPED.to_owned()),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use nexus_core::engine::{Condition, Reason, Wait, WaitResult};
 
 use super::probe::SimProbe;
-use super::{Running, Sim, Vehicle};
+use super::{RunClock, Running, Sim, Vehicle};
 use crate::error::RunError;
 use crate::launcher::DeathCause;
 use crate::pump::LinkHandle;
@@ -58,8 +58,25 @@ impl Until for Wait {
         let link = sim.offboard_link().ok_or(RunError::NoClient)?;
         let wait = self.timeout_s(sim_timeout_s as f32);
         let wall0 = Instant::now();
-        let r = sim.wait_on_link(&link, &wait, None)?;
+        // Real time: bounded in wall time too, so a stopped vehicle clock cannot hold the
+        // wait forever (`timeout / speed × 2 + margin`, as every CLI step).
+        let bound = match sim.options.clock {
+            RunClock::RealTime { speed } if !sim.is_lockstep() => {
+                Some(crate::limits::wall_bound(sim_timeout_s, speed))
+            }
+            _ => None,
+        };
+        let r = sim.wait_on_link(&link, &wait, bound)?;
         match r.reason {
+            Reason::Cap => Err(RunError::Died {
+                reason: format!(
+                    "no progress of the vehicle clock: {:.1} s of the {sim_timeout_s} s sim \
+                     timeout passed in {:.0} s wall (bound: timeout / speed × 2 + {} s)",
+                    r.waited_sim_s,
+                    wall0.elapsed().as_secs_f64(),
+                    crate::limits::WALL_MARGIN_S
+                ),
+            }),
             Reason::Met => Ok(Waited {
                 waited_sim_s: r.waited_sim_s as f64,
                 waited_wall_s: r.waited_wall_s as f64,
@@ -143,6 +160,23 @@ impl Sim {
                     timeout_s: sim_timeout_s,
                     waited_wall_s: wall0.elapsed().as_secs_f64(),
                 });
+            }
+            // Real time: also bounded in wall time, so a clock that stopped cannot hold the
+            // wait forever (`timeout / speed × 2 + margin`, as every CLI step).
+            if let RunClock::RealTime { speed } = self.options.clock {
+                let bound = crate::limits::wall_bound(sim_timeout_s, speed);
+                if wall0.elapsed() > bound {
+                    return Err(RunError::Died {
+                        reason: format!(
+                            "no progress of the vehicle clock: {:.1} s of its {sim_timeout_s} s \
+                             sim timeout passed in {:.0} s wall at ×{speed} (bound: timeout / \
+                             speed × 2 + {} s)",
+                            elapsed as f64 / 1000.0,
+                            wall0.elapsed().as_secs_f64(),
+                            crate::limits::WALL_MARGIN_S
+                        ),
+                    });
+                }
             }
             match (&run.vehicle, self.is_lockstep()) {
                 (Vehicle::Simulated(p), true) => {
