@@ -3,7 +3,6 @@
 //! sources when ground truth comes and stops, the `landed` fallback on the same height, and
 //! the SET_MESSAGE_INTERVAL / AUTOPILOT_VERSION requests with their pacing and refusals.
 
-#[allow(dead_code)]
 mod offboard_rig;
 
 use nexus_core::client::{Client, ClientConfig};

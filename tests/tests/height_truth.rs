@@ -34,7 +34,10 @@ fn takeoff_hover_land_passes_reading_ground_truth_with_relative_alt_jumping() {
     assert_eq!(r["final"]["height_source"], "ground_truth", "{r}");
     let hover = &r["steps"][1];
     let h = hover["snapshot"]["height_m"].as_f64().unwrap();
-    assert!((4.5..5.5).contains(&h), "true height after the hover: {hover}");
+    assert!(
+        (4.5..5.5).contains(&h),
+        "true height after the hover: {hover}"
+    );
 }
 
 /// Samples of (relative_alt, height, source) every 0.2 s of sim time for `secs`.
@@ -68,17 +71,20 @@ fn relative_alt_jumps_in_a_steady_hover_while_the_height_does_not() {
         .windows(2)
         .filter(|w| (w[1].0 - w[0].0).abs() >= 1.0)
         .count();
-    let (rel_lo, rel_hi) = samples
-        .iter()
-        .fold((f32::MAX, f32::MIN), |(lo, hi), s| (lo.min(s.0), hi.max(s.0)));
-    let (h_lo, h_hi) = samples
-        .iter()
-        .fold((f32::MAX, f32::MIN), |(lo, hi), s| (lo.min(s.1), hi.max(s.1)));
+    let (rel_lo, rel_hi) = samples.iter().fold((f32::MAX, f32::MIN), |(lo, hi), s| {
+        (lo.min(s.0), hi.max(s.0))
+    });
+    let (h_lo, h_hi) = samples.iter().fold((f32::MAX, f32::MIN), |(lo, hi), s| {
+        (lo.min(s.1), hi.max(s.1))
+    });
     println!(
         "40 s hover: relative_alt {rel_lo:.2}..{rel_hi:.2} m with {steps} jumps of >= 1 m; \
          height {h_lo:.2}..{h_hi:.2} m"
     );
-    assert!(steps >= 3, "relative_alt jumped {steps} times by 1 m or more");
+    assert!(
+        steps >= 3,
+        "relative_alt jumped {steps} times by 1 m or more"
+    );
     assert!(rel_hi - rel_lo >= 1.2, "relative_alt {rel_lo}..{rel_hi}");
     assert!(
         samples.iter().all(|s| s.2 == HeightSource::GroundTruth),
@@ -101,6 +107,9 @@ fn without_ground_truth_the_height_is_the_amsl_estimate_since_arming() {
     for (rel, h, src) in hover_samples(&sim, &op, 10) {
         assert_eq!(src, HeightSource::AmslSinceArm);
         let truth = sim.true_height_m().unwrap();
-        assert!((h - truth).abs() < 0.75, "AMSL {h} vs truth {truth} (rel {rel})");
+        assert!(
+            (h - truth).abs() < 0.75,
+            "AMSL {h} vs truth {truth} (rel {rel})"
+        );
     }
 }
