@@ -13,8 +13,9 @@
 //!   climb, 0.1–0.2 m in the hover).
 //!
 //! Both references ("pads") are latched on the disarmed→armed edge of the heartbeat; before the
-//! first arming, the first sample is the pad. Ground truth that starts only after arming takes
-//! its pad from the AMSL estimate of that moment, so the height does not restart at zero.
+//! first arming, the first sample is the pad. Ground truth that starts only after arming (or
+//! was stale at arming) takes its pad from the AMSL estimate of the moment it comes, so the
+//! height does not restart at zero.
 
 /// How old (sim time) the newest ground-truth sample may be for the height to use it, ms.
 /// PX4 streams it at 25 Hz when asked (40 ms); 500 ms rides out a dozen lost samples yet
@@ -54,12 +55,16 @@ pub(crate) struct PadHeights {
 }
 
 impl PadHeights {
-    /// A heartbeat's armed flag: the disarmed→armed edge latches both pads.
-    pub fn on_armed(&mut self, armed: bool) {
+    /// A heartbeat's armed flag at sim time `now_ms`: the disarmed→armed edge latches both
+    /// pads. Ground truth that is not fresh then is forgotten as a pad: when it comes back, its
+    /// pad follows from the AMSL estimate (the vehicle may have moved meanwhile).
+    pub fn on_armed(&mut self, armed: bool, now_ms: Option<u64>) {
         if armed && !self.armed {
-            if let Some(t) = self.truth_mm {
-                self.truth_pad_mm = Some(t);
-            }
+            self.truth_pad_mm = if self.truth_fresh(now_ms) {
+                self.truth_mm
+            } else {
+                None
+            };
             if let Some(a) = self.amsl_mm {
                 self.amsl_pad_mm = Some(a);
             }
@@ -133,7 +138,7 @@ mod tests {
         h.on_amsl(488_000);
         h.on_amsl(488_400);
         assert_eq!(h.height(None), Some((0.4, HeightSource::AmslSinceArm)));
-        h.on_armed(true);
+        h.on_armed(true, None);
         assert_eq!(h.height(None).unwrap().0, 0.0);
         h.on_amsl(493_400);
         assert_eq!(h.height(None).unwrap().0, 5.0);
@@ -143,7 +148,7 @@ mod tests {
     fn truth_starting_in_flight_continues_the_amsl_height() {
         let mut h = PadHeights::default();
         h.on_amsl(488_000);
-        h.on_armed(true);
+        h.on_armed(true, None);
         h.on_amsl(492_000);
         h.on_truth(600_000, Some(1_000));
         let (m, src) = h.height(Some(1_000)).unwrap();
@@ -168,10 +173,24 @@ mod tests {
     }
 
     #[test]
+    fn stale_truth_at_arming_takes_its_pad_from_the_estimate() {
+        let mut h = PadHeights::default();
+        h.on_amsl(488_000);
+        h.on_truth(100_000, Some(0));
+        h.on_armed(true, Some(10_000)); // truth 10 s old: not a pad
+        h.on_amsl(490_000);
+        h.on_truth(102_500, Some(10_100));
+        assert_eq!(
+            h.height(Some(10_100)),
+            Some((2.0, HeightSource::GroundTruth))
+        );
+    }
+
+    #[test]
     fn extreme_altitudes_do_not_overflow() {
         let mut h = PadHeights::default();
         h.on_amsl(i32::MIN);
-        h.on_armed(true);
+        h.on_armed(true, None);
         h.on_amsl(i32::MAX);
         assert!(h.height(None).unwrap().0 > 4.0e6);
     }

@@ -165,6 +165,7 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
                 self.heights.on_armed(
                     m.base_mode
                         .contains(mav::MavModeFlag::MAV_MODE_FLAG_SAFETY_ARMED),
+                    self.clock.now_ms(),
                 );
             }
             Msg::SysStatus(m) => self.sys_status = Some(m.clone()),
