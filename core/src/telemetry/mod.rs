@@ -360,7 +360,7 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             .map(|g| g.relative_alt as f32 / 1000.0)
     }
 
-    /// Height above the pad, m (seed 000, `altitude`): fresh ground truth minus its value at
+    /// Height above the pad, m (the `altitude` condition): fresh ground truth minus its value at
     /// arming, else GLOBAL_POSITION_INT.alt minus its value at arming (see [`HeightSource`]).
     pub fn height_m(&self) -> Option<f32> {
         self.height().map(|(m, _)| m)
