@@ -140,6 +140,9 @@ pub struct SnapshotReport {
     pub mode: Option<String>,
     /// Height above the pad, m.
     pub height_m: Option<f32>,
+    /// Where `height_m` came from: `ground_truth` (the simulator's true altitude since arming)
+    /// or `amsl_since_arm` (GLOBAL_POSITION_INT.alt since arming); `null` without a height.
+    pub height_source: Option<&'static str>,
     /// Airspeed, m/s.
     pub airspeed_m_s: Option<f32>,
     /// MISSION_CURRENT.seq.
@@ -160,6 +163,7 @@ impl From<&Snapshot> for SnapshotReport {
             armed: s.armed,
             mode: s.mode.map(|m| m.to_string()),
             height_m: s.height_m,
+            height_source: s.height_source.map(|h| h.name()),
             airspeed_m_s: s.airspeed_m_s,
             waypoint: s.waypoint,
             landed_state: s.landed.name(),

@@ -27,6 +27,7 @@ use crate::engine::{
     Progress, Reaction, Reason, Wait, WaitId, WaitResult,
 };
 use crate::frame::{BufferTooSmall, Encoder, RawFrame};
+use crate::ground_truth::{GroundTruth, GroundTruthRequest};
 use crate::msg::{Frame, ParserError};
 use crate::offboard::{Offboard, OffboardConfig, OffboardError, OffboardEvent};
 use crate::telemetry::{LinkIds, Snapshot, Telemetry};
@@ -49,6 +50,8 @@ pub struct ClientConfig {
     pub ids: LinkIds,
     /// Tolerances, settle window and retry policy.
     pub offboard: OffboardConfig,
+    /// Whether to ask the vehicle for a simulator's ground truth (see [`crate::ground_truth`]).
+    pub ground_truth: GroundTruth,
 }
 
 /// What the driver learns from [`Client::poll_event`].
@@ -181,6 +184,7 @@ pub struct Client<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, co
     engine: Engine<WAITS>,
     runner: ProgramRunner<STEPS>,
     encoder: Encoder,
+    truth: GroundTruthRequest,
     speedup: Option<f32>,
     program_events: Deque<ProgramNote, PROGRAM_EVENTS_LEN>,
     program_events_lost: u32,
@@ -200,6 +204,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             engine: Engine::new(),
             runner: ProgramRunner::new(),
             encoder: Encoder::new(config.ids.own_sysid, config.ids.own_compid),
+            truth: GroundTruthRequest::new(config.ground_truth),
             speedup: None,
             program_events: Deque::new(),
             program_events_lost: 0,
@@ -216,6 +221,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             return false;
         }
         self.offboard.handle(now, &self.tel, frame);
+        self.truth.handle(&self.tel, frame);
         let reboots = self.tel.clock().reboots();
         if reboots != self.reboots_seen {
             self.reboots_seen = reboots;
@@ -243,8 +249,17 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// its length, or `None` when nothing is due. Call until `None` after every `handle`, verb
     /// or wait registration.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
-        self.offboard
+        if let Some(n) = self
+            .offboard
             .poll_transmit(now, &self.tel, &mut self.encoder, buf)
+        {
+            return Some(n);
+        }
+        if buf.len() < crate::offboard::MIN_TX_BUF {
+            return None; // too small for anything: ask nothing, lose nothing
+        }
+        let cmd = self.truth.poll(now, &self.tel)?;
+        self.encoder.encode(&cmd, buf).ok()
     }
 
     /// Encode `msg`, a message the offboard machine does not send itself (a driver's
@@ -261,7 +276,12 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
 
     /// When to call [`Client::poll_transmit`] again if nothing arrives (driver time).
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.offboard.next_deadline()
+        let a = self.offboard.next_deadline();
+        let b = self.truth.next_deadline(&self.tel);
+        match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        }
     }
 
     /// The next thing the driver must know, most urgent first: a speed factor to apply, program
@@ -393,10 +413,9 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         &self.tel
     }
 
-    /// Supply (or clear) the simulator's true height above the pad, m (the `altitude`
-    /// condition prefers it). Evaluate waits against it at the next frame.
-    pub fn set_true_height_m(&mut self, height_m: Option<f32>) {
-        self.tel.set_true_height_m(height_m);
+    /// The ground-truth request machine (queries: simulator or not, refused, streaming).
+    pub fn ground_truth(&self) -> &GroundTruthRequest {
+        &self.truth
     }
 
     /// The wait engine (queries: pending count, free slots).

@@ -11,7 +11,9 @@
 //!   [`frame::Encoder`]);
 //! * [`msg`]: the subset of messages the engine decodes;
 //! * [`telemetry`]: the latest of each message from the target autopilot, STATUSTEXT
-//!   reassembly and log, the autopilot clock, [`telemetry::Snapshot`];
+//!   reassembly and log, the autopilot clock, the height above the pad (ground truth or AMSL
+//!   since arm, never `relative_alt`), [`telemetry::Snapshot`];
+//! * [`ground_truth`]: recognising PX4 SITL and asking it for its true state;
 //! * [`mode`]: PX4's flight-mode table;
 //! * [`engine`]: wait conditions, reactions, reasons and step programs (seed 000);
 //! * [`offboard`]: the PX4 offboard state machine (seed 002);
@@ -29,6 +31,7 @@ pub mod client;
 mod decimal;
 pub mod engine;
 pub mod frame;
+pub mod ground_truth;
 pub mod mission;
 pub mod mode;
 pub mod msg;
@@ -40,10 +43,11 @@ pub mod time;
 
 pub use action::Action;
 pub use client::{Client, ClientConfig, ClientError, Event};
+pub use ground_truth::GroundTruth;
 pub use mode::Mode;
 pub use msg::{Frame, Msg};
 pub use rc::RcSticks;
-pub use telemetry::{LandedState, Snapshot, Telemetry};
+pub use telemetry::{HeightSource, LandedState, Snapshot, Telemetry};
 pub use time::{Duration, Instant};
 
 /// Re-export of the `mavlink` crate's common dialect, the message types this crate speaks.

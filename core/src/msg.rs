@@ -97,6 +97,11 @@ subset! {
     ParamValue(PARAM_VALUE_DATA),
     /// STATUSTEXT: a text, possibly one chunk of a longer one.
     Statustext(STATUSTEXT_DATA),
+    /// HIL_STATE_QUATERNION: a simulator's true state (PX4 SITL streams it when asked), the
+    /// height above the pad when it comes.
+    HilStateQuaternion(HIL_STATE_QUATERNION_DATA),
+    /// AUTOPILOT_VERSION: what the autopilot is built for, which tells PX4 SITL from a board.
+    AutopilotVersion(AUTOPILOT_VERSION_DATA),
 }
 
 /// A decoded frame: who sent it, and what.

@@ -7,7 +7,7 @@ use engine_support::*;
 use nexus_core::engine::{
     Condition, ConditionKind, EngineError, Op, Reason, SnapshotAt, SpecError, Wait, MAX_NEEDLE_LEN,
 };
-use nexus_core::{mav, Mode};
+use nexus_core::{mav, HeightSource, Mode};
 
 /// One row of the matrix: a wait whose condition `setup` leaves false and `make_true` makes
 /// true. `timeout_setup` leaves it false for good while the clock runs (usually `setup`).
@@ -27,6 +27,13 @@ fn clock(r: &mut Rig) {
 fn alt(r: &mut Rig, mm: i32) {
     let ms = r.sim_ms;
     r.feed(position_mm(ms, mm));
+}
+
+/// The first position is the pad (the height is AMSL since arming, the first sample before
+/// any arming): on the pad, then at `mm` above it.
+fn from_pad(r: &mut Rig, mm: i32) {
+    alt(r, 0);
+    alt(r, mm);
 }
 
 macro_rules! case {
@@ -52,7 +59,7 @@ macro_rules! case {
 
 fn cases() -> Vec<Case> {
     vec![
-        // altitude: GLOBAL_POSITION_INT.relative_alt (no true height supplied)
+        // altitude: GLOBAL_POSITION_INT.alt since the pad (no ground truth streams)
         case!(
             "altitude >=",
             || Wait::altitude_m(5.0),
@@ -67,7 +74,7 @@ fn cases() -> Vec<Case> {
             || Wait::altitude_m(5.0).op(Op::Ge),
             |r| {
                 clock(r);
-                alt(r, 4_999)
+                from_pad(r, 4_999)
             },
             |r| alt(r, 5_000)
         ),
@@ -76,7 +83,7 @@ fn cases() -> Vec<Case> {
             || Wait::altitude_m(1.0).op(Op::Le),
             |r| {
                 clock(r);
-                alt(r, 10_000)
+                from_pad(r, 10_000)
             },
             |r| alt(r, 1_000)
         ),
@@ -85,7 +92,7 @@ fn cases() -> Vec<Case> {
             || Wait::altitude_m(5.0).op(Op::Eq),
             |r| {
                 clock(r);
-                alt(r, 4_900)
+                from_pad(r, 4_900)
             },
             |r| alt(r, 5_000)
         ),
@@ -94,7 +101,7 @@ fn cases() -> Vec<Case> {
             || Wait::altitude_m(5.0).within(0.5),
             |r| {
                 clock(r);
-                alt(r, 6_000)
+                from_pad(r, 6_000)
             },
             |r| alt(r, 5_400)
         ),
@@ -470,18 +477,22 @@ fn sim_time_and_time_wait_for_the_clock_and_count_from_the_first_sim_time() {
 }
 
 #[test]
-fn altitude_prefers_the_drivers_true_height() {
+fn altitude_reads_ground_truth_not_relative_alt() {
     let mut r = Rig::booted();
-    alt(&mut r, 9_000); // relative_alt jumps (PX4 home correction)
-    r.tel.set_true_height_m(Some(4.0));
+    r.feed(ground_truth_mm(r.sim_ms, 488_000)); // on the pad
+    alt(&mut r, 9_000); // relative_alt (and the estimate) jump
+    r.feed(ground_truth_mm(r.sim_ms, 492_000)); // truly 4.0 m up
     let id = r.register(&Wait::altitude_m(5.0).timeout_s(10.0)).unwrap();
     assert!(
         r.result(id).is_none(),
-        "relative_alt must not be used over true height"
+        "relative_alt or the estimate was used over ground truth"
     );
-    r.tel.set_true_height_m(Some(5.1));
     r.tick(10);
-    assert!(r.result(id).unwrap().satisfied);
+    r.feed(ground_truth_mm(r.sim_ms, 493_100));
+    let res = r.result(id).unwrap();
+    assert!(res.satisfied);
+    assert_eq!(res.snapshot.height_source, Some(HeightSource::GroundTruth));
+    assert!((res.snapshot.height_m.unwrap() - 5.1).abs() < 1e-3);
 }
 
 // --- text and since_seq -----------------------------------------------------------------------

@@ -381,7 +381,8 @@ fn a_stale_id_is_an_error_not_another_wait() {
     let mut r = RigN::<1>::booted();
     let old = r.register(&Wait::armed().timeout_s(5.0)).unwrap();
     r.abort(old).unwrap();
-    let new = r.register(&Wait::landed().timeout_s(5.0)).unwrap();
+    // Armed again: booted() is disarmed on the pad, where `landed` would settle at once.
+    let new = r.register(&Wait::armed().timeout_s(5.0)).unwrap();
     assert_eq!(new.slot(), old.slot());
     assert_ne!(new.generation(), old.generation());
     assert_eq!(r.cap(old), Err(EngineError::StaleId));

@@ -197,7 +197,10 @@ fn wait(s: &Spec, texts_seen: u32) -> Wait {
 #[derive(Default)]
 struct Model {
     sim: Option<u64>,
-    rel_alt_mm: Option<i32>,
+    /// GLOBAL_POSITION_INT.alt above the fixtures' 488 m, mm (position_mm's relative_alt).
+    alt_mm: Option<i32>,
+    /// The pad: the first position, latched again at every disarmed→armed edge.
+    pad_mm: Option<i32>,
     airspeed: Option<f32>,
     armed: Option<bool>,
     mode: Option<Mode>,
@@ -230,8 +233,9 @@ fn test_ms(c: Cmp, v: u64, t: u64) -> bool {
 }
 
 impl Model {
+    /// AMSL since arm (no ground truth streams here).
     fn height(&self) -> Option<f32> {
-        self.rel_alt_mm.map(|mm| mm as f32 / 1000.0)
+        Some((self.alt_mm? - self.pad_mm?) as f32 / 1000.0)
     }
 
     fn landed(&self) -> Option<bool> {
@@ -355,7 +359,8 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
             }
             Ev::Alt(mm) => {
                 m.sim = Some(stamp as u64);
-                m.rel_alt_mm = Some(*mm);
+                m.alt_mm = Some(*mm);
+                m.pad_mm = m.pad_mm.or(Some(*mm));
                 Some(position_mm(stamp, *mm))
             }
             Ev::Air(v) => {
@@ -363,6 +368,9 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                 Some(vfr_hud(*v as f32 * 0.5))
             }
             Ev::Hb(a, md) => {
+                if *a && m.armed != Some(true) && m.alt_mm.is_some() {
+                    m.pad_mm = m.alt_mm;
+                }
                 m.armed = Some(*a);
                 m.mode = Some(MODES[*md as usize]);
                 Some(heartbeat(*a, MODES[*md as usize]))
@@ -550,12 +558,14 @@ fn the_harness_agrees_on_a_hand_checked_stream() {
             guard: None,
             react: true,
         }),
+        Ev::Alt(0),
         Ev::Alt(4999),
         Ev::Alt(5000),
     ];
     assert!(run(evs).is_ok());
     let m = Model {
-        rel_alt_mm: Some(4999),
+        alt_mm: Some(4999),
+        pad_mm: Some(0),
         ..Default::default()
     };
     assert!(!m.holds(&C::Alt(Cmp::Ge, 5.0), None, None, 0));

@@ -113,6 +113,7 @@ impl MissionFlight {
             client: Client::new(ClientConfig {
                 ids: IDS,
                 offboard: Default::default(),
+                ground_truth: Default::default(),
             }),
             phase: Phase::Connect,
             deadline: now + Duration::from_millis(CONNECT_WALL_MS),

@@ -31,6 +31,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use nexus_core::client::ClientConfig;
+pub use nexus_core::ground_truth::GroundTruth;
 use nexus_core::mission::MissionItem;
 use nexus_core::mode::Mode;
 use nexus_core::offboard::{OffboardConfig, Refusal};
@@ -80,6 +81,9 @@ pub struct OffboardOptions {
     pub transport: LinkOptions,
     /// The pump to join; `None`: the process-wide pump ([`Pump::shared`]).
     pub pump: Option<Pump>,
+    /// Whether to ask the vehicle for a simulator's ground truth (the height above the pad):
+    /// [`GroundTruth::Always`] for a simulator we started, [`GroundTruth::Auto`] otherwise.
+    pub ground_truth: GroundTruth,
 }
 
 impl Default for OffboardOptions {
@@ -95,6 +99,7 @@ impl Default for OffboardOptions {
             stall_s: Some(5.0),
             transport: LinkOptions::default(),
             pump: None,
+            ground_truth: GroundTruth::Auto,
         }
     }
 }
@@ -115,6 +120,7 @@ impl OffboardOptions {
                 wait_clear_s: self.wait_clear_s,
                 ..self.offboard
             },
+            ground_truth: self.ground_truth,
         }
     }
 }

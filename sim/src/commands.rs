@@ -312,18 +312,33 @@ impl Vehicle {
         r
     }
 
+    /// AUTOPILOT_VERSION with the fields that identify PX4 SITL filled as SITL fills them
+    /// (mavlink_main.cpp `send_autopilot_capabilities`, boards/px4/sitl): no USB, so vendor and
+    /// product id 0 and `board_version` 1 (`px4_board_version()` off NuttX); the GUID `uid2`
+    /// is the SoC architecture id 0x1006 (SITL), big-endian, then the board's override UUID
+    /// "SIMULATIONID0000", with `sysid − 1` added to its first byte, and `uid` is words 1 and 2
+    /// of that UUID plus `sysid − 1`, so instances differ as they do on PX4.
     fn send_autopilot_version(&mut self) {
+        const UUID: &[u8; 16] = b"SIMULATIONID0000";
+        let instance = self.sysid.wrapping_sub(1);
+        let word = |i: usize| u32::from_le_bytes(UUID[4 * i..4 * i + 4].try_into().unwrap());
+        let uid = ((word(1) as u64) << 32 | word(2) as u64) + instance as u64;
+        let mut uid2 = [0u8; 18];
+        uid2[..2].copy_from_slice(&nexus_core::ground_truth::PX4_SOC_ARCH_ID_SITL.to_be_bytes());
+        uid2[0] = uid2[0].wrapping_add(instance);
+        uid2[2..].copy_from_slice(UUID);
         self.io.out.push(&mav::AUTOPILOT_VERSION_DATA {
             capabilities: mav::MavProtocolCapability::from_bits_retain(
                 0x1 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x2000 | 0x4000,
             ),
-            uid: 0x4e45_5855_5300 + self.sysid as u64,
+            uid,
             flight_sw_version: 0x010f_00ff,
             middleware_sw_version: 0x010f_00ff,
             os_sw_version: 0,
-            board_version: 0,
+            board_version: 1,
             vendor_id: 0,
             product_id: 0,
+            uid2,
             ..Default::default()
         });
     }

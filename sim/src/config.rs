@@ -38,9 +38,10 @@ pub struct VehicleConfig {
     pub origin: GeoPoint,
     /// Physics and controller rate, Hz (sim time).
     pub physics_hz: u32,
-    /// Model PX4's home-altitude corrections after takeoff: GLOBAL_POSITION_INT.relative_alt
-    /// (and HOME_POSITION altitude) move in ≥1 m steps for ~120 s while LOCAL_POSITION_NED.z and
-    /// the AMSL altitude stay smooth. On by default because real PX4 does it.
+    /// Model PX4's home-altitude re-estimation after takeoff: HOME_POSITION.altitude (and so
+    /// GLOBAL_POSITION_INT.relative_alt) moves every 2 s for ~120 s, often in steps of ≥ 1 m,
+    /// while LOCAL_POSITION_NED.z, GLOBAL_POSITION_INT.alt and the ground truth stay smooth. On
+    /// by default because real PX4 does it: code that reads relative_alt meets it in tests.
     pub relative_alt_steps: bool,
     /// Send STATUSTEXT only while a GCS/onboard HEARTBEAT has been seen in the last 3 s, as
     /// PX4's STATUSTEXT stream does.

@@ -10,8 +10,9 @@
 //!   ([`Vehicle::handle_datagram`] / [`Vehicle::step`] / [`Vehicle::poll_transmit`]); it owns
 //!   its clock (`time_boot_ms`), so inbound frames are handled at its current sim time;
 //! * [`SimHandle`]: a thin UDP server around it, one thread per instance, real time with a
-//!   speed factor or lockstep (the host steps sim time), with ground truth, faults, the console
-//!   log and the exit status for a supervisor.
+//!   speed factor or lockstep (the host steps sim time), with ground truth for tests, faults,
+//!   the console log and the exit status for a supervisor. A client learns the ground truth
+//!   over the wire only, as from PX4 SITL: HIL_STATE_QUATERNION when asked.
 //!
 //! # On the wire
 //! Bind 14580+N, send to 14540+N until a client speaks, then latch onto the first client for
@@ -46,13 +47,20 @@
 //!   `"[pm] unknown param: NAME"`.
 //! * Commands: COMMAND_INT must use frame 5 (else 9); DO_REPOSITION is COMMAND_INT only
 //!   (COMMAND_LONG: 8) and param2 must be 1 (else 3); unknown commands: 3.
+//! * Ground truth (SIH): HIL_STATE_QUATERNION is not streamed until SET_MESSAGE_INTERVAL asks
+//!   for it (ACCEPTED, then at the asked interval); AUTOPILOT_VERSION identifies PX4 SITL as
+//!   `send_autopilot_capabilities` fills it there (USB ids 0, board_version 1, GUID of the SITL
+//!   SoC id 0x1006 and "SIMULATIONID0000"; see `nexus_core::ground_truth`).
 //!
 //! # Calibrated to the measurements
 //! First heartbeat 1.5 s, global position 3.0 s, armable 4.5 s; takeoff detected ~1.9 s after
 //! arming (1 s spool-up, MPC_TKO_RAMP_T ramp); 15 m reposition in ~6.5 s; "Disarmed by
 //! landing" 2.0–2.4 s after ON_GROUND; "Failsafe activated" ~1.3 s after the offboard stream
-//! stops; mission retries ~0.26 s apart; relative_alt stepped by ~1.1 m for 120 s after
-//! takeoff (switch: [`VehicleConfig::relative_alt_steps`]).
+//! stops; mission retries ~0.26 s apart; home's altitude re-estimated every 2 s for 120 s
+//! after takeoff, between 0.6 m below and 1.25 m above the pad, often by ≥ 1 m at once, so
+//! relative_alt reads 3.75–5.6 m in a 5 m hover as on PX4 (switch:
+//! [`VehicleConfig::relative_alt_steps`]); GLOBAL_POSITION_INT.alt lags the truth by 0.25 s of
+//! the vertical speed, at most 0.7 m (EKF2's lag in the climb).
 //!
 //! Modules, one per concept: [`geo`], [`params`], [`dynamics`], [`commander`], [`navigator`],
 //! [`mission`], [`statustext`], [`streams`], [`faults`], [`clock`], [`server`]; `nexus sim`

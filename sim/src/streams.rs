@@ -18,6 +18,10 @@ pub const PARAMS_PER_TICK: usize = 16;
 pub const MISSION_MANAGER_US: u64 = 10_000;
 /// Number of PX4's self-addressed gimbal/camera command sends per burst (one + retries).
 pub const GIMBAL_SENDS: u8 = 3;
+/// How far behind the vertical speed the AMSL estimate runs, s (EKF2-like lag in a climb).
+pub const ESTIMATE_LAG_S: f32 = 0.25;
+/// Largest lag of the AMSL estimate, m (PX4-WIRE.md: within 0.73 m of the truth).
+pub const ESTIMATE_LAG_MAX_M: f32 = 0.7;
 
 /// A telemetry stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +56,9 @@ pub enum Kind {
     HomePosition,
     /// BATTERY_STATUS (147).
     BatteryStatus,
+    /// HIL_STATE_QUATERNION (115): the simulator's true state. Off until asked for with
+    /// SET_MESSAGE_INTERVAL, as on PX4 SITL.
+    HilStateQuaternion,
 }
 
 impl Kind {
@@ -73,11 +80,12 @@ impl Kind {
             Kind::ExtendedSysState => 245,
             Kind::HomePosition => 242,
             Kind::BatteryStatus => 147,
+            Kind::HilStateQuaternion => 115,
         }
     }
 }
 
-/// PX4's rates on the offboard link (PX4-WIRE.md), Hz.
+/// PX4's rates on the offboard link (PX4-WIRE.md), Hz; 0: not streamed until asked for.
 pub const DEFAULT_RATES: &[(Kind, f32)] = &[
     (Kind::Heartbeat, 1.0),
     (Kind::SysStatus, 5.0),
@@ -94,6 +102,7 @@ pub const DEFAULT_RATES: &[(Kind, f32)] = &[
     (Kind::ExtendedSysState, 5.0),
     (Kind::HomePosition, 0.5),
     (Kind::BatteryStatus, 0.5),
+    (Kind::HilStateQuaternion, 0.0),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -131,7 +140,7 @@ impl Streams {
             entries: DEFAULT_RATES
                 .iter()
                 .map(|&(kind, hz)| {
-                    let us = (1e6 / hz) as u64;
+                    let us = if hz > 0.0 { (1e6 / hz) as u64 } else { 0 };
                     Entry {
                         kind,
                         interval_us: us,
@@ -237,6 +246,15 @@ impl Vehicle {
         (self.now_us / 1000) as u32
     }
 
+    /// GLOBAL_POSITION_INT.alt as PX4's estimator reports it, m AMSL: the true altitude
+    /// lagging in a climb or descent like EKF2's (0.25 s of the vertical speed, at most
+    /// [`ESTIMATE_LAG_MAX_M`]; PX4-WIRE.md measured the AMSL estimate within 0.73 m of truth).
+    pub(super) fn estimated_alt_amsl(&self, true_alt_amsl_m: f32) -> f32 {
+        let climb_m_s = -self.body.vel_ned_m_s[2];
+        let lag = (climb_m_s * ESTIMATE_LAG_S).clamp(-ESTIMATE_LAG_MAX_M, ESTIMATE_LAG_MAX_M);
+        true_alt_amsl_m - lag
+    }
+
     /// Altitude of home as PX4 reports it (with the post-takeoff corrections), m AMSL.
     pub(super) fn reported_home_alt(&self) -> f32 {
         let origin = self.frame.origin().alt_amsl_m;
@@ -336,13 +354,14 @@ impl Vehicle {
                 });
             }
             Kind::GlobalPositionInt if global_ok => {
-                let rel = geo.alt_amsl_m - self.reported_home_alt();
+                let est = self.estimated_alt_amsl(geo.alt_amsl_m);
+                let rel = est - self.reported_home_alt();
                 let hdg = ((yaw_deg * 100.0).round() as u32 % 36000) as u16;
                 self.io.out.push(&mav::GLOBAL_POSITION_INT_DATA {
                     time_boot_ms: ms,
                     lat: (geo.lat_deg * 1e7).round() as i32,
                     lon: (geo.lon_deg * 1e7).round() as i32,
-                    alt: (geo.alt_amsl_m * 1000.0).round() as i32,
+                    alt: (est * 1000.0).round() as i32,
                     relative_alt: (rel * 1000.0).round() as i32,
                     vx: (b.vel_ned_m_s[0] * 100.0).round() as i16,
                     vy: (b.vel_ned_m_s[1] * 100.0).round() as i16,
@@ -453,6 +472,35 @@ impl Vehicle {
                 });
             }
             Kind::HomePosition => self.send_home(),
+            Kind::HilStateQuaternion => {
+                // SIH's ground truth as PX4 streams it: true position (alt mm AMSL), velocity
+                // cm/s, attitude, body rates, speeds cm/s, acceleration mG.
+                let q = quat(b.roll_rad, b.pitch_rad, b.yaw_rad);
+                let v = b.vel_ned_m_s;
+                let cm = |x: f32| (x * 100.0).round().clamp(-32_768.0, 32_767.0) as i16;
+                let mg = |x: f32| (x / super::dynamics::G * 1000.0).round() as i16;
+                let speed = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+                let speed_cm = (speed * 100.0).round().min(65_535.0) as u16;
+                let a = b.acc_ned_m_s2;
+                out.push(&mav::HIL_STATE_QUATERNION_DATA {
+                    time_usec: now,
+                    attitude_quaternion: q,
+                    rollspeed: b.rates_rad_s[0],
+                    pitchspeed: b.rates_rad_s[1],
+                    yawspeed: b.rates_rad_s[2],
+                    lat: (geo.lat_deg * 1e7).round() as i32,
+                    lon: (geo.lon_deg * 1e7).round() as i32,
+                    alt: (geo.alt_amsl_m * 1000.0).round() as i32,
+                    vx: cm(v[0]),
+                    vy: cm(v[1]),
+                    vz: cm(v[2]),
+                    ind_airspeed: speed_cm,
+                    true_airspeed: speed_cm,
+                    xacc: mg(a[0]),
+                    yacc: mg(a[1]),
+                    zacc: mg(a[2] - super::dynamics::G),
+                });
+            }
             Kind::BatteryStatus => {
                 let mut voltages = [u16::MAX; 10];
                 voltages[0] = 16_200;

@@ -87,6 +87,12 @@ pub(super) struct Home {
     pub yaw: f32,
 }
 
+/// How often PX4 re-estimates (and re-sends) home's altitude in flight, µs (every 2 s, as
+/// recorded).
+pub const ALT_STEP_PERIOD_US: u64 = 2_000_000;
+/// How long after takeoff the home-altitude re-estimation goes on, µs (~120 s, as measured).
+pub const ALT_STEPS_FOR_US: u64 = 120_000_000;
+
 /// GLOBAL_POSITION_INT.relative_alt's home-altitude corrections after takeoff (PX4-WIRE).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct AltSteps {
@@ -433,8 +439,10 @@ impl Vehicle {
                 if self.cfg.relative_alt_steps {
                     self.alt_steps = AltSteps {
                         offset_m: 0.0,
-                        next_us: now + 2_000_000 + self.next_rand() % 3_000_000,
-                        end_us: now + 120_000_000,
+                        next_us: now
+                            + ALT_STEP_PERIOD_US / 2
+                            + self.next_rand() % ALT_STEP_PERIOD_US,
+                        end_us: now + ALT_STEPS_FOR_US,
                         active: true,
                     };
                 }
@@ -549,14 +557,22 @@ impl Vehicle {
             self.alt_steps.offset_m = 0.0;
             return;
         }
+        // PX4 (SIH, PX4-WIRE.md and shared/px4-traces): HOME_POSITION.altitude re-estimated
+        // every ~2 s in flight, between ~0.6 m below and ~1.25 m above the pad's altitude, often
+        // by more than 1 m at once; relative_alt (= alt − home) read 3.7 .. 5.6 m in a 5 m hover.
+        // Modelled as two bands, high [1.0, 1.25] m and low [−0.6, 0] m: at each update the
+        // offset jumps to the other band (a step of ≥ 1 m) half of the time, else moves within
+        // its band.
         let r = self.next_rand();
         let frac = (r % 1000) as f32 / 1000.0;
-        self.alt_steps.offset_m = if self.alt_steps.offset_m > 0.5 {
-            -0.1 + 0.2 * frac
+        let high = self.alt_steps.offset_m > 0.5;
+        let jump = (r >> 20) & 1 == 0;
+        self.alt_steps.offset_m = if high != jump {
+            1.0 + 0.25 * frac
         } else {
-            1.0 + 0.2 * frac
+            -0.6 + 0.6 * frac
         };
-        self.alt_steps.next_us = now + 4_000_000 + (r >> 16) % 8_000_000;
+        self.alt_steps.next_us = now + ALT_STEP_PERIOD_US;
         self.streams.home_changed = true;
     }
 

@@ -7,16 +7,19 @@
 //! all read from here.
 
 mod clock;
+mod height;
 mod snapshot;
 mod text;
 
 pub use clock::{SimClock, REBOOT_BACKSTEP_MS};
+pub use height::{HeightSource, GROUND_TRUTH_FRESH_MS};
 pub use snapshot::{error_text, LandedState, Snapshot, MAX_ERROR_LEN};
 pub use text::{Text, TextLog, MAX_TEXT_LEN, TEXT_FLUSH_MS};
 
 use crate::mode::Mode;
 use crate::msg::{Frame, Msg};
 use crate::time::Instant;
+use height::PadHeights;
 use mavlink::dialects::common as mav;
 
 /// PX4's autopilot component id, assumed until the first HEARTBEAT says otherwise.
@@ -65,9 +68,11 @@ pub struct Telemetry<const TEXTS: usize> {
     mission_item_reached: Option<u16>,
     command_ack: Option<mav::COMMAND_ACK_DATA>,
     param_value: Option<mav::PARAM_VALUE_DATA>,
+    ground_truth: Option<mav::HIL_STATE_QUATERNION_DATA>,
+    autopilot_version: Option<mav::AUTOPILOT_VERSION_DATA>,
+    heights: PadHeights,
     clock: SimClock,
     texts: TextLog<TEXTS>,
-    true_height_m: Option<f32>,
     last_rx: Option<Instant>,
     last_heartbeat_rx: Option<Instant>,
     accepted: u32,
@@ -92,9 +97,11 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             mission_item_reached: None,
             command_ack: None,
             param_value: None,
+            ground_truth: None,
+            autopilot_version: None,
+            heights: PadHeights::default(),
             clock: SimClock::new(),
             texts: TextLog::new(),
-            true_height_m: None,
             last_rx: None,
             last_heartbeat_rx: None,
             accepted: 0,
@@ -155,11 +162,17 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
                 self.target_compid = frame.header.compid;
                 self.last_heartbeat_rx = Some(now);
                 self.heartbeat = Some(m.clone());
+                self.heights.on_armed(
+                    m.base_mode
+                        .contains(mav::MavModeFlag::MAV_MODE_FLAG_SAFETY_ARMED),
+                    self.clock.now_ms(),
+                );
             }
             Msg::SysStatus(m) => self.sys_status = Some(m.clone()),
             Msg::SystemTime(m) => self.clock.observe(m.time_boot_ms),
             Msg::GlobalPositionInt(m) => {
                 self.clock.observe(m.time_boot_ms);
+                self.heights.on_amsl(m.alt);
                 self.global_position = Some(m.clone());
             }
             Msg::LocalPositionNed(m) => {
@@ -177,6 +190,13 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             Msg::MissionItemReached(m) => self.mission_item_reached = Some(m.seq),
             Msg::CommandAck(m) => self.command_ack = Some(m.clone()),
             Msg::ParamValue(m) => self.param_value = Some(m.clone()),
+            Msg::HilStateQuaternion(m) => {
+                // Dated by the autopilot clock at arrival, not by its own time_usec: the
+                // freshness rule then holds whatever clock the simulator stamps it with.
+                self.heights.on_truth(m.alt, self.clock.now_ms());
+                self.ground_truth = Some(m.clone());
+            }
+            Msg::AutopilotVersion(m) => self.autopilot_version = Some(m.clone()),
             Msg::Statustext(m) => {
                 let sim = self.clock.now_ms();
                 self.texts
@@ -192,12 +212,6 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             self.texts.expire(t);
         }
         true
-    }
-
-    /// Supply (or clear) the ground-truth height above the pad since arming, m, when the driver
-    /// has one (a simulator's true position). The `altitude` condition prefers it.
-    pub fn set_true_height_m(&mut self, height_m: Option<f32>) {
-        self.true_height_m = height_m;
     }
 
     /// The autopilot clock, ms (see [`SimClock`]); `None` before the first timestamp.
@@ -295,6 +309,22 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
         self.param_value.as_ref()
     }
 
+    /// Latest HIL_STATE_QUATERNION: a simulator's true state (PX4 SITL, when asked).
+    pub fn ground_truth(&self) -> Option<&mav::HIL_STATE_QUATERNION_DATA> {
+        self.ground_truth.as_ref()
+    }
+
+    /// Whether the newest ground-truth sample is at most [`GROUND_TRUTH_FRESH_MS`] of sim time
+    /// old, so the height comes from it.
+    pub fn ground_truth_fresh(&self) -> bool {
+        self.heights.truth_fresh(self.clock.now_ms())
+    }
+
+    /// Latest AUTOPILOT_VERSION.
+    pub fn autopilot_version(&self) -> Option<&mav::AUTOPILOT_VERSION_DATA> {
+        self.autopilot_version.as_ref()
+    }
+
     /// The STATUSTEXT log.
     pub fn texts(&self) -> &TextLog<TEXTS> {
         &self.texts
@@ -322,17 +352,28 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             .map(|s| s.onboard_control_sensors_health.bits() & PREARM_CHECK_BIT != 0)
     }
 
-    /// GLOBAL_POSITION_INT.relative_alt in m (PX4's estimate above home).
+    /// GLOBAL_POSITION_INT.relative_alt in m (PX4's estimate above a home whose altitude PX4
+    /// keeps re-estimating in flight: it jumps; the height does not read it).
     pub fn relative_alt_m(&self) -> Option<f32> {
         self.global_position
             .as_ref()
             .map(|g| g.relative_alt as f32 / 1000.0)
     }
 
-    /// Height above the pad, m: the driver's true height when supplied, else
-    /// GLOBAL_POSITION_INT.relative_alt (seed 000, `altitude`).
+    /// Height above the pad, m (the `altitude` condition): fresh ground truth minus its value at
+    /// arming, else GLOBAL_POSITION_INT.alt minus its value at arming (see [`HeightSource`]).
     pub fn height_m(&self) -> Option<f32> {
-        self.true_height_m.or_else(|| self.relative_alt_m())
+        self.height().map(|(m, _)| m)
+    }
+
+    /// Where [`Telemetry::height_m`] comes from now; `None` while there is no height.
+    pub fn height_source(&self) -> Option<HeightSource> {
+        self.height().map(|(_, s)| s)
+    }
+
+    /// The height above the pad, m, with its source.
+    pub fn height(&self) -> Option<(f32, HeightSource)> {
+        self.heights.height(self.clock.now_ms())
     }
 
     /// VFR_HUD.airspeed, m/s.
@@ -366,12 +407,14 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
 
     /// Capture the current state, with `error` when the run has died.
     pub fn snapshot(&self, error: Option<&str>) -> Snapshot {
+        let height = self.height();
         Snapshot {
             sim_ms: self.sim_ms(),
             seq: self.texts.last_seq(),
             armed: self.armed().unwrap_or(false),
             mode: self.mode(),
-            height_m: self.height_m(),
+            height_m: height.map(|(m, _)| m),
+            height_source: height.map(|(_, s)| s),
             airspeed_m_s: self.airspeed_m_s(),
             waypoint: self.waypoint(),
             landed: self.landed_state(),

@@ -60,9 +60,11 @@ pub struct Snapshot {
     pub armed: bool,
     /// Mode of the last HEARTBEAT.
     pub mode: Option<Mode>,
-    /// Height above the pad, m: the driver's true height when supplied, else
-    /// GLOBAL_POSITION_INT.relative_alt.
+    /// Height above the pad, m: ground truth since arming when a simulator streams it, else
+    /// GLOBAL_POSITION_INT.alt since arming (never `relative_alt`).
     pub height_m: Option<f32>,
+    /// Where `height_m` came from, so a report can say which was used.
+    pub height_source: Option<super::HeightSource>,
     /// VFR_HUD.airspeed, m/s.
     pub airspeed_m_s: Option<f32>,
     /// MISSION_CURRENT.seq.

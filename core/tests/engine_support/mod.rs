@@ -51,6 +51,34 @@ pub fn position_mm(ms: u32, rel_alt_mm: i32) -> Frame {
     }))
 }
 
+/// GLOBAL_POSITION_INT with `alt` and `relative_alt` given apart, mm, stamped `ms` (PX4's
+/// relative_alt jumps when it re-estimates home; alt does not).
+pub fn position_amsl_mm(ms: u32, alt_mm: i32, rel_alt_mm: i32) -> Frame {
+    frame(Msg::GlobalPositionInt(mav::GLOBAL_POSITION_INT_DATA {
+        time_boot_ms: ms,
+        lat: 473_977_420,
+        lon: 85_455_940,
+        alt: alt_mm,
+        relative_alt: rel_alt_mm,
+        vx: 0,
+        vy: 0,
+        vz: 0,
+        hdg: 0,
+    }))
+}
+
+/// HIL_STATE_QUATERNION (a simulator's ground truth) at `alt_mm` AMSL, stamped `ms`.
+pub fn ground_truth_mm(ms: u32, alt_mm: i32) -> Frame {
+    frame(Msg::HilStateQuaternion(mav::HIL_STATE_QUATERNION_DATA {
+        time_usec: ms as u64 * 1000,
+        attitude_quaternion: [1.0, 0.0, 0.0, 0.0],
+        lat: 473_977_420,
+        lon: 85_455_940,
+        alt: alt_mm,
+        ..Default::default()
+    }))
+}
+
 pub fn vfr_hud(airspeed: f32) -> Frame {
     frame(Msg::VfrHud(mav::VFR_HUD_DATA {
         airspeed,
@@ -135,12 +163,14 @@ impl<const N: usize> RigN<N> {
         }
     }
 
-    /// Sim clock at 1 s, disarmed in Hold on the ground.
+    /// Sim clock at 1 s, disarmed in Hold on the ground: the first position (the pad, from
+    /// which the height counts until an arming) has come.
     pub fn booted() -> Self {
         let mut r = Self::new();
         r.sim_ms = 1000;
         r.feed(system_time(1000));
         r.feed(heartbeat(false, Mode::Hold));
+        r.feed(position_mm(1000, 0));
         r
     }
 

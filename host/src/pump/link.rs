@@ -211,9 +211,6 @@ impl LinkState {
         }
         self.counters.rx_reads += 1;
         self.counters.rx_bytes += input.len() as u64;
-        if let Some(p) = &self.probe {
-            self.client.set_true_height_m(p.true_height_m());
-        }
         let mut accepted = false;
         loop {
             let (used, raw) = self.decoder.feed(input);

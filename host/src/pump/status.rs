@@ -131,6 +131,7 @@ impl Default for LinkStatus {
                 armed: false,
                 mode: None,
                 height_m: None,
+                height_source: None,
                 airspeed_m_s: None,
                 waypoint: None,
                 landed: LandedState::Unknown,

@@ -33,7 +33,7 @@ use nexus_core::Instant;
 
 use crate::launcher::DeathCause;
 
-/// What a link may ask the vehicle's owner (the run): whether it died, its ground truth, and
+/// What a link may ask the vehicle's owner (the run): whether it died, and
 /// its speed. Implemented by the run for the simulated vehicle and for PX4 SITL.
 pub trait VehicleProbe: Send + Sync + fmt::Debug {
     /// Why the vehicle is dead (exit, signal, PANIC line), or `None` while it runs. Polled by
@@ -44,11 +44,6 @@ pub trait VehicleProbe: Send + Sync + fmt::Debug {
     /// vehicle's owner and return the cause to report (the first recorded cause wins).
     fn declare_dead(&self, cause: DeathCause) -> String {
         cause.to_string()
-    }
-
-    /// Ground-truth height above the pad, m, when the vehicle knows it (a simulator).
-    fn true_height_m(&self) -> Option<f32> {
-        None
     }
 
     /// Set the simulator's speed factor (a `then_speedup` reaction); why not, if it cannot.

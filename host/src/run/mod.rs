@@ -22,9 +22,11 @@
 //! speed factor before the first report.
 //!
 //! **Supervision.** The run hands every link opened on its offboard port a probe (see
-//! [`crate::pump::VehicleProbe`]): its exit, a PANIC line, its ground truth (true height above
-//! the pad, fed to the link's `altitude` condition) and its speed control (`then_speedup`).
-//! A wait on a dead run fails with [`RunError::Died`], naming the cause.
+//! [`crate::pump::VehicleProbe`]): its exit, a PANIC line and its speed control
+//! (`then_speedup`). A wait on a dead run fails with [`RunError::Died`], naming the cause. The
+//! height above the pad is measured over the wire for both vehicles alike: clients of a run
+//! ask for ground truth ([`GroundTruth::Always`]: the run started a simulator), which PX4 SITL
+//! and the built-in vehicle both stream as HIL_STATE_QUATERNION.
 
 mod probe;
 mod wait;
@@ -39,7 +41,7 @@ pub use wait::{Until, Waited, BARRIER_SLACK_MS};
 
 use crate::error::RunError;
 use crate::launcher::{LaunchOptions, OffboardPort, PortMap, Px4Build, Px4Process};
-use crate::offboard_client::OffboardOptions;
+use crate::offboard_client::{GroundTruth, OffboardOptions};
 use crate::pump::{LinkHandle, Pump, Supervision, VehicleProbe, WeakLink};
 use crate::sim::{Fault, SimConfig, SimHandle, VehicleConfig};
 use probe::{Px4Probe, SimProbe};
@@ -396,6 +398,14 @@ impl Sim {
     pub fn offboard_options(&self) -> OffboardOptions {
         let mut o = self.options.client.clone();
         o.stall_s = self.options.stall_s;
+        // The run started the vehicle, so it is a simulator (PX4 SITL or the built-in one):
+        // ask for its ground truth at once, unless the caller chose otherwise.
+        let started = self
+            .running()
+            .is_ok_and(|r| !matches!(r.vehicle, Vehicle::None));
+        if started && o.ground_truth == GroundTruth::Auto {
+            o.ground_truth = GroundTruth::Always;
+        }
         o
     }
 

@@ -79,10 +79,6 @@ impl VehicleProbe for SimProbe {
         None
     }
 
-    fn true_height_m(&self) -> Option<f32> {
-        self.with(SimHandle::true_height_m)
-    }
-
     fn set_speed(&self, factor: f32) -> Result<(), String> {
         if self.lockstep {
             return Err(LOCKSTEP_SPEED.to_owned());

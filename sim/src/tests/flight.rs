@@ -649,12 +649,25 @@ fn relative_alt_steps_after_takeoff_and_the_switch_smooths_it() {
         g.run(1_200);
         g.arm();
         g.run(15_000);
-        let (mut rel, mut local) = (Vec::new(), Vec::new());
+        let (mut rel, mut local, mut amsl) = (Vec::new(), Vec::new(), Vec::new());
+        let homes_before = g.home_alts.len();
         for _ in 0..600 {
             g.run(100);
             rel.push(g.gpos.as_ref().unwrap().relative_alt as f32 / 1000.0);
+            amsl.push(g.gpos.as_ref().unwrap().alt as f32 / 1000.0);
             local.push(-g.lpos.as_ref().unwrap().z);
         }
+        let amsl_jump = amsl
+            .windows(2)
+            .map(|w| (w[1] - w[0]).abs())
+            .fold(0.0, f32::max);
+        assert!(
+            amsl_jump < 0.05,
+            "GLOBAL_POSITION_INT.alt is smooth: {amsl_jump}"
+        );
+        // Home's altitude as received, each value once (PX4 re-sends an unchanged home too).
+        let mut homes = g.home_alts[homes_before..].to_vec();
+        homes.dedup_by_key(|h| h.1);
         let jump = rel
             .windows(2)
             .map(|w| (w[1] - w[0]).abs())
@@ -667,6 +680,17 @@ fn relative_alt_steps_after_takeoff_and_the_switch_smooths_it() {
         assert!(local_jump < 0.05, "LOCAL_POSITION_NED.z is smooth");
         if steps {
             assert!(jump >= 1.0, "steps of at least 1 m: {jump}");
+            // As PX4: home re-sent every ~2 s, several times by 1 m or more in a minute.
+            assert!(
+                (25..=31).contains(&homes.len()),
+                "{} home altitudes",
+                homes.len()
+            );
+            let big = homes
+                .windows(2)
+                .filter(|w| (w[1].1 - w[0].1).abs() >= 1_000)
+                .count();
+            assert!(big >= 5, "{big} home steps of 1 m or more in 60 s");
             assert!(
                 (3.7..=4.1).contains(&lo),
                 "reads down to ~3.8 m at a 5 m target: {lo}"

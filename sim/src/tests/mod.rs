@@ -46,6 +46,12 @@ pub struct Gcs {
     pub first_gpos_ms: Option<u64>,
     pub gpos: Option<mav::GLOBAL_POSITION_INT_DATA>,
     pub lpos: Option<mav::LOCAL_POSITION_NED_DATA>,
+    /// Latest HIL_STATE_QUATERNION (ground truth, when asked for).
+    pub truth: Option<mav::HIL_STATE_QUATERNION_DATA>,
+    /// Latest AUTOPILOT_VERSION.
+    pub version: Option<mav::AUTOPILOT_VERSION_DATA>,
+    /// Every HOME_POSITION.altitude received, mm AMSL, with the vehicle's ms.
+    pub home_alts: Vec<(u64, i32)>,
     pub prearm_since_ms: Option<u64>,
     pub counts: HashMap<u32, u32>,
     pub last_time_boot_ms: Option<u32>,
@@ -76,6 +82,9 @@ impl Gcs {
             first_gpos_ms: None,
             gpos: None,
             lpos: None,
+            truth: None,
+            version: None,
+            home_alts: Vec::new(),
             prearm_since_ms: None,
             counts: HashMap::new(),
             last_time_boot_ms: None,
@@ -111,7 +120,7 @@ impl Gcs {
             param6: p[5],
             param7: p[6],
             command: cmd,
-            target_system: 1,
+            target_system: self.v.cfg.sysid(),
             target_component: 1,
             confirmation: 0,
         });
@@ -218,7 +227,7 @@ impl Gcs {
         while let Some(n) = self.v.poll_transmit(&mut buf) {
             let before = self.dec.stats().dropped_bytes;
             for_each_frame(&mut self.dec, &buf[..n], |h, p| {
-                assert_eq!((h.sysid, h.compid), (1, 1));
+                assert_eq!((h.sysid, h.compid), (self.v.cfg.sysid(), 1));
                 frames.push((h.msgid, p.to_vec()));
             });
             self.garbage_bytes += self.dec.stats().dropped_bytes - before;
@@ -270,6 +279,12 @@ impl Gcs {
                 self.gpos = Some(g);
             }
             32 => self.lpos = Some(mav::LOCAL_POSITION_NED_DATA::deser(v, p).unwrap()),
+            115 => self.truth = Some(mav::HIL_STATE_QUATERNION_DATA::deser(v, p).unwrap()),
+            148 => self.version = Some(mav::AUTOPILOT_VERSION_DATA::deser(v, p).unwrap()),
+            242 => {
+                let h = mav::HOME_POSITION_DATA::deser(v, p).unwrap();
+                self.home_alts.push((now, h.altitude));
+            }
             77 => {
                 let a = mav::COMMAND_ACK_DATA::deser(v, p).unwrap();
                 assert_eq!(

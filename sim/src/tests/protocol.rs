@@ -174,6 +174,58 @@ fn set_message_interval_changes_a_stream() {
 }
 
 #[test]
+fn ground_truth_streams_only_when_asked_at_the_asked_rate() {
+    let mut g = Gcs::booted();
+    g.run(2_000);
+    assert!(!g.counts.contains_key(&115), "HIL_STATE_QUATERNION unasked");
+    let from = g.log.len();
+    g.cmd_long(
+        MAV_CMD_SET_MESSAGE_INTERVAL,
+        [115.0, 40_000.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    g.run(20);
+    assert!(g.events(from).contains(&Ev::Ack {
+        cmd: 511,
+        result: mav::MavResult::MAV_RESULT_ACCEPTED as u8
+    }));
+    let before = g.counts[&115];
+    g.run(2_000);
+    let hz = (g.counts[&115] - before) as f32 / 2.0;
+    assert!((24.0..=26.0).contains(&hz), "{hz} Hz");
+    // On the pad: the true altitude is the pad's, unlike the estimate's lag or home's steps.
+    let t = g.truth.clone().unwrap();
+    let origin_mm = (crate::sim::geo::GeoPoint::SIH_DEFAULT.alt_amsl_m * 1000.0).round() as i32;
+    assert!((t.alt - origin_mm).abs() <= 20, "{} vs {origin_mm}", t.alt);
+    assert!(t.time_usec > 0 && (t.attitude_quaternion[0] - 1.0).abs() < 0.01);
+    // −1 disables it again.
+    g.cmd_long(
+        MAV_CMD_SET_MESSAGE_INTERVAL,
+        [115.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    g.run(100);
+    let n = g.counts[&115];
+    g.run(1_000);
+    assert_eq!(g.counts[&115], n);
+}
+
+#[test]
+fn autopilot_version_identifies_the_vehicle_as_px4_sitl() {
+    for instance in [0u8, 5, 41] {
+        let mut g = Gcs::with(crate::sim::VehicleConfig::instance(instance));
+        g.run(3_000);
+        g.cmd_long(
+            MAV_CMD_REQUEST_MESSAGE,
+            [148.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        );
+        g.run(20);
+        let v = g.version.clone().expect("AUTOPILOT_VERSION");
+        let sysid = instance + 1;
+        assert!(nexus_core::ground_truth::is_px4_sitl(&v, sysid));
+        assert_eq!((v.vendor_id, v.product_id, v.board_version), (0, 0, 1));
+    }
+}
+
+#[test]
 fn hostile_input_never_panics_or_corrupts_the_model() {
     let mut g = Gcs::airborne(3.0);
     // Random bytes, truncated frames, out-of-range fields.
