@@ -194,7 +194,7 @@ fn ground_truth_streams_only_when_asked_at_the_asked_rate() {
     assert!((24.0..=26.0).contains(&hz), "{hz} Hz");
     // On the pad: the true altitude is the pad's, unlike the estimate's lag or home's steps.
     let t = g.truth.clone().unwrap();
-    let origin_mm = (crate::sim::geo::GeoPoint::SIH_DEFAULT.alt_amsl_m * 1000.0).round() as i32;
+    let origin_mm = (crate::geo::GeoPoint::SIH_DEFAULT.alt_amsl_m * 1000.0).round() as i32;
     assert!((t.alt - origin_mm).abs() <= 20, "{} vs {origin_mm}", t.alt);
     assert!(t.time_usec > 0 && (t.attitude_quaternion[0] - 1.0).abs() < 0.01);
     // −1 disables it again.
@@ -211,7 +211,7 @@ fn ground_truth_streams_only_when_asked_at_the_asked_rate() {
 #[test]
 fn autopilot_version_identifies_the_vehicle_as_px4_sitl() {
     for instance in [0u8, 5, 41] {
-        let mut g = Gcs::with(crate::sim::VehicleConfig::instance(instance));
+        let mut g = Gcs::with(crate::VehicleConfig::instance(instance));
         g.run(3_000);
         g.cmd_long(
             MAV_CMD_REQUEST_MESSAGE,
