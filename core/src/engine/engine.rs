@@ -561,6 +561,7 @@ impl<const N: usize> Engine<N> {
             mode,
             landed: tel.landed(),
             last_seq: tel.texts().last_seq(),
+            mission: tel.mission_progress(),
         }
     }
 }

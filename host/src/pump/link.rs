@@ -450,7 +450,7 @@ impl LinkState {
     }
 
     /// Route the client's events and publish the status; wake waiting callers last.
-    pub fn after_batch(&mut self, _now: Instant) {
+    pub fn after_batch(&mut self, now: Instant) {
         let mut settled: Vec<(WaitSlot, WaitResult)> = Vec::new();
         let mut program_done: Option<(ProgramSlot, ProgramReport)> = None;
         let mut log: Vec<LinkEvent> = Vec::new();
@@ -476,6 +476,10 @@ impl LinkState {
                     step,
                     passed,
                     reason,
+                    explanation: (!passed)
+                        .then(|| self.client.explain_step(now, step))
+                        .flatten()
+                        .map(|e| e.to_string()),
                 }),
                 Event::ProgramFinished(end) => {
                     log.push(LinkEvent::ProgramFinished(end));

@@ -157,6 +157,9 @@ pub enum LinkEvent {
         passed: bool,
         /// Why its wait ended.
         reason: Reason,
+        /// Why it did not pass, in words (what was pending, PX4's words): built by the core
+        /// ([`nexus_core::explain::Explanation`]) in the tick the step settled.
+        explanation: Option<String>,
     },
     /// The running program ended.
     ProgramFinished(ProgramEnd),
