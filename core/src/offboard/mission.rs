@@ -117,7 +117,9 @@ impl<const N: usize> MissionState<N> {
         match &frame.msg {
             Msg::MissionCurrent(m) => self.on_current(m),
             Msg::MissionItemReached(m)
-                if self.fresh && m.seq <= self.current && self.reached.is_none_or(|r| m.seq > r) =>
+                if self.fresh
+                    && m.seq <= self.current
+                    && self.reached.is_none_or(|r| m.seq > r) =>
             {
                 self.reached = Some(m.seq);
                 self.progress_known = true;
