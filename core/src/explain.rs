@@ -297,17 +297,23 @@ fn reading<const T: usize>(kind: ConditionKind, snap: &Snapshot, tel: &Telemetry
     }
 }
 
-/// PX4's newest warning-or-worse texts, oldest first, quoted and cut to fit.
-pub fn recent_words<const T: usize>(tel: &Telemetry<T>) -> Words {
+/// PX4's newest warning-or-worse texts, oldest first, quoted and cut to fit; with `since_ms`,
+/// only those that came at or after that sim time.
+pub fn recent_words<const T: usize>(tel: &Telemetry<T>, since_ms: Option<u64>) -> Words {
     let texts = tel.texts();
-    let n = texts
-        .iter()
-        .filter(|t| t.severity <= QUOTE_SEVERITY)
-        .count();
+    let wanted = |t: &&crate::telemetry::Text| {
+        t.severity <= QUOTE_SEVERITY
+            && match (since_ms, t.sim_ms) {
+                (Some(s), Some(at)) => at >= s,
+                (Some(_), None) => false,
+                (None, _) => true,
+            }
+    };
+    let n = texts.iter().filter(wanted).count();
     let mut out = Words::new();
     for t in texts
         .iter()
-        .filter(|t| t.severity <= QUOTE_SEVERITY)
+        .filter(wanted)
         .skip(n.saturating_sub(WORDS_TEXTS))
     {
         if !out.is_empty() && out.push_str("; ").is_err() {
@@ -406,7 +412,8 @@ impl Explanation {
         if let Some(r) = refusal {
             return Some(Explanation::Refused(r));
         }
-        let texts = recent_words(tel);
+        // Why PX4 will not arm or switch is often said once, at boot: any text counts there.
+        let texts = recent_words(tel, None);
         let pending = outstanding.pending;
         if pending.arm {
             if let Some(w) = outstanding.arm_wait {
@@ -441,7 +448,8 @@ impl Explanation {
         Some(Explanation::NotReached {
             condition,
             reading,
-            texts,
+            // Nothing was pending: only what PX4 said during the wait can bear on it.
+            texts: recent_words(tel, start_ms),
         })
     }
 }
