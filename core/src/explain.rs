@@ -84,6 +84,11 @@ pub enum Explanation {
         wait: ArmWait,
         /// Sim seconds the wait lasted.
         for_s: f32,
+        /// The mode the heartbeat showed.
+        mode: Option<Mode>,
+        /// The mode is Mission and no mission upload was accepted on this link: PX4 cannot arm
+        /// in Mission mode without one.
+        no_mission: bool,
         /// HEARTBEAT.system_status (MAV_STATE), if a heartbeat came.
         system_status: Option<u8>,
         /// PX4's recent warnings.
@@ -176,6 +181,8 @@ impl fmt::Display for Explanation {
             Explanation::ArmNotSent {
                 wait,
                 for_s,
+                mode,
+                no_mission,
                 system_status,
                 texts,
             } => {
@@ -187,7 +194,16 @@ impl fmt::Display for Explanation {
                     ArmWait::NoPosition => {
                         f.write_str("no position estimate (GLOBAL_POSITION_INT) yet")?
                     }
-                    ArmWait::Settling { .. } => write!(f, "PX4 not armable for {for_s:.0} s")?,
+                    ArmWait::Settling { .. } => {
+                        write!(f, "PX4 not armable for {for_s:.0} s")?;
+                        match (mode, no_mission) {
+                            (Some(m), true) => {
+                                write!(f, " in {m} mode, with no mission uploaded on this link")?
+                            }
+                            (Some(m), false) => write!(f, " in {m} mode")?,
+                            (None, _) => {}
+                        }
+                    }
                 }
                 let status = system_status.map(mav_state_name);
                 match (status, texts.is_empty()) {
@@ -420,6 +436,8 @@ impl Explanation {
                 return Some(Explanation::ArmNotSent {
                     wait: w,
                     for_s: result.waited_sim_s,
+                    mode: snap.mode,
+                    no_mission: snap.mode == Some(Mode::Mission) && !offboard.mission_uploaded(),
                     system_status: tel.heartbeat().map(|h| h.system_status as u8),
                     texts,
                 });

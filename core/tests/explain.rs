@@ -196,8 +196,9 @@ fn an_arm_never_sent_says_px4_was_not_armable_in_its_words() {
     );
     assert_eq!(
         why.to_string(),
-        "arm not sent: PX4 not armable for 25 s (system_status UNINIT; last texts: \
-         'Preflight Fail: heading estimate not stable')"
+        "arm not sent: PX4 not armable for 25 s in Mission mode, with no mission uploaded on \
+         this link (system_status UNINIT; last texts: 'Preflight Fail: heading estimate not \
+         stable')"
     );
 }
 
@@ -427,9 +428,9 @@ fn a_failed_step_is_explained_as_it_was_when_it_settled_not_after_the_next_step_
     );
     assert_eq!(d.step_whys[1].0, 1);
     assert!(
-        d.step_whys[1]
-            .1
-            .starts_with("arm not sent: PX4 not armable for 3 s (system_status UNINIT"),
+        d.step_whys[1].1.starts_with(
+            "arm not sent: PX4 not armable for 3 s in Hold mode (system_status UNINIT"
+        ),
         "{:?}",
         d.step_whys
     );

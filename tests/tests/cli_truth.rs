@@ -173,7 +173,8 @@ timeout_s = 25
     let (code, out, r) = run("truth-unarmable", program, "227");
     assert_eq!(code, 1, "{out}");
     assert_eq!(reasons(&r), ["met", "timeout"], "{out}");
-    let want = "arm not sent: PX4 not armable for 25 s (system_status UNINIT";
+    let want = "arm not sent: PX4 not armable for 25 s in Mission mode, with no mission uploaded \
+                on this link (system_status UNINIT";
     let line = out
         .lines()
         .find(|l| l.starts_with("FAIL step 2/2 (arm): timeout"))
