@@ -496,11 +496,15 @@ impl Flight {
                 .unwrap_or_else(|| "did not run".into());
             return Some(format!("{label} failed: {why}"));
         };
-        let mut text = failure_text(&label, until, rec, self.abort_reason.as_deref());
-        if let Some(why) = self.explanation(at) {
-            text.push_str(&format!("; {why}"));
-        }
-        Some(text)
+        Some(match (rec.result.reason, self.explanation(at)) {
+            // The explanation of a death starts with its cause: say it once.
+            (Reason::Died, Some(why)) => format!("{label} failed: {why}"),
+            (_, Some(why)) => format!(
+                "{}; {why}",
+                failure_text(&label, until, rec, self.abort_reason.as_deref())
+            ),
+            (_, None) => failure_text(&label, until, rec, self.abort_reason.as_deref()),
+        })
     }
 
     /// The vehicle's last console lines (for a failure report).
