@@ -94,11 +94,37 @@ fn a_plan_of_999_land_items_fails_with_the_items_flown_counted_honestly() {
     assert!(verdict.starts_with("FAIL: "), "{verdict}");
     assert!(verdict.contains("(1 of 999 items flown)"), "{verdict}");
     assert!(verdict.contains("never left the ground"), "{verdict}");
+    assert!(
+        verdict.contains("998 of the plan's 999 items come after item 0"),
+        "{verdict}"
+    );
     let m = &r["mission"];
     assert_eq!(m["items_flown"], 1, "{m}");
     assert_eq!(m["last_reachable"], 0, "{m}");
     assert_eq!(m["reached"], 0, "{m}");
     assert_eq!(r["passed"], false);
+}
+
+#[test]
+fn items_after_a_landing_are_never_flown_and_the_plan_fails() {
+    // Takeoff, land, then a waypoint: PX4 ends the mission on touchdown and disarms; the
+    // flight itself goes well, the waypoint is never flown.
+    let items = [
+        (TAKEOFF, HOME_LAT, 5.0),
+        (LAND, HOME_LAT, 0.0),
+        (WAYPOINT, HOME_LAT + 0.0002, 10.0),
+    ];
+    let (code, human, r) = fly("truth-after-land", &items, "230", &[]);
+    assert_eq!(code, 1, "{human}");
+    assert_eq!(reasons(&r), ["met", "met", "met", "met"], "{human}");
+    let verdict = r["verdict"].as_str().unwrap();
+    assert_eq!(
+        verdict,
+        "FAIL: 1 of the plan's 3 items come after item 1, the last one PX4 flies, and are never \
+         flown (2 of 3 items flown)"
+    );
+    assert_eq!(r["mission"]["complete"], true);
+    assert_eq!(r["mission"]["items_flown"], 2);
 }
 
 #[test]

@@ -173,23 +173,41 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             let n = items.len();
             match flight.failure(end, &meta) {
                 Some(why) => Err(format!("{why} ({flown} of {n} items flown)")),
-                None if !flight.mission_complete() => Err(format!(
-                    "PX4 never reported the mission's last reachable item reached \
-                     ({flown} of {n} items flown)"
-                )),
-                None if !flight.airborne() => Err(format!(
-                    "PX4 reported the mission complete, but the vehicle never left the ground \
-                     ({flown} of {n} items flown)"
-                )),
-                None if unreachable > 0 => Err(format!(
-                    "{unreachable} of the plan's {n} items come after {} and are never flown \
-                     ({flown} of {n} items flown)",
-                    match last_item {
-                        Some(l) => format!("item {l}, where PX4 ends the mission"),
-                        None => "the first RTL".to_string(),
+                None => {
+                    // Every reason the plan was not flown, not just the first.
+                    let mut not_flown = Vec::new();
+                    if !flight.mission_complete() {
+                        not_flown.push(
+                            "PX4 never reported the mission's last reachable item reached"
+                                .to_string(),
+                        );
                     }
-                )),
-                None => Ok(end),
+                    if !flight.airborne() {
+                        not_flown.push(
+                            "PX4 reported the mission complete, but the vehicle never left the \
+                             ground"
+                                .to_string(),
+                        );
+                    }
+                    if unreachable > 0 {
+                        not_flown.push(format!(
+                            "{unreachable} of the plan's {n} items come after {} and are never \
+                             flown",
+                            match last_item {
+                                Some(l) => format!("item {l}, the last one PX4 flies,"),
+                                None => "the first RTL".to_string(),
+                            }
+                        ));
+                    }
+                    if not_flown.is_empty() {
+                        Ok(end)
+                    } else {
+                        Err(format!(
+                            "{} ({flown} of {n} items flown)",
+                            not_flown.join("; ")
+                        ))
+                    }
+                }
             }
         }
     };
