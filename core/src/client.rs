@@ -28,6 +28,7 @@ use crate::engine::{
 };
 use crate::explain::{Explanation, Outstanding};
 use crate::frame::{BufferTooSmall, Encoder, RawFrame};
+use crate::mission::MissionProgress;
 use crate::msg::{Frame, ParserError};
 use crate::offboard::{Offboard, OffboardConfig, OffboardError, OffboardEvent};
 use crate::telemetry::{LinkIds, Snapshot, Telemetry};
@@ -170,6 +171,10 @@ impl<const ITEMS: usize, const TEXTS: usize> Actuator for Act<'_, ITEMS, TEXTS> 
             }
             other => self.offboard.apply(now, self.tel, other),
         }
+    }
+
+    fn mission_progress(&self) -> Option<Option<MissionProgress>> {
+        Some(self.offboard.mission_progress())
     }
 }
 
@@ -449,10 +454,10 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         (self.decode_errors, self.program_events_lost)
     }
 
-    /// Hand the offboard machine's mission progress to the telemetry the engine reads (a verb
-    /// such as a mission start resets it).
+    /// Hand the offboard machine's mission progress to the engine (a verb such as a mission
+    /// start resets it); a program step's action does the same through [`Act`].
     fn sync_mission(&mut self) {
-        self.tel
+        self.engine
             .set_mission_progress(self.offboard.mission_progress());
     }
 

@@ -10,6 +10,7 @@
 //! RAM) if it never does.
 
 use crate::engine::{Condition, ConditionKind, Reason, Wait, WaitResult};
+use crate::mission::MissionProgress;
 use crate::mode::Mode;
 use crate::offboard::{ArmWait, GaveUp, MissionError, Offboard, Pending, Refusal};
 use crate::telemetry::{LandedState, Snapshot, Telemetry, MAX_ERROR_LEN};
@@ -284,7 +285,12 @@ impl fmt::Display for Explanation {
 }
 
 /// What `kind` read in `snap` (and in the mission progress).
-fn reading<const T: usize>(kind: ConditionKind, snap: &Snapshot, tel: &Telemetry<T>) -> Reading {
+fn reading<const T: usize>(
+    kind: ConditionKind,
+    snap: &Snapshot,
+    tel: &Telemetry<T>,
+    mission: Option<MissionProgress>,
+) -> Reading {
     let num = |v: Option<f32>| v.map_or(Reading::Unknown, |v| Reading::Number(v, kind.unit()));
     match kind {
         ConditionKind::Altitude => num(snap.height_m),
@@ -303,13 +309,12 @@ fn reading<const T: usize>(kind: ConditionKind, snap: &Snapshot, tel: &Telemetry
             Some(_) => Reading::Seq(snap.seq as u16),
             None => Reading::Unknown,
         },
-        ConditionKind::Reached => tel
-            .mission_progress()
+        ConditionKind::Reached => mission
             .and_then(|m| m.reached)
             .map_or(Reading::Unknown, Reading::Seq),
-        ConditionKind::MissionComplete => tel
-            .mission_progress()
-            .map_or(Reading::Unknown, |m| Reading::Complete(m.complete)),
+        ConditionKind::MissionComplete => {
+            mission.map_or(Reading::Unknown, |m| Reading::Complete(m.complete))
+        }
     }
 }
 
@@ -388,7 +393,7 @@ impl Explanation {
             Reason::Met | Reason::Cap => return None,
             Reason::Guard => {
                 let condition = wait.guards().get(result.guard? as usize)?.clone();
-                let reading = reading(condition.kind(), snap, tel);
+                let reading = reading(condition.kind(), snap, tel, offboard.mission_progress());
                 return Some(Explanation::Guard { condition, reading });
             }
             Reason::Died => {
@@ -462,7 +467,7 @@ impl Explanation {
             });
         }
         let condition = wait.condition().clone();
-        let reading = reading(condition.kind(), snap, tel);
+        let reading = reading(condition.kind(), snap, tel, offboard.mission_progress());
         Some(Explanation::NotReached {
             condition,
             reading,

@@ -259,6 +259,20 @@ pub fn last_waypoint(items: &[MissionItem]) -> Option<u16> {
         .map(|it| it.seq)
 }
 
+/// A mission run's progress as PX4 reported it: what the `reached` and `mission_complete`
+/// conditions read. The offboard machine knows the mission and the run
+/// ([`crate::offboard::Offboard::mission_progress`]); the driver hands it to the wait engine
+/// ([`crate::engine::Engine::set_mission_progress`]; the client does after every frame and
+/// action).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct MissionProgress {
+    /// Highest item PX4 reported reached (MISSION_ITEM_REACHED) in this run.
+    pub reached: Option<u16>,
+    /// The last reachable item was reported reached in this run.
+    pub complete: bool,
+}
+
 /// VTOL_LAND: ends a mission like NAV_LAND.
 pub const NAV_VTOL_LAND: u16 = 85;
 

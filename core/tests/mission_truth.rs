@@ -325,3 +325,45 @@ fn conditions_read_as_written() {
         assert_eq!(c.to_string(), want);
     }
 }
+
+#[test]
+fn a_program_that_starts_the_mission_again_does_not_find_it_complete_at_once() {
+    // The second step's action (a new start) resets the run in the same tick the first step
+    // settles; its wait must read the new run, not the finished one.
+    use nexus_core::action::Action;
+    use nexus_core::engine::{Program, ProgramState, Step};
+    let mut s = Scripted::new(&plan(&[NAV_TAKEOFF, NAV_LAND]));
+    let mut p: Program<4> = Program::new();
+    for _ in 0..2 {
+        p.push(Step::new(Action::StartMission, Wait::mission_complete()).timeout_s(600.0))
+            .unwrap();
+    }
+    let now = s.now();
+    s.client.start_program(now, p).unwrap();
+    s.current(0, NOT_STARTED);
+    s.current(0, ACTIVE);
+    s.reached(0);
+    s.current(1, ACTIVE);
+    s.reached(1);
+    assert_eq!(s.client.program().records().len(), 1);
+    assert_eq!(s.client.program().records()[0].result.reason, Reason::Met);
+    assert_eq!(
+        s.client.program().state(),
+        ProgramState::Running { step: 1 },
+        "the new start is not complete at once"
+    );
+    // PX4 still shows the old run until the restart lands.
+    s.current(1, COMPLETE);
+    s.reached(1);
+    assert_eq!(
+        s.client.program().state(),
+        ProgramState::Running { step: 1 }
+    );
+    s.current(0, NOT_STARTED);
+    s.current(0, ACTIVE);
+    s.reached(0);
+    s.current(1, ACTIVE);
+    s.reached(1);
+    assert_eq!(s.client.program().records().len(), 2);
+    assert_eq!(s.client.program().records()[1].result.reason, Reason::Met);
+}

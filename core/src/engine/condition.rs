@@ -205,8 +205,9 @@ impl Condition {
 
     /// PX4 reports item `seq` reached in this mission run (MISSION_ITEM_REACHED; the highest
     /// seq reported so far is compared, `>=` by default). Never met before a report of this run
-    /// arrives: a start resets it. Read from the offboard machine through
-    /// [`crate::telemetry::Telemetry::mission_progress`], which the client keeps up to date.
+    /// arrives: a start resets it. Read from the engine's mission-progress input
+    /// ([`crate::engine::Engine::set_mission_progress`]), which the client keeps up to date from
+    /// the offboard machine.
     pub fn reached(seq: u16) -> Self {
         Self::new(ConditionKind::Reached, Target::Number(seq as f32))
     }
@@ -463,7 +464,7 @@ pub(crate) struct Readings {
     pub mode: Option<Mode>,
     pub landed: Option<bool>,
     pub last_seq: u32,
-    pub mission: Option<crate::telemetry::MissionProgress>,
+    pub mission: Option<crate::mission::MissionProgress>,
 }
 
 impl Readings {

@@ -5,9 +5,8 @@ use super::clock::Stamp;
 use super::geo::{ne_offset_m, wrap_pi};
 use super::requests::ArmWait;
 use super::{Anchor, GaveUp, MissionError, Offboard, Refusal, Target};
-use crate::mission::MissionItem;
+use crate::mission::{MissionItem, MissionProgress};
 use crate::mode::Mode;
-use crate::telemetry::MissionProgress;
 use crate::telemetry::{LandedState, Telemetry};
 use crate::time::Instant;
 

@@ -48,18 +48,6 @@ impl Default for LinkIds {
     }
 }
 
-/// A mission run's progress as PX4 reported it, fed in by the driver from the offboard
-/// machine (which knows the mission and the run), so the `reached` and `mission_complete`
-/// conditions read it like any other reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct MissionProgress {
-    /// Highest item PX4 reported reached (MISSION_ITEM_REACHED) in this run.
-    pub reached: Option<u16>,
-    /// The last reachable item was reported reached in this run.
-    pub complete: bool,
-}
-
 /// Cache of the target autopilot's telemetry; `TEXTS` STATUSTEXTs are kept.
 #[derive(Debug, Clone)]
 pub struct Telemetry<const TEXTS: usize> {
@@ -75,7 +63,6 @@ pub struct Telemetry<const TEXTS: usize> {
     home: Option<mav::HOME_POSITION_DATA>,
     mission_current: Option<mav::MISSION_CURRENT_DATA>,
     mission_item_reached: Option<u16>,
-    mission_progress: Option<MissionProgress>,
     command_ack: Option<mav::COMMAND_ACK_DATA>,
     param_value: Option<mav::PARAM_VALUE_DATA>,
     clock: SimClock,
@@ -103,7 +90,6 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             home: None,
             mission_current: None,
             mission_item_reached: None,
-            mission_progress: None,
             command_ack: None,
             param_value: None,
             clock: SimClock::new(),
@@ -212,17 +198,6 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
     /// has one (a simulator's true position). The `altitude` condition prefers it.
     pub fn set_true_height_m(&mut self, height_m: Option<f32>) {
         self.true_height_m = height_m;
-    }
-
-    /// Supply this mission run's progress (`None`: nothing reported in this run yet); the
-    /// [`crate::client::Client`] does after every frame, from the offboard machine.
-    pub fn set_mission_progress(&mut self, progress: Option<MissionProgress>) {
-        self.mission_progress = progress;
-    }
-
-    /// This mission run's progress, as last supplied.
-    pub fn mission_progress(&self) -> Option<MissionProgress> {
-        self.mission_progress
     }
 
     /// The autopilot clock, ms (see [`SimClock`]); `None` before the first timestamp.
