@@ -24,7 +24,7 @@ pub struct MissionStatus {
     pub reached: Option<u16>,
     /// Item PX4 is flying to (MISSION_CURRENT.seq; 0 before the first report).
     pub current: u16,
-    /// The mission's last NAV_WAYPOINT has been reached.
+    /// PX4 reported the mission's last reachable item reached in this start.
     pub complete: bool,
     /// An upload, download or clear is in flight.
     pub transfer_in_flight: bool,
