@@ -358,7 +358,8 @@ pub fn recent_words<const T: usize>(tel: &Telemetry<T>, since_ms: Option<u64>) -
 impl Explanation {
     /// Explain `result`, a wait (or step) on `wait` that ended without its condition, from the
     /// offboard machine and the telemetry as they are when it settled (`now`: the driver's
-    /// clock then; call it in the tick the wait settled, before handling more frames). `None` for a met wait.
+    /// clock then; call it in the tick the wait settled, before handling more frames). `None`
+    /// for a met wait.
     ///
     /// The most specific cause wins: a guard, a death, then what happened during the wait (an
     /// upload that failed, a request given up, a refusal), then what was still outstanding (an

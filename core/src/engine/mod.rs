@@ -47,10 +47,10 @@
 //!
 //! Evaluation is change-driven. Each pending wait records which readings its conditions read
 //! (height, airspeed, waypoint, armed, mode, landed, texts, mission progress) and the next sim
-//! time at which time alone could end it (its timeout, the end of a hold, a `time`/`sim_time` target). After a
-//! message, the engine takes the readings once (one `f32` division, a cached mode lookup),
-//! compares them with the previous ones, and looks only at the waits whose readings changed or
-//! whose wake time has come; the outcome is the same as looking at every wait every time (the
+//! time at which time alone could end it (its timeout, the end of a hold, a `time`/`sim_time`
+//! target). After a message, the engine takes the readings once (one `f32` division, a cached
+//! mode lookup), compares them with the previous ones, and looks only at the waits whose
+//! readings changed or whose wake time has come; the outcome is the same as looking at every wait every time (the
 //! property test checks exactly that against a naive reference). All thresholds are integer ms
 //! or `f32` compared without division; texts are scanned only when a new one arrived.
 //!
