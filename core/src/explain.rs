@@ -95,6 +95,14 @@ pub enum Explanation {
         /// PX4's recent warnings.
         texts: Words,
     },
+    /// The arm went out but the heartbeat never showed armed, and PX4 did not refuse it.
+    ArmNotShown {
+        /// PX4's recent warnings.
+        texts: Words,
+    },
+    /// The mission restart (MISSION_SET_CURRENT 0) went out but PX4 never reported item 0
+    /// current; the Mission mode and arm of the start wait for it.
+    RestartNotShown,
     /// PX4 refused a command during the wait (with its words).
     Refused(Refusal),
     /// The machine gave a request up during the wait; the refusal that caused it, if any.
@@ -214,6 +222,14 @@ impl fmt::Display for Explanation {
                     (None, false) => write!(f, " (last texts: {texts})"),
                 }
             }
+            Explanation::ArmNotShown { texts } => {
+                f.write_str("arm sent, but the heartbeat never showed armed (PX4 did not refuse)")?;
+                texts_suffix(f, texts, "; ")
+            }
+            Explanation::RestartNotShown => f.write_str(
+                "mission restart (MISSION_SET_CURRENT 0) sent, but PX4 never reported item 0 \
+                 current",
+            ),
             Explanation::Refused(r) => r.fmt(f),
             Explanation::GaveUp { gave_up, refusal } => {
                 if let Some(r) = refusal {
@@ -362,9 +378,9 @@ impl Explanation {
     /// for a met wait.
     ///
     /// The most specific cause wins: a guard, a death, then what happened during the wait (an
-    /// upload that failed, a request given up, a refusal), then what was still outstanding (an
-    /// arm never sent, a mode never shown, a transfer, a takeoff that never left the ground),
-    /// else the condition's last reading.
+    /// upload that failed, a request given up, a refusal), then what was still outstanding (a
+    /// mission restart never confirmed, an arm never sent or never shown, a mode never shown, a
+    /// transfer, a takeoff that never left the ground), else the condition's last reading.
     pub fn build<const T: usize, const ITEMS: usize>(
         now: Instant,
         offboard: &Offboard<ITEMS>,
@@ -437,6 +453,10 @@ impl Explanation {
         // Why PX4 will not arm or switch is often said once, at boot: any text counts there.
         let texts = recent_words(tel, None);
         let pending = outstanding.pending;
+        if pending.restart {
+            // The start's Mission mode and arm both wait on it: name the root.
+            return Some(Explanation::RestartNotShown);
+        }
         if pending.arm {
             if let Some(w) = outstanding.arm_wait {
                 return Some(Explanation::ArmNotSent {
@@ -448,6 +468,9 @@ impl Explanation {
                     texts,
                 });
             }
+        }
+        if pending.arm {
+            return Some(Explanation::ArmNotShown { texts });
         }
         if let Some(mode) = pending.mode {
             return Some(Explanation::ModeNotShown {

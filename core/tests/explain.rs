@@ -21,8 +21,8 @@ struct Drive {
     client: TestClient,
     px4: FakePx4,
     wall_ms: u64,
-    /// DO_SET_MODE never reaches PX4 (a lossy link, or a PX4 that ignores it).
-    drop_mode_commands: bool,
+    /// Frames that never reach PX4 (a lossy link, or a PX4 that ignores them).
+    drop: fn(&mav::MavMessage) -> bool,
     /// PX4 accepts the arm but never leaves the ground.
     stuck_on_ground: bool,
     events: Vec<Event>,
@@ -51,7 +51,7 @@ impl Drive {
             client: Client::new(config),
             px4,
             wall_ms: 0,
-            drop_mode_commands: false,
+            drop: |_| false,
             stuck_on_ground: false,
             events: Vec::new(),
             step_whys: Vec::new(),
@@ -73,10 +73,7 @@ impl Drive {
         let now = self.now();
         while let Some(n) = self.client.poll_transmit(now, &mut buf) {
             let msg = decode(&buf[..n]);
-            if self.drop_mode_commands
-                && matches!(&msg, mav::MavMessage::COMMAND_LONG(c)
-                    if c.command == mav::MavCmd::MAV_CMD_DO_SET_MODE)
-            {
+            if (self.drop)(&msg) {
                 continue;
             }
             for reply in self.px4.receive(self.wall_ms, &msg) {
@@ -154,6 +151,10 @@ impl Drive {
             self.step();
         }
     }
+}
+
+fn is_command(m: &mav::MavMessage, cmd: mav::MavCmd) -> bool {
+    matches!(m, mav::MavMessage::COMMAND_LONG(c) if c.command == cmd)
 }
 
 fn preflight_fail() -> Msg {
@@ -288,7 +289,7 @@ fn an_upload_px4_never_answers_is_explained_by_its_stage() {
 fn a_mode_never_shown_is_explained_with_what_the_heartbeat_shows() {
     let mut d = Drive::new();
     d.boot();
-    d.drop_mode_commands = true;
+    d.drop = |m| is_command(m, mav::MavCmd::MAV_CMD_DO_SET_MODE);
     d.client
         .apply(d.now(), &Action::SetMode(Mode::Position))
         .unwrap();
@@ -310,6 +311,42 @@ fn a_mode_never_shown_is_explained_with_what_the_heartbeat_shows() {
         why.to_string()
             .starts_with("mode Position requested, never shown by the heartbeat (shows Hold)"),
         "{why}"
+    );
+}
+
+#[test]
+fn an_arm_sent_but_never_shown_and_a_restart_never_confirmed_say_so() {
+    let mut d = Drive::new();
+    d.boot();
+    d.drop = |m| is_command(m, mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM);
+    d.client.apply(d.now(), &Action::Arm).unwrap();
+    let (r, why) = d.settle(Wait::armed().timeout_s(3.0), 10_000);
+    assert_eq!(r.reason, Reason::Timeout);
+    let why = why.unwrap();
+    assert!(matches!(why, Explanation::ArmNotShown { .. }), "{why:?}");
+    assert!(why
+        .to_string()
+        .starts_with("arm sent, but the heartbeat never showed armed (PX4 did not refuse)"));
+
+    let mut d = Drive::new();
+    d.boot();
+    d.drop = |m| matches!(m, mav::MavMessage::MISSION_SET_CURRENT(_));
+    d.client
+        .offboard_mut()
+        .0
+        .upload_mission_items(&box_mission())
+        .unwrap();
+    assert!(d.run_until(5_000, |d| d.client.offboard().mission_uploaded()));
+    // PX4 holds item 3 current (an earlier run stopped there): only a restart makes it 0.
+    d.px4.mission_current = 3;
+    d.client.apply(d.now(), &Action::StartMission).unwrap();
+    // Not an arm that waits: what the whole start waits on is the restart.
+    let (r, why) = d.settle(Wait::mode(Mode::Mission).timeout_s(3.0), 10_000);
+    assert_eq!(r.reason, Reason::Timeout);
+    assert_eq!(why, Some(Explanation::RestartNotShown));
+    assert_eq!(
+        why.unwrap().to_string(),
+        "mission restart (MISSION_SET_CURRENT 0) sent, but PX4 never reported item 0 current"
     );
 }
 
