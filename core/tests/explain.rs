@@ -330,7 +330,10 @@ fn an_arm_sent_but_never_shown_and_a_restart_never_confirmed_say_so() {
 
     let mut d = Drive::new();
     d.boot();
-    d.drop = |m| matches!(m, mav::MavMessage::MISSION_SET_CURRENT(_));
+    // PX4 still uses MISSION_SET_CURRENT (the machine sends it); the crate marks it deprecated.
+    #[allow(deprecated)]
+    let set_current = |m: &mav::MavMessage| matches!(m, mav::MavMessage::MISSION_SET_CURRENT(_));
+    d.drop = set_current;
     d.client
         .offboard_mut()
         .0
