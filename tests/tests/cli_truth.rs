@@ -249,3 +249,23 @@ timeout_s = 60
     let why = r["steps"][1]["explanation"].as_str().unwrap();
     assert!(why.contains(want), "{why}");
 }
+
+#[test]
+fn a_plan_that_starts_with_an_rtl_is_refused_before_flying() {
+    let scratch = Scratch::new("truth-rtl-first");
+    let plan = scratch.file(
+        "p.plan",
+        &plan_text(&[(RTL, 0.0, 0.0), (WAYPOINT, HOME_LAT, 10.0)]),
+    );
+    let out = nexus(&["fly", plan.to_str().unwrap(), "--instance", "231"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the plan starts with an RTL, so PX4 reports no item of it reached"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("PASS"));
+}

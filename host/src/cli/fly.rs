@@ -133,6 +133,15 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     let ends_in_rtl = items
         .last()
         .is_some_and(|i| i.command == NAV_RETURN_TO_LAUNCH);
+    if last_item.is_none() {
+        // PX4 never reports an RTL item reached: such a mission could never be seen complete.
+        eprintln!(
+            "nexus fly: {}: the plan starts with an RTL, so PX4 reports no item of it reached: \
+             nothing to fly",
+            args.plan.display()
+        );
+        return exit(EXIT_SETUP);
+    }
     out.line(&format!(
         "nexus fly: {} ({} items) at ×{}",
         args.plan.display(),
