@@ -82,6 +82,10 @@ pub struct Flight {
     position_deg: Option<(f64, f64)>,
     items: Vec<MissionItem>,
     died: Option<String>,
+    /// Why each failed step failed, by step index (built by the core when it settled).
+    explanations: std::collections::HashMap<usize, String>,
+    /// The vehicle was seen in the air (landed state TAKEOFF or IN_AIR) during the program.
+    airborne: bool,
 }
 
 impl Flight {
@@ -112,6 +116,8 @@ impl Flight {
             position_deg: None,
             items: Vec::new(),
             died: None,
+            explanations: std::collections::HashMap::new(),
+            airborne: false,
         }
     }
 
@@ -226,9 +232,15 @@ impl Flight {
             self.look();
             for (_, ev) in self.new_events() {
                 match ev {
-                    LinkEvent::Step { step, .. } => {
+                    LinkEvent::Step {
+                        step, explanation, ..
+                    } => {
+                        if let Some(e) = explanation {
+                            self.explanations.insert(step, e);
+                        }
                         if let (Some(rec), Some(m)) = (self.records.get(step), meta.get(step)) {
-                            let line = step_line(m, step, total, rec);
+                            let why = self.explanations.get(&step).map(String::as_str);
+                            let line = step_line(m, step, total, rec, why);
                             self.view.line(&line);
                         }
                     }
@@ -394,6 +406,22 @@ impl Flight {
             }
         }
         self.status = self.vehicle.link.status();
+        if matches!(
+            self.status.landed_state,
+            nexus_core::LandedState::InAir | nexus_core::LandedState::TakingOff
+        ) {
+            self.airborne = true;
+        }
+    }
+
+    /// Whether the vehicle was seen in the air (taking off or flying) during the flight.
+    pub fn airborne(&self) -> bool {
+        self.airborne
+    }
+
+    /// Why step `step` failed, in words, if it did.
+    pub fn explanation(&self, step: usize) -> Option<&str> {
+        self.explanations.get(&step).map(String::as_str)
     }
 
     fn announce(&mut self, meta: &[StepMeta]) {
@@ -498,14 +526,16 @@ impl Flight {
             .enumerate()
             .map(|(i, rec)| {
                 let m = meta.get(i);
-                StepReport::new(
+                let mut r = StepReport::new(
                     i,
                     m.and_then(|m| m.name.clone()),
                     m.map_or("", |m| m.action.as_str()),
                     m.map_or("", |m| m.action_text.as_str()),
                     m.map_or("", |m| m.until.as_str()),
                     rec,
-                )
+                );
+                r.explanation = self.explanation(i).map(str::to_string);
+                r
             })
             .collect()
     }
@@ -530,9 +560,15 @@ impl Flight {
         self.status.snapshot.t_sim_s()
     }
 
-    /// Whether PX4 reported the mission's last NAV_WAYPOINT reached.
+    /// Whether PX4 reported the mission's last reachable item reached in this run.
     pub fn mission_complete(&self) -> bool {
         self.status.mission.complete
+    }
+
+    /// Items PX4 reported reached in this run (the highest reached seq + 1: PX4 reaches items
+    /// in order), never the plan's length.
+    pub fn items_flown(&self) -> usize {
+        self.status.mission.reached.map_or(0, |r| r as usize + 1)
     }
 
     /// The mission as flown.
@@ -547,6 +583,8 @@ impl Flight {
             reached: m.reached,
             complete: m.complete,
             progress: self.mission_progress.clone(),
+            last_reachable: nexus_core::mission::last_reachable(&plan.plan.items),
+            items_flown: self.items_flown(),
         }
     }
 
@@ -577,12 +615,15 @@ impl Flight {
                 .unwrap_or_else(|| "did not run".into());
             return Some(format!("{label} failed: {why}"));
         };
-        Some(failure_text(
-            &label,
-            until,
-            rec,
-            self.abort_reason.as_deref(),
-        ))
+        Some(match (rec.result.reason, self.explanation(at)) {
+            // The explanation of a death starts with its cause: say it once.
+            (Reason::Died, Some(why)) => format!("{label} failed: {why}"),
+            (_, Some(why)) => format!(
+                "{}; {why}",
+                failure_text(&label, until, rec, self.abort_reason.as_deref())
+            ),
+            (_, None) => failure_text(&label, until, rec, self.abort_reason.as_deref()),
+        })
     }
 
     /// The vehicle's last console lines (for a failure report).
@@ -593,8 +634,14 @@ impl Flight {
     }
 }
 
-/// One line per settled step.
-pub fn step_line(m: &StepMeta, index: usize, total: usize, rec: &StepRecord) -> String {
+/// One line per settled step; a failed one ends with why (`explanation`, from the core).
+pub fn step_line(
+    m: &StepMeta,
+    index: usize,
+    total: usize,
+    rec: &StepRecord,
+    explanation: Option<&str>,
+) -> String {
     let r = &rec.result;
     let head = if rec.passed { "ok  " } else { "FAIL" };
     let s = &r.snapshot;
@@ -619,13 +666,17 @@ pub fn step_line(m: &StepMeta, index: usize, total: usize, rec: &StepRecord) -> 
     );
     if !rec.passed {
         line.push_str(&format!(" — waited for {}", m.until));
+        if let Some(why) = explanation {
+            line.push_str(&format!("; {why}"));
+        }
     }
     line
 }
 
+/// The reason in words; a guard is named by its condition in the explanation that follows.
 fn reason_words(reason: Reason, guard: Option<u8>) -> String {
     match reason {
-        Reason::Guard => format!("guard {} fired", guard.map_or(0, |g| g + 1)),
+        Reason::Guard => format!("guard {} of the step fired", guard.map_or(0, |g| g + 1)),
         other => other.name().to_string(),
     }
 }
@@ -637,10 +688,7 @@ fn failure_text(label: &str, until: &str, rec: &StepRecord, abort_reason: Option
             "{label} failed: timeout after {:.1} s sim — waited for {until}",
             r.waited_sim_s
         ),
-        Reason::Guard => format!(
-            "{label} failed: guard {} fired while waiting for {until}",
-            r.guard.map_or(0, |g| g + 1)
-        ),
+        Reason::Guard => format!("{label} failed: a guard fired while waiting for {until}"),
         Reason::Died => format!(
             "{label} failed: the vehicle died: {}",
             r.snapshot.error.as_deref().unwrap_or("no reason given")

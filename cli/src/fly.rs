@@ -3,11 +3,15 @@
 //! The flight is a step program on the core engine, so its report reads like any program's:
 //!
 //! 1. start the mission (MISSION_SET_CURRENT 0, Mission mode, arm) until armed;
-//! 2. until PX4 flies to the mission's last item, failing if the vehicle disarms first;
+//! 2. until PX4 reports the mission complete (`mission_complete`: its last reachable item
+//!    reached in this run), failing if the vehicle disarms first;
 //! 3. until landed;
 //! 4. until disarmed (PX4 disarms by itself after landing).
 //!
-//! It passes when every step is met and the mission's last NAV_WAYPOINT was reached.
+//! It passes when every step is met, the vehicle was in the air, and every item of the plan is
+//! one PX4 flies: nothing after the first LAND (PX4 ends the mission on touchdown) and nothing
+//! after an RTL but the RTL itself ([`nexus_core::mission::last_reachable`]). "Items flown"
+//! counts the items PX4 reported reached, never the plan's length.
 
 use super::exec::{Flight, StepMeta};
 use super::output::Out;
@@ -16,7 +20,7 @@ use super::report::{IgnoredReport, Report};
 use super::vehicle::{start, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use nexus_core::engine::{Condition, Program, Step, Wait};
-use nexus_core::mission::NAV_WAYPOINT;
+use nexus_core::mission::{last_reachable, unreachable_items, NAV_RETURN_TO_LAUNCH};
 use nexus_core::Action;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,7 +50,7 @@ const LAND_TIMEOUT_S: f32 = 300.0;
 const DISARM_TIMEOUT_S: f32 = 60.0;
 
 /// The flight as steps.
-fn flight_program(last_item: u16, timeout_s: f32) -> (Program<STEPS>, Vec<StepMeta>) {
+fn flight_program(last_item: Option<u16>, timeout_s: f32) -> (Program<STEPS>, Vec<StepMeta>) {
     let meta = |action: &str, action_text: &str, until: String| StepMeta {
         name: None,
         action: action.into(),
@@ -68,7 +72,7 @@ fn flight_program(last_item: u16, timeout_s: f32) -> (Program<STEPS>, Vec<StepMe
         (
             Step::new(
                 Action::None,
-                Wait::waypoint(last_item)
+                Wait::mission_complete()
                     .guard(Condition::disarmed())
                     .timeout_s(timeout_s),
             ),
@@ -76,8 +80,9 @@ fn flight_program(last_item: u16, timeout_s: f32) -> (Program<STEPS>, Vec<StepMe
                 "none",
                 "fly the mission",
                 format!(
-                    "PX4 flies to the last item ({last_item}), failing if it disarms first \
-                     (timeout {timeout_s} s)"
+                    "mission_complete (PX4 reports item {} reached), failing if it disarms \
+                     first (timeout {timeout_s} s)",
+                    last_item.map_or("none".into(), |l| l.to_string())
                 ),
             ),
         ),
@@ -131,8 +136,20 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         return exit(EXIT_SETUP);
     }
     let items = &plan.plan.items;
-    let last_item = (items.len() - 1) as u16;
-    let has_waypoint = items.iter().any(|i| i.command == NAV_WAYPOINT);
+    let last_item = last_reachable(items);
+    let unreachable = unreachable_items(items);
+    let ends_in_rtl = items
+        .last()
+        .is_some_and(|i| i.command == NAV_RETURN_TO_LAUNCH);
+    if last_item.is_none() {
+        // PX4 never reports an RTL item reached: such a mission could never be seen complete.
+        eprintln!(
+            "nexus fly: {}: the plan starts with an RTL, so PX4 reports no item of it reached: \
+             nothing to fly",
+            args.plan.display()
+        );
+        return exit(EXIT_SETUP);
+    }
     out.line(&format!(
         "nexus fly: {} ({} items) at ×{}",
         args.plan.display(),
@@ -172,14 +189,45 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         Err(e) => Err(format!("mission upload failed: {e}")),
         Ok(()) => {
             let end = flight.run(program, &meta);
-            let complete = flight.mission_complete();
+            let flown = flight.items_flown();
+            let n = items.len();
             match flight.failure(end, &meta) {
-                Some(why) => Err(why),
-                None if has_waypoint && !complete => Err(
-                    "the vehicle landed, but PX4 never reported the mission's last waypoint reached"
-                        .into(),
-                ),
-                None => Ok(end),
+                Some(why) => Err(format!("{why} ({flown} of {n} items flown)")),
+                None => {
+                    // Every reason the plan was not flown, not just the first.
+                    let mut not_flown = Vec::new();
+                    if !flight.mission_complete() {
+                        not_flown.push(
+                            "PX4 never reported the mission's last reachable item reached"
+                                .to_string(),
+                        );
+                    }
+                    if !flight.airborne() {
+                        not_flown.push(
+                            "PX4 reported the mission complete, but the vehicle never left the \
+                             ground"
+                                .to_string(),
+                        );
+                    }
+                    if unreachable > 0 {
+                        not_flown.push(format!(
+                            "{unreachable} of the plan's {n} items come after {} and are never \
+                             flown",
+                            match last_item {
+                                Some(l) => format!("item {l}, the last one PX4 flies,"),
+                                None => "the first RTL".to_string(),
+                            }
+                        ));
+                    }
+                    if not_flown.is_empty() {
+                        Ok(end)
+                    } else {
+                        Err(format!(
+                            "{} ({flown} of {n} items flown)",
+                            not_flown.join("; ")
+                        ))
+                    }
+                }
             }
         }
     };
@@ -193,8 +241,15 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     report.wall_s = flight.wall_s();
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
     let outcome = outcome.map(|_| {
+        let rtl = if ends_in_rtl {
+            ", then the final RTL"
+        } else {
+            ""
+        };
         format!(
-            "mission complete: {} items flown, landed and disarmed after {:.1} s sim ({:.1} s wall)",
+            "mission complete: {} items flown of {}{rtl}, landed and disarmed after {:.1} s sim \
+             ({:.1} s wall)",
+            flight.items_flown(),
             items.len(),
             flight.sim_s(),
             flight.wall_s()

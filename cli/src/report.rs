@@ -125,6 +125,9 @@ pub struct StepReport {
     pub guard: Option<u8>,
     /// The vehicle when the step settled.
     pub snapshot: SnapshotReport,
+    /// Why a step that did not pass failed: what was pending and why it did not happen, in
+    /// PX4's words where it gave any (`null` for a step that passed).
+    pub explanation: Option<String>,
 }
 
 /// Seed 000's Snapshot.
@@ -210,6 +213,7 @@ impl StepReport {
                 None
             },
             snapshot: SnapshotReport::from(&r.snapshot),
+            explanation: None,
         }
     }
 }
@@ -253,10 +257,15 @@ pub struct MissionReport {
     pub current: u16,
     /// Highest item PX4 reported reached.
     pub reached: Option<u16>,
-    /// The mission's last NAV_WAYPOINT was reached.
+    /// PX4 reported the mission's last reachable item reached in this run.
     pub complete: bool,
     /// When PX4 moved on to each item: the item and the autopilot clock, s.
     pub progress: Vec<ItemProgress>,
+    /// The last item PX4 reports reached when it flies this plan (the first LAND, or the item
+    /// before an RTL; `null`: none).
+    pub last_reachable: Option<u16>,
+    /// Items PX4 reported reached (never the plan's length).
+    pub items_flown: usize,
 }
 
 /// One change of the current mission item.

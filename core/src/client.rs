@@ -26,8 +26,10 @@ use crate::engine::{
     Actuator, Engine, EngineError, EngineEvent, Program, ProgramEnd, ProgramError, ProgramRunner,
     Progress, Reaction, Reason, Wait, WaitId, WaitResult,
 };
+use crate::explain::{Explanation, Outstanding};
 use crate::frame::{BufferTooSmall, Encoder, RawFrame};
 use crate::ground_truth::{GroundTruth, GroundTruthRequest};
+use crate::mission::MissionProgress;
 use crate::msg::{Frame, ParserError};
 use crate::offboard::{Offboard, OffboardConfig, OffboardError, OffboardEvent};
 use crate::telemetry::{LinkIds, Snapshot, Telemetry};
@@ -173,6 +175,10 @@ impl<const ITEMS: usize, const TEXTS: usize> Actuator for Act<'_, ITEMS, TEXTS> 
             other => self.offboard.apply(now, self.tel, other),
         }
     }
+
+    fn mission_progress(&self) -> Option<Option<MissionProgress>> {
+        Some(self.offboard.mission_progress())
+    }
 }
 
 /// One vehicle link's core: `WAITS` concurrent waits, `TEXTS` STATUSTEXTs kept, missions of up
@@ -191,6 +197,8 @@ pub struct Client<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, co
     steps_reported: usize,
     reboots_seen: u32,
     decode_errors: u32,
+    /// A failed step and what was outstanding when it settled (before the next step's action).
+    failed_step: Option<(usize, Outstanding)>,
 }
 
 impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: usize>
@@ -211,6 +219,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             steps_reported: 0,
             reboots_seen: 0,
             decode_errors: 0,
+            failed_step: None,
         }
     }
 
@@ -222,6 +231,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         }
         self.offboard.handle(now, &self.tel, frame);
         self.truth.handle(&self.tel, frame);
+        self.sync_mission();
         let reboots = self.tel.clock().reboots();
         if reboots != self.reboots_seen {
             self.reboots_seen = reboots;
@@ -319,6 +329,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// Register a wait (seed 000's `wait_until`). A wait already decided settles at once, its
     /// reactions applied now.
     pub fn wait(&mut self, now: Instant, wait: &Wait) -> Result<WaitId, ClientError> {
+        self.sync_mission();
         let id = self.engine.register(now, &self.tel, wait)?;
         self.settle_tick(now);
         Ok(id)
@@ -372,6 +383,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         let progress = self
             .runner
             .start(now, &self.tel, &mut self.engine, &mut act, program)?;
+        self.sync_mission();
         self.steps_reported = 0;
         self.note_progress(progress);
         self.settle_tick(now);
@@ -394,7 +406,9 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             tel: &self.tel,
             speedup: &mut self.speedup,
         };
-        Ok(act.apply(now, action)?)
+        act.apply(now, action)?;
+        self.sync_mission();
+        Ok(())
     }
 
     /// The offboard machine and the telemetry it reads, for verbs and queries not covered by
@@ -428,6 +442,26 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         &self.runner
     }
 
+    /// Why wait `wait` ended as `result` (`None` when met): build it when the result arrives,
+    /// before handling more frames ([`Explanation::build`]).
+    pub fn explain(&self, now: Instant, wait: &Wait, result: &WaitResult) -> Option<Explanation> {
+        Explanation::build(now, &self.offboard, &self.tel, wait, result)
+    }
+
+    /// Why program step `step` ended without its condition (`None` when it passed or did not
+    /// run). What was outstanding is the machine's state in the tick the step settled, before
+    /// the next step's action; call it when the step's [`Event::Step`] comes.
+    pub fn explain_step(&self, now: Instant, step: usize) -> Option<Explanation> {
+        let rec = self.runner.records().get(step)?;
+        let wait = &self.runner.program().steps().get(step)?.until;
+        match self.failed_step {
+            Some((s, outstanding)) if s == step => {
+                Explanation::build_with(&self.offboard, &self.tel, wait, &rec.result, outstanding)
+            }
+            _ => Explanation::build(now, &self.offboard, &self.tel, wait, &rec.result),
+        }
+    }
+
     /// The vehicle now.
     pub fn snapshot(&self) -> Snapshot {
         self.tel.snapshot(None)
@@ -437,6 +471,13 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// did not poll them in time.
     pub fn counters(&self) -> (u32, u32) {
         (self.decode_errors, self.program_events_lost)
+    }
+
+    /// Hand the offboard machine's mission progress to the engine (a verb such as a mission
+    /// start resets it); a program step's action does the same through [`Act`].
+    fn sync_mission(&mut self) {
+        self.engine
+            .set_mission_progress(self.offboard.mission_progress());
     }
 
     fn apply_reaction(&mut self, reaction: Reaction) {
@@ -468,6 +509,16 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             let Ok(result) = self.engine.take_settled(id) else {
                 return;
             };
+            if result.reason != Reason::Met {
+                let step = self.runner.records().len();
+                self.failed_step = Some((
+                    step,
+                    Outstanding {
+                        pending: self.offboard.pending(),
+                        arm_wait: self.offboard.arm_wait(now, &self.tel),
+                    },
+                ));
+            }
             let mut act = Act {
                 offboard: &mut self.offboard,
                 tel: &self.tel,

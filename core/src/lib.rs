@@ -17,6 +17,7 @@
 //! * [`mode`]: PX4's flight-mode table;
 //! * [`engine`]: wait conditions, reactions, reasons and step programs (seed 000);
 //! * [`offboard`]: the PX4 offboard state machine (seed 002);
+//! * [`explain`]: why a wait ended without its condition, in the vehicle's own words;
 //! * [`mission`] and [`plan`]: mission items and the QGroundControl `.plan` reader;
 //! * [`client`]: all of the above behind one `handle` / `poll_transmit` / `next_deadline` /
 //!   `poll_event` interface, the thing a driver runs per vehicle link.
@@ -30,6 +31,7 @@ pub mod action;
 pub mod client;
 mod decimal;
 pub mod engine;
+pub mod explain;
 pub mod frame;
 pub mod ground_truth;
 pub mod mission;

@@ -259,6 +259,57 @@ pub fn last_waypoint(items: &[MissionItem]) -> Option<u16> {
         .map(|it| it.seq)
 }
 
+/// A mission run's progress as PX4 reported it: what the `reached` and `mission_complete`
+/// conditions read. The offboard machine knows the mission and the run
+/// ([`crate::offboard::Offboard::mission_progress`]); the driver hands it to the wait engine
+/// ([`crate::engine::Engine::set_mission_progress`]; the client does after every frame and
+/// action).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct MissionProgress {
+    /// Highest item PX4 reported reached (MISSION_ITEM_REACHED) in this run.
+    pub reached: Option<u16>,
+    /// The last reachable item was reported reached in this run.
+    pub complete: bool,
+}
+
+/// VTOL_LAND: ends a mission like NAV_LAND.
+pub const NAV_VTOL_LAND: u16 = 85;
+
+/// The seq of the last item PX4 reports reached (MISSION_ITEM_REACHED) when it flies this
+/// mission from the top; `None` when it reports none (empty, or an RTL first).
+///
+/// From PX4's navigator (`mission_block.cpp`, `mission_base.cpp`) and the simulated vehicle
+/// that follows it: a LAND (or VTOL_LAND) item is reached on touchdown, and the mission then
+/// ends ("Mission finished, landed") — the vehicle disarms on the ground, so nothing after the
+/// first landing item is flown; an RETURN_TO_LAUNCH item is never reported reached (PX4 hands
+/// over to RTL mode), so the item before it is the last one reached. Otherwise the last item.
+pub fn last_reachable(items: &[MissionItem]) -> Option<u16> {
+    for (i, it) in items.iter().enumerate() {
+        match it.command {
+            NAV_LAND | NAV_VTOL_LAND => return Some(i as u16),
+            NAV_RETURN_TO_LAUNCH => return i.checked_sub(1).map(|p| p as u16),
+            _ => {}
+        }
+    }
+    items.len().checked_sub(1).map(|p| p as u16)
+}
+
+/// Items after [`last_reachable`] that PX4 will not fly, other than a final RTL (which it
+/// flies as RTL mode): items after the first landing item, or after an RTL that is not last.
+pub fn unreachable_items(items: &[MissionItem]) -> usize {
+    let n = items.len();
+    let Some(last) = last_reachable(items) else {
+        // An RTL first (or nothing): only a lone RTL is flown.
+        return n.saturating_sub(1);
+    };
+    let after = n - 1 - last as usize;
+    match items.get(last as usize + 1) {
+        Some(it) if it.command == NAV_RETURN_TO_LAUNCH => after - 1,
+        _ => after,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -233,7 +233,11 @@ fn progress_ignores_repeats_and_stale_reports() {
     rig.deliver(reached(4));
     assert_eq!(rig.ob.mission_reached(), Some(4));
     assert_eq!(rig.ob.mission_current(), 4);
-    // Seq 4 is the last NAV_WAYPOINT (seq 5 is the landing): complete.
+    // Seq 4 is the last NAV_WAYPOINT, but seq 5, the landing, is the last reachable item:
+    // PX4 reports it on touchdown.
+    assert!(!rig.ob.mission_complete());
+    rig.deliver(current(5));
+    rig.deliver(reached(5));
     assert!(rig.ob.mission_complete());
 }
 
@@ -426,6 +430,7 @@ fn an_identical_download_keeps_progress() {
     rig.deliver(mission_ack(mav::MavMissionResult::MAV_MISSION_ACCEPTED, 1));
     rig.deliver(Msg::MissionCurrent(mav::MISSION_CURRENT_DATA {
         seq: 3,
+        mission_state: mav::MissionState::MISSION_STATE_ACTIVE,
         ..mav::MISSION_CURRENT_DATA::DEFAULT
     }));
     rig.deliver(Msg::MissionItemReached(mav::MISSION_ITEM_REACHED_DATA {

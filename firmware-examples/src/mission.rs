@@ -9,7 +9,7 @@
 //!    [`CLIMB_CONFIRM_M`] over home proves the vehicle took off.
 //! 4. **Fly**: one wait, `landed` held [`LANDED_HOLD_S`], with the reaction `then_mode(Hold)`:
 //!    in the tick the vehicle is found on the ground the core commands Hold, so nothing resumes
-//!    the mission and PX4 disarms on the ground. Landing before the mission's last waypoint
+//!    the mission and PX4 disarms on the ground. Landing before the mission's last reachable item
 //!    was reached ([`nexus_core::offboard::Offboard::mission_complete`]) is a failure.
 //! 5. **Settle**: waits for `disarmed` and for the heartbeat to show Hold (the reaction took).
 //!
@@ -19,7 +19,7 @@
 //! ends the run with a failure and a logged reason.
 
 use nexus_core::engine::{Reason, Wait, WaitId, WaitResult};
-use nexus_core::mission::{last_waypoint, MissionItem};
+use nexus_core::mission::{last_reachable, MissionItem};
 use nexus_core::offboard::{ArmWait, OffboardEvent};
 use nexus_core::plan::read_plan;
 use nexus_core::telemetry::LinkIds;
@@ -92,7 +92,7 @@ pub struct MissionFlight {
     /// Wall deadline of the current phase.
     deadline: Instant,
     /// Seq of the mission's last NAV_WAYPOINT (what `mission_complete` waits for).
-    last_waypoint: Option<u16>,
+    last_reachable: Option<u16>,
     /// The MISSION_CURRENT seq last logged.
     logged_item: Option<u16>,
     /// Frames the client accepted from the autopilot.
@@ -117,7 +117,7 @@ impl MissionFlight {
             }),
             phase: Phase::Connect,
             deadline: now + Duration::from_millis(CONNECT_WALL_MS),
-            last_waypoint: None,
+            last_reachable: None,
             logged_item: None,
             accepted: 0,
             clock: None,
@@ -145,9 +145,9 @@ impl MissionFlight {
             report::offboard_error("lodging the mission", &e);
             return Err("the mission was refused by the offboard machine");
         }
-        self.last_waypoint = last_waypoint(items);
-        if self.last_waypoint.is_none() {
-            return Err("the mission has no NAV_WAYPOINT to complete");
+        self.last_reachable = last_reachable(items);
+        if self.last_reachable.is_none() {
+            return Err("the mission has no item PX4 reports reached");
         }
         Ok(())
     }
@@ -241,10 +241,10 @@ impl MissionFlight {
                 );
                 if !ob.mission_complete() {
                     error!(
-                        "landed with item {} of {} reached (last waypoint {})",
+                        "landed with item {} of {} reached (last reachable {})",
                         ob.mission_reached().map_or(-1, i32::from),
                         ob.mission_count(),
-                        self.last_waypoint.map_or(-1, i32::from)
+                        self.last_reachable.map_or(-1, i32::from)
                     );
                     return Err(Outcome::Failure("landed before the mission was complete"));
                 }

@@ -427,7 +427,9 @@ impl OffboardClient {
         self.read(|s| s.mission.current)
     }
 
-    /// Whether the mission's last NAV_WAYPOINT (not its last item) has been reached.
+    /// Whether PX4 reported the mission's last reachable item reached in this start (the first
+    /// LAND, or the item before an RTL: [`nexus_core::mission::last_reachable`]); a COMPLETE
+    /// state left over from an earlier flight does not count.
     pub fn mission_complete(&self) -> bool {
         self.read(|s| s.mission.complete)
     }

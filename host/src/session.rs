@@ -153,13 +153,25 @@ impl Session {
         wait: &Wait,
         wait_cap_s: Option<f64>,
     ) -> Result<WaitResult, SessionError> {
+        self.wait_until_explained(wait, wait_cap_s).map(|(r, _)| r)
+    }
+
+    /// [`Session::wait_until`], with why the wait ended without its condition: what was
+    /// pending and why it did not happen, in PX4's words where it gave any ("arm not sent: PX4
+    /// not armable for 25 s …", "guard `altitude <= 3 m` fired at 2.9 m"); `None` when met,
+    /// capped or closed.
+    pub fn wait_until_explained(
+        &self,
+        wait: &Wait,
+        wait_cap_s: Option<f64>,
+    ) -> Result<(WaitResult, Option<String>), SessionError> {
         let cap = match wait_cap_s {
             None => None,
             Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
             Some(s) => return Err(crate::error::RunError::BadTimeout(s).into()),
         };
         let (_use, link) = self.begin()?;
-        Ok(self.inner.sim.wait_on_link(&link, wait, cap)?)
+        Ok(self.inner.sim.wait_on_link_explained(&link, wait, cap)?)
     }
 
     /// Run a step program (seed 000's steps) to its end; with a wall `limit`, abort it when

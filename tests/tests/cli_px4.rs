@@ -106,5 +106,8 @@ fn a_px4_that_dies_in_flight_fails_the_flight_with_its_cause() {
     assert_eq!(steps[0]["reason"], "met", "{r}");
     assert_eq!(steps[1]["reason"], "died", "{r}");
     assert_eq!(steps[1]["snapshot"]["armed"], true, "{r}");
+    let why = steps[1]["explanation"].as_str().unwrap();
+    assert!(why.starts_with("the vehicle died: "), "{why}");
+    assert!(why.contains("SIGABRT"), "{why}");
     assert_eq!(r["final"]["armed"], true, "{r}");
 }

@@ -264,3 +264,63 @@ fn a_bad_plan_names_its_own_line_and_column() {
     assert!(e.contains("bad.plan:3:3:"), "{e}");
     assert!(e.contains("ComplexItem"), "{e}");
 }
+
+#[test]
+fn mission_progress_conditions_read_as_the_core_conditions() {
+    let p = parse(
+        r#"
+[[step]]
+until = { reached = 3, op = "<=" }
+timeout_s = 60
+
+[[step]]
+until = { mission_complete = true, guards = ["disarmed", { reached = 2, within = 0 }] }
+timeout_s = 600
+
+[[step]]
+until = "mission_complete"
+timeout_s = 5
+"#,
+    )
+    .unwrap();
+    let program = p.to_program();
+    let steps = program.steps();
+    assert_eq!(steps[0].until, Wait::reached(3).op(Op::Le).timeout_s(60.0));
+    assert_eq!(
+        steps[1].until,
+        Wait::mission_complete()
+            .guard(Condition::disarmed())
+            .guard(Condition::reached(2).within(0.0))
+            .timeout_s(600.0)
+    );
+    assert_eq!(steps[2].until, Wait::mission_complete().timeout_s(5.0));
+    assert!(
+        p.steps[0].until_text.contains("item reached <= 3"),
+        "{}",
+        p.steps[0].until_text
+    );
+    assert!(
+        p.steps[1]
+            .until_text
+            .starts_with("mission_complete, failing if disarmed"),
+        "{}",
+        p.steps[1].until_text
+    );
+}
+
+#[test]
+fn mission_progress_conditions_refuse_what_does_not_apply() {
+    let (_, _, key, msg) =
+        err("[[step]]\nuntil = { mission_complete = true, op = \">=\" }\ntimeout_s = 5\n");
+    assert_eq!(key.as_deref(), Some("until.op"));
+    assert!(
+        msg.contains("does not apply to `mission_complete`"),
+        "{msg}"
+    );
+    let (_, _, _, msg) = err("[[step]]\nuntil = { mission_complete = false }\ntimeout_s = 5\n");
+    assert!(msg.contains("can only be true"), "{msg}");
+    let (_, _, key, _) = err("[[step]]\nuntil = { reached = -1 }\ntimeout_s = 5\n");
+    assert_eq!(key.as_deref(), Some("until.reached"));
+    let (_, _, key, _) = err("[[step]]\nuntil = { reached = 2, relative = true }\ntimeout_s = 5\n");
+    assert_eq!(key.as_deref(), Some("until.relative"));
+}

@@ -9,9 +9,19 @@ use std::ops::Range;
 use toml::de::DeValue;
 
 /// The condition keys, one per row of seed 000's table.
-pub const CONDITION_KEYS: [&str; 10] = [
-    "altitude", "airspeed", "waypoint", "sim_time", "time", "mode", "text", "armed", "disarmed",
+pub const CONDITION_KEYS: [&str; 12] = [
+    "altitude",
+    "airspeed",
+    "waypoint",
+    "sim_time",
+    "time",
+    "mode",
+    "text",
+    "armed",
+    "disarmed",
     "landed",
+    "reached",
+    "mission_complete",
 ];
 
 /// Modifiers a condition (main or guard) may carry.
@@ -151,13 +161,14 @@ fn shorthand(
         "armed" => Ok((Condition::armed(), "armed".into())),
         "disarmed" => Ok((Condition::disarmed(), "disarmed".into())),
         "landed" => Ok((Condition::landed(), "landed".into())),
+        "mission_complete" => Ok((Condition::mission_complete(), "mission_complete".into())),
         other => Err(src.err(
             span,
             Some(key),
             format!(
                 "`{key}` in {step_what}: \"{other}\" is not a condition; the short form is one \
-                 of \"armed\", \"disarmed\", \"landed\" (others need a table, e.g. \
-                 {{ altitude = 5 }})"
+                 of \"armed\", \"disarmed\", \"landed\", \"mission_complete\" (others need \
+                 a table, e.g. {{ altitude = 5 }})"
             ),
         )),
     }
@@ -212,7 +223,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
     };
     let numeric = matches!(
         kind.as_str(),
-        "altitude" | "airspeed" | "waypoint" | "sim_time"
+        "altitude" | "airspeed" | "waypoint" | "sim_time" | "reached"
     );
     let op = match f.string("op")? {
         None => None,
@@ -223,7 +234,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
                     "op",
                     format!(
                         "`{}` does not apply to `{kind}` (only altitude, airspeed, waypoint, \
-                         sim_time compare with an op)",
+                         sim_time, reached compare with an op)",
                         f.full_key("op")
                     ),
                 ));
@@ -320,6 +331,13 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
                 format!("waypoint {}", cmp("", v as f32)),
             )
         }
+        "reached" => {
+            let v = f.int_in("reached", 0, u16::MAX as i64)?.unwrap_or(0) as u16;
+            (
+                Condition::reached(v),
+                format!("item reached {}", cmp("", v as f32)),
+            )
+        }
         "sim_time" => {
             let v = f.nonneg("sim_time", " s")?.unwrap_or(0.0);
             let what = if relative {
@@ -363,6 +381,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
                 let hint = match flag {
                     "armed" => "write `disarmed = true`",
                     "disarmed" => "write `armed = true`",
+                    "mission_complete" => "wait on `reached` for an item instead",
                     _ => "wait on `altitude` instead (e.g. { altitude = 1 })",
                 };
                 return Err(f.err_at(
@@ -374,6 +393,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
             let cond = match flag {
                 "armed" => Condition::armed(),
                 "disarmed" => Condition::disarmed(),
+                "mission_complete" => Condition::mission_complete(),
                 _ => Condition::landed(),
             };
             (cond, flag.to_string())

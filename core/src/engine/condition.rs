@@ -48,6 +48,10 @@ pub enum ConditionKind {
     Disarmed,
     /// On the ground ([`crate::telemetry::Telemetry::landed`]).
     Landed,
+    /// Highest item PX4 reported reached in this mission run (MISSION_ITEM_REACHED).
+    Reached,
+    /// PX4 reported the mission's last reachable item reached in this run.
+    MissionComplete,
 }
 
 impl ConditionKind {
@@ -64,6 +68,8 @@ impl ConditionKind {
             ConditionKind::Armed => "armed",
             ConditionKind::Disarmed => "disarmed",
             ConditionKind::Landed => "landed",
+            ConditionKind::Reached => "reached",
+            ConditionKind::MissionComplete => "mission_complete",
         }
     }
 
@@ -75,6 +81,7 @@ impl ConditionKind {
                 | ConditionKind::Airspeed
                 | ConditionKind::Waypoint
                 | ConditionKind::SimTime
+                | ConditionKind::Reached
         )
     }
 }
@@ -196,7 +203,23 @@ impl Condition {
         Self::new(ConditionKind::Landed, Target::None)
     }
 
-    /// Compare with `op` instead of `>=` (altitude, airspeed, waypoint, sim_time only).
+    /// PX4 reports item `seq` reached in this mission run (MISSION_ITEM_REACHED; the highest
+    /// seq reported so far is compared, `>=` by default). Never met before a report of this run
+    /// arrives: a start resets it. Read from the engine's mission-progress input
+    /// ([`crate::engine::Engine::set_mission_progress`]), which the client keeps up to date from
+    /// the offboard machine.
+    pub fn reached(seq: u16) -> Self {
+        Self::new(ConditionKind::Reached, Target::Number(seq as f32))
+    }
+
+    /// PX4 reports the mission's last reachable item reached in this run
+    /// ([`crate::offboard::Offboard::mission_complete`]); a COMPLETE state left over from an
+    /// earlier flight does not count.
+    pub fn mission_complete() -> Self {
+        Self::new(ConditionKind::MissionComplete, Target::None)
+    }
+
+    /// Compare with `op` instead of `>=` (altitude, airspeed, waypoint, sim_time, reached only).
     pub fn op(mut self, op: Op) -> Self {
         self.op = Some(op);
         self
@@ -316,7 +339,58 @@ impl Condition {
             ConditionKind::Armed => Cond::Armed,
             ConditionKind::Disarmed => Cond::Disarmed,
             ConditionKind::Landed => Cond::Landed,
+            ConditionKind::Reached => Cond::Reached(cmp(number(false)?)),
+            ConditionKind::MissionComplete => Cond::MissionComplete,
         })
+    }
+}
+
+impl Op {
+    /// The operator as written (`">="`, `"<="`, `"=="`).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::Ge => ">=",
+            Op::Le => "<=",
+            Op::Eq => "==",
+        }
+    }
+}
+
+impl ConditionKind {
+    /// The unit a reading of this row is written in (`" m"`, `" m/s"`, `" s"`; `""` for none).
+    pub fn unit(self) -> &'static str {
+        match self {
+            ConditionKind::Altitude => " m",
+            ConditionKind::Airspeed => " m/s",
+            ConditionKind::SimTime | ConditionKind::Time => " s",
+            _ => "",
+        }
+    }
+}
+
+/// The condition as a person would write it (`altitude <= 3 m`, `mode Hold`,
+/// `text 'Takeoff detected'`, `reached >= 4`): how a guard or a wait is named in a report.
+impl core::fmt::Display for Condition {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let kind = self.kind;
+        f.write_str(kind.name())?;
+        match &self.target {
+            Target::Number(v) => {
+                let unit = kind.unit();
+                match (self.within, kind) {
+                    (Some(tol), _) => write!(f, " within {tol}{unit} of {v}{unit}")?,
+                    (None, ConditionKind::Time) => write!(f, " {v}{unit}")?,
+                    (None, _) => write!(f, " {} {v}{unit}", self.op.unwrap_or_default().symbol())?,
+                }
+                if self.relative {
+                    f.write_str(" (from the step's start)")?;
+                }
+            }
+            Target::Mode(m) => write!(f, " {m}")?,
+            Target::Text(t) => write!(f, " '{}'", t.as_str())?,
+            Target::None => {}
+        }
+        Ok(())
     }
 }
 
@@ -373,6 +447,7 @@ pub(crate) mod dep {
     pub const MODE: u8 = 1 << 4;
     pub const LANDED: u8 = 1 << 5;
     pub const TEXT: u8 = 1 << 6;
+    pub const MISSION: u8 = 1 << 7;
     /// Everything: the sim clock became known.
     pub const ALL: u8 = 0xFF;
 }
@@ -389,6 +464,7 @@ pub(crate) struct Readings {
     pub mode: Option<Mode>,
     pub landed: Option<bool>,
     pub last_seq: u32,
+    pub mission: Option<crate::mission::MissionProgress>,
 }
 
 impl Readings {
@@ -402,6 +478,7 @@ impl Readings {
         mode: None,
         landed: None,
         last_seq: 0,
+        mission: None,
     };
 
     /// The [`dep`] bits whose value differs from `prev` ([`dep::ALL`] when the sim clock
@@ -419,6 +496,7 @@ impl Readings {
             | bit(self.mode != prev.mode, dep::MODE)
             | bit(self.landed != prev.landed, dep::LANDED)
             | bit(self.last_seq != prev.last_seq, dep::TEXT)
+            | bit(self.mission != prev.mission, dep::MISSION)
     }
 }
 
@@ -446,6 +524,8 @@ pub(crate) enum Cond {
     Armed,
     Disarmed,
     Landed,
+    Reached(Cmp),
+    MissionComplete,
 }
 
 /// Whether a text after seq `after` contains `needle`: only called when a new text arrived.
@@ -504,6 +584,11 @@ impl Cond {
             Cond::Armed => r.armed == Some(true),
             Cond::Disarmed => r.armed == Some(false),
             Cond::Landed => r.landed == Some(true),
+            Cond::Reached(c) => r
+                .mission
+                .and_then(|m| m.reached)
+                .is_some_and(|v| c.test(v as f32)),
+            Cond::MissionComplete => r.mission.is_some_and(|m| m.complete),
         }
     }
 
@@ -519,6 +604,7 @@ impl Cond {
             Cond::Text { .. } => dep::TEXT,
             Cond::Armed | Cond::Disarmed => dep::ARMED,
             Cond::Landed => dep::LANDED,
+            Cond::Reached(_) | Cond::MissionComplete => dep::MISSION,
         }
     }
 

@@ -5,6 +5,7 @@ use super::error::EngineError;
 use super::result::{EngineEvent, Reaction, Reason, SnapshotAt, WaitId, WaitResult};
 use super::wait::{Compiled, Reactions, Wait};
 use super::MAX_WAITS;
+use crate::mission::MissionProgress;
 use crate::mode::Mode;
 use crate::telemetry::{Telemetry, TextLog};
 use crate::time::Instant;
@@ -142,6 +143,8 @@ pub struct Engine<const N: usize> {
     hot: [Hot; N],
     /// The readings of the last evaluation, to tell what changed.
     last: Readings,
+    /// This mission run's progress, as the driver last supplied it.
+    mission: Option<MissionProgress>,
 }
 
 /// When a pending wait must be looked at again: when one of its `deps` readings changed, or
@@ -182,7 +185,22 @@ impl<const N: usize> Engine<N> {
                 wake_ms: u64::MAX,
             }; N],
             last: Readings::UNKNOWN,
+            mission: None,
         }
+    }
+
+    /// Supply this mission run's progress (`None`: PX4 reported nothing in this run yet), which
+    /// the `reached` and `mission_complete` conditions read; evaluated at the next
+    /// [`Engine::evaluate`] or registration. The offboard machine has it
+    /// ([`crate::offboard::Offboard::mission_progress`]); the client hands it over after every
+    /// frame and action, before any wait registered after them is looked at.
+    pub fn set_mission_progress(&mut self, progress: Option<MissionProgress>) {
+        self.mission = progress;
+    }
+
+    /// The mission progress the conditions read.
+    pub fn mission_progress(&self) -> Option<MissionProgress> {
+        self.mission
     }
 
     /// Number of slots.
@@ -561,6 +579,7 @@ impl<const N: usize> Engine<N> {
             mode,
             landed: tel.landed(),
             last_seq: tel.texts().last_seq(),
+            mission: self.mission,
         }
     }
 }

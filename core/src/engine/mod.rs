@@ -3,7 +3,9 @@
 //! # Model
 //!
 //! A *wait* ([`Wait`]) names one [`Condition`] from seed 000's table (altitude, airspeed,
-//! waypoint, sim_time, time, mode, text, armed, disarmed, landed), a `timeout_s` in autopilot
+//! waypoint, sim_time, time, mode, text, armed, disarmed, landed, and the mission progress rows
+//! reached and mission_complete, which read [`crate::telemetry::Telemetry::mission_progress`]
+//! as the client feeds it from the offboard machine), a `timeout_s` in autopilot
 //! (sim) seconds, and optionally `hold_s`, `within`, up to [`MAX_GUARDS`] guard conditions
 //! and reactions (`then_rc`, `then_mode`, `then_speedup`). The [`Engine`] keeps up to `N` of
 //! them and is evaluated after every message the telemetry accepted:
@@ -44,11 +46,11 @@
 //! # Cost
 //!
 //! Evaluation is change-driven. Each pending wait records which readings its conditions read
-//! (height, airspeed, waypoint, armed, mode, landed, texts) and the next sim time at which time
-//! alone could end it (its timeout, the end of a hold, a `time`/`sim_time` target). After a
-//! message, the engine takes the readings once (one `f32` division, a cached mode lookup),
-//! compares them with the previous ones, and looks only at the waits whose readings changed or
-//! whose wake time has come; the outcome is the same as looking at every wait every time (the
+//! (height, airspeed, waypoint, armed, mode, landed, texts, mission progress) and the next sim
+//! time at which time alone could end it (its timeout, the end of a hold, a `time`/`sim_time`
+//! target). After a message, the engine takes the readings once (one `f32` division, a cached
+//! mode lookup), compares them with the previous ones, and looks only at the waits whose
+//! readings changed or whose wake time has come; the outcome is the same as looking at every wait every time (the
 //! property test checks exactly that against a naive reference). All thresholds are integer ms
 //! or `f32` compared without division; texts are scanned only when a new one arrived.
 //!

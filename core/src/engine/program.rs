@@ -13,6 +13,7 @@ use super::error::{EngineError, SpecError};
 use super::result::{Reason, SnapshotAt, WaitId, WaitResult};
 use super::wait::Wait;
 use crate::action::Action;
+use crate::mission::MissionProgress;
 use crate::telemetry::{Snapshot, Telemetry, MAX_ERROR_LEN};
 use crate::time::Instant;
 use core::fmt::{self, Write};
@@ -148,6 +149,13 @@ pub trait Actuator {
 
     /// Apply `action` now.
     fn apply(&mut self, now: Instant, action: &Action) -> Result<(), Self::Error>;
+
+    /// The mission progress the engine must read after the last action (a mission start or
+    /// upload begins a new run), handed to the engine before the step's wait is registered;
+    /// `None` (the default): the actuator keeps no mission, the engine's input stays as is.
+    fn mission_progress(&self) -> Option<Option<MissionProgress>> {
+        None
+    }
 }
 
 /// One step's outcome.
@@ -424,6 +432,9 @@ impl<const S: usize> ProgramRunner<S> {
                     tel,
                     format_args!("step {step}: action failed: {e}"),
                 );
+            }
+            if let Some(progress) = act.mission_progress() {
+                engine.set_mission_progress(progress);
             }
         }
         match engine.register_step(now, tel, &s.until, base_ms) {

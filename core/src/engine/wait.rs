@@ -117,6 +117,16 @@ impl Wait {
         Self::until(Condition::landed())
     }
 
+    /// Until PX4 reports item `seq` reached in this mission run ([`Condition::reached`]).
+    pub fn reached(seq: u16) -> Self {
+        Self::until(Condition::reached(seq))
+    }
+
+    /// Until PX4 reports the mission complete in this run ([`Condition::mission_complete`]).
+    pub fn mission_complete() -> Self {
+        Self::until(Condition::mission_complete())
+    }
+
     /// [`Condition::op`] on the main condition.
     pub fn op(mut self, op: Op) -> Self {
         self.condition = self.condition.op(op);

@@ -4,9 +4,18 @@
 //! transactions); starting one abandons the one in flight. Progress comes from PX4:
 //! MISSION_CURRENT (the item being flown) and MISSION_ITEM_REACHED, which PX4 sends on
 //! reaching an item and then ten more times at 1 Hz. `reached` keeps the highest seq and only
-//! counts a report for an item PX4 has already made current (`seq <= current`): a repeat of a
-//! previous run's last item, still arriving after a restart or a re-upload, cannot mark the new
-//! run complete.
+//! counts a report once PX4 has shown this run (a MISSION_CURRENT of a state other than
+//! COMPLETE since the start, upload or download) and for an item PX4 has already made current
+//! (`seq <= current`): a repeat of a previous run's last item, still arriving after a restart or
+//! a re-upload, cannot mark the new run complete.
+//!
+//! "Complete" means PX4 reported reaching the mission's last reachable item
+//! ([`crate::mission::last_reachable`]: the first landing item, or the item before an RTL) in
+//! this run: by MISSION_ITEM_REACHED of that seq, or by MISSION_CURRENT with mission_state
+//! COMPLETE at or past it. PX4 keeps reporting COMPLETE after a finished mission (and after RTL
+//! and disarm), so that state only counts once this run has seen PX4 report a state other than
+//! COMPLETE (MISSION_SET_CURRENT 0 makes it NOT_STARTED): a stale COMPLETE from an earlier
+//! flight never finishes a new one.
 
 use super::clock::{earliest, Stamp};
 use super::config::Timing;
@@ -14,7 +23,7 @@ use super::events::{MissionError, OffboardEvent};
 use super::mission_download::{Clear, Download};
 use super::mission_upload::Upload;
 use super::{EventQueue, Tx};
-use crate::mission::{last_waypoint, MissionItem};
+use crate::mission::{last_reachable, MissionItem};
 use crate::msg::{Frame, Msg};
 use crate::time::Instant;
 use heapless::Vec;
@@ -39,6 +48,13 @@ pub(crate) struct MissionState<const N: usize> {
     pub opaque_id: Option<u32>,
     pub reached: Option<u16>,
     pub current: u16,
+    /// PX4 has shown this run: a MISSION_CURRENT with a state other than COMPLETE (or, from a
+    /// PX4 that sends no state, at item 0). Until then reports are the previous run's.
+    pub fresh: bool,
+    /// PX4 reported mission_state COMPLETE at or past the last reachable item, in this run.
+    pub complete_reported: bool,
+    /// A MISSION_CURRENT or MISSION_ITEM_REACHED arrived in this run.
+    pub progress_known: bool,
     /// An upload failed (rejected or timed out) since the machine last looked: a mission start
     /// waiting on it must not fly whatever PX4 still holds.
     pub upload_failed: bool,
@@ -54,6 +70,9 @@ impl<const N: usize> MissionState<N> {
             opaque_id: None,
             reached: None,
             current: 0,
+            fresh: false,
+            complete_reported: false,
+            progress_known: false,
             upload_failed: false,
         }
     }
@@ -67,24 +86,43 @@ impl<const N: usize> MissionState<N> {
     pub fn reset_progress(&mut self) {
         self.reached = None;
         self.current = 0;
+        self.fresh = false;
+        self.complete_reported = false;
+        self.progress_known = false;
     }
 
-    /// Whether the last NAV_WAYPOINT has been reached.
+    /// Whether PX4 reported the last reachable item reached in this run (module docs).
     pub fn complete(&self) -> bool {
-        match (last_waypoint(&self.items), self.reached) {
-            (Some(last), Some(r)) => r >= last,
-            _ => false,
+        match last_reachable(&self.items) {
+            Some(last) => self.complete_reported || self.reached.is_some_and(|r| r >= last),
+            None => false,
+        }
+    }
+
+    fn on_current(&mut self, m: &mav::MISSION_CURRENT_DATA) {
+        self.current = m.seq;
+        self.progress_known = true;
+        let complete = m.mission_state == mav::MissionState::MISSION_STATE_COMPLETE;
+        let unknown = m.mission_state == mav::MissionState::MISSION_STATE_UNKNOWN;
+        if !complete && (!unknown || m.seq == 0) {
+            self.fresh = true;
+        }
+        if complete && self.fresh && last_reachable(&self.items).is_some_and(|l| m.seq >= l) {
+            self.complete_reported = true;
         }
     }
 
     pub fn on_frame(&mut self, now: Stamp, frame: &Frame, ev: &mut EventQueue) {
         #[allow(deprecated)] // legacy MISSION_REQUEST: answered like MISSION_REQUEST_INT
         match &frame.msg {
-            Msg::MissionCurrent(m) => self.current = m.seq,
+            Msg::MissionCurrent(m) => self.on_current(m),
             Msg::MissionItemReached(m)
-                if m.seq <= self.current && self.reached.is_none_or(|r| m.seq > r) =>
+                if self.fresh
+                    && m.seq <= self.current
+                    && self.reached.is_none_or(|r| m.seq > r) =>
             {
                 self.reached = Some(m.seq);
+                self.progress_known = true;
             }
             Msg::MissionRequestInt(m) if is_mission(m.mission_type) => {
                 self.on_request(now, m.seq, ev)

@@ -47,7 +47,7 @@ pub use events::{
     OffboardEvent, Refusal, Request, TransferStage, REFUSAL_TEXT_LEN,
 };
 pub use geo::Anchor;
-pub use queries::Pending;
+pub use queries::{News, Pending};
 pub use requests::{ArmWait, ACK_WAIT_MS};
 pub use verbs::TAKEOFF_ALT_PARAM;
 
@@ -122,15 +122,32 @@ pub(crate) enum Target {
     },
 }
 
-/// A bounded event queue that drops the oldest when full.
+/// A bounded event queue that drops the oldest when full. It also keeps the newest news of
+/// each failing kind with the sim time it came at, so a failure can be explained after the
+/// application drained (or never drained) the queue.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EventQueue {
     q: Deque<OffboardEvent, EVENTS_LEN>,
     lost: u32,
+    /// Sim ms of the frame or poll being handled (set by the machine before it runs).
+    pub now_sim_ms: Option<u64>,
+    /// The newest refusal's sim time.
+    pub refused_at: Option<Option<u64>>,
+    /// The newest give-up and its sim time.
+    pub gave_up: Option<(Option<u64>, GaveUp)>,
+    /// The newest failed upload and its sim time.
+    pub upload_failed: Option<(Option<u64>, MissionError)>,
 }
 
 impl EventQueue {
     pub fn push(&mut self, e: OffboardEvent) {
+        let at = self.now_sim_ms;
+        match &e {
+            OffboardEvent::Refused(_) => self.refused_at = Some(at),
+            OffboardEvent::GaveUp(g) => self.gave_up = Some((at, *g)),
+            OffboardEvent::MissionUploadFailed(m) => self.upload_failed = Some((at, *m)),
+            _ => {}
+        }
         if self.q.is_full() {
             self.q.pop_front();
             self.lost = self.lost.wrapping_add(1);
@@ -186,6 +203,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     pub fn handle<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>, frame: &Frame) {
         let st = Stamp::at(now, tel);
         self.connected = tel.connected();
+        self.events.now_sim_ms = tel.sim_ms();
         self.req
             .on_frame(st, tel, frame, &self.t, &mut self.rc, &mut self.events);
         self.mission.on_frame(st, frame, &mut self.events);
@@ -207,6 +225,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             return None;
         }
         self.last_poll = Some(now);
+        self.events.now_sim_ms = tel.sim_ms();
         let st = Stamp::at(now, tel);
         self.connected = tel.connected();
         self.req.tick(st, tel, &self.t, &mut self.events);

@@ -4,11 +4,24 @@
 use super::clock::Stamp;
 use super::geo::{ne_offset_m, wrap_pi};
 use super::requests::ArmWait;
-use super::{Anchor, Offboard, Refusal, Target};
-use crate::mission::MissionItem;
+use super::{Anchor, GaveUp, MissionError, Offboard, Refusal, Target};
+use crate::mission::{MissionItem, MissionProgress};
 use crate::mode::Mode;
 use crate::telemetry::{LandedState, Telemetry};
 use crate::time::Instant;
+
+/// The newest failing news of each kind, with the sim time it came at (`None` inside: the
+/// clock was not known then), kept whether or not the application drained the events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct News {
+    /// When the newest refusal came ([`Offboard::last_refusal`] holds it).
+    pub refused_at: Option<Option<u64>>,
+    /// The newest request given up.
+    pub gave_up: Option<(Option<u64>, GaveUp)>,
+    /// The newest failed mission upload.
+    pub upload_failed: Option<(Option<u64>, MissionError)>,
+}
 
 /// The requests still outstanding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -124,10 +137,35 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.mission.current
     }
 
-    /// Whether the mission's last NAV_WAYPOINT (not its last item: a final RTL reports no
-    /// arrival) has been reached. False with no mission or no waypoint.
+    /// Whether PX4 reported reaching the mission's last reachable item in this run
+    /// ([`crate::mission::last_reachable`]: a final RTL reports no arrival, nothing after a
+    /// LAND is flown), by MISSION_ITEM_REACHED or by a fresh MISSION_CURRENT state COMPLETE
+    /// (never by a COMPLETE left over from an earlier flight). False with no mission.
     pub fn mission_complete(&self) -> bool {
         self.mission.complete()
+    }
+
+    /// This run's progress as the wait engine reads it (`reached`, `mission_complete`):
+    /// `None` until PX4 sent a MISSION_CURRENT or MISSION_ITEM_REACHED in this run.
+    pub fn mission_progress(&self) -> Option<MissionProgress> {
+        self.mission.progress_known.then(|| MissionProgress {
+            reached: self.mission.reached,
+            complete: self.mission.complete(),
+        })
+    }
+
+    /// The newest refusal, give-up and failed upload, with when they came (for explanations).
+    pub fn news(&self) -> News {
+        News {
+            refused_at: self.events.refused_at,
+            gave_up: self.events.gave_up,
+            upload_failed: self.events.upload_failed,
+        }
+    }
+
+    /// Whether the last verb was a takeoff (its climb is what `at_target` measures).
+    pub fn climbing(&self) -> bool {
+        matches!(self.target, Some(Target::Climb { .. }))
     }
 
     /// The last refusal PX4 gave (with its STATUSTEXT), if any.

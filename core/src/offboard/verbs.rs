@@ -273,7 +273,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// [`GiveUpReason::UploadFailed`](super::GiveUpReason::UploadFailed), never flying the
     /// mission PX4 still holds. Progress counters restart with the run.
     pub fn start_mission<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>) {
-        self.mission.reached = None;
+        self.mission.reset_progress();
         self.req.request_restart();
         self.set_mode(Mode::Mission);
         self.arm(now, tel);

@@ -11,7 +11,7 @@ use nexus_core::client::ClientError as CoreClientError;
 use nexus_core::engine::{Reason, SnapshotAt, Wait, WaitId, WaitResult};
 use nexus_core::Instant;
 
-use super::link::{LinkShared, LinkState, ProgramSlot, WaitSlot};
+use super::link::{LinkShared, LinkState, ProgramSlot, WaitSlot, WhySlot};
 use super::params::{ParamError, ParamValue};
 use super::slot::Slot;
 use super::status::{LinkEvent, LinkStatus, ProgramReport};
@@ -189,14 +189,16 @@ impl LinkHandle {
     /// Register a wait (seed 000's `wait_until` on this link) and return at once.
     pub fn register(&self, wait: &Wait) -> Result<PendingWait, WaitError> {
         let slot: WaitSlot = Arc::new(Slot::new());
-        let s = Arc::clone(&slot);
+        let why: WhySlot = Arc::default();
+        let (s, w) = (Arc::clone(&slot), Arc::clone(&why));
         let wait = wait.clone();
         let id = self
-            .call(move |ctx| ctx.state.register(ctx.now, &wait, s))?
+            .call(move |ctx| ctx.state.register(ctx.now, &wait, s, w))?
             .map_err(WaitError::Refused)?;
         Ok(PendingWait {
             id,
             slot,
+            why,
             link: self.clone(),
             done: false,
         })
@@ -300,6 +302,7 @@ fn take_or<T>(slot: &Slot<T>, pump: &Pump, fallback: impl FnOnce() -> T) -> T {
 pub struct PendingWait {
     id: WaitId,
     slot: WaitSlot,
+    why: WhySlot,
     link: LinkHandle,
     done: bool,
 }
@@ -313,6 +316,27 @@ impl PendingWait {
     /// The link it waits on.
     pub fn link(&self) -> &LinkHandle {
         &self.link
+    }
+
+    /// Why the wait ended without its condition (what was pending and why it did not happen,
+    /// in PX4's words where it gave any), once it has: built by the core in the tick it
+    /// settled ([`nexus_core::explain::Explanation`]). `None` while pending, when met, capped
+    /// or closed.
+    pub fn explanation(&self) -> Option<String> {
+        self.why.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Where the explanation will be, for a caller that consumes the wait to get its result.
+    pub(crate) fn why_handle(&self) -> WhySlot {
+        Arc::clone(&self.why)
+    }
+
+    /// [`PendingWait::wait`], with [`PendingWait::explanation`].
+    pub fn wait_explained(self, cap: Option<Duration>) -> (WaitResult, Option<String>) {
+        let why = Arc::clone(&self.why);
+        let r = self.wait(cap);
+        let e = why.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        (r, e)
     }
 
     /// The result, if the wait has ended.

@@ -47,6 +47,16 @@ impl LinkShared {
 
 /// A wait's one result.
 pub(crate) type WaitSlot = Arc<Slot<WaitResult>>;
+/// Why a wait ended without its condition, in words; written before its result is filled.
+pub(crate) type WhySlot = Arc<Mutex<Option<String>>>;
+
+/// A registered wait: where its result goes, what it waits for (to explain a failure), and
+/// where the explanation goes.
+struct WaitEntry {
+    slot: WaitSlot,
+    why: WhySlot,
+    wait: Box<Wait>,
+}
 /// A program's one report.
 pub(crate) type ProgramSlot = Arc<Slot<ProgramReport>>;
 /// A parameter read's one answer.
@@ -62,7 +72,7 @@ pub(crate) struct LinkState {
     probe_polled: bool,
     next_probe: Instant,
     watchdog: Watchdog,
-    waits: HashMap<WaitId, WaitSlot>,
+    waits: HashMap<WaitId, WaitEntry>,
     program: Option<ProgramSlot>,
     params: Vec<ParamRead>,
     owed: Owed,
@@ -379,9 +389,17 @@ impl LinkState {
         now: Instant,
         wait: &Wait,
         slot: WaitSlot,
+        why: WhySlot,
     ) -> Result<WaitId, CoreClientError> {
         let id = self.client.wait(now, wait)?;
-        self.waits.insert(id, slot);
+        self.waits.insert(
+            id,
+            WaitEntry {
+                slot,
+                why,
+                wait: Box::new(wait.clone()),
+            },
+        );
         if let Some(reason) = self.died.clone() {
             self.client.died(now, &reason);
         }
@@ -393,8 +411,8 @@ impl LinkState {
     /// The caller's wall-clock cap came first: end the wait with `cap` unless it settled.
     pub fn cap(&mut self, now: Instant, id: WaitId) {
         if let Ok(result) = self.client.cap(now, id) {
-            if let Some(slot) = self.waits.remove(&id) {
-                slot.fill(result);
+            if let Some(e) = self.waits.remove(&id) {
+                e.slot.fill(result);
             }
         }
         self.after_batch(now);
@@ -500,15 +518,20 @@ impl LinkState {
     }
 
     /// Route the client's events and publish the status; wake waiting callers last.
-    pub fn after_batch(&mut self, _now: Instant) {
+    pub fn after_batch(&mut self, now: Instant) {
         let mut settled: Vec<(WaitSlot, WaitResult)> = Vec::new();
         let mut program_done: Option<(ProgramSlot, ProgramReport)> = None;
         let mut log: Vec<LinkEvent> = Vec::new();
         while let Some(ev) = self.client.poll_event() {
             match ev {
                 Event::Settled { id, result } => {
-                    if let Some(slot) = self.waits.remove(&id) {
-                        settled.push((slot, result));
+                    if let Some(e) = self.waits.remove(&id) {
+                        // In the tick it settled, before more frames: what was outstanding then.
+                        if let Some(why) = self.client.explain(now, &e.wait, &result) {
+                            *e.why.lock().unwrap_or_else(|p| p.into_inner()) =
+                                Some(why.to_string());
+                        }
+                        settled.push((e.slot, result));
                     }
                 }
                 Event::Speedup(factor) => {
@@ -526,6 +549,10 @@ impl LinkState {
                     step,
                     passed,
                     reason,
+                    explanation: (!passed)
+                        .then(|| self.client.explain_step(now, step))
+                        .flatten()
+                        .map(|e| e.to_string()),
                 }),
                 Event::ProgramFinished(end) => {
                     log.push(LinkEvent::ProgramFinished(end));
@@ -635,7 +662,7 @@ impl Drop for LinkState {
     /// thread unwinding), whatever is still pending ends `closed`.
     fn drop(&mut self) {
         let snapshot = self.client.snapshot();
-        for (_, slot) in self.waits.drain() {
+        for (_, WaitEntry { slot, .. }) in self.waits.drain() {
             slot.fill(WaitResult {
                 satisfied: false,
                 reason: Reason::Closed,

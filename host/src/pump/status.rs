@@ -26,7 +26,7 @@ pub struct MissionStatus {
     pub reached: Option<u16>,
     /// Item PX4 is flying to (MISSION_CURRENT.seq; 0 before the first report).
     pub current: u16,
-    /// The mission's last NAV_WAYPOINT has been reached.
+    /// PX4 reported the mission's last reachable item reached in this start.
     pub complete: bool,
     /// An upload, download or clear is in flight.
     pub transfer_in_flight: bool,
@@ -163,6 +163,9 @@ pub enum LinkEvent {
         passed: bool,
         /// Why its wait ended.
         reason: Reason,
+        /// Why it did not pass, in words (what was pending, PX4's words): built by the core
+        /// ([`nexus_core::explain::Explanation`]) in the tick the step settled.
+        explanation: Option<String>,
     },
     /// The running program ended.
     ProgramFinished(ProgramEnd),

@@ -254,7 +254,30 @@ impl Sim {
         wait: &Wait,
         cap: Option<Duration>,
     ) -> Result<WaitResult, RunError> {
-        let mut pending = link.register(wait)?;
+        self.wait_on_link_explained(link, wait, cap).map(|(r, _)| r)
+    }
+
+    /// [`Sim::wait_on_link`], with why the wait ended without its condition (what was pending
+    /// and why it did not happen, in PX4's words where it gave any); `None` when it was met,
+    /// capped or closed.
+    pub fn wait_on_link_explained(
+        &self,
+        link: &LinkHandle,
+        wait: &Wait,
+        cap: Option<Duration>,
+    ) -> Result<(WaitResult, Option<String>), RunError> {
+        let pending = link.register(wait)?;
+        let why = pending.why_handle();
+        let r = self.drive_wait(pending, cap)?;
+        let e = why.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok((r, e))
+    }
+
+    fn drive_wait(
+        &self,
+        mut pending: crate::pump::PendingWait,
+        cap: Option<Duration>,
+    ) -> Result<WaitResult, RunError> {
         let run = match self.running() {
             Ok(r) => r,
             // A closed run: the link reports what became of its vehicle.
