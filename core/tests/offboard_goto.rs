@@ -130,6 +130,33 @@ fn yaw_is_reflected_both_ways() {
 }
 
 #[test]
+fn at_target_and_goto_altitude_ignore_px4s_home_re_estimation() {
+    let mut rig = Rig::with_config(OffboardConfig::default());
+    rig.px4.ready_at_ms = 0;
+    rig.boot();
+    rig.ob.takeoff(rig.now(), &rig.tel, 2.5).unwrap();
+    assert!(rig.run_until(30_000, |r| r.ob.at_target(&r.tel)));
+    rig.run_ms(5_000);
+    assert!(rig.ob.at_target(&rig.tel));
+    // PX4 moves its home 1.5 m down: relative_alt jumps to ~4 m, the vehicle has not moved.
+    rig.px4.home_error_m = 1.5;
+    rig.run_ms(200);
+    assert!(rig.tel.relative_alt_m().unwrap() > 3.9);
+    assert!(
+        rig.ob.at_target(&rig.tel),
+        "the height above the pad did not change"
+    );
+
+    // A goto to z = 3 m asks for the pad's AMSL + 3 m, not PX4's moved home + 3 m.
+    rig.auto_reply = false;
+    rig.ob.goto(&rig.tel, 0.0, 0.0, 3.0, None).unwrap();
+    rig.pump();
+    let c = reposition(&rig).pop().expect("a DO_REPOSITION");
+    let pad_amsl_m = offboard_rig::HOME_AMSL_M;
+    assert!((c.z as f64 - (pad_amsl_m + 3.0)).abs() < 0.01, "z {}", c.z);
+}
+
+#[test]
 fn at_target_measures_what_px4_reports() {
     let mut rig = Rig::with_config(OffboardConfig::default());
     rig.px4.ready_at_ms = 0;

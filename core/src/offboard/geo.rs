@@ -32,13 +32,22 @@ pub struct Anchor {
 }
 
 impl Anchor {
-    /// The anchor the seed captures on the first goto: the vehicle's current position from
-    /// GLOBAL_POSITION_INT, and home altitude = `alt − relative_alt` (AMSL).
-    pub fn from_position(p: &crate::mav::GLOBAL_POSITION_INT_DATA) -> Anchor {
+    /// The anchor captured on the first goto: the vehicle's current position from
+    /// GLOBAL_POSITION_INT, and the pad's altitude in PX4's own AMSL estimate: `alt − height_m`
+    /// with the telemetry's height above the pad, so world z = 0 is the pad PX4 flies from;
+    /// `alt − relative_alt` (PX4's home, which it re-estimates in flight) only without a height.
+    pub fn from_position(
+        p: &crate::mav::GLOBAL_POSITION_INT_DATA,
+        height_m: Option<f32>,
+    ) -> Anchor {
+        let alt_m = p.alt as f64 / 1000.0;
         Anchor {
             lat0_deg: p.lat as f64 / 1e7,
             lon0_deg: p.lon as f64 / 1e7,
-            home_amsl_m: (p.alt as f64 - p.relative_alt as f64) / 1000.0,
+            home_amsl_m: match height_m {
+                Some(h) => alt_m - h as f64,
+                None => alt_m - p.relative_alt as f64 / 1000.0,
+            },
         }
     }
 

@@ -44,11 +44,13 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     }
 
     /// Whether the vehicle has reached what the last verb commanded: within `alt_tol_m` of a
-    /// takeoff altitude (relative altitude), or within `arrive_m` (3D) of a goto position and,
-    /// if it commanded a yaw, within `yaw_tol_rad` of it. False with no target, after land or
-    /// RTL, and before the first position report.
+    /// takeoff altitude, or within `arrive_m` (3D) of a goto position and, if it commanded a
+    /// yaw, within `yaw_tol_rad` of it. Heights are the telemetry's height above the pad
+    /// ([`Telemetry::height_m`]: ground truth, else AMSL since arming), never `relative_alt`,
+    /// whose home PX4 keeps re-estimating in flight. False with no target, after land or RTL,
+    /// and before the first position report.
     pub fn at_target<const T: usize>(&self, tel: &Telemetry<T>) -> bool {
-        let (Some(target), Some(rel_alt)) = (self.target, tel.relative_alt_m()) else {
+        let (Some(target), Some(rel_alt)) = (self.target, tel.height_m()) else {
             return false;
         };
         match target {

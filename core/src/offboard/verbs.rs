@@ -179,7 +179,10 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         }
         let anchor = match self.anchor {
             Some(a) => a,
-            None => Anchor::from_position(tel.global_position().ok_or(OffboardError::NoPosition)?),
+            None => Anchor::from_position(
+                tel.global_position().ok_or(OffboardError::NoPosition)?,
+                tel.height_m(),
+            ),
         };
         let (lat, lon) = anchor.to_global(x_m as f64, y_m as f64);
         let (Some(lat_e7), Some(lon_e7)) = (geo::deg_to_e7(lat), geo::deg_to_e7(lon)) else {

@@ -40,6 +40,8 @@ pub struct FakePx4 {
     pub landed: mav::MavLandedState,
     /// North, east, up of the vehicle from home, m.
     pub pos: (f64, f64, f64),
+    /// PX4's home-altitude re-estimation: added to `relative_alt` (not to `alt`), m.
+    pub home_error_m: f64,
     pub yaw_rad: f32,
     /// First heartbeat (and any telemetry), sim ms.
     pub boot_ms: u64,
@@ -108,6 +110,7 @@ impl Default for FakePx4 {
             armed: false,
             landed: mav::MavLandedState::MAV_LANDED_STATE_ON_GROUND,
             pos: (0.0, 0.0, 0.0),
+            home_error_m: 0.0,
             yaw_rad: 0.0,
             boot_ms: 1_500,
             pos_at_ms: 3_000,
@@ -210,7 +213,7 @@ impl FakePx4 {
             lat: (lat * 1e7).round() as i32,
             lon: (lon * 1e7).round() as i32,
             alt: ((HOME_AMSL_M + u) * 1000.0).round() as i32,
-            relative_alt: (u * 1000.0).round() as i32,
+            relative_alt: ((u + self.home_error_m) * 1000.0).round() as i32,
             vx: 0,
             vy: 0,
             vz: 0,
