@@ -191,9 +191,15 @@ fn assert_flown_honestly(r: &Value, stdout: &str) {
         t > 40.0,
         "the flight ended after {t} s sim: too soon to be real"
     );
-    // Landing took its time: no forged ON_GROUND ended it.
+    // The mission step ends at the LAND's touchdown, PX4's own report, after the whole box;
+    // the landed step settles on the vehicle's ON_GROUND then, not on a forged one mid-flight.
     assert!(
-        r["steps"][2]["waited_sim_s"].as_f64().unwrap() > 5.0,
+        r["steps"][1]["waited_sim_s"].as_f64().unwrap() > 25.0,
+        "{}",
+        r["steps"][1]
+    );
+    assert!(
+        r["steps"][2]["snapshot"]["t_sim_s"].as_f64().unwrap() > 40.0,
         "{}",
         r["steps"][2]
     );
