@@ -17,7 +17,7 @@ use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::{PlanFile, STEPS};
 use super::report::{IgnoredReport, Report};
-use super::vehicle::{start, StartError, VehicleArgs};
+use super::vehicle::{start_interruptible, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use nexus_core::engine::{Condition, Program, Step, Wait};
 use nexus_core::mission::{last_reachable, unreachable_items, NAV_RETURN_TO_LAUNCH};
@@ -163,7 +163,10 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         args.vehicle.report(),
         4,
     );
-    let vehicle = match start(&args.vehicle) {
+    // A signal from here on ends the command in order, with its report: while the vehicle
+    // starts, that start is cut short (nothing flew); afterwards the flight ends `aborted`.
+    let _interrupts = nexus_host::interrupt::handle();
+    let vehicle = match start_interruptible(&args.vehicle) {
         Ok(v) => v,
         Err(StartError::Setup(e)) => {
             eprintln!("nexus fly: {e}");
@@ -180,9 +183,6 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         "nexus: {} on UDP {}, system id {}",
         vehicle.what, vehicle.port, vehicle.system_id
     ));
-    // From here a signal ends the flight in order, with its report (before, while the vehicle
-    // starts, the process ends at once: nexus_host::interrupt).
-    let _interrupts = nexus_host::interrupt::handle();
     let mut flight = Flight::new(vehicle, &out, items.len(), true);
     let (program, meta) = flight_program(last_item, args.timeout_s);
     let outcome = match flight.upload(&plan) {

@@ -5,7 +5,7 @@ use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::ProgramFile;
 use super::report::{IgnoredReport, Report};
-use super::vehicle::{start, StartError, VehicleArgs};
+use super::vehicle::{start_interruptible, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -77,7 +77,10 @@ pub fn main(args: &RunArgs) -> ExitCode {
         args.vehicle.report(),
         total,
     );
-    let vehicle = match start(&args.vehicle) {
+    // A signal from here on ends the command in order, with its report: while the vehicle
+    // starts, that start is cut short (nothing flew); afterwards the flight ends `aborted`.
+    let _interrupts = nexus_host::interrupt::handle();
+    let vehicle = match start_interruptible(&args.vehicle) {
         Ok(v) => v,
         Err(StartError::Setup(e)) => {
             eprintln!("nexus run: {e}");
@@ -94,9 +97,6 @@ pub fn main(args: &RunArgs) -> ExitCode {
         "nexus: {} on UDP {}, system id {}",
         vehicle.what, vehicle.port, vehicle.system_id
     ));
-    // From here a signal ends the flight in order, with its report (before, while the vehicle
-    // starts, the process ends at once: nexus_host::interrupt).
-    let _interrupts = nexus_host::interrupt::handle();
     let items = prog.plan.as_ref().map_or(0, |p| p.plan.items.len());
     let mut flight = Flight::new(vehicle, &out, items, false);
     if let Some(plan) = &prog.plan {

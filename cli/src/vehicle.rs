@@ -80,13 +80,19 @@ pub enum StartError {
     Silent(String),
     /// It died before it spoke, or while it started (exit 1).
     Died(String),
+    /// A signal came while it started ([`start_interruptible`]): the command writes its
+    /// report and exits 128 + the signal's number.
+    Interrupted(String),
 }
 
 impl StartError {
     /// The message.
     pub fn message(&self) -> &str {
         match self {
-            StartError::Setup(m) | StartError::Silent(m) | StartError::Died(m) => m,
+            StartError::Setup(m)
+            | StartError::Silent(m)
+            | StartError::Died(m)
+            | StartError::Interrupted(m) => m,
         }
     }
 }
@@ -159,6 +165,41 @@ pub fn start(args: &VehicleArgs) -> Result<Connected, StartError> {
 }
 
 /// The run's start error, with what to do about a port in use.
+/// [`start`], but a signal (SIGINT, SIGTERM, SIGHUP) while the vehicle starts (PX4 booting,
+/// the first heartbeat awaited) ends it at once with [`StartError::Interrupted`], so the
+/// command still writes its verdict and report. The caller holds an
+/// [`nexus_host::interrupt::Handling`] from before this call; a PX4 being launched is ended
+/// ([`nexus_host::launcher::end_all_now`]).
+pub fn start_interruptible(args: &VehicleArgs) -> Result<Connected, StartError> {
+    let args = args.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("nexus-start".into())
+        .spawn(move || {
+            let _ = tx.send(start(&args));
+        })
+        .map_err(|e| StartError::Setup(format!("cannot start the vehicle: {e}")))?;
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(started) => return started,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(c) = nexus_host::interrupt::caught() {
+                    nexus_host::launcher::end_all_now();
+                    return Err(StartError::Interrupted(format!(
+                        "{} while the vehicle was starting: nothing flew",
+                        c.reason()
+                    )));
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(StartError::Setup(
+                    "the vehicle's start ended without a word".into(),
+                ))
+            }
+        }
+    }
+}
+
 fn start_hint(e: RunError, instance: u8) -> String {
     match &e {
         RunError::Sim(SimError::Bind { addr, .. }) => format!(

@@ -405,11 +405,12 @@ fn sim_watch_and_bridge_exit_cleanly_on_each_signal() {
 }
 
 #[test]
-fn a_signal_while_px4_starts_ends_it_at_once_with_its_child() {
+fn a_signal_while_px4_starts_ends_it_at_once_with_its_child_and_the_report() {
     // This fake PX4 never speaks MAVLink: `fly` waits for its heartbeat. It has started a child
     // that ignores SIGTERM.
     let dir = Scratch::new("sig-px4-start");
     let pids = dir.path("pids");
+    let json_path = dir.path("report.json");
     let mut r = Running::start(
         &[
             "fly",
@@ -418,6 +419,8 @@ fn a_signal_while_px4_starts_ends_it_at_once_with_its_child() {
             &fake_px4(),
             "--instance",
             "239",
+            "--json",
+            &json_path.display().to_string(),
         ],
         &[
             ("FAKE_PX4_MODE", "child".to_string()),
@@ -442,7 +445,19 @@ fn a_signal_while_px4_starts_ends_it_at_once_with_its_child() {
     r.signal("INT");
     let (status, _, out) = r.wait_exit(STOP_LIMIT);
     assert_eq!(status.code(), Some(130), "{out}");
-    assert!(out.contains("nexus: interrupted by SIGINT"), "{out}");
+    assert!(
+        out.contains("FAIL: interrupted by SIGINT while the vehicle was starting"),
+        "{out}"
+    );
+    let report = read_report(&json_path);
+    assert_eq!(report["exit_code"], 130, "{report}");
+    assert_eq!(report["passed"], false, "{report}");
+    assert!(
+        report["verdict"]
+            .as_str()
+            .is_some_and(|v| v.contains("interrupted by SIGINT")),
+        "{report}"
+    );
     for &p in &pids {
         assert!(!alive(p), "process {p} was left running:\n{out}");
     }
