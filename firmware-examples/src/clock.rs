@@ -47,10 +47,40 @@ pub fn sleep_unless(ready: impl FnOnce() -> bool) {
     });
 }
 
+/// The async driver's timer ([`sleep_until`]): its deadline, ms, and its task.
+static TIMER: Mutex<core::cell::RefCell<Option<(u64, core::task::Waker)>>> =
+    Mutex::new(core::cell::RefCell::new(None));
+
+/// Sleep (the task, not the core: other tasks run) until [`now`] reaches `at`. One timer:
+/// the async driver's loop is the only user. Cancel-safe.
+pub async fn sleep_until(at: Instant) {
+    let at_ms = at.total_micros().div_ceil(1000);
+    core::future::poll_fn(|cx| {
+        critical_section::with(|cs| {
+            if MILLIS.borrow(cs).get() >= at_ms {
+                return core::task::Poll::Ready(());
+            }
+            TIMER
+                .borrow_ref_mut(cs)
+                .replace((at_ms, cx.waker().clone()));
+            core::task::Poll::Pending
+        })
+    })
+    .await
+}
+
 #[exception]
 fn SysTick() {
-    critical_section::with(|cs| {
+    let due = critical_section::with(|cs| {
         let ms = MILLIS.borrow(cs);
         ms.set(ms.get() + 1);
+        let mut t = TIMER.borrow_ref_mut(cs);
+        match &*t {
+            Some((at, _)) if *at <= ms.get() => t.take().map(|(_, w)| w),
+            _ => None,
+        }
     });
+    if let Some(w) = due {
+        w.wake();
+    }
 }
