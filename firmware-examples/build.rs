@@ -12,7 +12,7 @@ const MEMORY_MAPS: [(&str, &str); 4] = [
     ("link_check", "memory-budget.x"),
     ("uart_selftest", "memory-budget.x"),
     ("mission", "memory-budget.x"),
-    ("mission_embassy", "memory-embassy.x"),
+    ("mission_embassy", "memory-budget.x"),
 ];
 
 fn main() {

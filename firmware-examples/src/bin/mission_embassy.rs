@@ -11,7 +11,7 @@ use embassy_executor::Spawner;
 use nexus_core::Duration;
 use nexus_firmware::apump::AsyncPump;
 use nexus_firmware::mission::{MissionFlight, FLIGHT_WALL_MS};
-use nexus_firmware::pump::{self, Outcome};
+use nexus_firmware::pump;
 use nexus_firmware::uart::Uart0;
 use nexus_firmware::{clock, error, exit, info};
 
@@ -43,11 +43,9 @@ async fn flight(_spawner: Spawner) {
     let Some(uart) = Uart0::take(BAUD) else {
         exit::failure()
     };
-    // The flight's state (the core client) lives in a static, not in the task's future.
-    let Some(node) = cortex_m::singleton!(: MissionFlight = MissionFlight::new(clock::now()))
-    else {
-        exit::failure()
-    };
+    // The flight's state (the core client) is held across awaits: it lives in the task's
+    // future, which embassy keeps in a static (.bss), not on the stack.
+    let mut node = MissionFlight::new(clock::now());
     match node.load_plan(PLAN) {
         Ok(n) => info!("mission: {} items; embassy task, async UART", n),
         Err(why) => {
@@ -56,10 +54,6 @@ async fn flight(_spawner: Spawner) {
         }
     }
     let mut pump = AsyncPump::new(uart);
-    let outcome = pump.run(node, Duration::from_millis(RUN_CAP_MS)).await;
-    info!("frames accepted from the autopilot: {}", node.accepted());
-    if let Outcome::Failure(_) | Outcome::WallCap = outcome {
-        info!("mission: flight not confirmed");
-    }
+    let outcome = pump.run(&mut node, Duration::from_millis(RUN_CAP_MS)).await;
     pump::finish_with(outcome, pump.stats(), pump.io().stats())
 }
