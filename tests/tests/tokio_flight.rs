@@ -1,6 +1,7 @@
 //! The tokio driver (nexus-tokio) against the built-in simulated PX4 over loopback UDP:
-//! takeoff / at_target / land, the box mission with a guard, cancellation, and two vehicles
-//! on one single-threaded runtime. Instances 168–175.
+//! takeoff / at_target / land, the box mission with a guard, cancellation, two vehicles on one
+//! single-threaded runtime, the address latch against a forged heartbeat, and a takeoff over
+//! TCP through `nexus bridge`. Instances 168–174 (of the range 168–175).
 //!
 //! The runs are real time at the host tests' speed factor; every wait is bounded in sim time
 //! by its own `timeout_s`, and each test has a wall bound with margin on top.
@@ -176,4 +177,74 @@ async fn two_vehicles_on_one_runtime() {
         b.wait(&Wait::landed().timeout_s(120.0))
     );
     assert!(la.unwrap().satisfied && lb.unwrap().satisfied);
+}
+
+/// The TCP driver: the vehicle behind `nexus bridge` (TCP ↔ UDP), as a serial or TCP rig
+/// would put it; the client speaks first and takes off.
+#[tokio::test(flavor = "current_thread")]
+async fn takeoff_over_tcp_through_the_bridge() {
+    use nexus_host::bridge::{bridge, BridgeOptions};
+    let sim = Sim::started(realtime(173)).expect("start the run");
+    let port = sim.offboard_port().unwrap();
+    let to = format!("udpout:127.0.0.1:{}", port.px4_port);
+    let b = bridge(
+        &"tcpin:127.0.0.1:0".parse().unwrap(),
+        &to.parse().unwrap(),
+        BridgeOptions::default(),
+    )
+    .expect("start the bridge");
+    let tcp = b.from_local_addr().expect("tcpin address").port();
+    let mut options = sim.offboard_options();
+    options.system_id = port.system_id;
+    let op = AsyncClient::open(&format!("tcp:127.0.0.1:{tcp}"), options)
+        .await
+        .expect("connect over TCP");
+    assert_eq!(op.peer(), None, "a stream has no address latch");
+    op.until(|c| c.telemetry().connected(), 30.0)
+        .await
+        .unwrap_or_else(|_| panic!("heartbeat over TCP: {}", log(&op)));
+    op.takeoff(3.0).unwrap();
+    at_target(&op)
+        .await
+        .unwrap_or_else(|_| panic!("at_target over TCP: {}", log(&op)));
+    assert!(op.tx_frames() > 0);
+    let h = sim.true_height_m().unwrap();
+    assert!((h - 3.0).abs() < 1.0, "true height {h}");
+}
+
+/// The vehicle-address latch: a stranger on the client's UDP port that claims the vehicle's
+/// system id (a forged "landed, disarmed" heartbeat) is counted as foreign, never applied.
+#[tokio::test(flavor = "current_thread")]
+async fn a_forged_heartbeat_from_another_address_is_ignored() {
+    use nexus_core::frame::{Encoder, MAX_FRAME_LEN};
+    use nexus_core::mav;
+    use nexus_core::offboard::wire;
+    let (sim, op) = connect(174).await;
+    op.takeoff(3.0).unwrap();
+    at_target(&op).await.unwrap();
+    let sysid = sim.offboard_port().unwrap().system_id;
+    let mut enc = Encoder::new(sysid, 1);
+    let hb = wire::heartbeat(
+        mav::MavType::MAV_TYPE_QUADROTOR,
+        mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+        mav::MavModeFlag::empty(),
+        0,
+        mav::MavState::MAV_STATE_STANDBY,
+    );
+    let mut buf = [0u8; MAX_FRAME_LEN];
+    let n = enc.encode(&hb, &mut buf).unwrap();
+    let stranger = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let to = op.local_addr().unwrap();
+    // Disarmed by the forgery, the wait would settle at once; it must time out instead.
+    let w = op.wait(&Wait::disarmed().timeout_s(2.0));
+    for _ in 0..20 {
+        stranger.send_to(&buf[..n], to).await.unwrap();
+    }
+    let r = w.await.unwrap();
+    assert_eq!(r.reason, Reason::Timeout, "{r:?}");
+    assert!(op.is_armed());
+    let f = op.foreign();
+    assert_eq!(f.datagrams(), 20, "{f:?}");
+    assert_eq!(f.sources[0].addr, stranger.local_addr().unwrap());
+    assert_eq!(op.peer(), sim.vehicle_addr());
 }
