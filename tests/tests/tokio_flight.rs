@@ -1,7 +1,7 @@
 //! The tokio driver (nexus-tokio) against the built-in simulated PX4 over loopback UDP:
 //! takeoff / at_target / land, the box mission with a guard, cancellation, two vehicles on one
 //! single-threaded runtime, the address latch against a forged heartbeat, and a takeoff over
-//! TCP through `nexus bridge`. Instances 168–174 (of the range 168–175).
+//! TCP through `nexus bridge`, a silent vehicle. Instances 168–175.
 //!
 //! The runs are real time at the host tests' speed factor; every wait is bounded in sim time
 //! by its own `timeout_s`, and each test has a wall bound with margin on top.
@@ -247,4 +247,36 @@ async fn a_forged_heartbeat_from_another_address_is_ignored() {
     assert_eq!(f.datagrams(), 20, "{f:?}");
     assert_eq!(f.sources[0].addr, stranger.local_addr().unwrap());
     assert_eq!(op.peer(), sim.vehicle_addr());
+}
+
+/// A vehicle that goes silent ends every pending wait `died` after the stall limit (wall),
+/// instead of leaving it to a sim-time timeout whose clock has stopped.
+#[tokio::test(flavor = "current_thread")]
+async fn a_silent_vehicle_ends_the_waits_died() {
+    let sim = Sim::started(realtime(175).stall_s(Some(1.0))).expect("start the run");
+    let op = AsyncClient::connect(&sim, 30.0).await.expect("heartbeat");
+    let w = op.wait(&Wait::altitude_m(50.0).timeout_s(600.0));
+    sim.close();
+    let t0 = std::time::Instant::now();
+    let r = tokio::time::timeout(Duration::from_secs(30), w)
+        .await
+        .expect("the wait ends")
+        .unwrap();
+    assert_eq!(r.reason, Reason::Died, "{r:?}");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert!(
+        op.death().unwrap().contains("sent nothing"),
+        "{:?}",
+        op.death()
+    );
+    // As on the pump: a new wait on a dead link that is not decided at once ends `died`.
+    let later = op
+        .wait(&Wait::altitude_m(50.0).timeout_s(5.0))
+        .await
+        .unwrap();
+    assert_eq!(later.reason, Reason::Died, "{later:?}");
 }
