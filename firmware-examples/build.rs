@@ -8,10 +8,11 @@
 use std::{env, fs, path::PathBuf};
 
 /// Binaries and the memory map each links against.
-const MEMORY_MAPS: [(&str, &str); 3] = [
+const MEMORY_MAPS: [(&str, &str); 4] = [
     ("link_check", "memory-budget.x"),
     ("uart_selftest", "memory-budget.x"),
     ("mission", "memory-budget.x"),
+    ("mission_embassy", "memory-budget.x"),
 ];
 
 fn main() {

@@ -7,7 +7,9 @@
 # peer to success, and the firmware reports the deepest stack use (painted at reset) on exit.
 #
 #   firmware-examples/size-report.sh [BIN [TEST]]
-#     BIN   firmware binary: mission (default), link_check
+#     BIN   firmware binary: mission (default), link_check, mission_embassy (the same flight on
+#           embassy-executor, the same budget; its figures are printed against the `nb` mission
+#           firmware's)
 #     TEST  exact name of the test that runs BIN to success (default: the one for BIN, in
 #           tests/tests/firmware_mission.rs or tests/tests/firmware_link.rs)
 #
@@ -30,7 +32,10 @@ case "$bin" in
   link_check)
     suite=firmware_link
     default_test=firmware_link_check_passes_against_a_px4_like_peer_on_a_noisy_line ;;
-  *) echo "size-report: unknown firmware '$bin' (mission, link_check)" >&2; exit 2 ;;
+  mission_embassy)
+    suite=firmware_mission
+    default_test=firmware_mission_embassy_flies_the_box_mission_through_the_bridge ;;
+  *) echo "size-report: unknown firmware '$bin' (mission, link_check, mission_embassy)" >&2; exit 2 ;;
 esac
 test="${2:-$default_test}"
 target_dir="${NEXUS_FIRMWARE_TARGET_DIR:-$root/target/firmware-examples}"
@@ -94,6 +99,18 @@ if [ "$bin" = mission ]; then
     "${plan_bytes:-?}"
   printf '  RAM   %6s B: size_of the Client<%s> the firmware runs (on its stack)\n' \
     "${client:-?}" "WAITS 2, TEXTS 4, ITEMS 16, STEPS 0"
+fi
+
+if [ "$bin" = mission_embassy ]; then
+  declare -A nb=()
+  sections "$release/mission" nb
+  n() { echo "${nb[$1]:-0}"; }
+  nb_flash=$(($(n .vector_table) + $(n .text) + $(n .rodata) + $(n .data)))
+  nb_static=$(($(n .data) + $(n .bss) + $(n .uninit)))
+  echo "against the nb mission firmware (same flight, blocking loop; its stack: size-report.sh mission):"
+  printf '  flash %+6d B (%d vs %d), static RAM %+6d B (%d vs %d)\n' \
+    $((flash - nb_flash)) "$flash" "$nb_flash" $((static_ram - nb_static)) "$static_ram" "$nb_static"
+  echo "  (the flight's state is in the task's future, a static, here; on main's stack there)"
 fi
 
 status=0

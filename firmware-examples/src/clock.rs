@@ -47,10 +47,41 @@ pub fn sleep_unless(ready: impl FnOnce() -> bool) {
     });
 }
 
+/// The async driver's timer ([`sleep_until`]): its deadline, µs, and its task. (Compared as
+/// ms × 1000, never divided: a u64 division would link 0.9 KB of compiler builtins.)
+static TIMER: Mutex<core::cell::RefCell<Option<(u64, core::task::Waker)>>> =
+    Mutex::new(core::cell::RefCell::new(None));
+
+/// Sleep (the task, not the core: other tasks run) until [`now`] reaches `at`. One timer:
+/// the async driver's loop is the only user. Cancel-safe.
+pub async fn sleep_until(at: Instant) {
+    let at_us = at.total_micros();
+    core::future::poll_fn(|cx| {
+        critical_section::with(|cs| {
+            if MILLIS.borrow(cs).get() * 1000 >= at_us {
+                return core::task::Poll::Ready(());
+            }
+            TIMER
+                .borrow_ref_mut(cs)
+                .replace((at_us, cx.waker().clone()));
+            core::task::Poll::Pending
+        })
+    })
+    .await
+}
+
 #[exception]
 fn SysTick() {
-    critical_section::with(|cs| {
+    let due = critical_section::with(|cs| {
         let ms = MILLIS.borrow(cs);
         ms.set(ms.get() + 1);
+        let mut t = TIMER.borrow_ref_mut(cs);
+        match &*t {
+            Some((at_us, _)) if *at_us <= ms.get() * 1000 => t.take().map(|(_, w)| w),
+            _ => None,
+        }
     });
+    if let Some(w) = due {
+        w.wake();
+    }
 }

@@ -8,20 +8,25 @@
 //! * [`uart`]: the CMSDK APB UART0 driver (embedded-io and `nb`, interrupt-driven receive);
 //! * [`clock`]: the SysTick millisecond clock that supplies `now`;
 //! * [`pump`]: the main loop around a sans-IO [`pump::Node`], and the exit report;
+//!   [`apump`]: the same loop as an async task (embassy-executor, `embedded-io-async`), run by
+//!   [`executor`]'s thread-mode loop;
 //! * [`mission`]: the mission flight, the nexus-core `Client` as a [`pump::Node`];
 //!   [`report`]: its failure reports, in a few words and numbers;
 //! * [`stack`]: the stack high-water mark; [`exit`]: semihosting exit, panic and fault
 //!   handlers; [`log`]: `info!`/`error!` over defmt or plain semihosting.
 //!
 //! Binaries: `link_check` (bring-up: proves the serial MAVLink path both ways), `mission`
-//! (flies the box mission stored in flash), `uart_selftest` (the UART driver's own test).
+//! (flies the box mission stored in flash), `mission_embassy` (the same flight as an embassy task
+//! over the async UART), `uart_selftest` (the UART driver's own test).
 //!
 //! Run one with `cargo run --release --bin link_check` (QEMU, UART0 on stdio); the end-to-end
 //! test in `tests/tests/firmware_link.rs` plays the autopilot on a TCP socket instead.
 #![no_std]
 
+pub mod apump;
 pub mod board;
 pub mod clock;
+pub mod executor;
 pub mod exit;
 pub mod log;
 pub mod mission;

@@ -169,7 +169,11 @@ impl<IO: Read + ReadReady + Write> Pump<IO> {
 /// Log the run's outcome, link counters and stack high-water mark, then exit: status 0 on
 /// [`Outcome::Success`], 1 otherwise.
 pub fn finish(outcome: Outcome, pump: &Pump<crate::uart::Uart0>) -> ! {
-    let s = pump.stats();
+    finish_with(outcome, pump.stats(), pump.io().stats())
+}
+
+/// [`finish`] for any driver: its link counters and the UART's.
+pub fn finish_with(outcome: Outcome, s: LinkStats, u: crate::uart::UartStats) -> ! {
     crate::info!(
         "link: frames {} handled {} skipped {} malformed {} crc_errors {} unknown_ids {} dropped_bytes {} sent {}",
         s.decoder.frames,
@@ -181,7 +185,6 @@ pub fn finish(outcome: Outcome, pump: &Pump<crate::uart::Uart0>) -> ! {
         s.decoder.dropped_bytes,
         s.sent
     );
-    let u = pump.io().stats();
     crate::info!(
         "uart: rx_overruns {} rx_throttles {}",
         u.rx_overruns,

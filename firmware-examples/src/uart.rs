@@ -79,8 +79,23 @@ static RX_OVERRUNS: AtomicU32 = AtomicU32::new(0);
 /// Times the handler had to stop because the queue was full.
 static RX_THROTTLES: AtomicU32 = AtomicU32::new(0);
 
+/// The task waiting for a byte (the async driver's, [`crate::apump`]); woken by the handler.
+static RX_WAKER: Mutex<RefCell<Option<core::task::Waker>>> = Mutex::new(RefCell::new(None));
+
+/// Wake the async reader, if one waits.
+fn wake_rx() {
+    if let Some(w) = critical_section::with(|cs| RX_WAKER.borrow_ref_mut(cs).take()) {
+        w.wake();
+    }
+}
+
 /// UART0 receive interrupt (IRQ 0): move every received byte into the queue.
 pub(crate) extern "C" fn uart0_rx_isr() {
+    uart0_rx_drain();
+    wake_rx();
+}
+
+fn uart0_rx_drain() {
     // Clear first: a byte arriving after this point sets the bit again and re-enters.
     write_reg(reg::INTSTATUS, reg::INT_RX);
     let state = read_reg(reg::STATE);
@@ -206,6 +221,61 @@ impl Uart0 {
             // The UART's status bit was cleared before the handler stopped: pend by hand.
             NVIC::pend(Irq::Uart0Rx);
         }
+    }
+}
+
+impl Uart0 {
+    /// Copy out what is queued, at least one byte; while nothing is queued, register `cx`'s
+    /// waker for the receive interrupt (checked again after, so no byte slips past).
+    fn poll_read(
+        &mut self,
+        cx: &mut core::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> core::task::Poll<usize> {
+        if buf.is_empty() {
+            return core::task::Poll::Ready(0);
+        }
+        if !self.rx.ready() {
+            critical_section::with(|cs| {
+                RX_WAKER.borrow_ref_mut(cs).replace(cx.waker().clone());
+            });
+            if !self.rx.ready() {
+                return core::task::Poll::Pending;
+            }
+        }
+        let mut n = 0;
+        while n < buf.len() {
+            match self.rx.dequeue() {
+                Some(b) => {
+                    buf[n] = b;
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        self.resume_rx();
+        core::task::Poll::Ready(n)
+    }
+}
+
+impl embedded_io_async::Read for Uart0 {
+    /// Wait (the task sleeps; the receive interrupt wakes it) for at least one byte.
+    /// Cancel-safe: nothing is taken from the queue unless the future completes.
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Infallible> {
+        Ok(core::future::poll_fn(|cx| self.poll_read(cx, buf)).await)
+    }
+}
+
+impl embedded_io_async::Write for Uart0 {
+    /// The transmitter takes a byte per bit time and has no interrupt wired here: bytes are
+    /// written as the blocking path does (on QEMU the wait is nil).
+    async fn write(&mut self, buf: &[u8]) -> Result<usize, Infallible> {
+        embedded_io::Write::write(self, buf)
+    }
+
+    async fn flush(&mut self) -> Result<(), Infallible> {
+        self.flush_tx();
+        Ok(())
     }
 }
 

@@ -55,12 +55,17 @@ impl Rig {
     /// Start the vehicle (UDP ports 14701+slot / 14711+slot), the bridge listening on TCP, the
     /// injector if asked, then QEMU.
     fn start(slot: u16, noisy: bool, setup: impl FnOnce(&SimHandle)) -> Rig {
+        Rig::start_bin("mission", (14701 + slot, 14711 + slot), noisy, setup)
+    }
+
+    /// [`Rig::start`] for firmware `bin`, the vehicle on UDP ports `ports`.
+    fn start_bin(bin: &str, ports: (u16, u16), noisy: bool, setup: impl FnOnce(&SimHandle)) -> Rig {
         require_qemu();
-        let elf = firmware("mission");
+        let elf = firmware(bin);
         // Instance 0 (system id 1, PX4's default, which the firmware flies), on its own ports.
         let mut cfg = SimConfig::realtime(0, SPEED);
-        cfg.local_port_base = 14701 + slot;
-        cfg.remote_port_base = 14711 + slot;
+        cfg.local_port_base = ports.0;
+        cfg.remote_port_base = ports.1;
         let sim = SimHandle::start(cfg).expect("start the simulated vehicle");
         setup(&sim);
         let opts = BridgeOptions {
@@ -171,6 +176,19 @@ fn firmware_mission_flies_the_box_mission_through_the_bridge() {
     assert_firmware_flew(status, &out, &rig.bridge.stats());
     assert_vehicle_confirms_the_flight(&rig);
     // A clean line: every frame checked, none malformed.
+    assert_eq!(link_counter(&out, "crc_errors"), 0, "{out}");
+    assert_eq!(link_counter(&out, "malformed"), 0, "{out}");
+}
+
+/// The same flight by the embassy firmware (one embassy-executor task over the async UART),
+/// its vehicle on ports 14708 / 14748 (instances 168 of the tokio tests' range).
+#[test]
+fn firmware_mission_embassy_flies_the_box_mission_through_the_bridge() {
+    let mut rig = Rig::start_bin("mission_embassy", (14708, 14748), false, |_| {});
+    let (status, out) = rig.finish();
+    assert!(out.contains("embassy task"), "{out}");
+    assert_firmware_flew(status, &out, &rig.bridge.stats());
+    assert_vehicle_confirms_the_flight(&rig);
     assert_eq!(link_counter(&out, "crc_errors"), 0, "{out}");
     assert_eq!(link_counter(&out, "malformed"), 0, "{out}");
 }

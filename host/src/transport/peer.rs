@@ -45,7 +45,8 @@ impl PeerRule {
     }
 
     /// Whether a datagram from `from` makes it the peer (before anyone has been latched).
-    pub(crate) fn takes(&self, from: SocketAddr, datagram: &[u8]) -> bool {
+    /// Public so that other drivers of a UDP socket (nexus-tokio's) latch by the same rule.
+    pub fn takes(&self, from: SocketAddr, datagram: &[u8]) -> bool {
         match *self {
             PeerRule::MostRecent => true,
             PeerRule::Address(a) => from == a,
@@ -282,7 +283,8 @@ impl ForeignTraffic {
         v
     }
 
-    pub(crate) fn record(&mut self, from: SocketAddr, datagram: &[u8]) {
+    /// Count `datagram` from `from`, a source that is not the peer.
+    pub fn record(&mut self, from: SocketAddr, datagram: &[u8]) {
         let c = ForeignCounts::of(datagram);
         if let Some(s) = self.sources.iter_mut().find(|s| s.addr == from) {
             s.counts.add(&c);
@@ -297,7 +299,7 @@ impl ForeignTraffic {
     }
 
     /// `peer` was latched: what it sent before is not foreign.
-    pub(crate) fn latched(&mut self, peer: SocketAddr) {
+    pub fn latched(&mut self, peer: SocketAddr) {
         if let Some(i) = self.sources.iter().position(|s| s.addr == peer) {
             let s = self.sources.remove(i);
             self.peer_before_latch += s.counts.datagrams;

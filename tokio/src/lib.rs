@@ -1,0 +1,711 @@
+//! # nexus-tokio
+//!
+//! The tokio driver of [`nexus_core::Client`]: one task per vehicle link runs the core's
+//! `handle` / `poll_transmit` / `next_deadline` / `poll_event` loop over a tokio UDP socket,
+//! TCP stream or serial port, and [`AsyncClient`] offers the `OffboardClient` verbs and
+//! `wait(…).await`, which ends with the same [`WaitResult`] as the threaded pump's waits.
+//!
+//! * Many links on one runtime: each [`AsyncClient::open`] spawns its own task.
+//! * Cancellation-safe: dropping a [`WaitFuture`] aborts its wait in the engine and frees the
+//!   slot at once (no result is left behind).
+//! * The same client the host runs ([`HostClient`], its capacities), the same connection
+//!   strings and the same vehicle-address latch ([`PeerRule`]).
+//!
+//! It is a crate of its own so that nexus-host's synchronous users never build tokio.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! use nexus_core::engine::Wait;
+//! use nexus_tokio::AsyncClient;
+//! let op = AsyncClient::open("udpin:127.0.0.1:14540", Default::default()).await?;
+//! op.takeoff(5.0)?;
+//! op.until(|c| c.offboard().at_target(c.telemetry()), 60.0).await?;
+//! op.land()?;
+//! let landed = op.wait(&Wait::landed().timeout_s(120.0)).await?;
+//! assert!(landed.satisfied);
+//! # Ok(()) }
+//! ```
+
+mod io;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use nexus_core::client::Event;
+use nexus_core::engine::{Wait, WaitId, WaitResult};
+use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
+use nexus_core::mission::MissionItem;
+use nexus_core::{Client, Instant, Mode};
+use nexus_host::error::ClientError;
+use nexus_host::offboard_client::OffboardOptions;
+use nexus_host::pump::{LinkEvent, PumpError, WaitError};
+use nexus_host::run::Sim;
+use nexus_host::transport::{ConnString, ForeignTraffic, PeerRule, RECV_BUF_LEN};
+use tokio::sync::{watch, Notify};
+
+pub use nexus_host::pump::HostClient;
+
+/// Offboard events kept for [`AsyncClient::events`]; older ones are dropped.
+pub const EVENTS_KEPT: usize = 256;
+
+/// Why [`AsyncClient::open`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The connection string does not parse.
+    #[error(transparent)]
+    Conn(#[from] nexus_host::transport::ConnStringError),
+    /// The OS refused (bind, connect, the device).
+    #[error("cannot open {conn}: {source}")]
+    Io {
+        /// What was opened.
+        conn: ConnString,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// Why [`AsyncClient::connect`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The run has no offboard link (not started, closed, no vehicle).
+    #[error(transparent)]
+    Run(#[from] nexus_host::error::RunError),
+    /// The link could not be opened.
+    #[error(transparent)]
+    Open(Box<OpenError>),
+    /// No heartbeat in time.
+    #[error("no heartbeat from the vehicle on UDP port {port} within {timeout_wall_s} s")]
+    NoHeartbeat {
+        /// The offboard port listened on.
+        port: u16,
+        /// The wall time waited, s.
+        timeout_wall_s: f64,
+    },
+}
+
+/// What the task and the handles share: the client and who waits for what.
+struct State {
+    client: Box<HostClient>,
+    /// Waits a live [`WaitFuture`] owns: its waker, and its result once settled.
+    waits: HashMap<WaitId, Slot>,
+    events: std::collections::VecDeque<LinkEvent>,
+    /// Why the link is gone (read error, silence, closed); every later wait ends `died`.
+    died: Option<String>,
+    closed: bool,
+    peer: Option<std::net::SocketAddr>,
+    foreign: ForeignTraffic,
+    tx_frames: u64,
+}
+
+#[derive(Default)]
+struct Slot {
+    waker: Option<Waker>,
+    result: Option<WaitResult>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Wakes the task: a verb or registration queued frames, or the link closes.
+    kick: Notify,
+    /// Bumped after each batch the task handled: [`AsyncClient::until`] looks again.
+    changed: watch::Sender<u64>,
+    start: tokio::time::Instant,
+    stall: Option<Duration>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The driver's clock: wall µs since the link opened (engine timeouts count the
+    /// autopilot's own clock, read from telemetry).
+    fn now(&self) -> Instant {
+        Instant::from_micros(self.start.elapsed().as_micros() as u64)
+    }
+
+    fn at(&self, t: Instant) -> tokio::time::Instant {
+        self.start + Duration::from_micros(t.total_micros())
+    }
+}
+
+impl State {
+    /// Route the client's events: results to their futures (waking them), the rest to the
+    /// log. A result nobody owns any more (its future was dropped) is simply let go.
+    fn route(&mut self) {
+        while let Some(ev) = self.client.poll_event() {
+            let log = match ev {
+                Event::Settled { id, result } => {
+                    if let Some(slot) = self.waits.get_mut(&id) {
+                        slot.result = Some(result);
+                        if let Some(w) = slot.waker.take() {
+                            w.wake();
+                        }
+                    }
+                    continue;
+                }
+                Event::Speedup(factor) => LinkEvent::Speedup {
+                    factor,
+                    error: Some("this link has no vehicle whose speed can change".into()),
+                },
+                Event::Step {
+                    step,
+                    passed,
+                    reason,
+                } => LinkEvent::Step {
+                    step,
+                    passed,
+                    reason,
+                },
+                Event::ProgramFinished(end) => LinkEvent::ProgramFinished(end),
+                Event::Offboard(e) => LinkEvent::Offboard(e),
+            };
+            if self.events.len() == EVENTS_KEPT {
+                self.events.pop_front();
+            }
+            self.events.push_back(log);
+        }
+    }
+
+    fn die(&mut self, now: Instant, reason: String) {
+        if self.died.is_none() {
+            self.client.died(now, &reason);
+            self.events.push_back(LinkEvent::Died(reason.clone()));
+            self.died = Some(reason);
+        }
+    }
+
+    /// Encode everything due into `out` (frame ends in `ends`).
+    fn transmit(&mut self, now: Instant, out: &mut Vec<u8>, ends: &mut Vec<usize>) {
+        let mut buf = [0u8; MAX_FRAME_LEN];
+        while let Some(n) = self.client.poll_transmit(now, &mut buf) {
+            out.extend_from_slice(&buf[..n]);
+            ends.push(out.len());
+        }
+    }
+}
+
+/// One vehicle link on a tokio runtime: the `OffboardClient` verbs, queries, and waits.
+///
+/// Dropping it closes the link: pending waits end `closed` and the task stops.
+pub struct AsyncClient {
+    shared: Arc<Shared>,
+    local_addr: Option<std::net::SocketAddr>,
+}
+
+impl AsyncClient {
+    /// Open `conn` (a pymavlink-style connection string) for the vehicle of `options` and
+    /// spawn its task on the current runtime.
+    pub async fn open(conn: &str, options: OffboardOptions) -> Result<AsyncClient, OpenError> {
+        AsyncClient::open_conn(&conn.parse()?, options).await
+    }
+
+    /// [`AsyncClient::open`] with a parsed connection string. A UDP link latches by
+    /// `options.transport.peer` as the pump's links do: "the most recent sender" becomes the
+    /// first autopilot heartbeat of `options.system_id`.
+    pub async fn open_conn(
+        conn: &ConnString,
+        options: OffboardOptions,
+    ) -> Result<AsyncClient, OpenError> {
+        let rule = match options.transport.peer {
+            PeerRule::MostRecent | PeerRule::FirstAutopilot { sysid: None } => {
+                PeerRule::FirstAutopilot {
+                    sysid: Some(options.system_id),
+                }
+            }
+            rule => rule,
+        };
+        let io = io::Io::open(conn, rule)
+            .await
+            .map_err(|source| OpenError::Io {
+                conn: conn.clone(),
+                source,
+            })?;
+        let state = State {
+            client: Box::new(Client::new(options.client_config())),
+            waits: HashMap::new(),
+            events: Default::default(),
+            died: None,
+            closed: false,
+            peer: io.peer(),
+            foreign: ForeignTraffic::default(),
+            tx_frames: 0,
+        };
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            kick: Notify::new(),
+            changed: watch::channel(0).0,
+            start: tokio::time::Instant::now(),
+            stall: options
+                .stall_s
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .map(Duration::from_secs_f32),
+        });
+        let local_addr = io.local_addr();
+        tokio::spawn(drive(Arc::clone(&shared), io));
+        Ok(AsyncClient { shared, local_addr })
+    }
+
+    /// Open a client on a real-time run's offboard link, taking frames only from the vehicle
+    /// the run launched, and wait up to `timeout_wall_s` for its heartbeat. (A lockstep run
+    /// advances only through its own `wait_until`: give this driver a real-time run.)
+    pub async fn connect(sim: &Sim, timeout_wall_s: f64) -> Result<AsyncClient, ConnectError> {
+        let port = sim.offboard_port()?;
+        let mut options = sim.offboard_options();
+        options.system_id = port.system_id;
+        if let Some(vehicle) = sim.vehicle_addr() {
+            options.transport.peer = PeerRule::Address(vehicle);
+        }
+        let conn = ConnString::UdpIn {
+            host: sim.options().listen.to_string(),
+            port: port.port,
+        };
+        let client = AsyncClient::open_conn(&conn, options)
+            .await
+            .map_err(|e| ConnectError::Open(Box::new(e)))?;
+        match client
+            .until(|c| c.telemetry().connected(), timeout_wall_s)
+            .await
+        {
+            Ok(()) => Ok(client),
+            Err(_) => Err(ConnectError::NoHeartbeat {
+                port: port.port,
+                timeout_wall_s,
+            }),
+        }
+    }
+
+    /// The local address of a UDP link (port 0 resolved).
+    pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        self.local_addr
+    }
+
+    /// Register `wait` now; its future ends with the result. Dropping the future before then
+    /// aborts the wait and frees its engine slot.
+    pub fn wait(&self, wait: &Wait) -> WaitFuture {
+        let now = self.shared.now();
+        let mut st = self.shared.lock();
+        let id = match (st.closed, st.client.wait(now, wait)) {
+            (true, _) => Err(WaitError::Pump(PumpError::LinkClosed)),
+            (false, Ok(id)) => Ok(id),
+            (false, Err(e)) => Err(WaitError::Refused(e)),
+        };
+        if let Ok(id) = id {
+            st.waits.insert(id, Slot::default());
+            if let Some(reason) = st.died.clone() {
+                st.client.died(now, &reason);
+            }
+            st.route();
+        }
+        drop(st);
+        self.shared.kick.notify_one();
+        WaitFuture {
+            shared: Arc::clone(&self.shared),
+            id: Some(id),
+        }
+    }
+
+    /// [`AsyncClient::wait`] with a wall-clock cap: if `cap` passes first the wait ends with
+    /// `cap` (its snapshot as of now), as the pump's capped waits do.
+    pub async fn wait_capped(&self, wait: &Wait, cap: Duration) -> Result<WaitResult, WaitError> {
+        let mut fut = self.wait(wait);
+        tokio::select! {
+            r = &mut fut => r,
+            _ = tokio::time::sleep(cap) => fut.cap(),
+        }
+    }
+
+    /// Until `f` holds on the client (checked now and after every batch the task handles),
+    /// or `timeout_wall_s` passes (`Err` with the elapsed time).
+    pub async fn until(
+        &self,
+        mut f: impl FnMut(&HostClient) -> bool,
+        timeout_wall_s: f64,
+    ) -> Result<(), tokio::time::error::Elapsed> {
+        let mut rx = self.shared.changed.subscribe();
+        tokio::time::timeout(Duration::from_secs_f64(timeout_wall_s.max(0.0)), async {
+            loop {
+                if f(&self.shared.lock().client) {
+                    return;
+                }
+                if rx.changed().await.is_err() {
+                    return; // the task ended: the caller's condition can no longer change
+                }
+            }
+        })
+        .await
+    }
+
+    /// Read the client (telemetry, offboard machine, engine) under the lock.
+    pub fn with<R>(&self, f: impl FnOnce(&HostClient) -> R) -> R {
+        f(&self.shared.lock().client)
+    }
+
+    /// Whether PX4's heartbeat has arrived.
+    pub fn connected(&self) -> bool {
+        self.with(|c| c.telemetry().connected())
+    }
+
+    /// Whether the vehicle reached what the last verb commanded (see
+    /// `OffboardClient::at_target`).
+    pub fn at_target(&self) -> bool {
+        self.with(|c| c.offboard().at_target(c.telemetry()))
+    }
+
+    /// Armed flag of the last heartbeat.
+    pub fn is_armed(&self) -> bool {
+        self.with(|c| c.offboard().is_armed(c.telemetry()))
+    }
+
+    /// Waits registered and not yet settled, and engine slots free.
+    pub fn wait_slots(&self) -> (usize, usize) {
+        self.with(|c| (c.engine().pending_count(), c.engine().free_slots()))
+    }
+
+    /// Waits whose futures are alive (their results not taken).
+    pub fn waits_owned(&self) -> usize {
+        self.shared.lock().waits.len()
+    }
+
+    /// The latched vehicle address of a UDP link.
+    pub fn peer(&self) -> Option<std::net::SocketAddr> {
+        self.shared.lock().peer
+    }
+
+    /// What sources other than the vehicle sent to a UDP link (never applied).
+    pub fn foreign(&self) -> ForeignTraffic {
+        self.shared.lock().foreign.clone()
+    }
+
+    /// Frames sent so far.
+    pub fn tx_frames(&self) -> u64 {
+        self.shared.lock().tx_frames
+    }
+
+    /// The link's log: offboard events, program steps, death (the newest [`EVENTS_KEPT`]).
+    pub fn events(&self) -> Vec<LinkEvent> {
+        self.shared.lock().events.iter().cloned().collect()
+    }
+
+    /// Why the link is dead, if it is.
+    pub fn death(&self) -> Option<String> {
+        self.shared.lock().died.clone()
+    }
+
+    /// Apply a verb to the client now and wake the task to send what it queued.
+    fn verb<R>(
+        &self,
+        f: impl FnOnce(&mut HostClient, Instant) -> Result<R, ClientError>,
+    ) -> Result<R, ClientError> {
+        let now = self.shared.now();
+        let mut st = self.shared.lock();
+        if st.closed {
+            return Err(ClientError::NotOpen);
+        }
+        let r = f(&mut st.client, now);
+        st.route();
+        drop(st);
+        self.shared.kick.notify_one();
+        r
+    }
+
+    /// Request a flight mode; commanded until telemetry confirms it.
+    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), ClientError> {
+        self.verb(|c, _| {
+            c.offboard_mut().0.set_mode(mode);
+            Ok(())
+        })
+    }
+
+    /// Request arming, sent once armable.
+    pub fn arm(&self) -> Result<(), ClientError> {
+        self.verb(|c, now| {
+            let (ob, tel) = c.offboard_mut();
+            ob.arm(now, tel);
+            Ok(())
+        })
+    }
+
+    /// Take off to `alt_m` over home (Takeoff mode, then arm); see
+    /// [`AsyncClient::at_target`].
+    pub fn takeoff(&self, alt_m: f32) -> Result<(), ClientError> {
+        self.verb(|c, now| {
+            let (ob, tel) = c.offboard_mut();
+            Ok(ob.takeoff(now, tel, alt_m)?)
+        })
+    }
+
+    /// Fly to a world-frame position (FLU over the launch point), m, with an optional yaw
+    /// (rad, +π/2 faces west).
+    pub fn goto(
+        &self,
+        x_m: f32,
+        y_m: f32,
+        z_m: f32,
+        yaw_rad: Option<f32>,
+    ) -> Result<(), ClientError> {
+        self.verb(|c, _| {
+            let (ob, tel) = c.offboard_mut();
+            Ok(ob.goto(tel, x_m, y_m, z_m, yaw_rad)?)
+        })
+    }
+
+    /// Land in place (Land mode).
+    pub fn land(&self) -> Result<(), ClientError> {
+        self.verb(|c, _| {
+            c.offboard_mut().0.land();
+            Ok(())
+        })
+    }
+
+    /// Return to launch (RTL mode).
+    pub fn return_to_launch(&self) -> Result<(), ClientError> {
+        self.verb(|c, _| {
+            c.offboard_mut().0.return_to_launch();
+            Ok(())
+        })
+    }
+
+    /// Hold position (Hold mode).
+    pub fn hold(&self) -> Result<(), ClientError> {
+        self.verb(|c, _| {
+            c.offboard_mut().0.hold();
+            Ok(())
+        })
+    }
+
+    /// Upload mission items verbatim (`seq` equal to their index); see
+    /// `offboard().mission_uploaded()`.
+    pub fn upload_mission(&self, items: &[MissionItem]) -> Result<(), ClientError> {
+        self.verb(|c, _| Ok(c.offboard_mut().0.upload_mission_items(items)?))
+    }
+
+    /// Fly the uploaded mission from its first item (Mission mode, then arm).
+    pub fn start_mission(&self) -> Result<(), ClientError> {
+        self.verb(|c, now| {
+            let (ob, tel) = c.offboard_mut();
+            ob.start_mission(now, tel);
+            Ok(())
+        })
+    }
+
+    /// Close the link: pending waits end `closed`, the task stops. Idempotent.
+    pub fn close(&self) {
+        close(&self.shared);
+    }
+}
+
+impl Drop for AsyncClient {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+fn close(shared: &Shared) {
+    let now = shared.now();
+    let mut st = shared.lock();
+    if !st.closed {
+        st.closed = true;
+        st.client.close(now);
+        st.route();
+    }
+    drop(st);
+    shared.kick.notify_one();
+}
+
+/// A registered wait; resolves to its [`WaitResult`]. Dropping it aborts the wait.
+#[must_use = "a wait is aborted when its future is dropped"]
+pub struct WaitFuture {
+    shared: Arc<Shared>,
+    /// `None` once the result (or the refusal) was handed out.
+    id: Option<Result<WaitId, WaitError>>,
+}
+
+impl WaitFuture {
+    /// The engine's id of this wait (`None` if it was refused or has ended).
+    pub fn id(&self) -> Option<WaitId> {
+        match &self.id {
+            Some(Ok(id)) => Some(*id),
+            _ => None,
+        }
+    }
+
+    /// End the wait with `cap` now, unless it already settled (then its own result).
+    fn cap(&mut self) -> Result<WaitResult, WaitError> {
+        let id = match self.id.take() {
+            Some(Ok(id)) => id,
+            Some(Err(e)) => return Err(e),
+            None => return Err(WaitError::Pump(PumpError::LinkClosed)),
+        };
+        let now = self.shared.now();
+        let mut st = self.shared.lock();
+        let slot = st.waits.remove(&id);
+        let r = match slot.and_then(|s| s.result) {
+            Some(r) => Ok(r),
+            None => st
+                .client
+                .cap(now, id)
+                // Settled in the engine but not routed yet: take it directly.
+                .or_else(|_| st.client.take_result(id))
+                .map_err(WaitError::Refused),
+        };
+        st.route();
+        r
+    }
+}
+
+impl Future for WaitFuture {
+    type Output = Result<WaitResult, WaitError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let id = match self.id.take() {
+            None => return Poll::Ready(Err(WaitError::Pump(PumpError::LinkClosed))),
+            Some(Err(e)) => return Poll::Ready(Err(e)),
+            Some(Ok(id)) => id,
+        };
+        let mut st = self.shared.lock();
+        let done = match st.waits.get_mut(&id) {
+            Some(slot) => match slot.result.take() {
+                Some(r) => Some(r),
+                None => {
+                    slot.waker = Some(cx.waker().clone());
+                    None
+                }
+            },
+            None => return Poll::Ready(Err(WaitError::Pump(PumpError::LinkClosed))),
+        };
+        match done {
+            Some(r) => {
+                st.waits.remove(&id);
+                Poll::Ready(Ok(r))
+            }
+            None => {
+                drop(st);
+                self.id = Some(Ok(id));
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl Drop for WaitFuture {
+    /// Cancellation: abort a wait still pending and free its slot, so nothing is left in the
+    /// engine or in the routing table.
+    fn drop(&mut self) {
+        let Some(Ok(id)) = self.id.take() else {
+            return;
+        };
+        let now = self.shared.now();
+        let mut st = self.shared.lock();
+        st.waits.remove(&id);
+        let _ = st.client.abort_wait(now, id);
+        // Its result (aborted, or settled but not routed yet) is nobody's: free the slot now.
+        let _ = st.client.take_result(id);
+        st.route();
+    }
+}
+
+/// The link's task: read, hand frames to the client, send what it owes, route its events,
+/// sleep until its next deadline or the next bytes or a kick.
+async fn drive(shared: Arc<Shared>, mut io: io::Io) {
+    let mut buf = vec![0u8; RECV_BUF_LEN];
+    let mut decoder = Decoder::new();
+    let mut out = Vec::with_capacity(4 * MAX_FRAME_LEN);
+    let mut ends = Vec::new();
+    let mut last_rx: Option<tokio::time::Instant> = None;
+    let mut generation = 0u64;
+    loop {
+        let (deadline, closed) = {
+            let st = shared.lock();
+            let mut d = st.client.next_deadline().map(|t| shared.at(t));
+            if let (Some(stall), Some(rx), None) = (shared.stall, last_rx, &st.died) {
+                d = Some(d.map_or(rx + stall, |d| d.min(rx + stall)));
+            }
+            (d, st.closed)
+        };
+        if closed {
+            return;
+        }
+        let far = shared.start + Duration::from_secs(86_400 * 365);
+        // A deadline the client still reports as due after it was serviced waits on something
+        // other than time: do not spin on it (the pump's rule).
+        let soonest = tokio::time::Instant::now() + Duration::from_micros(500);
+        let wake = deadline.map_or(far, |d| d.max(soonest));
+        let got = tokio::select! {
+            r = io.recv(&mut buf) => Some(r),
+            _ = tokio::time::sleep_until(wake) => None,
+            _ = shared.kick.notified() => None,
+        };
+        let now = shared.now();
+        {
+            let mut st = shared.lock();
+            match got {
+                Some(Ok(n)) if n > 0 => {
+                    let mut input = &buf[..n];
+                    let mut any = false;
+                    while !input.is_empty() {
+                        let (used, raw) = decoder.feed(input);
+                        input = &input[used..];
+                        match raw {
+                            Some(raw) => {
+                                any |= st.client.handle_raw(now, &raw).unwrap_or(false);
+                                // Each frame's consequences (a reaction's command) leave now.
+                                st.transmit(now, &mut out, &mut ends);
+                            }
+                            None if used == 0 => break,
+                            None => {}
+                        }
+                    }
+                    if any {
+                        last_rx = Some(tokio::time::Instant::now());
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => st.die(now, format!("link lost: {e}")),
+                None => {}
+            }
+            if let (Some(stall), Some(rx), None) = (shared.stall, last_rx, &st.died) {
+                if rx.elapsed() >= stall {
+                    let why = format!("the vehicle sent nothing for {:.1} s", stall.as_secs_f32());
+                    st.die(now, why);
+                }
+            }
+            st.transmit(now, &mut out, &mut ends);
+            st.route();
+            if let io::Io::Udp(u) = &io {
+                st.peer = io.peer();
+                if st.foreign != u.foreign {
+                    st.foreign.clone_from(&u.foreign);
+                }
+            }
+        }
+        if !ends.is_empty() {
+            match io.send(&out, &ends).await {
+                Ok(n) => shared.lock().tx_frames += n as u64,
+                Err(e) => {
+                    let mut st = shared.lock();
+                    st.die(now, format!("link lost: {e}"));
+                    st.route();
+                }
+            }
+            out.clear();
+            ends.clear();
+        }
+        generation += 1;
+        shared.changed.send_replace(generation);
+        let dead_stream = matches!(io, io::Io::Stream { .. }) && shared.lock().died.is_some();
+        if dead_stream {
+            // A stream that failed never reads again; wait for the close.
+            loop {
+                shared.kick.notified().await;
+                if shared.lock().closed {
+                    return;
+                }
+            }
+        }
+    }
+}
