@@ -136,7 +136,7 @@ impl Shared {
 impl State {
     /// Route the client's events: results to their futures (waking them), the rest to the
     /// log. A result nobody owns any more (its future was dropped) is simply let go.
-    fn route(&mut self) {
+    fn route(&mut self, now: Instant) {
         while let Some(ev) = self.client.poll_event() {
             let log = match ev {
                 Event::Settled { id, result } => {
@@ -160,6 +160,10 @@ impl State {
                     step,
                     passed,
                     reason,
+                    explanation: (!passed)
+                        .then(|| self.client.explain_step(now, step))
+                        .flatten()
+                        .map(|e| e.to_string()),
                 },
                 Event::ProgramFinished(end) => LinkEvent::ProgramFinished(end),
                 Event::Offboard(e) => LinkEvent::Offboard(e),
@@ -299,7 +303,7 @@ impl AsyncClient {
             if let Some(reason) = st.died.clone() {
                 st.client.died(now, &reason);
             }
-            st.route();
+            st.route(now);
         }
         drop(st);
         self.shared.kick.notify_one();
@@ -407,7 +411,7 @@ impl AsyncClient {
             return Err(ClientError::NotOpen);
         }
         let r = f(&mut st.client, now);
-        st.route();
+        st.route(now);
         drop(st);
         self.shared.kick.notify_one();
         r
@@ -511,7 +515,7 @@ fn close(shared: &Shared) {
     if !st.closed {
         st.closed = true;
         st.client.close(now);
-        st.route();
+        st.route(now);
     }
     drop(st);
     shared.kick.notify_one();
@@ -553,7 +557,7 @@ impl WaitFuture {
                 .or_else(|_| st.client.take_result(id))
                 .map_err(WaitError::Refused),
         };
-        st.route();
+        st.route(now);
         r
     }
 }
@@ -605,7 +609,7 @@ impl Drop for WaitFuture {
         let _ = st.client.abort_wait(now, id);
         // Its result (aborted, or settled but not routed yet) is nobody's: free the slot now.
         let _ = st.client.take_result(id);
-        st.route();
+        st.route(now);
     }
 }
 
@@ -675,7 +679,7 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
                 }
             }
             st.transmit(now, &mut out, &mut ends);
-            st.route();
+            st.route(now);
             if let io::Io::Udp(u) = &io {
                 st.peer = io.peer();
                 if st.foreign != u.foreign {
@@ -689,7 +693,7 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
                 Err(e) => {
                     let mut st = shared.lock();
                     st.die(now, format!("link lost: {e}"));
-                    st.route();
+                    st.route(now);
                 }
             }
             out.clear();
