@@ -161,8 +161,12 @@ impl Flight {
             plan.path.display()
         ));
         let start = Instant::now();
+        let pump = self.vehicle.link.pump().clone();
+        let mut seen = pump.news();
         while start.elapsed() < UPLOAD_TIMEOUT {
-            std::thread::sleep(TICK);
+            // Woken by the pump's news (the upload's end comes as an event), a tick at most:
+            // under `--speed max` the whole flight is a fraction of a second.
+            seen = pump.wait_news(seen, TICK);
             if self.interrupt() {
                 return Err(self.abort_reason.clone().unwrap_or_default());
             }

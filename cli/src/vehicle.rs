@@ -17,7 +17,7 @@ pub const CONNECT_TIMEOUT_SIM_S: f64 = 60.0;
 
 /// `--speed max`: sim ms the vehicle runs between two looks at whether the client has taken
 /// in what it sent.
-pub const MAX_SPEED_CHUNK_MS: u64 = 100;
+pub const MAX_SPEED_CHUNK_MS: u64 = 250;
 
 /// Where to fly: `--px4`, `--sim`, `--speed`, `--instance`.
 #[derive(Debug, Clone, clap::Args)]
@@ -111,9 +111,11 @@ impl VehicleArgs {
         if let Speed::Factor(f) = self.speed {
             super::limits::speed("--speed", f, self.wants_px4())?;
         } else if self.wants_px4() {
-            return Err("--speed max needs the built-in vehicle: PX4 SITL keeps its own \
+            return Err(
+                "--speed max needs the built-in vehicle: PX4 SITL keeps its own \
                         lockstep with its simulator; give it a factor from 0.1 to 20"
-                .into());
+                    .into(),
+            );
         }
         super::limits::instance(self.instance)?;
         let opts = if self.wants_px4() {
@@ -123,7 +125,8 @@ impl VehicleArgs {
         };
         let opts = match self.speed {
             Speed::Factor(f) => opts.speed(f),
-            // Steps of 100 ms of sim: fewer barriers, and still one every 100 ms of flight.
+            // Steps of 250 ms of sim: fewer hand-offs between threads (what a loaded machine
+            // makes slow), and still a barrier every 250 ms of flight.
             Speed::Max => {
                 let mut o = opts.max_speed();
                 o.lockstep_chunk_ms = MAX_SPEED_CHUNK_MS;

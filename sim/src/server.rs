@@ -513,9 +513,10 @@ impl Server {
             // most POLL_WALL at a time so a datagram waits no longer than that; 20 ms at most
             // before the control channel is looked at again.
             let next = pacer.wall_at(self.vehicle.elapsed_us() + tick);
-            let until = Instant::now() + next
-                .saturating_duration_since(Instant::now())
-                .min(Duration::from_millis(20));
+            let until = Instant::now()
+                + next
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(20));
             loop {
                 self.receive();
                 self.flush();

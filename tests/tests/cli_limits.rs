@@ -31,8 +31,8 @@ fn generated_numbers() -> Vec<String> {
         }
     }
     for edge in [
-        "0", "-0", "0.1", "0.0999", "10", "10.001", "50", "50.001", "65", "200", "200.001", "500", "1000000", "1000001",
-        "inf", "-inf", "NaN",
+        "0", "-0", "0.1", "0.0999", "10", "10.001", "50", "50.001", "65", "200", "200.001", "500",
+        "1000000", "1000001", "inf", "-inf", "NaN",
     ] {
         v.push(edge.to_string());
     }
@@ -559,8 +559,11 @@ fn a_refused_speedup_at_run_time_is_an_event_not_a_death() {
     assert_eq!(flight.failure(end, &metas(2)), None, "{:?}", flight.events);
     assert_eq!(flight.died(), None);
     assert!(
-        flight.events.iter().any(|e| e.contains("speed-up ×1000000000 not applied")
-            && e.contains(&format!("from 0.1 to {SIM_SPEED_MAX}"))),
+        flight
+            .events
+            .iter()
+            .any(|e| e.contains("speed-up ×1000000000 not applied")
+                && e.contains(&format!("from 0.1 to {SIM_SPEED_MAX}"))),
         "{:?}",
         flight.events
     );

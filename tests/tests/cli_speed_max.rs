@@ -16,7 +16,10 @@ fn achieved_is_reported(r: &serde_json::Value, stdout: &str) {
     let sim = r["sim_s"].as_f64().expect("sim_s");
     let x = r["achieved_speed"].as_f64().expect("achieved_speed");
     assert!(wall > 0.0 && sim > 0.0, "{r}");
-    assert!(((sim / wall) - x).abs() <= 1e-6 * x, "{x} vs {sim} / {wall}");
+    assert!(
+        ((sim / wall) - x).abs() <= 1e-6 * x,
+        "{x} vs {sim} / {wall}"
+    );
     // The last line gives it too: "(0.12 s wall, ×467)".
     let last = stdout.lines().last().unwrap_or_default();
     assert!(
@@ -97,7 +100,9 @@ fn speed_max_is_refused_for_px4_and_a_misspelling_is_refused() {
     ])
     .assert()
     .code(2)
-    .stderr(predicate::str::contains("--speed max needs the built-in vehicle"));
+    .stderr(predicate::str::contains(
+        "--speed max needs the built-in vehicle",
+    ));
     nexus(&["fly", "examples/box.plan", "--sim", "--speed", "maxx"])
         .assert()
         .code(2)

@@ -314,7 +314,9 @@ impl Sim {
                         Arc::clone(&stop),
                         o.lockstep_chunk_ms.max(1),
                     )
-                    .map_err(|e| RunError::Speed(format!("cannot start the stepping thread: {e}")))?;
+                    .map_err(|e| {
+                        RunError::Speed(format!("cannot start the stepping thread: {e}"))
+                    })?;
                     *lock(&self.driver) = Some((stop, thread));
                 }
                 (Vehicle::Simulated(probe), Some(ports))

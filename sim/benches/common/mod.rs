@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 pub struct Client {
     tx: UdpSocket,
     enc: Encoder,
+    #[allow(dead_code)] // read by the lockstep bench only
     pub frames: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -83,7 +84,10 @@ impl Client {
         let me = self.tx.local_addr().unwrap();
         let t0 = Instant::now();
         while sim.client() != Some(me) {
-            assert!(t0.elapsed() < Duration::from_secs(20), "the vehicle never latched");
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "the vehicle never latched"
+            );
             std::thread::sleep(Duration::from_millis(2));
         }
     }
@@ -137,4 +141,3 @@ impl Drop for Client {
         }
     }
 }
-
