@@ -64,7 +64,9 @@ fn px4_stream(seconds: u32) -> (Vec<u8>, usize) {
                 time_boot_ms: t,
                 lat: 473_977_420,
                 lon: 85_455_940,
-                alt: 493_000,
+                // Varies as relative_alt does: the height since arming (what telemetry reads
+                // first) then changes with every message, as the worst-case bench needs.
+                alt: 493_000 + (ms % 300) as i32,
                 relative_alt: 5_000 + (ms % 300) as i32,
                 ..Default::default()
             });
@@ -154,13 +156,14 @@ fn frames(bytes: &[u8]) -> Vec<Frame> {
     out
 }
 
-/// `k` waits of mixed kinds that stay pending on the benchmark stream (armed, in the air at
-/// ~5 m, Hold, waypoint 1): every kind of condition, some with hold_s and guards.
+/// `k` waits of mixed kinds that stay pending on the benchmark stream (armed, in the air,
+/// 0–0.3 m above the arming altitude, Hold, waypoint 1): every kind of condition, some with
+/// hold_s and guards.
 fn waits(k: usize) -> Vec<Wait> {
     let t = 1.0e7;
     let kinds: [fn() -> Wait; 12] = [
         || Wait::altitude_m(50.0),
-        || Wait::altitude_m(1.0).op(Op::Le).hold_s(2.0),
+        || Wait::altitude_m(-50.0).op(Op::Le).hold_s(2.0),
         || Wait::airspeed_m_s(15.0).guard(Condition::disarmed()),
         || {
             Wait::waypoint(4)
@@ -186,7 +189,7 @@ fn waits(k: usize) -> Vec<Wait> {
 fn altitude_waits(k: usize) -> Vec<Wait> {
     let kinds: [fn() -> Wait; 4] = [
         || Wait::altitude_m(50.0),
-        || Wait::altitude_m(1.0).op(Op::Le).hold_s(2.0),
+        || Wait::altitude_m(-50.0).op(Op::Le).hold_s(2.0),
         || {
             Wait::altitude_m(20.0)
                 .within(0.5)
