@@ -12,7 +12,8 @@
 //!   (`fixtures/px4-traces/box-x4.px4-to-nexus.tlog`, 27 216 frames, 60 B/frame, PX4's message
 //!   mix), fed datagram by datagram (the tlog's records with one timestamp were one datagram).
 //!   `nexus_decode` is the skipping `Decoder` → `Frame::decode`; `nexus_decode_telemetry_waits_16`
-//!   adds `Telemetry::handle` → `Engine::evaluate` with 16 pending waits; `nexus_decode_checking_all`
+//!   adds `Telemetry::handle` → `Engine::evaluate` with 16 pending waits (`nexus_decode_telemetry`:
+//!   with none); `nexus_decode_checking_all`
 //!   checks every frame (no skipping). The peer, in the same run on the same bytes:
 //!   `rust_mavlink_read_any_message` (rust-mavlink 0.21's `MavlinkReader`, full parse of every
 //!   frame into `MavMessage`, the no_std reader over `&[u8]`). Compare ratios within one run.
@@ -263,21 +264,29 @@ fn px4_trace_datagrams() -> Vec<Vec<u8>> {
 }
 
 /// Waits that stay pending through the whole recorded box flight (no guard ever fires): every
-/// kind of condition.
+/// kind of condition, the mix of [`waits`] (a few with guards, some with hold_s), with targets
+/// the flight never reaches.
 fn trace_waits(k: usize) -> Vec<Wait> {
-    let never = || Condition::text("no PX4 says this");
-    let kinds: [fn() -> Wait; 8] = [
+    let kinds: [fn() -> Wait; 12] = [
         || Wait::altitude_m(500.0),
         || Wait::altitude_m(-50.0).op(Op::Le).hold_s(2.0),
-        || Wait::airspeed_m_s(150.0),
-        || Wait::waypoint(400),
+        || Wait::airspeed_m_s(150.0).guard(Condition::mode(Mode::Acro)),
+        || {
+            Wait::waypoint(400)
+                .guard(Condition::mode(Mode::Acro))
+                .guard(Condition::text("Failsafe"))
+        },
         || Wait::mode(Mode::Acro),
         || Wait::text("Mission finished twice"),
+        || Wait::airspeed_m_s(200.0),
+        || Wait::waypoint(500).hold_s(1.0),
         || Wait::sim_time_s(9.0e6),
+        || Wait::time_s(9.0e6),
         || Wait::altitude_m(300.0).within(0.5),
+        || Wait::mode_named("ACRO").guard(Condition::altitude_m(800.0)),
     ];
     (0..k)
-        .map(|i| kinds[i % kinds.len()]().guard(never()).timeout_s(1.0e7))
+        .map(|i| kinds[i % kinds.len()]().timeout_s(1.0e7))
         .collect()
 }
 
@@ -303,6 +312,7 @@ fn px4_trace(c: &mut Criterion) {
     for (name, k, evaluate, skip) in [
         ("nexus_decode", 0, false, true),
         ("nexus_decode_checking_all", 0, false, false),
+        ("nexus_decode_telemetry", 0, true, true),
         ("nexus_decode_telemetry_waits_16", 16, true, true),
     ] {
         // The recording is PX4 SITL instance 5: system id 6.
