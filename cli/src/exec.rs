@@ -66,6 +66,10 @@ pub struct Flight {
     /// The display.
     pub view: ProgressView,
     started: Instant,
+    /// The vehicle's clock when the flight began, sim s.
+    sim0_s: f64,
+    /// Wall and sim seconds flown when the program ended (the clock runs on after it).
+    ended: Option<(f64, f64)>,
     /// Offboard events and notes, as lines.
     pub events: Vec<String>,
     /// When PX4 moved on to each mission item.
@@ -103,6 +107,8 @@ impl Flight {
             vehicle,
             view: ProgressView::new(out, mission_total),
             started: Instant::now(),
+            sim0_s: status.snapshot.t_sim_s(),
+            ended: None,
             events: Vec::new(),
             mission_progress: Vec::new(),
             abort_reason: None,
@@ -161,8 +167,12 @@ impl Flight {
             plan.path.display()
         ));
         let start = Instant::now();
+        let pump = self.vehicle.link.pump().clone();
+        let mut seen = pump.news();
         while start.elapsed() < UPLOAD_TIMEOUT {
-            std::thread::sleep(TICK);
+            // Woken by the pump's news (the upload's end comes as an event), a tick at most:
+            // under `--speed max` the whole flight is a fraction of a second.
+            seen = pump.wait_news(seen, TICK);
             if self.interrupt() {
                 return Err(self.abort_reason.clone().unwrap_or_default());
             }
@@ -211,7 +221,8 @@ impl Flight {
             .collect();
         let mut slowest = match self.vehicle.sim.options().clock {
             nexus_host::run::RunClock::RealTime { speed } => speed,
-            nexus_host::run::RunClock::Lockstep => 1.0,
+            // Lockstep and as fast as possible: never slower than real time.
+            nexus_host::run::RunClock::Lockstep | nexus_host::run::RunClock::Max => 1.0,
         };
         // The step running, when it started (wall) and the vehicle clock then (ms).
         let mut current: Option<(usize, Instant, Option<u64>)> = None;
@@ -276,6 +287,7 @@ impl Flight {
             }
             if let Some(report) = report {
                 self.records = report.records;
+                self.ended = Some((self.wall_s(), self.flown_sim_s()));
                 return report.end;
             }
             // A closed link ends its program (`aborted`); should the report never come, do not
@@ -558,6 +570,45 @@ impl Flight {
     /// Sim seconds on the vehicle's clock now.
     pub fn sim_s(&self) -> f64 {
         self.status.snapshot.t_sim_s()
+    }
+
+    /// Sim seconds flown since the flight began.
+    pub fn flown_sim_s(&self) -> f64 {
+        (self.sim_s() - self.sim0_s).max(0.0)
+    }
+
+    /// The vehicle's clock when the program ended (or now), sim s: the time its last line
+    /// gives (under `--speed max` the clock runs on after the program).
+    pub fn sim_s_at_end(&self) -> f64 {
+        self.sim0_s + self.flown().1
+    }
+
+    /// Wall and sim seconds flown: until the program ended, or until now.
+    fn flown(&self) -> (f64, f64) {
+        self.ended
+            .unwrap_or_else(|| (self.wall_s(), self.flown_sim_s()))
+    }
+
+    /// The speed factor achieved (sim s per wall s), until the program ended or until now.
+    pub fn achieved_speed(&self) -> Option<f64> {
+        let (wall, sim) = self.flown();
+        (wall > 0.0).then(|| sim / wall)
+    }
+
+    /// The flight's sim and wall seconds and the factor achieved, for the report.
+    pub fn fill_times(&self, report: &mut super::report::Report) {
+        let (wall, sim) = self.flown();
+        report.wall_s = wall;
+        report.sim_s = sim;
+        report.achieved_speed = (wall > 0.0).then(|| sim / wall);
+    }
+
+    /// ` (12.3 s wall, ×3.9)`: wall seconds and the factor achieved, for a last line.
+    pub fn wall_text(&self) -> String {
+        match (self.flown().0, self.achieved_speed()) {
+            (wall, Some(x)) => format!("{wall:.2} s wall, ×{x:.0}"),
+            (wall, None) => format!("{wall:.1} s wall"),
+        }
     }
 
     /// Whether PX4 reported the mission's last reachable item reached in this run.

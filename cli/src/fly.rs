@@ -238,7 +238,7 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     report.events = flight.events.clone();
     report.died = flight.died().map(str::to_string);
     report.final_state = Some(flight.final_snapshot());
-    report.wall_s = flight.wall_s();
+    flight.fill_times(&mut report);
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
     let outcome = outcome.map(|_| {
         let rtl = if ends_in_rtl {
@@ -248,11 +248,11 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         };
         format!(
             "mission complete: {} items flown of {}{rtl}, landed and disarmed after {:.1} s sim \
-             ({:.1} s wall)",
+             ({})",
             flight.items_flown(),
             items.len(),
-            flight.sim_s(),
-            flight.wall_s()
+            flight.sim_s_at_end(),
+            flight.wall_text()
         )
     });
     finish(&out, report, outcome, Some(&flight))

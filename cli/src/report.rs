@@ -46,8 +46,12 @@ pub struct Report {
     /// The vehicle at the end.
     #[serde(rename = "final")]
     pub final_state: Option<SnapshotReport>,
-    /// Wall seconds the command flew (from the vehicle's first heartbeat).
+    /// Wall seconds the command flew (from the vehicle's first heartbeat to the program's end).
     pub wall_s: f64,
+    /// Sim seconds the command flew, on the vehicle's clock, over the same span.
+    pub sim_s: f64,
+    /// The speed factor achieved: `sim_s / wall_s` (what `--speed max` ran at).
+    pub achieved_speed: Option<f64>,
     /// UDP traffic from sources other than the vehicle: counted, never applied.
     pub ignored: IgnoredReport,
 }
@@ -78,6 +82,8 @@ impl Report {
             died: None,
             final_state: None,
             wall_s: 0.0,
+            sim_s: 0.0,
+            achieved_speed: None,
             ignored: IgnoredReport::default(),
         }
     }
@@ -92,8 +98,8 @@ pub struct VehicleReport {
     pub instance: u8,
     /// PX4's system id (N + 1).
     pub system_id: u8,
-    /// Speed factor asked for with `--speed`.
-    pub speed: f64,
+    /// Speed factor asked for with `--speed`: a number, or `"max"`.
+    pub speed: super::vehicle::Speed,
 }
 
 /// One step's outcome (seed 000's WaitResult plus what the step was).

@@ -109,9 +109,9 @@ pub fn main(args: &RunArgs) -> ExitCode {
     let outcome = match flight.failure(end, &meta) {
         Some(why) => Err(why),
         None => Ok(format!(
-            "all {total} steps met in {:.1} s sim ({:.1} s wall)",
-            flight.sim_s(),
-            flight.wall_s()
+            "all {total} steps met in {:.1} s sim ({})",
+            flight.sim_s_at_end(),
+            flight.wall_text()
         )),
     };
     report.steps = flight.step_reports(&meta);
@@ -120,7 +120,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
     report.events = flight.events.clone();
     report.died = flight.died().map(str::to_string);
     report.final_state = Some(flight.final_snapshot());
-    report.wall_s = flight.wall_s();
+    flight.fill_times(&mut report);
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
     finish(&out, report, outcome)
 }

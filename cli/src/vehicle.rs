@@ -15,6 +15,10 @@ use std::path::PathBuf;
 /// vehicle needs 1.5; PX4 a few).
 pub const CONNECT_TIMEOUT_SIM_S: f64 = 60.0;
 
+/// `--speed max`: sim ms the vehicle runs between two looks at whether the client has taken
+/// in what it sent.
+pub const MAX_SPEED_CHUNK_MS: u64 = 250;
+
 /// Where to fly: `--px4`, `--sim`, `--speed`, `--instance`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct VehicleArgs {
@@ -25,10 +29,12 @@ pub struct VehicleArgs {
     /// Fly the built-in simulated vehicle even when NEXUS_PX4_BUILD is set.
     #[arg(long)]
     pub sim: bool,
-    /// Speed factor: sim time runs this many times faster than the wall clock; 0.1 to 50 on
-    /// the built-in vehicle (what it keeps up with), 0.1 to 20 on PX4 SITL.
-    #[arg(long, short = 's', default_value_t = 1.0, value_name = "F")]
-    pub speed: f64,
+    /// Speed factor: sim time runs this many times faster than the wall clock; 0.1 to 200 on
+    /// the built-in vehicle (what a flight keeps up with), 0.1 to 20 on PX4 SITL. `max`: the
+    /// built-in vehicle in lockstep, as fast as nexus takes in what it sends (nothing
+    /// dropped); the achieved factor is reported.
+    #[arg(long, short = 's', default_value_t = Speed::Factor(1.0), value_name = "F|max")]
+    pub speed: Speed,
     /// SITL instance N (0 to 253): UDP ports 14540+N (us) and 14580+N (vehicle), system id
     /// N+1 (255 is ours).
     #[arg(long, short = 'i', default_value_t = 0, value_name = "N")]
@@ -38,6 +44,49 @@ pub struct VehicleArgs {
     /// address whatever this is.
     #[arg(long, value_name = "ADDR", default_value_t = nexus_host::run::DEFAULT_LISTEN)]
     pub listen: std::net::IpAddr,
+}
+
+/// `--speed`: a factor, or `max`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Speed {
+    /// Sim time runs this many times faster than the wall clock (checked by
+    /// [`super::limits::speed`] before anything starts).
+    Factor(f64),
+    /// As fast as possible: lockstep, paced by the client ([`nexus_host::run::RunClock::Max`]).
+    Max,
+}
+
+impl std::str::FromStr for Speed {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.eq_ignore_ascii_case("max") {
+            return Ok(Speed::Max);
+        }
+        // Any number parses here; its range is checked with the vehicle known (PX4 or not).
+        s.trim()
+            .parse::<f64>()
+            .map(Speed::Factor)
+            .map_err(|_| format!("expected a speed factor or `max`, got {s:?}"))
+    }
+}
+
+impl std::fmt::Display for Speed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Speed::Factor(x) => write!(f, "{x}"),
+            Speed::Max => f.write_str("max"),
+        }
+    }
+}
+
+impl serde::Serialize for Speed {
+    /// A number, or the string `"max"`.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Speed::Factor(x) => s.serialize_f64(*x),
+            Speed::Max => s.serialize_str("max"),
+        }
+    }
 }
 
 impl VehicleArgs {
@@ -59,14 +108,32 @@ impl VehicleArgs {
 
     /// The run these arguments ask for.
     pub fn options(&self) -> Result<SimOptions, String> {
-        super::limits::speed("--speed", self.speed, self.wants_px4())?;
+        if let Speed::Factor(f) = self.speed {
+            super::limits::speed("--speed", f, self.wants_px4())?;
+        } else if self.wants_px4() {
+            return Err(
+                "--speed max needs the built-in vehicle: PX4 SITL keeps its own \
+                        lockstep with its simulator; give it a factor from 0.1 to 20"
+                    .into(),
+            );
+        }
         super::limits::instance(self.instance)?;
         let opts = if self.wants_px4() {
             SimOptions::px4(self.instance, self.px4.clone())
         } else {
             SimOptions::simulated(self.instance)
         };
-        Ok(opts.speed(self.speed).listen(self.listen))
+        let opts = match self.speed {
+            Speed::Factor(f) => opts.speed(f),
+            // Steps of 250 ms of sim: fewer hand-offs between threads (what a loaded machine
+            // makes slow), and still a barrier every 250 ms of flight.
+            Speed::Max => {
+                let mut o = opts.max_speed();
+                o.lockstep_chunk_ms = MAX_SPEED_CHUNK_MS;
+                o
+            }
+        };
+        Ok(opts.listen(self.listen))
     }
 }
 

@@ -29,12 +29,15 @@ pub const MAX_DURATION_S: f64 = 1e6;
 /// Slowest speed factor: at ×0.1 a 60 s start already takes 10 minutes of wall time.
 pub const SPEED_MIN: f64 = 0.1;
 
-/// Fastest speed factor of the built-in vehicle. Measured (debug build, 2 shared cores; a
-/// program waiting 200 s of sim time, `nexus run P --speed F --json`, waited_sim_s /
-/// waited_wall_s): asked ×20, ×40, ×50 it ran at ×20.0, ×39.9, ×49.8; asked ×60, ×80, ×100,
-/// ×200 only at ×56, ×65, ×66, ×69 — the server's loop keeps at most 0.5 s of sim backlog
-/// per pass, and a pass takes a scheduler tick. ×50 is what it keeps up with.
-pub const SIM_SPEED_MAX: f64 = 50.0;
+/// Fastest speed factor of the built-in vehicle. Its real-time pacing meets ×500: measured
+/// (`cargo bench -p nexus-sim --bench pacing`, a vehicle serving one client at full stream
+/// rates, 2 shared cores), ×10 to ×500 each achieved 0.999–1.001 of the factor asked (before
+/// the pacing fix — a socket timeout rounded up to a scheduler tick, a 0.5 s backlog limit —
+/// it kept up only to ×50). The client is what limits a flight: `nexus fly examples/box.plan`
+/// (debug build) passed at ×200 and ×250 and failed at ×300 (commands and the mission upload
+/// time out in sim time while the pump lags the vehicle's stream). ×200 keeps that margin;
+/// faster is `--speed max` (lockstep, as fast as the client takes the stream in).
+pub const SIM_SPEED_MAX: f64 = 200.0;
 
 /// Fastest speed factor on PX4 SITL. PX4 itself takes any finite positive
 /// `PX4_SIM_SPEED_FACTOR` (it aborts on others); its lockstep then lags rather than stops:

@@ -23,9 +23,15 @@ pub struct Pacer {
     anchor_sim_us: u64,
 }
 
-/// If the vehicle falls further behind than this (sim µs), the pacer forgets the debt beyond it
-/// instead of racing to catch up (a stopped debugger, an overloaded machine).
+/// If the vehicle falls further behind than this (sim µs) and [`MAX_LAG_WALL`] at its speed,
+/// the pacer forgets the debt beyond it instead of racing to catch up (a stopped debugger, an
+/// overloaded machine).
 pub const MAX_LAG_US: u64 = 500_000;
+
+/// The backlog kept, in wall time: at high speed factors [`MAX_LAG_US`] alone is less than one
+/// scheduler preemption (0.5 s of sim is 1 ms of wall at ×500), so every preemption lost sim
+/// time and the achieved factor fell short; 100 ms of wall at the speed is kept instead.
+pub const MAX_LAG_WALL: Duration = Duration::from_millis(100);
 
 impl Pacer {
     /// A pacer at `speed` whose sim time is `sim_us` at wall time `wall`.
@@ -61,13 +67,18 @@ impl Pacer {
         self.anchor_wall + Duration::from_secs_f64(dsim / self.speed)
     }
 
-    /// Forget the part of a backlog beyond [`MAX_LAG_US`]. [`MAX_LAG_US`] of it is kept: forgetting
-    /// all of it froze the clock whenever one pass of the server's loop (at least a scheduler
-    /// tick of socket timeout) was worth more than [`MAX_LAG_US`] of sim time — above ×65 the
-    /// vehicle never advanced at all.
+    /// The backlog kept, sim µs: [`MAX_LAG_US`], or [`MAX_LAG_WALL`] at this speed if more.
+    pub fn max_lag_us(&self) -> u64 {
+        MAX_LAG_US.max((MAX_LAG_WALL.as_secs_f64() * self.speed * 1e6) as u64)
+    }
+
+    /// Forget the part of a backlog beyond [`Pacer::max_lag_us`]; that much of it is kept:
+    /// forgetting all of it froze the clock whenever one pass of the server's loop was worth
+    /// more than the limit — above ×65 the vehicle never advanced at all.
     pub fn rebase_if_behind(&mut self, wall: Instant, sim_us: u64) {
-        if self.target_sim_us(wall) > sim_us + MAX_LAG_US {
-            *self = Pacer::new(self.speed, wall, sim_us + MAX_LAG_US);
+        let lag = self.max_lag_us();
+        if self.target_sim_us(wall) > sim_us + lag {
+            *self = Pacer::new(self.speed, wall, sim_us + lag);
         }
     }
 }
@@ -85,11 +96,20 @@ mod tests {
         assert!((w - t0).as_secs_f64() - 0.1 < 1e-6);
         let mut p = p;
         p.rebase_if_behind(t0 + Duration::from_secs(10), 2_000);
-        // The debt beyond MAX_LAG_US is forgotten; MAX_LAG_US of it is still to run, so the
-        // clock moves however long each pass of the loop takes.
+        // The debt beyond the limit is forgotten; the limit's worth of it is still to run, so
+        // the clock moves however long each pass of the loop takes. At ×10, 100 ms of wall is
+        // 1 s of sim: more than MAX_LAG_US.
+        assert_eq!(p.max_lag_us(), 1_000_000);
         assert_eq!(
             p.target_sim_us(t0 + Duration::from_secs(10)),
-            2_000 + MAX_LAG_US
+            2_000 + 1_000_000
         );
+        // Slow: MAX_LAG_US.
+        assert_eq!(Pacer::new(1.0, t0, 0).max_lag_us(), MAX_LAG_US);
+        // ×500: a 20 ms preemption (10 s of sim) is kept whole, not cut to 0.5 s.
+        let mut p = Pacer::new(500.0, t0, 0);
+        let late = t0 + Duration::from_millis(20);
+        p.rebase_if_behind(late, 0);
+        assert_eq!(p.target_sim_us(late), 10_000_000);
     }
 }

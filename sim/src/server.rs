@@ -26,6 +26,9 @@ pub const LOCKSTEP_IO_US: u64 = 10_000;
 pub const DATAGRAM_LEN: usize = 1400;
 /// Socket buffer sizes requested (a fast sim outruns a slow reader otherwise), bytes.
 pub const SOCKET_BUFFER: usize = 4 << 20;
+/// Real time: the longest sleep between two looks at the socket while the next tick is not
+/// due (what a datagram may wait, wall).
+pub const POLL_WALL: Duration = Duration::from_micros(500);
 /// Console lines kept in the handle's log.
 pub const LOG_CAP: usize = 20_000;
 
@@ -479,6 +482,9 @@ impl Server {
     fn run_realtime(&mut self, speed: f64, rx: Receiver<Ctl>) {
         let tick = self.vehicle.tick_us();
         let mut pacer = Pacer::new(speed, Instant::now(), 0);
+        // Never a blocking read: a socket timeout is rounded up to a scheduler tick (~8 ms
+        // here even when 100 µs is asked), which at ×100 is most of a second of sim time.
+        let _ = self.socket.set_nonblocking(true);
         loop {
             loop {
                 match rx.try_recv() {
@@ -503,14 +509,23 @@ impl Server {
             if self.vehicle.exit_status().is_some() {
                 return;
             }
+            // Until the next tick is due: take what arrives, sleeping (a precise timer) at
+            // most POLL_WALL at a time so a datagram waits no longer than that; 20 ms at most
+            // before the control channel is looked at again.
             let next = pacer.wall_at(self.vehicle.elapsed_us() + tick);
-            let wait = next
-                .saturating_duration_since(Instant::now())
-                .clamp(Duration::from_micros(100), Duration::from_millis(20));
-            let _ = self.socket.set_nonblocking(false);
-            let _ = self.socket.set_read_timeout(Some(wait));
-            self.receive();
-            self.flush();
+            let until = Instant::now()
+                + next
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(20));
+            loop {
+                self.receive();
+                self.flush();
+                let now = Instant::now();
+                if now >= until {
+                    break;
+                }
+                std::thread::sleep((until - now).min(POLL_WALL));
+            }
         }
     }
 

@@ -31,8 +31,8 @@ fn generated_numbers() -> Vec<String> {
         }
     }
     for edge in [
-        "0", "-0", "0.1", "0.0999", "10", "10.001", "50", "50.001", "65", "1000000", "1000001",
-        "inf", "-inf", "NaN",
+        "0", "-0", "0.1", "0.0999", "10", "10.001", "50", "50.001", "65", "200", "200.001", "500",
+        "1000000", "1000001", "inf", "-inf", "NaN",
     ] {
         v.push(edge.to_string());
     }
@@ -101,11 +101,14 @@ fn generated_speeds_are_refused_out_of_range_and_accepted_in_it() {
             accepted += 1;
             refused(&args, "cannot write there");
         } else {
-            refused(&args, "--speed must be a positive number from 0.1 to 50");
+            refused(
+                &args,
+                &format!("--speed must be a positive number from 0.1 to {SIM_SPEED_MAX}"),
+            );
         }
     }
     assert!(accepted >= 8, "only {accepted} generated speeds in range");
-    // PX4's range is its own: 20 (not 50) is its maximum. No PX4 is started: the speed is
+    // PX4's range is its own: 20 (not the built-in vehicle's) is its maximum. No PX4 is started: the speed is
     // checked before the build is looked for.
     for (v, ok) in [("20", true), ("20.5", false), ("50", false)] {
         let speed = format!("--speed={v}");
@@ -556,8 +559,11 @@ fn a_refused_speedup_at_run_time_is_an_event_not_a_death() {
     assert_eq!(flight.failure(end, &metas(2)), None, "{:?}", flight.events);
     assert_eq!(flight.died(), None);
     assert!(
-        flight.events.iter().any(|e| e.contains("speed-up ×1000000000 not applied")
-            && e.contains("from 0.1 to 50")),
+        flight
+            .events
+            .iter()
+            .any(|e| e.contains("speed-up ×1000000000 not applied")
+                && e.contains(&format!("from 0.1 to {SIM_SPEED_MAX}"))),
         "{:?}",
         flight.events
     );

@@ -13,6 +13,23 @@
 //!   [`nb::Error::WouldBlock`] with the partial frame kept for the next call.
 //!
 //! Signed MAVLink 2 frames are accepted and their signature is not verified.
+//!
+//! **Speed.** [`Decoder::feed`] checks a frame that lies whole in its input where it lies and
+//! returns a [`RawFrame`] borrowing the input: no copy into the decoder's buffer. Only a frame
+//! split across calls is buffered.
+//!
+//! **Skipping what nobody reads** ([`Decoder::skipping`]). A PX4 stream is two thirds bytes of
+//! messages the engine never reads (ODOMETRY, HIGHRES_IMU, ATTITUDE_QUATERNION, …); checking
+//! their checksum only to throw them away is most of the decoding work. A skipping decoder
+//! passes over such a frame *without* its checksum when, and only when, the byte right after it
+//! (in the same input) is a start byte: the length field then landed on a frame boundary, which
+//! a real frame always does and a false start in garbage does with probability ~2/256. Otherwise
+//! (the frame ends its input, or the next byte is not a start byte) the frame is checked as
+//! usual, so a false start is resynchronised on the byte after its marker as always.
+//! The trade-off: a false start whose length happens to end on a start byte hides the real
+//! frames it covers (at most 280 bytes), where the checking decoder would find them; nothing
+//! false is ever *delivered*, since every returned frame is checked. On a clean link nothing is
+//! lost; on a garbled one the loss is that 1-in-128 chance per false start of an unread id.
 
 use super::crc::frame_crc;
 use super::crc_extra::crc_extra;
@@ -81,6 +98,9 @@ pub struct DecoderStats {
     pub unknown_ids: u32,
     /// Bytes discarded while searching for a start byte.
     pub dropped_bytes: u32,
+    /// Frames of messages the caller does not read, passed over unchecked by a
+    /// [`Decoder::skipping`] decoder.
+    pub skipped: u32,
 }
 
 /// An error from the reading forms of the decoder.
@@ -101,6 +121,8 @@ pub struct Decoder {
     /// Length of the complete frame at the front of `buf` last returned, to discard next call.
     ready: usize,
     stats: DecoderStats,
+    /// Which message ids the caller reads; `None`: all (every frame is checked and returned).
+    reads: Option<fn(u32) -> bool>,
 }
 
 impl Default for Decoder {
@@ -127,6 +149,16 @@ fn move_to_front(buf: &mut [u8], from: usize) {
     }
 }
 
+/// What [`Decoder::scan`] found in its input.
+enum Scan<'a> {
+    /// A checked frame ending at this offset of the input.
+    Frame(usize, RawFrame<'a>),
+    /// No whole frame: the input from this offset (a partial frame, or nothing) is the
+    /// buffered path's.
+    Partial(usize),
+}
+
+#[inline(always)]
 fn is_magic(b: u8) -> bool {
     b == MAGIC_V2 || b == MAGIC_V1
 }
@@ -143,8 +175,19 @@ impl Decoder {
                 crc_errors: 0,
                 unknown_ids: 0,
                 dropped_bytes: 0,
+                skipped: 0,
             },
+            reads: None,
         }
+    }
+
+    /// A decoder that returns only frames whose message id `reads` accepts, and passes over
+    /// the others with the least work that keeps resynchronisation honest (see the module
+    /// docs): the pump's and the firmware's use, with [`crate::msg::is_decoded`].
+    pub const fn skipping(reads: fn(u32) -> bool) -> Self {
+        let mut d = Self::new();
+        d.reads = Some(reads);
+        d
     }
 
     /// Counters since creation.
@@ -161,12 +204,18 @@ impl Decoder {
     ///
     /// Call again with the unconsumed rest of `input` until it is empty: a frame is returned
     /// as soon as it completes, and bytes after it stay with the caller.
-    pub fn feed<'a>(&'a mut self, input: &[u8]) -> (usize, Option<RawFrame<'a>>) {
+    pub fn feed<'a>(&'a mut self, input: &'a [u8]) -> (usize, Option<RawFrame<'a>>) {
         self.discard_ready();
         if self.settle() {
             return (0, Some(self.frame()));
         }
         let mut used = 0;
+        if self.len == 0 {
+            match self.scan(input) {
+                Scan::Frame(end, frame) => return (end, Some(frame)),
+                Scan::Partial(at) => used = at,
+            }
+        }
         while used < input.len() {
             if self.len == 0 {
                 let rest = &input[used..];
@@ -225,6 +274,97 @@ impl Decoder {
                 Err(e) => return Err(nb::Error::Other(ReadError::Io(e))),
             }
             self.read_some(r).map_err(nb::Error::Other)?;
+        }
+    }
+
+    /// Look for a frame lying whole in `input` (nothing buffered): check it in place.
+    fn scan<'a>(&mut self, input: &'a [u8]) -> Scan<'a> {
+        let mut at = 0;
+        loop {
+            let Some(p) = input[at..].iter().position(|&b| is_magic(b)) else {
+                self.drop_count(input.len() - at);
+                return Scan::Partial(input.len());
+            };
+            self.drop_count(p);
+            at += p;
+            let f = &input[at..];
+            let v2 = f[0] == MAGIC_V2;
+            let hl = if v2 { V2_HEADER_LEN } else { V1_HEADER_LEN };
+            if f.len() < hl {
+                return Scan::Partial(at);
+            }
+            if v2 && f[2] & !INCOMPAT_SIGNED != 0 {
+                self.stats.crc_errors = self.stats.crc_errors.saturating_add(1);
+                self.drop_count(1);
+                at += 1;
+                continue;
+            }
+            let payload_len = f[1] as usize;
+            let sig = if v2 && f[2] & INCOMPAT_SIGNED != 0 {
+                SIGNATURE_LEN
+            } else {
+                0
+            };
+            let total = hl + payload_len + 2 + sig;
+            if f.len() < total {
+                return Scan::Partial(at);
+            }
+            let msgid = if v2 {
+                u32::from_le_bytes([f[7], f[8], f[9], 0])
+            } else {
+                f[5] as u32
+            };
+            let unread = self.reads.is_some_and(|reads| !reads(msgid));
+            if unread && f.get(total).is_some_and(|&b| is_magic(b)) {
+                self.stats.skipped = self.stats.skipped.wrapping_add(1);
+                at += total;
+                continue;
+            }
+            let Some(extra) = crc_extra(msgid) else {
+                self.stats.unknown_ids = self.stats.unknown_ids.saturating_add(1);
+                self.drop_count(1);
+                at += 1;
+                continue;
+            };
+            let crc = frame_crc(&f[1..hl + payload_len], extra);
+            let sent = u16::from_le_bytes([f[hl + payload_len], f[hl + payload_len + 1]]);
+            if crc != sent {
+                self.stats.crc_errors = self.stats.crc_errors.saturating_add(1);
+                self.drop_count(1);
+                at += 1;
+                continue;
+            }
+            if unread {
+                // Checked (it ended its input), but still not the caller's.
+                self.stats.skipped = self.stats.skipped.wrapping_add(1);
+                at += total;
+                continue;
+            }
+            self.stats.frames = self.stats.frames.wrapping_add(1);
+            let header = if v2 {
+                Header {
+                    version: Version::V2,
+                    seq: f[4],
+                    sysid: f[5],
+                    compid: f[6],
+                    msgid,
+                    signed: sig != 0,
+                }
+            } else {
+                Header {
+                    version: Version::V1,
+                    seq: f[2],
+                    sysid: f[3],
+                    compid: f[4],
+                    msgid,
+                    signed: false,
+                }
+            };
+            let frame = RawFrame {
+                header,
+                payload: &f[hl..hl + payload_len],
+            };
+            return Scan::Frame(at + total, frame);
         }
     }
 
@@ -340,6 +480,11 @@ impl Decoder {
             let sent =
                 u16::from_le_bytes([self.buf[hl + payload_len], self.buf[hl + payload_len + 1]]);
             if crc == sent {
+                if self.reads.is_some_and(|reads| !reads(header.msgid)) {
+                    self.stats.skipped = self.stats.skipped.wrapping_add(1);
+                    self.discard_front(total);
+                    continue;
+                }
                 self.stats.frames = self.stats.frames.wrapping_add(1);
                 self.ready = total;
                 return true;

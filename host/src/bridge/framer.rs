@@ -66,6 +66,7 @@ impl Framer {
             crc_errors: e.crc_errors.saturating_add(d.crc_errors),
             unknown_ids: e.unknown_ids.saturating_add(d.unknown_ids),
             dropped_bytes: e.dropped_bytes.saturating_add(d.dropped_bytes),
+            skipped: e.skipped.wrapping_add(d.skipped),
         }
     }
 }

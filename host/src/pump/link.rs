@@ -118,7 +118,7 @@ impl LinkState {
         LinkState {
             epoch: link.peer_epoch(),
             link,
-            decoder: Decoder::new(),
+            decoder: Decoder::skipping(nexus_core::msg::is_decoded),
             client: Box::new(Client::new(config)),
             shared,
             probe: supervision.probe,
@@ -214,7 +214,7 @@ impl LinkState {
         if epoch != self.epoch {
             // A new peer starts a new byte stream: a half frame from the old one is garbage.
             self.epoch = epoch;
-            self.decoder = Decoder::new();
+            self.decoder = Decoder::skipping(nexus_core::msg::is_decoded);
             self.counters.peer_changes += 1;
             let peer = self.link.peer();
             self.shared.events().push(LinkEvent::PeerChanged(peer));
@@ -222,6 +222,7 @@ impl LinkState {
         self.counters.rx_reads += 1;
         self.counters.rx_bytes += input.len() as u64;
         let mut accepted = false;
+        let skipped_before = self.decoder.stats().skipped;
         loop {
             let (used, raw) = self.decoder.feed(input);
             input = &input[used..];
@@ -247,6 +248,8 @@ impl LinkState {
             }
         }
         let stats = self.decoder.stats();
+        // Frames of messages the client does not read are passed over, not returned.
+        self.counters.frames += stats.skipped.wrapping_sub(skipped_before) as u64;
         self.counters.crc_errors = stats.crc_errors as u64;
         self.counters.dropped_bytes = stats.dropped_bytes as u64;
         if accepted {

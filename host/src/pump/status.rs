@@ -46,7 +46,9 @@ pub struct LinkCounters {
     pub rx_reads: u64,
     /// Bytes received.
     pub rx_bytes: u64,
-    /// Frames with a valid checksum.
+    /// Frames with a valid checksum, and frames of messages the client does not read (passed
+    /// over without their checksum where the stream vouches for their length: see
+    /// `nexus_core::frame::Decoder::skipping`).
     pub frames: u64,
     /// Frames from the target autopilot and for us, taken in by the client.
     pub accepted: u64,

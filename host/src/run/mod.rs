@@ -33,6 +33,7 @@ mod wait;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -89,6 +90,12 @@ pub enum RunClock {
     /// The built-in vehicle advances only when stepped (by `wait_until`): as fast as the CPU
     /// allows, deterministic.
     Lockstep,
+    /// As fast as possible (`--speed max`): the built-in vehicle in lockstep, stepped by the
+    /// run's own thread while a client holds the offboard link open, each step only once the
+    /// client's pump has taken in what the vehicle sent (the lockstep barrier). The vehicle
+    /// runs exactly as fast as the client consumes, nothing is dropped, and waits need not
+    /// step it (to them the clock runs by itself).
+    Max,
 }
 
 /// How to run.
@@ -171,6 +178,13 @@ impl SimOptions {
         self
     }
 
+    /// Run the built-in vehicle as fast as its client takes in what it sends
+    /// ([`RunClock::Max`]).
+    pub fn max_speed(mut self) -> Self {
+        self.clock = RunClock::Max;
+        self
+    }
+
     /// Set the supervision limit (wall seconds; `None`: off).
     pub fn stall_s(mut self, stall_s: Option<f32>) -> Self {
         self.stall_s = stall_s;
@@ -224,7 +238,9 @@ enum State {
 pub struct Sim {
     options: SimOptions,
     state: Mutex<State>,
-    offboard: Mutex<Option<WeakLink>>,
+    offboard: Arc<Mutex<Option<WeakLink>>>,
+    /// The stepping thread of a [`RunClock::Max`] run, and its stop flag.
+    driver: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -237,7 +253,8 @@ impl Sim {
         Sim {
             options,
             state: Mutex::new(State::Idle),
-            offboard: Mutex::new(None),
+            offboard: Arc::new(Mutex::new(None)),
+            driver: Mutex::new(None),
         }
     }
 
@@ -271,7 +288,7 @@ impl Sim {
             VehicleKind::Simulated => {
                 let mut cfg = match o.clock {
                     RunClock::RealTime { speed } => SimConfig::realtime(o.instance, speed),
-                    RunClock::Lockstep => SimConfig::lockstep(o.instance),
+                    RunClock::Lockstep | RunClock::Max => SimConfig::lockstep(o.instance),
                 };
                 if let Some(v) = &o.vehicle_config {
                     cfg.vehicle = v.clone();
@@ -286,14 +303,29 @@ impl Sim {
                         system_id: p.offboard.system_id,
                     },
                 };
-                let lockstep = o.clock == RunClock::Lockstep;
-                (Vehicle::Simulated(SimProbe::new(h, lockstep)), Some(ports))
+                let lockstep = !matches!(o.clock, RunClock::RealTime { .. });
+                let probe = SimProbe::new(h, lockstep);
+                if o.clock == RunClock::Max {
+                    let stop = Arc::new(AtomicBool::new(false));
+                    let thread = wait::spawn_driver(
+                        o.instance,
+                        Arc::clone(&probe),
+                        Arc::clone(&self.offboard),
+                        Arc::clone(&stop),
+                        o.lockstep_chunk_ms.max(1),
+                    )
+                    .map_err(|e| {
+                        RunError::Speed(format!("cannot start the stepping thread: {e}"))
+                    })?;
+                    *lock(&self.driver) = Some((stop, thread));
+                }
+                (Vehicle::Simulated(probe), Some(ports))
             }
             VehicleKind::Px4 { build } => {
                 let speed =
                     match o.clock {
                         RunClock::RealTime { speed } => speed,
-                        RunClock::Lockstep => return Err(RunError::Speed(
+                        RunClock::Lockstep | RunClock::Max => return Err(RunError::Speed(
                             "PX4 SITL keeps its own lockstep with its simulator: give a PX4 run a \
                              speed factor, not host stepping"
                                 .into(),
@@ -460,7 +492,7 @@ impl Sim {
         }
         let speed = match self.options.clock {
             RunClock::RealTime { speed } => speed,
-            RunClock::Lockstep => 0.0,
+            RunClock::Lockstep | RunClock::Max => 0.0,
         };
         (run.started.elapsed().as_secs_f64() * speed * 1000.0) as u64
     }
@@ -541,6 +573,10 @@ impl Sim {
     pub fn close(&self) {
         let prev = std::mem::replace(&mut *lock(&self.state), State::Closed);
         *lock(&self.offboard) = None;
+        let driver = lock(&self.driver).take();
+        if let Some((stop, _)) = &driver {
+            stop.store(true, Ordering::Relaxed);
+        }
         if let State::Running(run) = prev {
             match run.vehicle {
                 Vehicle::Simulated(p) => p.stop(),
@@ -549,6 +585,9 @@ impl Sim {
                 }
                 Vehicle::None => {}
             }
+        }
+        if let Some((_, thread)) = driver {
+            let _ = thread.join();
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `Sim::wait_until`: wait for a predicate (polled on the caller's thread) or a condition (the
 //! link's wait engine) while the run's clock advances, stepping a lockstep vehicle.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,7 +11,7 @@ use super::probe::SimProbe;
 use super::{RunClock, Running, Sim, Vehicle};
 use crate::error::RunError;
 use crate::launcher::DeathCause;
-use crate::pump::LinkHandle;
+use crate::pump::{LinkHandle, WeakLink};
 use crate::sim::SimError;
 
 /// Lockstep: after a step to sim time T, the pump counts as caught up once the link's clock
@@ -64,6 +65,8 @@ impl Until for Wait {
             RunClock::RealTime { speed } if !sim.is_lockstep() => {
                 Some(crate::limits::wall_bound(sim_timeout_s, speed))
             }
+            // As fast as possible is never slower than real time.
+            RunClock::Max => Some(crate::limits::wall_bound(sim_timeout_s, 1.0)),
             _ => None,
         };
         let r = sim.wait_on_link(&link, &wait, bound)?;
@@ -163,7 +166,13 @@ impl Sim {
             }
             // Real time: also bounded in wall time, so a clock that stopped cannot hold the
             // wait forever (`timeout / speed × 2 + margin`, as every CLI step).
-            if let RunClock::RealTime { speed } = self.options.clock {
+            let bound_speed = match self.options.clock {
+                RunClock::RealTime { speed } => Some(speed),
+                // As fast as possible is never slower than real time.
+                RunClock::Max => Some(1.0),
+                RunClock::Lockstep => None,
+            };
+            if let Some(speed) = bound_speed {
                 let bound = crate::limits::wall_bound(sim_timeout_s, speed);
                 if wall0.elapsed() > bound {
                     return Err(RunError::Died {
@@ -311,6 +320,48 @@ impl Sim {
             }
         }
     }
+}
+
+/// Start the thread that steps a [`RunClock::Max`] run's vehicle: `chunk_ms` at a time, each
+/// step followed by the lockstep barrier (the client's pump has taken in what was sent), and
+/// only while a client holds the offboard link open (before it connects, nothing would take
+/// in what the vehicle sends). It ends when the vehicle exits or stops, or on `stop`.
+pub(super) fn spawn_driver(
+    instance: u8,
+    probe: Arc<SimProbe>,
+    offboard: Arc<std::sync::Mutex<Option<WeakLink>>>,
+    stop: Arc<AtomicBool>,
+    chunk_ms: u64,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(format!("nexus-max-{instance}"))
+        .spawn(move || {
+            let mut last = None;
+            while !stop.load(Ordering::Relaxed) {
+                let link = offboard
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .as_ref()
+                    .and_then(WeakLink::upgrade)
+                    .filter(|l| !l.is_closed());
+                let Some(link) = link else {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                };
+                match probe.with(|h| h.step(chunk_ms)) {
+                    Some(Ok(t)) => {
+                        barrier(&link, t);
+                        if last == Some(t) {
+                            // A frozen clock (a stall fault): do not spin.
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                        last = Some(t);
+                    }
+                    // Exited or stopped: the probe and the link report it.
+                    _ => return,
+                }
+            }
+        })
 }
 
 /// After a lockstep step to `target_ms`, wait (briefly) until the pump has taken in what the
