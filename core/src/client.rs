@@ -230,7 +230,9 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             return false;
         }
         self.offboard.handle(now, &self.tel, frame);
-        self.truth.handle(&self.tel, frame);
+        if cfg!(feature = "ground-truth") {
+            self.truth.handle(&self.tel, frame);
+        }
         self.sync_mission();
         let reboots = self.tel.clock().reboots();
         if reboots != self.reboots_seen {
@@ -268,6 +270,9 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         if buf.len() < crate::offboard::MIN_TX_BUF {
             return None; // too small for anything: ask nothing, lose nothing
         }
+        if !cfg!(feature = "ground-truth") {
+            return None;
+        }
         let cmd = self.truth.poll(now, &self.tel)?;
         self.encoder.encode(&cmd, buf).ok()
     }
@@ -287,7 +292,11 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// When to call [`Client::poll_transmit`] again if nothing arrives (driver time).
     pub fn next_deadline(&self) -> Option<Instant> {
         let a = self.offboard.next_deadline();
-        let b = self.truth.next_deadline(&self.tel);
+        let b = if cfg!(feature = "ground-truth") {
+            self.truth.next_deadline(&self.tel)
+        } else {
+            None
+        };
         match (a, b) {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),

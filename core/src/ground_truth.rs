@@ -107,6 +107,12 @@ pub struct GroundTruthRequest {
 impl GroundTruthRequest {
     /// A machine for `mode`; nothing is sent before the vehicle's first HEARTBEAT.
     pub fn new(mode: GroundTruth) -> Self {
+        // Without the `ground-truth` feature nothing can read the stream: never ask for it.
+        let mode = if cfg!(feature = "ground-truth") {
+            mode
+        } else {
+            GroundTruth::Never
+        };
         GroundTruthRequest {
             mode,
             simulator: match mode {

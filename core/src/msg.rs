@@ -30,6 +30,9 @@ macro_rules! subset {
                     Version::V1 => MavlinkVersion::V1,
                     Version::V2 => MavlinkVersion::V2,
                 };
+                if !feature_decodes(id) {
+                    return Ok(None);
+                }
                 match id {
                     $( <mav::$data as MessageData>::ID => mav::$data::deser(v, payload).map(|m| Some(Msg::$variant(m))), )*
                     _ => Ok(None),
@@ -53,9 +56,23 @@ macro_rules! subset {
 
         /// Whether `id` is one of the messages [`Msg::decode`] decodes.
         pub fn is_decoded(id: u32) -> bool {
-            matches!(id, $( <mav::$data as MessageData>::ID )|*)
+            feature_decodes(id) && matches!(id, $( <mav::$data as MessageData>::ID )|*)
         }
     };
+}
+
+/// Whether the crate's features let `id` be decoded: without the `ground-truth` feature (on by
+/// default; a firmware that flies real vehicles turns it off) HIL_STATE_QUATERNION and
+/// AUTOPILOT_VERSION are skipped like any unread message, and their deserialisers are not
+/// linked in.
+#[inline(always)]
+fn feature_decodes(id: u32) -> bool {
+    cfg!(feature = "ground-truth")
+        || !matches!(
+            id,
+            <mav::HIL_STATE_QUATERNION_DATA as MessageData>::ID
+                | <mav::AUTOPILOT_VERSION_DATA as MessageData>::ID
+        )
 }
 
 subset! {

@@ -2,6 +2,7 @@
 //! for it: the AMSL fallback (alt − alt at arming, relative_alt ignored), the switch between
 //! sources when ground truth comes and stops, the `landed` fallback on the same height, and
 //! the SET_MESSAGE_INTERVAL / AUTOPILOT_VERSION requests with their pacing and refusals.
+#![cfg(feature = "ground-truth")]
 
 mod offboard_rig;
 

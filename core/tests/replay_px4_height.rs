@@ -10,6 +10,7 @@
 //! The test also measures how far the AMSL fallback and `relative_alt` stray from the truth.
 //!
 //! Fixtures: `fixtures/px4-traces/` (see its README: only the message ids read here are kept).
+#![cfg(feature = "ground-truth")]
 
 use nexus_core::engine::{Condition, Engine, EngineEvent, Op, Reason, Wait, WaitId, WaitResult};
 use nexus_core::frame::Decoder;
