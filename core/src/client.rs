@@ -555,3 +555,5 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         let _ = self.program_events.push_back(e);
     }
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for ClientError {}

@@ -52,5 +52,15 @@ pub use rc::RcSticks;
 pub use telemetry::{HeightSource, LandedState, Snapshot, Telemetry};
 pub use time::{Duration, Instant};
 
+/// What a driver of the core imports: `use nexus_core::prelude::*;`.
+pub mod prelude {
+    pub use crate::client::{Client, ClientConfig, Event};
+    pub use crate::engine::{Condition, Op, Reason, Wait, WaitResult};
+    pub use crate::mission::{MissionAck, MissionItem};
+    pub use crate::mode::Mode;
+    pub use crate::rc::RcSticks;
+    pub use crate::telemetry::{LandedState, Severity, Snapshot};
+}
+
 /// Re-export of the `mavlink` crate's common dialect, the message types this crate speaks.
 pub use mavlink::dialects::common as mav;

@@ -262,3 +262,5 @@ mod tests {
         );
     }
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for UnknownMode {}

@@ -407,9 +407,14 @@ impl OffboardClient {
         self.read(|s| s.mission.uploaded)
     }
 
-    /// PX4's MISSION_ACK result (0 accepted), `None` before one.
-    pub fn mission_ack(&self) -> Option<u8> {
-        self.read(|s| s.mission.ack)
+    /// PX4's MISSION_ACK result (`MissionAck::MAV_MISSION_ACCEPTED`, or why it refused),
+    /// `None` before one. A number outside MAV_MISSION_RESULT reads as
+    /// `MAV_MISSION_ERROR` (PX4 sends only defined values).
+    pub fn mission_ack(&self) -> Option<nexus_core::mission::MissionAck> {
+        self.read(|s| s.mission.ack).map(|code| {
+            num_traits::FromPrimitive::from_u8(code)
+                .unwrap_or(nexus_core::mission::MissionAck::MAV_MISSION_ERROR)
+        })
     }
 
     /// Items in the uploaded mission (0 before any upload).

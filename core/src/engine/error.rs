@@ -112,3 +112,8 @@ impl fmt::Display for EngineError {
         }
     }
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for SpecError {}
+
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for EngineError {}

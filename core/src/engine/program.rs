@@ -493,3 +493,5 @@ impl<const S: usize> ProgramRunner<S> {
 fn error_of<'a>(snapshot: &'a Snapshot, default: &'a str) -> &'a str {
     snapshot.error.as_deref().unwrap_or(default)
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for ProgramError {}

@@ -62,3 +62,5 @@ impl From<ItemError> for OffboardError {
         OffboardError::Item(e)
     }
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for OffboardError {}

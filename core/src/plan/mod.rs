@@ -514,3 +514,5 @@ mod tests {
         assert_eq!(e.offset(), doc.find("\"47.5\"").unwrap());
     }
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for PlanError {}
