@@ -277,6 +277,9 @@ impl fmt::Display for ItemError {
     }
 }
 
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for ItemError {}
+
 impl MissionItem {
     /// The command as the dialect's enum.
     pub fn mav_command(&self) -> Result<mav::MavCmd, ItemError> {
@@ -489,5 +492,3 @@ mod tests {
         );
     }
 }
-/// So `?` converts it into `Box<dyn Error>` and other error types.
-impl core::error::Error for ItemError {}

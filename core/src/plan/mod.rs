@@ -270,6 +270,9 @@ impl fmt::Display for PlanError {
     }
 }
 
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for PlanError {}
+
 /// The raw text of the value at `at`, cut to [`QUOTE_LEN`] bytes at a character boundary.
 fn quote(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
     let (s, e) = json::span(src, at)?;
@@ -514,5 +517,3 @@ mod tests {
         assert_eq!(e.offset(), doc.find("\"47.5\"").unwrap());
     }
 }
-/// So `?` converts it into `Box<dyn Error>` and other error types.
-impl core::error::Error for PlanError {}
