@@ -30,6 +30,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("PX4 refused the mission: {:?}", op.mission_ack()).into());
     }
     op.start_mission()?;
+    let armed = sim.wait(Wait::armed().timeout_s(30.0))?;
+    if armed.reason != Reason::Met {
+        return Err(format!("the mission did not arm the vehicle: {armed:?}").into());
+    }
 
     let mission = Wait::mission_complete()
         .timeout_s(900.0)
