@@ -9,6 +9,8 @@
 //!
 //! Instance 163 (UDP 14703/14743): clear of a QGroundControl or SITL on the usual 14540.
 
+use std::time::Duration;
+
 use nexus_host::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,12 +26,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .since_seq(since)
         .timeout_s(60.0)
         .then_mode(Mode::Hold);
-    let r = session.wait_until(&wait, Some(10.0))?; // wall cap: 10 s
+    let r = session.wait_until(&wait, Some(Duration::from_secs(10)))?; // wall cap
     println!("{} after {:.1} s of sim time", r.reason, r.waited_sim_s);
     if r.reason != Reason::Met {
         return Err(format!("no takeoff text: {r:?}").into());
     }
-    let held = session.wait_until(&Wait::mode(Mode::Hold).timeout_s(10.0), Some(10.0))?;
+    let held = session.wait_until(
+        &Wait::mode(Mode::Hold).timeout_s(10.0),
+        Some(Duration::from_secs(10)),
+    )?;
     println!("mode Hold: {}", held.reason);
     if held.reason != Reason::Met {
         return Err(format!("the Hold reaction did not take: {held:?}").into());
