@@ -89,6 +89,7 @@ pub enum Event {
 /// A request the client could not take.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum ClientError {
     /// The wait engine refused (full, stale id, bad spec, …).
     Engine(EngineError),

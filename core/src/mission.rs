@@ -228,6 +228,7 @@ impl PartialEq for MissionItem {
 /// An item that cannot go on the wire as it stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum ItemError {
     /// `command` is not a MAV_CMD of the common dialect.
     UnknownCommand {

@@ -74,6 +74,7 @@ impl Step {
 /// Why a program was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum ProgramError {
     /// More steps than the program's capacity.
     Full,

@@ -87,6 +87,7 @@ pub const ALT_MAX_M: f64 = 10_000.0;
 /// Why a `.plan` could not be read. Every variant has a byte offset ([`PlanError::offset`]).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum PlanError {
     /// The bytes are not JSON.
     Syntax(SyntaxError),
