@@ -89,6 +89,7 @@ pub enum Event {
 /// A request the client could not take.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum ClientError {
     /// The wait engine refused (full, stale id, bad spec, …).
     Engine(EngineError),
@@ -564,3 +565,5 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         let _ = self.program_events.push_back(e);
     }
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for ClientError {}

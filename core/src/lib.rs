@@ -24,6 +24,42 @@
 //!
 //! Every capacity is a const generic or a documented constant; running out is an error the
 //! caller sees, never a panic.
+//!
+//! A driver in a few lines: hand the [`Client`] each frame with the time, then ask it for
+//! events (here, a vehicle scripted in memory arms at 3 s; `core/examples/` has more).
+//!
+//! ```
+//! use nexus_core::prelude::*;
+//! use nexus_core::{mav, Frame, Instant, Msg};
+//!
+//! let mut client: Client<4, 16, 8, 4> = Client::new(ClientConfig::default());
+//! let beat = |armed: bool| {
+//!     let mut base_mode = mav::MavModeFlag::MAV_MODE_FLAG_CUSTOM_MODE_ENABLED;
+//!     if armed {
+//!         base_mode |= mav::MavModeFlag::MAV_MODE_FLAG_SAFETY_ARMED;
+//!     }
+//!     let hb = mav::HEARTBEAT_DATA { base_mode, custom_mode: Mode::Hold.custom_mode(),
+//!         autopilot: mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+//!         mavtype: mav::MavType::MAV_TYPE_QUADROTOR, ..Default::default() };
+//!     Frame::from_msg(1, 1, Msg::Heartbeat(hb))
+//! };
+//! let clock = |ms: u32| Frame::from_msg(1, 1, Msg::SystemTime(mav::SYSTEM_TIME_DATA {
+//!     time_unix_usec: 0, time_boot_ms: ms }));
+//! client.handle(Instant::from_millis(0), &clock(0));
+//! client.wait(Instant::from_millis(0), &Wait::armed().timeout_s(5.0)).unwrap();
+//! let mut reason = None;
+//! for s in 1..=4u32 {
+//!     let now = Instant::from_millis(u64::from(s) * 1000);
+//!     client.handle(now, &clock(s * 1000));
+//!     client.handle(now, &beat(s >= 3));
+//!     while let Some(ev) = client.poll_event() {
+//!         if let Event::Settled { result, .. } = ev {
+//!             reason = Some(result.reason);
+//!         }
+//!     }
+//! }
+//! assert_eq!(reason, Some(Reason::Met));
+//! ```
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -51,6 +87,16 @@ pub use msg::{Frame, Msg};
 pub use rc::RcSticks;
 pub use telemetry::{HeightSource, LandedState, Snapshot, Telemetry};
 pub use time::{Duration, Instant};
+
+/// What a driver of the core imports: `use nexus_core::prelude::*;`.
+pub mod prelude {
+    pub use crate::client::{Client, ClientConfig, Event};
+    pub use crate::engine::{Condition, Op, Reason, Wait, WaitResult};
+    pub use crate::mission::{MissionAck, MissionItem};
+    pub use crate::mode::Mode;
+    pub use crate::rc::RcSticks;
+    pub use crate::telemetry::{LandedState, Severity, Snapshot};
+}
 
 /// Re-export of the `mavlink` crate's common dialect, the message types this crate speaks.
 pub use mavlink::dialects::common as mav;

@@ -92,6 +92,9 @@ pub fn is_known_frame(frame: u8) -> bool {
     frame <= LAST_FRAME
 }
 
+/// PX4's MISSION_ACK result by name (`MissionAck::MAV_MISSION_ACCEPTED`, …).
+pub use mav::MavMissionResult as MissionAck;
+
 /// One mission item.
 ///
 /// Equality is bitwise on the float fields (a NaN param equals the same NaN): two items are
@@ -117,6 +120,94 @@ pub struct MissionItem {
     pub z: f32,
 }
 
+impl MissionItem {
+    fn global(
+        command: mav::MavCmd,
+        lat_deg: f64,
+        lon_deg: f64,
+        alt_rel_m: f32,
+    ) -> Result<Self, ItemError> {
+        let e7 = |deg| crate::offboard::geo::deg_to_e7(deg).ok_or(ItemError::BadCoordinate);
+        Ok(MissionItem {
+            seq: 0,
+            frame: mav::MavFrame::MAV_FRAME_GLOBAL_RELATIVE_ALT as u8,
+            command: command as u16,
+            autocontinue: true,
+            // param4 NaN: PX4 keeps its own heading.
+            params: [0.0, 0.0, 0.0, f32::NAN],
+            x: e7(lat_deg)?,
+            y: e7(lon_deg)?,
+            z: alt_rel_m,
+        })
+    }
+
+    /// Fly to `lat_deg`, `lon_deg` (WGS84 degrees) at `alt_rel_m` metres above home
+    /// (MAV_CMD_NAV_WAYPOINT, no hold, PX4's acceptance radius). `seq` 0: set it with
+    /// [`MissionItem::at`]. Errors: [`ItemError::BadCoordinate`].
+    pub fn waypoint(lat_deg: f64, lon_deg: f64, alt_rel_m: f32) -> Result<Self, ItemError> {
+        Self::global(
+            mav::MavCmd::MAV_CMD_NAV_WAYPOINT,
+            lat_deg,
+            lon_deg,
+            alt_rel_m,
+        )
+    }
+
+    /// Take off above `lat_deg`, `lon_deg` to `alt_rel_m` metres above home
+    /// (MAV_CMD_NAV_TAKEOFF).
+    pub fn takeoff(lat_deg: f64, lon_deg: f64, alt_rel_m: f32) -> Result<Self, ItemError> {
+        Self::global(
+            mav::MavCmd::MAV_CMD_NAV_TAKEOFF,
+            lat_deg,
+            lon_deg,
+            alt_rel_m,
+        )
+    }
+
+    /// Land at `lat_deg`, `lon_deg` (MAV_CMD_NAV_LAND; the altitude is PX4's ground).
+    pub fn land(lat_deg: f64, lon_deg: f64) -> Result<Self, ItemError> {
+        Self::global(mav::MavCmd::MAV_CMD_NAV_LAND, lat_deg, lon_deg, 0.0)
+    }
+
+    /// Return to the launch position and land there (MAV_CMD_NAV_RETURN_TO_LAUNCH).
+    pub fn return_to_launch() -> Self {
+        MissionItem {
+            seq: 0,
+            frame: mav::MavFrame::MAV_FRAME_MISSION as u8,
+            command: mav::MavCmd::MAV_CMD_NAV_RETURN_TO_LAUNCH as u16,
+            autocontinue: true,
+            params: [0.0; 4],
+            x: 0,
+            y: 0,
+            z: 0.0,
+        }
+    }
+
+    /// Hold at `lat_deg`, `lon_deg`, `alt_rel_m` metres above home for `hold_s` seconds
+    /// (MAV_CMD_NAV_LOITER_TIME), then go on.
+    pub fn loiter_s(
+        lat_deg: f64,
+        lon_deg: f64,
+        alt_rel_m: f32,
+        hold_s: f32,
+    ) -> Result<Self, ItemError> {
+        let mut item = Self::global(
+            mav::MavCmd::MAV_CMD_NAV_LOITER_TIME,
+            lat_deg,
+            lon_deg,
+            alt_rel_m,
+        )?;
+        item.params[0] = hold_s;
+        Ok(item)
+    }
+
+    /// This item at position `seq` of its mission (a mission's items are numbered from 0).
+    pub fn at(mut self, seq: u16) -> Self {
+        self.seq = seq;
+        self
+    }
+}
+
 impl PartialEq for MissionItem {
     fn eq(&self, o: &Self) -> bool {
         self.seq == o.seq
@@ -137,6 +228,7 @@ impl PartialEq for MissionItem {
 /// An item that cannot go on the wire as it stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum ItemError {
     /// `command` is not a MAV_CMD of the common dialect.
     UnknownCommand {
@@ -159,11 +251,17 @@ pub enum ItemError {
         /// The seq it carries.
         seq: u16,
     },
+    /// A latitude or longitude that MAVLink's degrees × 1e7 cannot carry (not finite, or
+    /// beyond ±214°), given to a [`MissionItem`] constructor.
+    BadCoordinate,
 }
 
 impl fmt::Display for ItemError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ItemError::BadCoordinate => {
+                f.write_str("a latitude or longitude MAVLink cannot carry (degrees × 1e7)")
+            }
             ItemError::UnknownCommand { seq, command } => {
                 write!(f, "item {seq}: unknown MAV_CMD {command}")
             }
@@ -179,6 +277,9 @@ impl fmt::Display for ItemError {
         }
     }
 }
+
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for ItemError {}
 
 impl MissionItem {
     /// The command as the dialect's enum.

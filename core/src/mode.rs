@@ -120,6 +120,9 @@ impl fmt::Display for UnknownMode {
     }
 }
 
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for UnknownMode {}
+
 impl Mode {
     /// Look a mode up by name, case-insensitively; also accepts `main=M,sub=S`.
     pub fn from_name(name: &str) -> Result<Mode, UnknownMode> {

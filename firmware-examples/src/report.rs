@@ -126,6 +126,7 @@ pub fn offboard_error(what: &str, e: &OffboardError) {
         OffboardError::Item(_) => "an item's command or frame is not in the dialect",
         OffboardError::NoMission => "no mission lodged",
         OffboardError::DriverAction => "a driver action",
+        _ => "refused", // a cause added to the core after this firmware
     };
     error!("{}: {}", what, why);
 }
@@ -138,6 +139,7 @@ pub fn client_error(e: &ClientError) {
         ClientError::Engine(_) => "wait engine",
         ClientError::Program(_) => "program runner",
         ClientError::Offboard(_) => "offboard machine",
+        _ => "client", // a cause added to the core after this firmware
     };
     error!("wait refused: {}", why);
 }
@@ -157,6 +159,7 @@ pub fn plan_error(bytes: &[u8], e: &PlanError) {
         PlanError::BadHome { .. } => ("bad plannedHomePosition", None),
         PlanError::OutOfRange { index, .. } => ("a value out of range", *index),
         PlanError::Type { .. } => ("a value of the wrong type", None),
+        _ => ("unreadable", None), // a cause added to the core after this firmware
     };
     let (line, col) = line_col(bytes, e.offset());
     error!(

@@ -14,6 +14,7 @@ use crate::transport::ConnStringError;
 
 /// Why a run (a [`crate::run::Sim`]) could not do something.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum RunError {
     /// `start()` has not been called.
     #[error("the run has not started: call start() first")]
@@ -90,6 +91,7 @@ pub enum RunError {
 
 /// Why an [`crate::offboard_client::OffboardClient`] call failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum ClientError {
     /// The connection string does not parse.
     #[error(transparent)]
@@ -132,6 +134,7 @@ impl From<OffboardError> for ClientError {
 
 /// Why [`crate::offboard_client::OffboardClient::connect`] failed. The client is closed first.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum ConnectError {
     /// The run has no offboard link (the message says why).
     #[error("the run has no offboard link: {why}")]
@@ -176,6 +179,7 @@ impl From<RunError> for ConnectError {
 
 /// Why a [`crate::session::Session`] call failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum SessionError {
     /// The session was closed (close_sitl, kill_instance, the idle reaper).
     #[error("the session is closed ({0})")]

@@ -14,6 +14,30 @@
 //! * [`bridge`]: forwards MAVLink between a serial/TCP byte stream and UDP (`nexus bridge`).
 //!
 //! The `nexus` command is the nexus-cli package, so this library carries no command-line crates.
+//!
+//! Start with [`prelude`]: one import for a program like the Python client's.
+//!
+//! ```
+//! use nexus_host::prelude::*;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // The built-in simulated PX4, lockstep: sim time runs as fast as the CPU allows.
+//! let sim = Sim::started(SimOptions::simulated(167).lockstep())?;
+//! let op = OffboardClient::connect(&sim, 10.0)?;
+//! op.takeoff(2.0)?;
+//! let r = sim.wait(Wait::altitude_m(1.5).op(Op::Ge).timeout_s(60.0))?; // 60 s of sim time
+//! assert_eq!(r.reason, Reason::Met, "{r:?}");
+//! // Up and armed: now "land, but fail at once if it disarms before touching down".
+//! op.land()?;
+//! let r = sim.wait(Wait::landed().timeout_s(60.0).guard(Condition::disarmed()))?;
+//! assert_eq!(r.reason, Reason::Met, "{r:?}");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! **Time.** Sim time (the vehicle's clock, which a lockstep run advances only while someone
+//! waits) is `f64`/`f32` seconds named `_s` everywhere (`timeout_s`, `waited_sim_s`); wall
+//! time (caps, idle limits, parameter reads) is [`std::time::Duration`]. A [`prelude::Wait`]
+//! carries its own sim timeout, and every wait honours it.
 
 pub mod bridge;
 pub mod error;
@@ -25,6 +49,18 @@ pub mod pump;
 pub mod run;
 pub mod session;
 pub mod transport;
+
+/// The no_std core this library drives, re-exported so a user needs one dependency.
+pub use nexus_core;
+
+/// What a program that flies a vehicle imports: `use nexus_host::prelude::*;`.
+pub mod prelude {
+    pub use crate::error::{ClientError, ConnectError, RunError, SessionError};
+    pub use crate::offboard_client::{read_plan_file, OffboardClient, OffboardOptions};
+    pub use crate::run::{Sim, SimOptions};
+    pub use crate::session::Session;
+    pub use nexus_core::prelude::*;
+}
 
 /// The simulated PX4 vehicle (the nexus-sim crate): the built-in vehicle of [`run::Sim`], whose
 /// API names its types ([`sim::Fault`], [`sim::VehicleConfig`], [`sim::SimError`]).

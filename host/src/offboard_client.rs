@@ -56,47 +56,39 @@ pub const OWN_SYSTEM_ID: u8 = 255;
 /// Our MAVLink component id on the link (pymavlink's default).
 pub const OWN_COMPONENT_ID: u8 = 240;
 
-/// The seed's keyword arguments, plus the host's own settings.
+/// How an [`OffboardClient`] connects and behaves: the one options type of a client (the run's
+/// [`crate::run::SimOptions::client`] is one of these). Defaults ([`Default`]): system id 1,
+/// the offboard machine's [`OffboardConfig::default`] (arrival 2 m, altitude tolerance 1 m,
+/// heading 5°, 5 s failure-free before arming, …), supervised after 5 s of silence, the
+/// process-wide pump, ground truth asked for when the vehicle identifies as PX4 SITL.
 #[derive(Debug, Clone)]
 pub struct OffboardOptions {
     /// PX4's system id, instance + 1: the heartbeat waited for, the system every verb
-    /// addresses.
+    /// addresses. Default 1.
     pub system_id: u8,
-    /// 3D arrival radius for `at_target` after a goto, m.
-    pub arrive_m: f32,
-    /// Heading tolerance for `at_target` when a goto commanded a yaw, rad.
-    pub yaw_tol_rad: f32,
-    /// Altitude tolerance for `at_target` after a takeoff, m.
-    pub alt_tol_m: f32,
-    /// Seconds (sim) the vehicle must be failure-free, and the initial settle period, before
-    /// an arm command goes out.
-    pub wait_clear_s: f32,
-    /// Everything else of the offboard machine (retries, give-up limits, stream periods);
-    /// the four fields above override it.
+    /// The offboard machine: `at_target` tolerances (`arrive_m`, `alt_tol_m`,
+    /// `yaw_tol_rad`), the arm settle window (`wait_clear_s`), retries, give-up limits,
+    /// stream periods. Default [`OffboardConfig::default`].
     pub offboard: OffboardConfig,
     /// The link's supervision: wall seconds of silence or of a stopped autopilot clock after
-    /// which every wait ends `died`. `None`: not supervised.
+    /// which every wait ends `died`. `None`: not supervised. Default `Some(5.0)`.
     pub stall_s: Option<f32>,
-    /// Transport options (UDP receive buffer).
+    /// Transport options (UDP receive buffer). Default [`LinkOptions::default`].
     pub transport: LinkOptions,
-    /// The pump to join; `None`: the process-wide pump ([`Pump::shared`]).
+    /// The pump to join; `None` (the default): the process-wide pump ([`Pump::shared`]).
     pub pump: Option<Pump>,
     /// Whether to ask the vehicle for a simulator's ground truth (the height above the pad):
-    /// [`GroundTruth::Always`] for a simulator we started, [`GroundTruth::Auto`] otherwise.
+    /// [`GroundTruth::Always`] for a simulator we started, [`GroundTruth::Auto`] (the
+    /// default) otherwise.
     pub ground_truth: GroundTruth,
 }
 
 impl Default for OffboardOptions {
     fn default() -> Self {
-        let offboard = OffboardConfig::default();
         OffboardOptions {
             system_id: 1,
-            arrive_m: offboard.arrive_m,
-            yaw_tol_rad: offboard.yaw_tol_rad,
-            alt_tol_m: offboard.alt_tol_m,
-            wait_clear_s: offboard.wait_clear_s,
-            offboard,
-            stall_s: Some(5.0),
+            offboard: OffboardConfig::default(),
+            stall_s: Some(crate::run::DEFAULT_STALL_S),
             transport: LinkOptions::default(),
             pump: None,
             ground_truth: GroundTruth::Auto,
@@ -105,6 +97,13 @@ impl Default for OffboardOptions {
 }
 
 impl OffboardOptions {
+    /// Seconds (sim) the vehicle must be failure-free, and the initial settle period, before
+    /// an arm command goes out ([`OffboardConfig::wait_clear_s`]).
+    pub fn wait_clear_s(mut self, s: f32) -> Self {
+        self.offboard.wait_clear_s = s;
+        self
+    }
+
     /// The core client's configuration these options make.
     pub fn client_config(&self) -> ClientConfig {
         ClientConfig {
@@ -113,13 +112,7 @@ impl OffboardOptions {
                 own_sysid: OWN_SYSTEM_ID,
                 own_compid: OWN_COMPONENT_ID,
             },
-            offboard: OffboardConfig {
-                arrive_m: self.arrive_m,
-                yaw_tol_rad: self.yaw_tol_rad,
-                alt_tol_m: self.alt_tol_m,
-                wait_clear_s: self.wait_clear_s,
-                ..self.offboard
-            },
+            offboard: self.offboard,
             ground_truth: self.ground_truth,
         }
     }
@@ -407,9 +400,14 @@ impl OffboardClient {
         self.read(|s| s.mission.uploaded)
     }
 
-    /// PX4's MISSION_ACK result (0 accepted), `None` before one.
-    pub fn mission_ack(&self) -> Option<u8> {
-        self.read(|s| s.mission.ack)
+    /// PX4's MISSION_ACK result (`MissionAck::MAV_MISSION_ACCEPTED`, or why it refused),
+    /// `None` before one. A number outside MAV_MISSION_RESULT reads as
+    /// `MAV_MISSION_ERROR` (PX4 sends only defined values).
+    pub fn mission_ack(&self) -> Option<nexus_core::mission::MissionAck> {
+        self.read(|s| s.mission.ack).map(|code| {
+            num_traits::FromPrimitive::from_u8(code)
+                .unwrap_or(nexus_core::mission::MissionAck::MAV_MISSION_ERROR)
+        })
     }
 
     /// Items in the uploaded mission (0 before any upload).
@@ -706,9 +704,9 @@ mod tests {
     fn options_override_the_machine_config() {
         let o = OffboardOptions {
             system_id: 3,
-            wait_clear_s: 1.5,
             ..OffboardOptions::default()
-        };
+        }
+        .wait_clear_s(1.5);
         let c = o.client_config();
         assert_eq!(c.ids.target_sysid, 3);
         assert_eq!(c.offboard.wait_clear_s, 1.5);

@@ -4,12 +4,12 @@
 //! A session is a run ([`Sim`]) and the [`OffboardClient`] connected to it. Its
 //! [`Session::wait_until`] is seed 000's `wait_until`: a [`Wait`] (condition, op, `timeout_s`
 //! in sim seconds, `since_seq`, `relative`, guards, reactions) evaluated by the pump after
-//! every message, plus a wall-clock `wait_cap_s`. Every call returns a [`WaitResult`] with its
-//! reason:
+//! every message, plus a wall-clock cap (`Option<Duration>`). Every call returns a
+//! [`WaitResult`] with its reason:
 //!
 //! * `met`, `timeout`, `guard` from the engine; `died` when the vehicle exited, panicked,
 //!   went silent or its clock stalled (`snapshot.error` says which);
-//! * `cap` when `wait_cap_s` came first: the wait is not over, call again with
+//! * `cap` when the wall cap came first: the wait is not over, call again with
 //!   `since_seq = snapshot.seq` and no text is missed (the cap is taken on the pump thread,
 //!   so it races safely with a settle: exactly one result per wait);
 //! * `closed` when the session closed during the wait ([`Session::close_sitl`],
@@ -145,15 +145,15 @@ impl Session {
         Ok((guard, link))
     }
 
-    /// Seed 000's `wait_until`: wait for `wait` (its `timeout_s` in sim seconds, required), at
-    /// most `wait_cap_s` wall seconds (`None`: no cap). Ends with a [`WaitResult`] whose
-    /// reason is met, timeout, guard, cap, died or closed.
+    /// Wait for `wait` (its `timeout_s` in sim seconds, required), for at most `wall_cap` of
+    /// wall time (`None`: no cap). Ends with a [`WaitResult`] whose reason is met, timeout,
+    /// guard, cap, died or closed; errors only when it cannot wait (closed, invalid).
     pub fn wait_until(
         &self,
         wait: &Wait,
-        wait_cap_s: Option<f64>,
+        wall_cap: Option<Duration>,
     ) -> Result<WaitResult, SessionError> {
-        self.wait_until_explained(wait, wait_cap_s).map(|(r, _)| r)
+        self.wait_until_explained(wait, wall_cap).map(|(r, _)| r)
     }
 
     /// [`Session::wait_until`], with why the wait ended without its condition: what was
@@ -163,15 +163,13 @@ impl Session {
     pub fn wait_until_explained(
         &self,
         wait: &Wait,
-        wait_cap_s: Option<f64>,
+        wall_cap: Option<Duration>,
     ) -> Result<(WaitResult, Option<String>), SessionError> {
-        let cap = match wait_cap_s {
-            None => None,
-            Some(s) if s.is_finite() && s >= 0.0 => Some(Duration::from_secs_f64(s)),
-            Some(s) => return Err(crate::error::RunError::BadTimeout(s).into()),
-        };
         let (_use, link) = self.begin()?;
-        Ok(self.inner.sim.wait_on_link_explained(&link, wait, cap)?)
+        Ok(self
+            .inner
+            .sim
+            .wait_on_link_explained(&link, wait, wall_cap)?)
     }
 
     /// Run a step program (seed 000's steps) to its end; with a wall `limit`, abort it when

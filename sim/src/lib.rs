@@ -65,6 +65,21 @@
 //! Modules, one per concept: [`geo`], [`params`], [`dynamics`], [`commander`], [`navigator`],
 //! [`mission`], [`statustext`], [`streams`], [`faults`], [`clock`], [`server`]; `nexus sim`
 //! (the command line around [`SimHandle`]) is in the nexus-cli package.
+//!
+//! The vehicle alone, in memory: step its clock and it boots and talks, as PX4 SITL does
+//! (`sim/examples/standalone.rs` flies it with a nexus-core client).
+//!
+//! ```
+//! use nexus_sim::{Vehicle, VehicleConfig};
+//!
+//! let mut vehicle = Vehicle::new(VehicleConfig::instance(0));
+//! vehicle.step(2_000_000); // 2 s of sim time: past the first heartbeat (1.5 s)
+//! assert!(vehicle.mavlink_is_up());
+//! let mut datagram = [0u8; 2048];
+//! let n = vehicle.poll_transmit(&mut datagram).expect("it has spoken");
+//! assert!(n > 0 && vehicle.frames_total() > 0);
+//! assert_eq!(vehicle.true_height_m(), 0.0); // on the pad
+//! ```
 
 pub mod clock;
 pub mod commander;

@@ -18,7 +18,10 @@ use nexus_host::sim::Fault;
 fn wait_through(s: &Session, fault: Fault) -> WaitResult {
     let s2 = s.clone();
     let waiter = thread::spawn(move || {
-        s2.wait_until(&Wait::altitude_m(100.0).timeout_s(3600.0), Some(60.0))
+        s2.wait_until(
+            &Wait::altitude_m(100.0).timeout_s(3600.0),
+            Some(Duration::from_secs(60)),
+        )
     });
     thread::sleep(Duration::from_millis(150));
     s.sim().inject(fault).unwrap();
@@ -38,7 +41,10 @@ fn error_of(r: &WaitResult) -> String {
 /// After death, any wait ends `died` at once with the same cause.
 fn later_waits_die_too(s: &Session, cause: &str) {
     let r = s
-        .wait_until(&Wait::armed().timeout_s(10.0), Some(10.0))
+        .wait_until(
+            &Wait::armed().timeout_s(10.0),
+            Some(Duration::from_secs(10)),
+        )
         .unwrap();
     assert_eq!(error_of(&r), cause);
     match s.sim().wait_until(|| false, 10.0) {
@@ -105,7 +111,10 @@ fn lockstep_exit_and_stall_end_waits_died() {
     let s = session(lockstep(134));
     s.sim().inject(Fault::Exit { code: 2 }).unwrap();
     let r = s
-        .wait_until(&Wait::altitude_m(100.0).timeout_s(600.0), Some(60.0))
+        .wait_until(
+            &Wait::altitude_m(100.0).timeout_s(600.0),
+            Some(Duration::from_secs(60)),
+        )
         .unwrap();
     assert_eq!(error_of(&r), "PX4 exited with code 2");
 
@@ -114,7 +123,10 @@ fn lockstep_exit_and_stall_end_waits_died() {
     s.sim().inject(Fault::StallClock).unwrap();
     let t0 = Instant::now();
     let r = s
-        .wait_until(&Wait::altitude_m(100.0).timeout_s(600.0), Some(60.0))
+        .wait_until(
+            &Wait::altitude_m(100.0).timeout_s(600.0),
+            Some(Duration::from_secs(60)),
+        )
         .unwrap();
     let e = error_of(&r);
     assert!(e.starts_with("SYSTEM_TIME stopped"), "{e}");

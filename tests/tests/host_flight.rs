@@ -80,7 +80,10 @@ fn fly_the_box_mission_from_a_plan_file() {
     sim.wait_until(|| op.mission_uploaded(), 30.0)
         .unwrap_or_else(|e| panic!("upload: {e}\n{}", events(&op)));
     assert_eq!(op.mission_count(), 6);
-    assert_eq!(op.mission_ack(), Some(0));
+    assert_eq!(
+        op.mission_ack(),
+        Some(nexus_core::mission::MissionAck::MAV_MISSION_ACCEPTED)
+    );
     assert_eq!(op.mission_reached(), -1);
     op.start_mission().unwrap();
     let mut seen = Vec::new();

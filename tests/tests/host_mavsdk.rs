@@ -103,9 +103,9 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
         &format!("udpin:127.0.0.1:{PORT}"),
         OffboardOptions {
             system_id: 1,
-            wait_clear_s: 0.5,
             // Refusals are retried every command_retry_s: keep the give-up quick.
             offboard: OffboardConfig {
+                wait_clear_s: 0.5,
                 command_retry_s: 0.5,
                 ..OffboardConfig::default()
             },

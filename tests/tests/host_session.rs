@@ -31,7 +31,9 @@ fn cap_then_resume_with_since_seq_loses_no_text() {
     // Short caps, with gaps between the calls in which nobody waits.
     let mut caps = 0;
     loop {
-        let r = s.wait_until(&wait(since), Some(0.02)).unwrap();
+        let r = s
+            .wait_until(&wait(since), Some(Duration::from_millis(20)))
+            .unwrap();
         match r.reason {
             Reason::Cap => {
                 assert_eq!(r.snapshot_at, SnapshotAt::Return);
@@ -82,9 +84,9 @@ fn a_cap_racing_a_settle_gives_exactly_one_result() {
     let mut met = 0;
     let mut capped = 0;
     for i in 0..40 {
-        let cap_s = 0.0005 * (i % 8) as f64;
+        let cap = Duration::from_micros(500 * (i % 8));
         let r = s
-            .wait_until(&Wait::time_s(0.05).timeout_s(5.0), Some(cap_s))
+            .wait_until(&Wait::time_s(0.05).timeout_s(5.0), Some(cap))
             .unwrap();
         match r.reason {
             Reason::Met => met += 1,

@@ -10,6 +10,7 @@ use core::fmt;
 /// [`super::Wait::validate`] or at registration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum SpecError {
     /// No `timeout_s` was given: every wait must end.
     MissingTimeout,
@@ -77,6 +78,7 @@ impl fmt::Display for SpecError {
 /// Why the engine refused a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum EngineError {
     /// The wait spec is invalid.
     Spec(SpecError),
@@ -112,3 +114,8 @@ impl fmt::Display for EngineError {
         }
     }
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for SpecError {}
+
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for EngineError {}

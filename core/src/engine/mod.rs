@@ -4,7 +4,7 @@
 //!
 //! A *wait* ([`Wait`]) names one [`Condition`] from seed 000's table (altitude, airspeed,
 //! waypoint, sim_time, time, mode, text, armed, disarmed, landed, and the mission progress rows
-//! reached and mission_complete, which read [`crate::telemetry::Telemetry::mission_progress`]
+//! reached and mission_complete, which read [`crate::offboard::Offboard::mission_progress`]
 //! as the client feeds it from the offboard machine), a `timeout_s` in autopilot
 //! (sim) seconds, and optionally `hold_s`, `within`, up to [`MAX_GUARDS`] guard conditions
 //! and reactions (`then_rc`, `then_mode`, `then_speedup`). The [`Engine`] keeps up to `N` of

@@ -74,6 +74,7 @@ impl Step {
 /// Why a program was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum ProgramError {
     /// More steps than the program's capacity.
     Full,
@@ -493,3 +494,5 @@ impl<const S: usize> ProgramRunner<S> {
 fn error_of<'a>(snapshot: &'a Snapshot, default: &'a str) -> &'a str {
     snapshot.error.as_deref().unwrap_or(default)
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for ProgramError {}

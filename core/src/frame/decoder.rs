@@ -113,6 +113,19 @@ pub enum ReadError<E> {
     Eof,
 }
 
+impl<E: core::fmt::Debug> core::fmt::Display for ReadError<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "the reader failed: {e:?}"),
+            ReadError::Eof => f.write_str("end of stream"),
+        }
+    }
+}
+
+/// So `?` converts it into `Box<dyn Error>`; the reader's error shows through its `Debug`
+/// (embedded-io errors need not implement `Display`).
+impl<E: core::fmt::Debug> core::error::Error for ReadError<E> {}
+
 /// The framer. 280 bytes of buffer plus counters; no allocation.
 #[derive(Debug, Clone)]
 pub struct Decoder {

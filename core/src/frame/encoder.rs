@@ -12,6 +12,19 @@ pub struct BufferTooSmall {
     pub needed: usize,
 }
 
+impl core::fmt::Display for BufferTooSmall {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "buffer too small for the frame: {} bytes needed",
+            self.needed
+        )
+    }
+}
+
+/// So `?` converts it into `Box<dyn Error>`.
+impl core::error::Error for BufferTooSmall {}
+
 /// Writes MAVLink 2 frames from one sender (system and component id), numbering them with its
 /// own wrapping sequence counter.
 #[derive(Debug, Clone)]

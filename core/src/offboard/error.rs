@@ -6,6 +6,7 @@ use core::fmt;
 /// A verb the machine could not take on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum OffboardError {
     /// The mode name is not in PX4's table (see [`crate::mode::UnknownMode`] for the list).
     UnknownMode,
@@ -62,3 +63,5 @@ impl From<ItemError> for OffboardError {
         OffboardError::Item(e)
     }
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for OffboardError {}

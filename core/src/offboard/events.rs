@@ -312,3 +312,11 @@ pub fn mission_result_name(r: u8) -> &'static str {
         _ => "unknown result",
     }
 }
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for MissionError {}
+
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for GaveUp {}
+
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for Refusal {}

@@ -64,6 +64,15 @@ pub struct SyntaxError {
     pub kind: SyntaxKind,
 }
 
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.kind, self.offset)
+    }
+}
+
+/// So `?` converts it into `Box<dyn Error>`.
+impl core::error::Error for SyntaxError {}
+
 /// One step of a path into a document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Seg {

@@ -87,6 +87,7 @@ pub const ALT_MAX_M: f64 = 10_000.0;
 /// Why a `.plan` could not be read. Every variant has a byte offset ([`PlanError::offset`]).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum PlanError {
     /// The bytes are not JSON.
     Syntax(SyntaxError),
@@ -269,6 +270,9 @@ impl fmt::Display for PlanError {
         }
     }
 }
+
+/// So `?` converts it into `Box<dyn Error>` and other error types.
+impl core::error::Error for PlanError {}
 
 /// The raw text of the value at `at`, cut to [`QUOTE_LEN`] bytes at a character boundary.
 fn quote(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {

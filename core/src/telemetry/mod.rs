@@ -13,6 +13,8 @@ mod text;
 
 pub use clock::{SimClock, REBOOT_BACKSTEP_MS};
 pub use height::{HeightSource, GROUND_TRUTH_FRESH_MS};
+/// A STATUSTEXT's MAV_SEVERITY, by name ([`Text::level`]).
+pub use mavlink::dialects::common::MavSeverity as Severity;
 pub use snapshot::{error_text, LandedState, Snapshot, MAX_ERROR_LEN};
 pub use text::{Text, TextLog, MAX_TEXT_LEN, TEXT_FLUSH_MS};
 

@@ -32,6 +32,14 @@ pub struct Text {
     pub text: String<MAX_TEXT_LEN>,
 }
 
+impl Text {
+    /// [`Text::severity`] by name (`Severity::MAV_SEVERITY_WARNING`, …); `None` for a number
+    /// MAV_SEVERITY does not define (above 7).
+    pub fn level(&self) -> Option<super::Severity> {
+        num_traits::FromPrimitive::from_u8(self.severity)
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Partial {
     id: u16,

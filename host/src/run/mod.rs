@@ -193,7 +193,7 @@ impl SimOptions {
 
     /// Set the arm settle window of clients connected to this run (sim seconds).
     pub fn wait_clear_s(mut self, s: f32) -> Self {
-        self.client.wait_clear_s = s;
+        self.client.offboard.wait_clear_s = s;
         self
     }
 

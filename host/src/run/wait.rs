@@ -55,6 +55,8 @@ impl Until for Condition {
 
 impl Until for Wait {
     fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
+        // The Wait's own timeout wins; `sim_timeout_s` is the timeout of a Wait without one.
+        let sim_timeout_s = self.timeout().map_or(sim_timeout_s, f64::from);
         check_timeout(sim_timeout_s)?;
         let link = sim.offboard_link().ok_or(RunError::NoClient)?;
         let wait = self.timeout_s(sim_timeout_s as f32);
@@ -125,10 +127,57 @@ impl Stepper {
 }
 
 impl Sim {
+    /// Wait for `wait` on the run's offboard link, advancing the run's clock (stepping a
+    /// lockstep vehicle), for the Wait's own `timeout_s` (sim seconds): the one wait model.
+    /// The result is data whether the condition was met or not ([`WaitResult::reason`]:
+    /// met, timeout, a guard by name, died, …); errors only when it cannot wait at all:
+    /// no client connected ([`RunError::NoClient`]), an invalid Wait (no timeout, a bad
+    /// value), a closed link. In real time it is also bounded in wall time
+    /// (`timeout / speed × 2 + margin`), ending with [`Reason::Cap`].
+    ///
+    /// ```
+    /// use nexus_host::prelude::*;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let sim = Sim::started(SimOptions::simulated(166).lockstep())?;
+    /// let _op = OffboardClient::connect(&sim, 10.0)?;
+    /// // Nobody arms it: the wait ends after its own 1 s of sim time, as a result.
+    /// let r = sim.wait(Wait::armed().timeout_s(1.0))?;
+    /// assert_eq!(r.reason, Reason::Timeout);
+    /// assert!(r.waited_sim_s >= 1.0 && r.waited_sim_s < 2.0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn wait(&self, wait: Wait) -> Result<WaitResult, RunError> {
+        self.wait_reporting(wait, || {})
+    }
+
+    /// [`Sim::wait`], calling `progress` on this thread as the wait goes: after every
+    /// lockstep step, or every few milliseconds in real time. For progress prints: the
+    /// condition, guards and timeout stay in the Wait.
+    pub fn wait_reporting(
+        &self,
+        wait: Wait,
+        mut progress: impl FnMut(),
+    ) -> Result<WaitResult, RunError> {
+        let link = self.offboard_link().ok_or(RunError::NoClient)?;
+        let timeout_s = wait.timeout().map(f64::from);
+        let cap = match (self.options.clock, timeout_s) {
+            (RunClock::RealTime { speed }, Some(t)) if !self.is_lockstep() && t.is_finite() => {
+                Some(crate::limits::wall_bound(t.max(0.0), speed))
+            }
+            _ => None,
+        };
+        let pending = link.register(&wait)?;
+        self.drive_wait_reporting(pending, cap, &mut progress)
+    }
+
     /// Wait until `until` holds, advancing the run's clock, `sim_timeout_s` sim seconds at
-    /// most. A predicate is polled on this thread; a [`Condition`] or [`Wait`] is evaluated by
-    /// the pump on the run's offboard link. Errors: [`RunError::Timeout`], [`RunError::Died`]
-    /// (the vehicle exited, panicked, went silent or its clock stalled).
+    /// most (a [`Wait`] with its own `timeout_s` waits that long instead: the argument is
+    /// the timeout of a Wait without one). A predicate is polled on this thread; a
+    /// [`Condition`] or [`Wait`] is evaluated by the pump on the run's offboard link. A
+    /// shorthand that makes "not met" an error: [`RunError::Timeout`], [`RunError::Died`]
+    /// (the vehicle exited, panicked, went silent or its clock stalled); [`Sim::wait`]
+    /// returns every outcome as a [`WaitResult`] instead.
     pub fn wait_until<U: Until>(&self, until: U, sim_timeout_s: f64) -> Result<Waited, RunError> {
         until.wait_on(self, sim_timeout_s)
     }
@@ -284,24 +333,44 @@ impl Sim {
 
     fn drive_wait(
         &self,
+        pending: crate::pump::PendingWait,
+        cap: Option<Duration>,
+    ) -> Result<WaitResult, RunError> {
+        self.drive_wait_reporting(pending, cap, &mut || {})
+    }
+
+    fn drive_wait_reporting(
+        &self,
         mut pending: crate::pump::PendingWait,
         cap: Option<Duration>,
+        progress: &mut dyn FnMut(),
     ) -> Result<WaitResult, RunError> {
         let run = match self.running() {
             Ok(r) => r,
             // A closed run: the link reports what became of its vehicle.
             Err(_) => return Ok(pending.wait(Some(cap.unwrap_or(Duration::from_secs(1))))),
         };
+        let deadline = cap.map(|c| Instant::now() + c);
         let probe = match (&run.vehicle, self.is_lockstep()) {
             (Vehicle::Simulated(p), true) => Arc::clone(p),
-            _ => return Ok(pending.wait(cap)),
+            _ => loop {
+                // Real time: the pump settles the wait; this thread only reports.
+                if let Some(r) = pending.try_result() {
+                    return Ok(r);
+                }
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return Ok(pending.cap());
+                }
+                progress();
+                std::thread::sleep(POLL_PERIOD);
+            },
         };
-        let deadline = cap.map(|c| Instant::now() + c);
         let mut stepper = Stepper::new();
         loop {
             if let Some(r) = pending.try_result() {
                 return Ok(r);
             }
+            progress();
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left == Some(Duration::ZERO) {
                 return Ok(pending.cap());

@@ -65,7 +65,7 @@ pub fn session(options: SimOptions) -> Session {
 }
 
 /// A generous wall cap for waits that must not hang a test.
-pub const CAP: Option<f64> = Some(60.0);
+pub const CAP: Option<Duration> = Some(Duration::from_secs(60));
 
 /// Wall time limit for things that should take well under it.
 pub const WALL: Duration = Duration::from_secs(60);
