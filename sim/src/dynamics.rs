@@ -11,8 +11,13 @@ use super::geo::wrap_pi;
 
 /// Standard gravity, m/s².
 pub const G: f32 = 9.80665;
-/// Horizontal position P gain (PX4 MPC_XY_P).
+/// Horizontal position P gain (PX4 MPC_XY_P): offboard and manual position setpoints.
 pub const XY_P: f32 = 0.95;
+/// Proportional gain of PX4's auto trajectory (MPC_XY_TRAJ_P): missions, reposition, RTL.
+/// With the braking below it gives the traces' legs (3.8 m/s peak on 15–19 m legs).
+pub const XY_TRAJ_P: f32 = 0.5;
+/// Share of MPC_ACC_HOR the auto trajectory accelerates with (box-x4: 0 to 3.8 m/s in ~1.6 s).
+pub const AUTO_ACC_SHARE: f32 = 0.35;
 /// Vertical position P gain (PX4 MPC_Z_P).
 pub const Z_P: f32 = 1.0;
 
@@ -31,6 +36,9 @@ pub struct PosSp {
     pub descend_m_s: Option<f32>,
     /// Heading to turn to, rad (NED: 0 north, +π/2 east); `None` keeps the current one.
     pub yaw_rad: Option<f32>,
+    /// Flown by PX4's auto trajectory (gain MPC_XY_TRAJ_P, gentler braking, speed held back
+    /// while the heading turns) rather than straight by the position controller.
+    pub auto: bool,
 }
 
 /// What the controller is asked to do.
@@ -143,8 +151,18 @@ impl Body {
                 let dn = p.target_ned_m[0] - self.pos_ned_m[0];
                 let de = p.target_ned_m[1] - self.pos_ned_m[1];
                 let d = dn.hypot(de);
-                let brake = (lim.acc_hor_m_s2 * 0.8).max(0.1);
-                let speed = p.cruise_m_s.min((2.0 * brake * d).sqrt()).min(XY_P * d);
+                let (gain, brake) = if p.auto {
+                    (XY_TRAJ_P, (lim.acc_hor_m_s2 * 0.5).max(0.1))
+                } else {
+                    (XY_P, (lim.acc_hor_m_s2 * 0.8).max(0.1))
+                };
+                let mut speed = p.cruise_m_s.min((2.0 * brake * d).sqrt()).min(gain * d);
+                if let (true, Some(y)) = (p.auto, p.yaw_rad) {
+                    // PX4 turns at a corner before it speeds up along the new leg: the traces
+                    // slow to ~1 m/s through each 90° turn of the box.
+                    let e = wrap_pi(y - self.yaw_rad).abs();
+                    speed *= e.cos().max(0.0).powi(3).max(0.05);
+                }
                 let (vn, ve) = if d > 1e-4 {
                     (dn / d * speed, de / d * speed)
                 } else {
@@ -187,7 +205,10 @@ impl Body {
                 // Thrust below hover on the ground: nothing moves.
                 self.vel_ned_m_s = [0.0; 3];
             } else {
-                let dvh = lim.acc_hor_m_s2 * dt_s;
+                // PX4's auto trajectory is jerk-limited (MPC_JERK_AUTO): on the traces' legs it
+                // gains speed at about half of MPC_ACC_HOR.
+                let auto = matches!(sp, Setpoint::Position(p) if p.auto);
+                let dvh = lim.acc_hor_m_s2 * if auto { AUTO_ACC_SHARE } else { 1.0 } * dt_s;
                 let dn = v_des[0] - self.vel_ned_m_s[0];
                 let de = v_des[1] - self.vel_ned_m_s[1];
                 let dh = dn.hypot(de);
@@ -281,6 +302,7 @@ mod tests {
             down_m_s: 1.5,
             descend_m_s: None,
             yaw_rad: None,
+            auto: false,
         });
         fly(&mut b, &up, 10.0);
         assert!((b.height_m() - 5.0).abs() < 0.05, "{}", b.height_m());
@@ -315,6 +337,7 @@ mod tests {
             down_m_s: 1.5,
             descend_m_s: Some(0.7),
             yaw_rad: None,
+            auto: false,
         });
         fly(&mut b, &land, 6.0);
         assert!(b.on_ground && b.height_m() == 0.0);

@@ -166,6 +166,10 @@ impl Default for Navigator {
     }
 }
 
+/// Time PX4 SIH stays on the ground after the spool-up while its takeoff ramp is below hover
+/// thrust, s: the traces lift off 4.6 s after arming (takeoff-hover-land-x4, box-x4).
+pub const TKO_LIFT_DELAY_S: f32 = 3.6;
+
 fn auto_sp(p: &Params, target: [f32; 3], yaw: Option<f32>) -> PosSp {
     PosSp {
         target_ned_m: target,
@@ -174,6 +178,7 @@ fn auto_sp(p: &Params, target: [f32; 3], yaw: Option<f32>) -> PosSp {
         down_m_s: p.f(P::MPC_Z_V_AUTO_DN),
         descend_m_s: None,
         yaw_rad: yaw,
+        auto: true,
     }
 }
 
@@ -414,12 +419,25 @@ impl Navigator {
         let t = i.now.saturating_sub(self.climb_start_us) as f32 * 1e-6;
         let spool = p.f(P::COM_SPOOLUP_TIME);
         let t = (t - spool).max(0.0);
-        let k = if ramp > 0.0 {
+        // The traces: PX4 leaves the ground TKO_LIFT_DELAY_S after the spool-up (its ramp starts
+        // below hover thrust), then reaches MPC_TKO_SPEED over MPC_TKO_RAMP_T.
+        let t = t - TKO_LIFT_DELAY_S;
+        let k = if t < 0.0 {
+            0.0
+        } else if ramp > 0.0 {
             (t / ramp).clamp(0.02, 1.0)
         } else {
             1.0
         };
         p.f(P::MPC_TKO_SPEED) * k
+    }
+
+    /// Seconds the takeoff thrust has been applied after the spool-up (`None` when not taking
+    /// off): PX4's land detector reports "Takeoff detected" from the thrust, ~0.9 s into the
+    /// ramp, seconds before the vehicle leaves the ground.
+    pub fn takeoff_thrust_s(&self, now: u64, spool_s: f32) -> Option<f32> {
+        (self.sp_type == SpType::Takeoff)
+            .then(|| now.saturating_sub(self.climb_start_us) as f32 * 1e-6 - spool_s)
     }
 
     /// One navigator step: the setpoint to fly and any event for the commander.
@@ -522,6 +540,7 @@ impl Navigator {
                         down_m_s: p.f(P::MPC_Z_VEL_MAX_DN),
                         descend_m_s: None,
                         yaw_rad: o.yaw,
+                        auto: false,
                     })
                 } else if let Some(v) = o.vel {
                     Setpoint::Velocity {

@@ -15,6 +15,14 @@ use super::mission::{MissionManager, VehicleView};
 use super::navigator::{Inputs, NavEvent, Navigator, OffboardSp, SpType};
 use super::params::{Params, P};
 use super::streams::Streams;
+
+/// Seconds of takeoff thrust after the spool-up at which the land detector reports the takeoff:
+/// "Takeoff detected" comes 1.6–1.9 s after arming in the traces, while still on the ground.
+const TAKEOFF_DETECT_THRUST_S: f32 = 0.8;
+/// Seconds on the ground before "Landing detected": ~7 s after touchdown in box-x4 (the land
+/// detector's hysteresis with SIH's thrust), 5–6 s in PX4-WIRE's Land-mode runs. PX4 1.18 has
+/// no LNDMC_TRIG_TIME parameter to set it.
+const LAND_DETECT_S: f32 = 6.0;
 use super::wire::{Command, TxFault};
 use nexus_core::frame::Decoder;
 use nexus_core::{Mode, RcSticks};
@@ -426,12 +434,17 @@ impl Vehicle {
         self.stick_gesture(&c);
 
         // Land detector.
-        let trig = self.params.f(P::LNDMC_TRIG_TIME);
+        let trig = LAND_DETECT_S;
+        let thrust = self
+            .nav
+            .takeoff_thrust_s(now, self.params.f(P::COM_SPOOLUP_TIME))
+            .is_some_and(|t| t >= TAKEOFF_DETECT_THRUST_S);
         match self.commander.update_land_detector(
             now,
             self.body.on_ground,
             self.body.height_m(),
             trig,
+            thrust,
         ) {
             Some(LandEvent::Takeoff) => {
                 self.commander.taken_off = true;
@@ -536,6 +549,13 @@ impl Vehicle {
                 if armed && !self.commander.landed && mode == Mode::Mission =>
             {
                 self.commander.change_mode(Mode::Hold, true, &c);
+            }
+            Some(NavEvent::MissionFinished)
+                if armed && self.commander.landed && mode == Mode::Mission =>
+            {
+                // The trace (box-x4): a mission that ends landed disarms at once, 0.1 s after
+                // "Landing detected", not COM_DISARM_LAND later.
+                self.disarm(Reason::Landing, false);
             }
             Some(NavEvent::MissionRtl) if self.commander.change_mode(Mode::Rtl, false, &c) => {
                 self.io.info(now, "commander", "Returning to launch\t");
