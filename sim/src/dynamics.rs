@@ -158,10 +158,10 @@ impl Body {
                 };
                 let mut speed = p.cruise_m_s.min((2.0 * brake * d).sqrt()).min(gain * d);
                 if let (true, Some(y)) = (p.auto, p.yaw_rad) {
-                    // PX4 turns at a corner before it speeds up along the new leg: the traces
-                    // slow to ~1 m/s through each 90° turn of the box.
+                    // PX4 turns at a corner before it speeds up along the new leg (box-x4: each
+                    // 90° turn costs ~1.5 s): hold back until the heading is within ~35°.
                     let e = wrap_pi(y - self.yaw_rad).abs();
-                    speed *= e.cos().max(0.0).powi(3).max(0.05);
+                    speed *= if e > 0.6 { 0.0 } else { e.cos().powi(3) };
                 }
                 let (vn, ve) = if d > 1e-4 {
                     (dn / d * speed, de / d * speed)
