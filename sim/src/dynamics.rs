@@ -13,10 +13,9 @@ use super::geo::wrap_pi;
 pub const G: f32 = 9.80665;
 /// Horizontal position P gain (PX4 MPC_XY_P): offboard and manual position setpoints.
 pub const XY_P: f32 = 0.95;
-/// Proportional gain of PX4's auto trajectory (MPC_XY_TRAJ_P): missions, reposition, RTL.
-/// With the braking below it gives the traces' legs (3.8 m/s peak on 15–19 m legs).
-pub const XY_TRAJ_P: f32 = 0.5;
-/// Share of MPC_ACC_HOR the auto trajectory accelerates with (box-x4: 0 to 3.8 m/s in ~1.6 s).
+/// Share of MPC_ACC_HOR PX4's jerk-limited auto trajectory (missions, reposition, RTL) gains
+/// and sheds speed with: box-x4's 15–19 m legs peak at 3.8 m/s, PX4-WIRE's 15 m reposition
+/// takes ~6.5 s, a 20 m one 7.5 s.
 pub const AUTO_ACC_SHARE: f32 = 0.35;
 /// Vertical position P gain (PX4 MPC_Z_P).
 pub const Z_P: f32 = 1.0;
@@ -36,8 +35,8 @@ pub struct PosSp {
     pub descend_m_s: Option<f32>,
     /// Heading to turn to, rad (NED: 0 north, +π/2 east); `None` keeps the current one.
     pub yaw_rad: Option<f32>,
-    /// Flown by PX4's auto trajectory (gain MPC_XY_TRAJ_P, gentler braking, speed held back
-    /// while the heading turns) rather than straight by the position controller.
+    /// Flown by PX4's auto trajectory (gentler acceleration and braking, speed held back while
+    /// the heading turns) rather than straight by the position controller (offboard).
     pub auto: bool,
 }
 
@@ -151,12 +150,9 @@ impl Body {
                 let dn = p.target_ned_m[0] - self.pos_ned_m[0];
                 let de = p.target_ned_m[1] - self.pos_ned_m[1];
                 let d = dn.hypot(de);
-                let (gain, brake) = if p.auto {
-                    (XY_TRAJ_P, (lim.acc_hor_m_s2 * 0.5).max(0.1))
-                } else {
-                    (XY_P, (lim.acc_hor_m_s2 * 0.8).max(0.1))
-                };
-                let mut speed = p.cruise_m_s.min((2.0 * brake * d).sqrt()).min(gain * d);
+                let brake = lim.acc_hor_m_s2 * if p.auto { AUTO_ACC_SHARE } else { 0.8 };
+                let speed = p.cruise_m_s.min((2.0 * brake.max(0.1) * d).sqrt());
+                let mut speed = speed.min(XY_P * d);
                 if let (true, Some(y)) = (p.auto, p.yaw_rad) {
                     // PX4 turns at a corner before it speeds up along the new leg (box-x4: each
                     // 90° turn costs ~1.5 s): hold back until the heading is within ~35°.
@@ -363,6 +359,7 @@ mod tests {
             down_m_s: 1.5,
             descend_m_s: None,
             yaw_rad: Some(1.0),
+            auto: false,
         });
         fly(&mut b, &sp, 1.0);
         assert!((b.yaw_rad - 45f32.to_radians()).abs() < 0.02);
