@@ -23,6 +23,11 @@ const TAKEOFF_DETECT_THRUST_S: f32 = 0.8;
 /// detector's hysteresis with SIH's thrust), 5–6 s in PX4-WIRE's Land-mode runs. PX4 1.18 has
 /// no LNDMC_TRIG_TIME parameter to set it.
 const LAND_DETECT_S: f32 = 6.0;
+/// The same for a vehicle that never left the ground since arming: Land commanded on the
+/// ground gives "Landing detected" 1.5 s later (wait-for-text-with-reaction-x4).
+const LAND_DETECT_UNFLOWN_S: f32 = 1.3;
+/// Height above the pad that counts as having flown, m.
+const FLEW_HEIGHT_M: f32 = 0.3;
 use super::wire::{Command, TxFault};
 use nexus_core::frame::Decoder;
 use nexus_core::{Mode, RcSticks};
@@ -138,6 +143,8 @@ pub struct Vehicle {
     pub(super) refusal: Option<String>,
     pub(super) stalled_cmds: VecDeque<(Command, (u8, u8))>,
     pub(super) exit: Option<ExitStatus>,
+    /// Left the ground (above [`FLEW_HEIGHT_M`]) since arming: its landing is detected slowly.
+    pub(super) flew: bool,
     pub(super) rng: u64,
     pub(super) boot_texts_done: usize,
     pub(super) gimbal_burst: Option<(u64, u8)>,
@@ -185,6 +192,7 @@ impl Vehicle {
             refusal: None,
             stalled_cmds: VecDeque::new(),
             exit: None,
+            flew: false,
             boot_texts_done: 0,
             gimbal_burst: None,
             decoder: Decoder::new(),
@@ -434,18 +442,30 @@ impl Vehicle {
         self.stick_gesture(&c);
 
         // Land detector.
-        let trig = LAND_DETECT_S;
+        if !self.commander.armed {
+            self.flew = false;
+        } else if self.body.height_m() > FLEW_HEIGHT_M {
+            self.flew = true;
+        }
+        let trig = if self.flew {
+            LAND_DETECT_S
+        } else {
+            LAND_DETECT_UNFLOWN_S
+        };
+        // Holding a position (Hold, a mission item) or taking off keeps the thrust up: no
+        // landing is detected (wait-for-text-with-reaction-x4: 5 s in Hold on the ground after
+        // "Takeoff detected", still IN_AIR, then Land and "Landing detected" 1.5 s later).
+        let held_up = self.nav.sp_type == SpType::Takeoff
+            || (self.nav.sp_type == SpType::Position && self.nav.target().is_some());
+        let contact = self.body.on_ground && !held_up;
         let thrust = self
             .nav
             .takeoff_thrust_s(now, self.params.f(P::COM_SPOOLUP_TIME))
             .is_some_and(|t| t >= TAKEOFF_DETECT_THRUST_S);
-        match self.commander.update_land_detector(
-            now,
-            self.body.on_ground,
-            self.body.height_m(),
-            trig,
-            thrust,
-        ) {
+        match self
+            .commander
+            .update_land_detector(now, contact, self.body.height_m(), trig, thrust)
+        {
             Some(LandEvent::Takeoff) => {
                 self.commander.taken_off = true;
                 self.io.info(now, "commander", "Takeoff detected\t");
