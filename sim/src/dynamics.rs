@@ -155,9 +155,9 @@ impl Body {
                 let mut speed = speed.min(XY_P * d);
                 if let (true, Some(y)) = (p.auto, p.yaw_rad) {
                     // PX4 turns at a corner before it speeds up along the new leg (box-x4: each
-                    // 90° turn costs ~1.5 s): hold back until the heading is within ~35°.
+                    // 90° turn costs ~1.5 s): hold back until the heading is within ~30°.
                     let e = wrap_pi(y - self.yaw_rad).abs();
-                    speed *= if e > 0.6 { 0.0 } else { e.cos().powi(3) };
+                    speed *= if e > 0.5 { 0.0 } else { e.cos().powi(3) };
                 }
                 let (vn, ve) = if d > 1e-4 {
                     (dn / d * speed, de / d * speed)

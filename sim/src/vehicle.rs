@@ -18,14 +18,14 @@ use super::streams::Streams;
 
 /// Seconds of takeoff thrust after the spool-up at which the land detector reports the takeoff:
 /// "Takeoff detected" comes 1.6–1.9 s after arming in the traces, while still on the ground.
-const TAKEOFF_DETECT_THRUST_S: f32 = 0.8;
+const TAKEOFF_DETECT_THRUST_S: f32 = 0.95;
 /// Seconds on the ground before "Landing detected": ~7 s after touchdown in box-x4 (the land
 /// detector's hysteresis with SIH's thrust), 5–6 s in PX4-WIRE's Land-mode runs. PX4 1.18 has
 /// no LNDMC_TRIG_TIME parameter to set it.
 const LAND_DETECT_S: f32 = 6.0;
 /// The same for a vehicle that never left the ground since arming: Land commanded on the
 /// ground gives "Landing detected" 1.5 s later (wait-for-text-with-reaction-x4).
-const LAND_DETECT_UNFLOWN_S: f32 = 1.3;
+const LAND_DETECT_UNFLOWN_S: f32 = 1.4;
 /// Height above the pad that counts as having flown, m.
 const FLEW_HEIGHT_M: f32 = 0.3;
 use super::wire::{Command, TxFault};
