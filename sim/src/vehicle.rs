@@ -148,6 +148,8 @@ pub struct Vehicle {
     pub(super) rng: u64,
     pub(super) boot_texts_done: usize,
     pub(super) gimbal_burst: Option<(u64, u8)>,
+    /// PING stream sequence number.
+    pub(super) ping_seq: u32,
     decoder: Decoder,
 }
 
@@ -195,6 +197,7 @@ impl Vehicle {
             flew: false,
             boot_texts_done: 0,
             gimbal_burst: None,
+            ping_seq: 0,
             decoder: Decoder::new(),
             cfg,
         }

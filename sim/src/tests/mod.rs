@@ -6,6 +6,7 @@ mod faults;
 mod flight;
 mod mission;
 mod protocol;
+mod rates;
 
 use super::testutil::for_each_frame;
 use super::{Vehicle, VehicleConfig};
