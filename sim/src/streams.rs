@@ -585,6 +585,8 @@ impl Vehicle {
                 ts1: now as i64 * 1000,
                 ..Default::default()
             }),
+            // PX4 still streams the deprecated PING (the box trace: 1 Hz).
+            #[allow(deprecated)]
             Kind::Ping => {
                 self.ping_seq = self.ping_seq.wrapping_add(1);
                 self.io.out.push(&mav::PING_DATA {
@@ -606,8 +608,8 @@ impl Vehicle {
             }
             Kind::DistanceSensor if local_ok => out.push(&mav::DISTANCE_SENSOR_DATA {
                 time_boot_ms: ms,
-                min_distance: 1,
-                max_distance: 4_000,
+                min_distance: 0,
+                max_distance: 10_000,
                 current_distance: (b.height_m().max(0.0) * 100.0).round() as u16,
                 orientation: mav::MavSensorOrientation::MAV_SENSOR_ROTATION_PITCH_270,
                 ..Default::default()
@@ -641,6 +643,8 @@ impl Vehicle {
                         lat_int: (g.lat_deg * 1e7).round() as i32,
                         lon_int: (g.lon_deg * 1e7).round() as i32,
                         alt: g.alt_amsl_m,
+                        // PX4 sends frame 5 (the box trace), deprecated in today's common.xml.
+                        #[allow(deprecated)]
                         coordinate_frame: mav::MavFrame::MAV_FRAME_GLOBAL_INT,
                         ..Default::default()
                     });
