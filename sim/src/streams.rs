@@ -218,6 +218,16 @@ impl Streams {
         }
     }
 
+    /// The interval of `msgid` as MESSAGE_INTERVAL states it, µs: 0 when this vehicle has no
+    /// such stream, −1 when it is off (HIL_STATE_QUATERNION until asked for).
+    pub fn interval_us(&self, msgid: u32) -> i32 {
+        match self.entries.iter().find(|e| e.kind.msgid() == msgid) {
+            None => 0,
+            Some(e) if e.interval_us == 0 => -1,
+            Some(e) => e.interval_us.min(i32::MAX as u64) as i32,
+        }
+    }
+
     /// MAV_CMD_SET_MESSAGE_INTERVAL: `interval_us` −1 disables, 0 restores the default.
     /// Returns false when the message is not streamed by this vehicle.
     pub fn set_interval(&mut self, msgid: u32, interval_us: f32, now_us: u64) -> bool {

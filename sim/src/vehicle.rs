@@ -148,6 +148,10 @@ pub struct Vehicle {
     pub(super) rng: u64,
     pub(super) boot_texts_done: usize,
     pub(super) gimbal_burst: Option<(u64, u8)>,
+    /// MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN accepted a shutdown: PX4 exits 0 at this time.
+    pub(super) shutdown_at_us: Option<u64>,
+    /// FLIGHT_INFORMATION's arming and takeoff times, µs of the vehicle's clock (0: not yet).
+    pub(super) flight_info: (u64, u64),
     /// PING stream sequence number.
     pub(super) ping_seq: u32,
     decoder: Decoder,
@@ -198,6 +202,8 @@ impl Vehicle {
             boot_texts_done: 0,
             gimbal_burst: None,
             ping_seq: 0,
+            flight_info: (0, 0),
+            shutdown_at_us: None,
             decoder: Decoder::new(),
             cfg,
         }
@@ -355,6 +361,10 @@ impl Vehicle {
 
     fn tick(&mut self) {
         self.elapsed_us += self.tick_us;
+        if self.shutdown_at_us.is_some_and(|t| self.now_us >= t) {
+            self.inject(Fault::Exit { code: 0 });
+            return;
+        }
         if !self.stalled {
             self.now_us += self.tick_us;
             self.sim_tick();
@@ -471,6 +481,7 @@ impl Vehicle {
         {
             Some(LandEvent::Takeoff) => {
                 self.commander.taken_off = true;
+                self.flight_info.1 = now;
                 self.io.info(now, "commander", "Takeoff detected\t");
                 if self.cfg.relative_alt_steps {
                     self.alt_steps = AltSteps {
@@ -681,6 +692,7 @@ impl Vehicle {
         if !self.commander.arm(now, req, &mut self.io) {
             return false;
         }
+        self.flight_info = (now, 0);
         if self.params.i(P::COM_HOME_EN) != 0 {
             self.set_home();
         }

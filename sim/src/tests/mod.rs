@@ -30,6 +30,10 @@ pub enum Ev {
     MissionAck { result: u8, opaque: u32 },
     Request { seq: u16, int: bool },
     Param { name: String, bits: u32, ty: u8 },
+    ParamError { name: String, error: u8 },
+    Timesync { tc1: i64, ts1: i64 },
+    MessageInterval { id: u16, interval_us: i32 },
+    FlightInformation { arming_us: u64, takeoff_us: u64 },
     MissionCount { count: u16, opaque: u32 },
     ItemInt { seq: u16, cmd: u16, x: i32 },
     Item { seq: u16 },
@@ -368,6 +372,38 @@ impl Gcs {
                     name: String::from_utf8_lossy(&m.param_id[..end]).into_owned(),
                     bits: m.param_value.to_bits(),
                     ty: m.param_type as u8,
+                });
+            }
+            345 => {
+                let m = mav::PARAM_ERROR_DATA::deser(v, p).unwrap();
+                let end = m.param_id.iter().position(|&b| b == 0).unwrap_or(16);
+                self.push(Ev::ParamError {
+                    name: String::from_utf8_lossy(&m.param_id[..end]).into_owned(),
+                    error: m.error as u8,
+                });
+            }
+            111 => {
+                let m = mav::TIMESYNC_DATA::deser(v, p).unwrap();
+                // PX4's own requests (tc1 0) stream at 10 Hz; only answers are events.
+                if m.tc1 != 0 {
+                    self.push(Ev::Timesync {
+                        tc1: m.tc1,
+                        ts1: m.ts1,
+                    });
+                }
+            }
+            244 => {
+                let m = mav::MESSAGE_INTERVAL_DATA::deser(v, p).unwrap();
+                self.push(Ev::MessageInterval {
+                    id: m.message_id,
+                    interval_us: m.interval_us,
+                });
+            }
+            264 => {
+                let m = mav::FLIGHT_INFORMATION_DATA::deser(v, p).unwrap();
+                self.push(Ev::FlightInformation {
+                    arming_us: m.arming_time_utc,
+                    takeoff_us: m.takeoff_time_utc,
                 });
             }
             44 => {
