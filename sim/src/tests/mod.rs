@@ -19,24 +19,66 @@ use std::collections::HashMap;
 /// Something the GCS saw, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ev {
-    Ack { cmd: u16, result: u8 },
-    Text { sev: u8, text: String },
+    Ack {
+        cmd: u16,
+        result: u8,
+    },
+    Text {
+        sev: u8,
+        text: String,
+    },
     Mode(Mode),
     Armed(bool),
     Landed(u8),
     Status(u8),
-    MissionCurrent { seq: u16, total: u16, state: u8 },
+    MissionCurrent {
+        seq: u16,
+        total: u16,
+        state: u8,
+    },
     Reached(u16),
-    MissionAck { result: u8, opaque: u32 },
-    Request { seq: u16, int: bool },
-    Param { name: String, bits: u32, ty: u8 },
-    ParamError { name: String, error: u8 },
-    Timesync { tc1: i64, ts1: i64 },
-    MessageInterval { id: u16, interval_us: i32 },
-    FlightInformation { arming_us: u64, takeoff_us: u64 },
-    MissionCount { count: u16, opaque: u32 },
-    ItemInt { seq: u16, cmd: u16, x: i32 },
-    Item { seq: u16 },
+    MissionAck {
+        result: u8,
+        opaque: u32,
+    },
+    Request {
+        seq: u16,
+        int: bool,
+    },
+    Param {
+        name: String,
+        bits: u32,
+        ty: u8,
+    },
+    ParamError {
+        name: String,
+        error: u8,
+    },
+    Timesync {
+        tc1: i64,
+        ts1: i64,
+    },
+    MessageInterval {
+        id: u16,
+        interval_us: i32,
+    },
+    FlightInformation {
+        arming_us: u64,
+        takeoff_us: u64,
+    },
+    MissionCount {
+        count: u16,
+        opaque: u32,
+    },
+    ItemInt {
+        seq: u16,
+        cmd: u16,
+        x: i32,
+        frame: u8,
+    },
+    Item {
+        seq: u16,
+    },
 }
 
 pub struct Gcs {
@@ -419,6 +461,7 @@ impl Gcs {
                     seq: m.seq,
                     cmd: m.command as u16,
                     x: m.x,
+                    frame: m.frame as u8,
                 });
             }
             39 => {
