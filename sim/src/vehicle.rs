@@ -469,7 +469,10 @@ impl Vehicle {
         // landing is detected (wait-for-text-with-reaction-x4: 5 s in Hold on the ground after
         // "Takeoff detected", still IN_AIR, then Land and "Landing detected" 1.5 s later).
         let held_up = self.nav.sp_type == SpType::Takeoff
-            || (self.nav.sp_type == SpType::Position && self.nav.target().is_some());
+            || (self.nav.sp_type == SpType::Position
+                && !self.commander.nav_state().needs_manual_control()
+                && self.commander.nav_state() != Mode::Offboard
+                && self.nav.target().is_some());
         let contact = self.body.on_ground && !held_up;
         let thrust = self
             .nav

@@ -722,3 +722,47 @@ fn relative_alt_steps_after_takeoff_and_the_switch_smooths_it() {
         }
     }
 }
+
+#[test]
+fn com_disarm_land_and_com_disarm_prflt_are_honoured() {
+    // COM_DISARM_LAND 4: "Disarmed by landing" 4 s after ON_GROUND (PX4-WIRE: 4.0 s).
+    let mut g = Gcs::airborne(3.0);
+    g.param_set(
+        "COM_DISARM_LAND",
+        4.0,
+        mav::MavParamType::MAV_PARAM_TYPE_REAL32,
+    );
+    let t0 = g.now_ms();
+    g.set_mode(Mode::Land);
+    assert!(g.run_until(40_000, |g| !g.armed()));
+    let on_ground = g
+        .log
+        .iter()
+        .find(|(t, e)| *t >= t0 && *e == Ev::Landed(1))
+        .map(|(t, _)| *t)
+        .unwrap();
+    let disarmed = g.when(text("Disarmed by landing")).unwrap();
+    assert!(
+        (4_000..=4_500).contains(&(disarmed - on_ground)),
+        "{} ms",
+        disarmed - on_ground
+    );
+    // COM_DISARM_PRFLT 3: armed on the ground without a takeoff, disarmed after 3 s.
+    let mut g = Gcs::booted();
+    g.param_set(
+        "COM_DISARM_PRFLT",
+        3.0,
+        mav::MavParamType::MAV_PARAM_TYPE_REAL32,
+    );
+    g.arm();
+    let armed = g.now_ms();
+    assert!(g.run_until(20_000, |g| g
+        .texts()
+        .iter()
+        .any(|t| t == "Disarmed by auto preflight disarming")));
+    let took = g
+        .when(text("Disarmed by auto preflight disarming"))
+        .unwrap()
+        - armed;
+    assert!((3_000..=3_600).contains(&took), "{took} ms");
+}
