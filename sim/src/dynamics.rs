@@ -55,6 +55,8 @@ pub enum Setpoint {
         yaw_rad: Option<f32>,
         /// Yaw rate, rad/s (used when no heading is given).
         yaw_rate_rad_s: Option<f32>,
+        /// Horizontal acceleration limit of this setpoint, m/s² (`None`: MPC_ACC_HOR).
+        acc_hor_m_s2: Option<f32>,
     },
 }
 
@@ -145,6 +147,7 @@ impl Body {
                 vel_ned_m_s,
                 yaw_rad,
                 yaw_rate_rad_s,
+                ..
             } => (vel_ned_m_s, yaw_rad, yaw_rate_rad_s),
             Setpoint::Position(p) => {
                 let dn = p.target_ned_m[0] - self.pos_ned_m[0];
@@ -204,7 +207,15 @@ impl Body {
                 // PX4's auto trajectory is jerk-limited (MPC_JERK_AUTO): on the traces' legs it
                 // gains speed at about half of MPC_ACC_HOR.
                 let auto = matches!(sp, Setpoint::Position(p) if p.auto);
-                let dvh = lim.acc_hor_m_s2 * if auto { AUTO_ACC_SHARE } else { 1.0 } * dt_s;
+                let acc = match sp {
+                    Setpoint::Velocity {
+                        acc_hor_m_s2: Some(a),
+                        ..
+                    } => *a,
+                    _ if auto => lim.acc_hor_m_s2 * AUTO_ACC_SHARE,
+                    _ => lim.acc_hor_m_s2,
+                };
+                let dvh = acc * dt_s;
                 let dn = v_des[0] - self.vel_ned_m_s[0];
                 let de = v_des[1] - self.vel_ned_m_s[1];
                 let dh = dn.hypot(de);

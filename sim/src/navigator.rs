@@ -166,6 +166,13 @@ impl Default for Navigator {
     }
 }
 
+/// PX4's MPC_VEL_MANUAL default, m/s: the horizontal speed at full stick.
+pub const MPC_VEL_MANUAL_M_S: f32 = 10.0;
+/// PX4's MPC_XY_MAN_EXPO default: the stick's cubic share.
+pub const MAN_EXPO: f32 = 0.6;
+/// Deceleration with the sticks centred in a manual mode, m/s² (PX4 brakes with MPC_ACC_HOR).
+pub const MAN_BRAKE_M_S2: f32 = 3.0;
+
 /// Time PX4 SIH stays on the ground after the spool-up while its takeoff ramp is below hover
 /// thrust, s: the traces lift off 4.6 s after arming (takeoff-hover-land-x4, box-x4).
 pub const TKO_LIFT_DELAY_S: f32 = 3.6;
@@ -547,22 +554,34 @@ impl Navigator {
                         vel_ned_m_s: v,
                         yaw_rad: o.yaw,
                         yaw_rate_rad_s: o.yaw_rate,
+                        acc_hor_m_s2: None,
                     }
                 } else {
                     Setpoint::Velocity {
                         vel_ned_m_s: [0.0; 3],
                         yaw_rad: None,
                         yaw_rate_rad_s: None,
+                        acc_hor_m_s2: None,
                     }
                 }
             }
             m if m.needs_manual_control() => {
                 self.sp_type = SpType::Position;
                 let s = i.sticks.unwrap_or(RcSticks::NEUTRAL).clamped();
-                let vmax = p.f(P::MPC_XY_VEL_MAX).min(10.0);
+                // PX4's stick shaping (MPC_XY_MAN_EXPO 0.6) up to MPC_VEL_MANUAL 10 m/s; the
+                // acceleration-based Position mode gains speed slowly: pitch 0.5 for 4 s flies
+                // 3.2-3.5 m on PX4 (PX4-WIRE "More measured"), i.e. ~MPC_ACC_HOR/2 at full stick.
+                let vmax = p.f(P::MPC_XY_VEL_MAX).min(MPC_VEL_MANUAL_M_S);
                 let dead = |v: f32| if v.abs() < 0.05 { 0.0 } else { v };
-                let fwd = dead(s.pitch) * vmax;
-                let right = dead(s.roll) * vmax;
+                let expo = |v: f32| (1.0 - MAN_EXPO) * v + MAN_EXPO * v * v * v;
+                let fwd = expo(dead(s.pitch)) * vmax;
+                let right = expo(dead(s.roll)) * vmax;
+                let stick = expo(dead(s.pitch).hypot(dead(s.roll)).min(1.0));
+                let acc = if stick > 0.0 {
+                    stick * p.f(P::MPC_ACC_HOR) * 0.5
+                } else {
+                    MAN_BRAKE_M_S2
+                };
                 let (sy, cy) = i.body.yaw_rad.sin_cos();
                 let thr = (s.throttle - 0.5) * 2.0;
                 let vz = if thr.abs() < 0.1 {
@@ -576,6 +595,7 @@ impl Navigator {
                     vel_ned_m_s: [fwd * cy - right * sy, fwd * sy + right * cy, vz],
                     yaw_rad: None,
                     yaw_rate_rad_s: Some(dead(s.yaw) * 150f32.to_radians()),
+                    acc_hor_m_s2: Some(acc),
                 }
             }
             _ => {

@@ -766,3 +766,30 @@ fn com_disarm_land_and_com_disarm_prflt_are_honoured() {
         - armed;
     assert!((3_000..=3_600).contains(&took), "{took} ms");
 }
+
+#[test]
+fn position_mode_pitch_half_for_four_seconds_flies_px4s_distance() {
+    // PX4 (MAVSDK ManualControl, v1.18 dev): pitch stick 0.5 for 4 s in Position mode flies
+    // 3.2-3.5 m at ~1.5 m/s (PX4-WIRE "More measured").
+    let mut g = Gcs::airborne(5.0);
+    let sticks = |x: i16| {
+        move |g: &mut Gcs| {
+            g.send(&mav::MANUAL_CONTROL_DATA {
+                x,
+                y: 0,
+                z: 500,
+                r: 0,
+                target: 1,
+                ..Default::default()
+            });
+        }
+    };
+    g.run_with(500, sticks(0));
+    g.set_mode(Mode::Position);
+    g.run_with(1_500, sticks(0));
+    assert_eq!(g.mode(), Some(Mode::Position));
+    let n0 = g.v.snapshot().position_ned_m[0];
+    g.run_with(4_000, sticks(500));
+    let moved = g.v.snapshot().position_ned_m[0] - n0;
+    assert!((2.9..=3.9).contains(&moved), "moved {moved} m in 4 s");
+}
