@@ -8,6 +8,8 @@
 //! echo of an earlier set, or the late answer to an earlier read. The request is re-sent every
 //! [`PARAM_RETRY_MS`] (UDP loses datagrams) until the caller's timeout, which ends the read
 //! with [`ParamError::Timeout`]: an autopilot that never answers is a typed give-up, not a hang.
+//! A PARAM_ERROR for the name (PX4: unknown name, wrong type) ends the read at once with
+//! [`ParamError::Refused`].
 
 use std::sync::Arc;
 
