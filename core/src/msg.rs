@@ -112,6 +112,9 @@ subset! {
     CommandAck(COMMAND_ACK_DATA),
     /// PARAM_VALUE: a parameter's value.
     ParamValue(PARAM_VALUE_DATA),
+    /// PARAM_ERROR: PX4's answer to a read or set it cannot serve (unknown name, wrong type),
+    /// so a client fails at once instead of timing out.
+    ParamError(PARAM_ERROR_DATA),
     /// STATUSTEXT: a text, possibly one chunk of a longer one.
     Statustext(STATUSTEXT_DATA),
     /// HIL_STATE_QUATERNION: a simulator's true state (PX4 SITL streams it when asked), the

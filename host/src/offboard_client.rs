@@ -541,7 +541,8 @@ impl OffboardClient {
     }
 
     /// Read a parameter (PARAM_REQUEST_READ → PARAM_VALUE), giving up after `timeout` (wall)
-    /// with [`crate::pump::ParamError::Timeout`].
+    /// with [`crate::pump::ParamError::Timeout`], or at once with
+    /// [`crate::pump::ParamError::Refused`] when the vehicle answers PARAM_ERROR.
     pub fn param_get(&self, name: &str, timeout: Duration) -> Result<ParamValue, ClientError> {
         Ok(self.link()?.read_param(name, timeout)?)
     }

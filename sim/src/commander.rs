@@ -338,6 +338,7 @@ impl Commander {
         on_ground: bool,
         height_m: f32,
         trig_time_s: f32,
+        takeoff_thrust: bool,
     ) -> Option<LandEvent> {
         if !self.armed {
             self.contact_since_us = None;
@@ -345,7 +346,7 @@ impl Commander {
             return None;
         }
         if self.landed {
-            if !on_ground && height_m > TAKEOFF_HEIGHT_M {
+            if takeoff_thrust || (!on_ground && height_m > TAKEOFF_HEIGHT_M) {
                 self.landed = false;
                 self.contact_since_us = None;
                 return Some(LandEvent::Takeoff);

@@ -18,6 +18,12 @@ use nexus_core::Mode;
 
 /// The COMMAND_INT frame PX4 accepts (MAV_FRAME_GLOBAL_INT).
 pub const GLOBAL_INT: u8 = 5;
+/// AUTOPILOT_VERSION.capabilities of PX4 main SITL (MAVSDK 4 against v1.18 dev).
+pub const PX4_CAPABILITIES: u64 = 0xe8ff;
+/// AUTOPILOT_VERSION.flight_sw_version: 1.18.0, type byte 0 (dev), as the traces' PX4.
+pub const PX4_SW_VERSION: u32 = 0x0112_0000;
+/// From an accepted shutdown to the process's exit, µs (PX4 SITL: ~0.5 s).
+pub const SHUTDOWN_DELAY_US: u64 = 500_000;
 
 fn cmd_enum(c: u16) -> mav::MavCmd {
     <mav::MavCmd as num_traits::FromPrimitive>::from_u16(c)
@@ -264,9 +270,48 @@ impl Vehicle {
                     MavResult::MAV_RESULT_DENIED
                 }
             }
+            510 => {
+                // GET_MESSAGE_INTERVAL: MESSAGE_INTERVAL (0: not streamed, as PX4 says it).
+                let id = cmd.p[0];
+                if (0.0..=u16::MAX as f32).contains(&id) {
+                    let interval_us = self.streams.interval_us(id as u32);
+                    self.io.out.push(&mav::MESSAGE_INTERVAL_DATA {
+                        interval_us,
+                        message_id: id as u16,
+                    });
+                    MavResult::MAV_RESULT_ACCEPTED
+                } else {
+                    MavResult::MAV_RESULT_DENIED
+                }
+            }
+            246 => {
+                // PREFLIGHT_REBOOT_SHUTDOWN on SITL: a reboot is refused, PX4 keeps running; a
+                // shutdown (param1 2) while disarmed is accepted and the process exits 0 ~0.5 s
+                // later (PX4-WIRE "More measured").
+                if cmd.p[0] == 2.0 && !self.commander.armed {
+                    self.shutdown_at_us = Some(self.now_us + SHUTDOWN_DELAY_US);
+                    MavResult::MAV_RESULT_ACCEPTED
+                } else {
+                    MavResult::MAV_RESULT_DENIED
+                }
+            }
             512 => match cmd.p[0] as u32 {
                 148 => {
                     self.send_autopilot_version();
+                    MavResult::MAV_RESULT_ACCEPTED
+                }
+                264 => {
+                    self.send_flight_information();
+                    MavResult::MAV_RESULT_ACCEPTED
+                }
+                244 => {
+                    // MESSAGE_INTERVAL of the message in param2.
+                    let id = cmd.p[1].clamp(0.0, u16::MAX as f32) as u32;
+                    let interval_us = self.streams.interval_us(id);
+                    self.io.out.push(&mav::MESSAGE_INTERVAL_DATA {
+                        interval_us,
+                        message_id: id as u16,
+                    });
                     MavResult::MAV_RESULT_ACCEPTED
                 }
                 242 => {
@@ -318,6 +363,18 @@ impl Vehicle {
     /// is the SoC architecture id 0x1006 (SITL), big-endian, then the board's override UUID
     /// "SIMULATIONID0000", with `sysid − 1` added to its first byte, and `uid` is words 1 and 2
     /// of that UUID plus `sysid − 1`, so instances differ as they do on PX4.
+    /// FLIGHT_INFORMATION (264): boot time, arming and takeoff times (µs since boot on SITL's
+    /// clock; 0 until they happen) and the flight UUID (COM_FLIGHT_UUID).
+    fn send_flight_information(&mut self) {
+        self.io.out.push(&mav::FLIGHT_INFORMATION_DATA {
+            arming_time_utc: self.flight_info.0,
+            takeoff_time_utc: self.flight_info.1,
+            flight_uuid: self.params.i(P::COM_FLIGHT_UUID) as u64,
+            time_boot_ms: (self.now_us / 1000) as u32,
+            landing_time: 0,
+        });
+    }
+
     fn send_autopilot_version(&mut self) {
         const UUID: &[u8; 16] = b"SIMULATIONID0000";
         let instance = self.sysid.wrapping_sub(1);
@@ -328,12 +385,13 @@ impl Vehicle {
         uid2[0] = uid2[0].wrapping_add(instance);
         uid2[2..].copy_from_slice(UUID);
         self.io.out.push(&mav::AUTOPILOT_VERSION_DATA {
-            capabilities: mav::MavProtocolCapability::from_bits_retain(
-                0x1 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x2000 | 0x4000,
-            ),
+            // PX4 main (v1.18 dev) SITL, as MAVSDK read it: 0xe8ff, PARAM_FLOAT,
+            // PARAM_ENCODE_BYTEWISE and MISSION_RALLY among them.
+            capabilities: mav::MavProtocolCapability::from_bits_retain(PX4_CAPABILITIES),
             uid,
-            flight_sw_version: 0x010f_00ff,
-            middleware_sw_version: 0x010f_00ff,
+            // 1.18.0, type 0 (dev): what the traces' PX4 reports (px4-traces/README.md).
+            flight_sw_version: PX4_SW_VERSION,
+            middleware_sw_version: PX4_SW_VERSION,
             os_sw_version: 0,
             board_version: 1,
             vendor_id: 0,

@@ -11,8 +11,12 @@ use super::geo::wrap_pi;
 
 /// Standard gravity, m/s².
 pub const G: f32 = 9.80665;
-/// Horizontal position P gain (PX4 MPC_XY_P).
+/// Horizontal position P gain (PX4 MPC_XY_P): offboard and manual position setpoints.
 pub const XY_P: f32 = 0.95;
+/// Share of MPC_ACC_HOR PX4's jerk-limited auto trajectory (missions, reposition, RTL) gains
+/// and sheds speed with: box-x4's 15–19 m legs peak at 3.8 m/s, PX4-WIRE's 15 m reposition
+/// takes ~6.5 s, a 20 m one 7.5 s.
+pub const AUTO_ACC_SHARE: f32 = 0.35;
 /// Vertical position P gain (PX4 MPC_Z_P).
 pub const Z_P: f32 = 1.0;
 
@@ -31,6 +35,9 @@ pub struct PosSp {
     pub descend_m_s: Option<f32>,
     /// Heading to turn to, rad (NED: 0 north, +π/2 east); `None` keeps the current one.
     pub yaw_rad: Option<f32>,
+    /// Flown by PX4's auto trajectory (gentler acceleration and braking, speed held back while
+    /// the heading turns) rather than straight by the position controller (offboard).
+    pub auto: bool,
 }
 
 /// What the controller is asked to do.
@@ -48,6 +55,8 @@ pub enum Setpoint {
         yaw_rad: Option<f32>,
         /// Yaw rate, rad/s (used when no heading is given).
         yaw_rate_rad_s: Option<f32>,
+        /// Horizontal acceleration limit of this setpoint, m/s² (`None`: MPC_ACC_HOR).
+        acc_hor_m_s2: Option<f32>,
     },
 }
 
@@ -138,13 +147,21 @@ impl Body {
                 vel_ned_m_s,
                 yaw_rad,
                 yaw_rate_rad_s,
+                ..
             } => (vel_ned_m_s, yaw_rad, yaw_rate_rad_s),
             Setpoint::Position(p) => {
                 let dn = p.target_ned_m[0] - self.pos_ned_m[0];
                 let de = p.target_ned_m[1] - self.pos_ned_m[1];
                 let d = dn.hypot(de);
-                let brake = (lim.acc_hor_m_s2 * 0.8).max(0.1);
-                let speed = p.cruise_m_s.min((2.0 * brake * d).sqrt()).min(XY_P * d);
+                let brake = lim.acc_hor_m_s2 * if p.auto { AUTO_ACC_SHARE } else { 0.8 };
+                let speed = p.cruise_m_s.min((2.0 * brake.max(0.1) * d).sqrt());
+                let mut speed = speed.min(XY_P * d);
+                if let (true, Some(y)) = (p.auto, p.yaw_rad) {
+                    // PX4 turns at a corner before it speeds up along the new leg (box-x4: each
+                    // 90° turn costs ~1.5 s): hold back until the heading is within ~30°.
+                    let e = wrap_pi(y - self.yaw_rad).abs();
+                    speed *= if e > 0.5 { 0.0 } else { e.cos().powi(3) };
+                }
                 let (vn, ve) = if d > 1e-4 {
                     (dn / d * speed, de / d * speed)
                 } else {
@@ -187,7 +204,18 @@ impl Body {
                 // Thrust below hover on the ground: nothing moves.
                 self.vel_ned_m_s = [0.0; 3];
             } else {
-                let dvh = lim.acc_hor_m_s2 * dt_s;
+                // PX4's auto trajectory is jerk-limited (MPC_JERK_AUTO): on the traces' legs it
+                // gains speed at about half of MPC_ACC_HOR.
+                let auto = matches!(sp, Setpoint::Position(p) if p.auto);
+                let acc = match sp {
+                    Setpoint::Velocity {
+                        acc_hor_m_s2: Some(a),
+                        ..
+                    } => *a,
+                    _ if auto => lim.acc_hor_m_s2 * AUTO_ACC_SHARE,
+                    _ => lim.acc_hor_m_s2,
+                };
+                let dvh = acc * dt_s;
                 let dn = v_des[0] - self.vel_ned_m_s[0];
                 let de = v_des[1] - self.vel_ned_m_s[1];
                 let dh = dn.hypot(de);
@@ -281,6 +309,7 @@ mod tests {
             down_m_s: 1.5,
             descend_m_s: None,
             yaw_rad: None,
+            auto: false,
         });
         fly(&mut b, &up, 10.0);
         assert!((b.height_m() - 5.0).abs() < 0.05, "{}", b.height_m());
@@ -315,6 +344,7 @@ mod tests {
             down_m_s: 1.5,
             descend_m_s: Some(0.7),
             yaw_rad: None,
+            auto: false,
         });
         fly(&mut b, &land, 6.0);
         assert!(b.on_ground && b.height_m() == 0.0);
@@ -340,6 +370,7 @@ mod tests {
             down_m_s: 1.5,
             descend_m_s: None,
             yaw_rad: Some(1.0),
+            auto: false,
         });
         fly(&mut b, &sp, 1.0);
         assert!((b.yaw_rad - 45f32.to_radians()).abs() < 0.02);

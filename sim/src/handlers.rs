@@ -74,6 +74,20 @@ impl Vehicle {
                 }
             }
             84 => self.on_position_target(payload),
+            111 => {
+                // TIMESYNC: a request (tc1 0) is answered with our clock in tc1 and its ts1, as
+                // PX4's mavlink_timesync does.
+                if let Ok(m) = mav::TIMESYNC_DATA::deser(v, payload) {
+                    if m.tc1 == 0 && (m.target_system == 0 || m.target_system == self.sysid) {
+                        self.io.out.push(&mav::TIMESYNC_DATA {
+                            tc1: now as i64 * 1000,
+                            ts1: m.ts1,
+                            target_system: src.0,
+                            target_component: src.1,
+                        });
+                    }
+                }
+            }
             20 => {
                 if let Ok(m) = mav::PARAM_REQUEST_READ_DATA::deser(v, payload) {
                     if m.target_system != self.sysid {
@@ -87,10 +101,11 @@ impl Vehicle {
                         let name = name16(&m.param_id[..]);
                         match self.params.index_of(&name) {
                             Some(i) => self.send_param(i),
-                            None => {
-                                self.io
-                                    .info(now, "mavlink", &format!("[pm] unknown param: {name}"))
-                            }
+                            None => self.param_error(
+                                &m.param_id[..],
+                                src,
+                                mav::MavParamError::MAV_PARAM_ERROR_DOES_NOT_EXIST,
+                            ),
                         }
                     }
                 }
@@ -113,10 +128,11 @@ impl Vehicle {
                         .set_from_wire(&name, m.param_value, m.param_type)
                     {
                         Ok(i) => self.send_param(i),
-                        Err(SetError::Unknown) => {
-                            self.io
-                                .info(now, "mavlink", &format!("[pm] unknown param: {name}"))
-                        }
+                        Err(SetError::Unknown) => self.param_error(
+                            &m.param_id[..],
+                            src,
+                            mav::MavParamError::MAV_PARAM_ERROR_DOES_NOT_EXIST,
+                        ),
                         Err(SetError::NotFinite) => {
                             self.io
                                 .print(format!("ERROR [mavlink] param value not finite: {name}"));
@@ -125,6 +141,11 @@ impl Vehicle {
                             self.io.print(format!(
                                 "ERROR [mavlink] param types mismatch param: {name}"
                             ));
+                            self.param_error(
+                                &m.param_id[..],
+                                src,
+                                mav::MavParamError::MAV_PARAM_ERROR_TYPE_MISMATCH,
+                            );
                         }
                     }
                 }
@@ -167,6 +188,20 @@ impl Vehicle {
             }
             _ => {}
         }
+    }
+
+    /// PARAM_ERROR as PX4 answers a read or set it cannot serve (at once, no text).
+    fn param_error(&mut self, id: &[u8], to: (u8, u8), error: mav::MavParamError) {
+        let mut param_id = [0u8; 16];
+        let n = id.len().min(16);
+        param_id[..n].copy_from_slice(&id[..n]);
+        self.io.out.push(&mav::PARAM_ERROR_DATA {
+            param_index: -1,
+            target_system: to.0,
+            target_component: to.1,
+            param_id: param_id.into(),
+            error,
+        });
     }
 
     fn on_position_target(&mut self, payload: &[u8]) {

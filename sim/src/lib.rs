@@ -43,8 +43,8 @@
 //!   altitude and its texts (`rtl_direct.cpp`); mission climb "Climb to … meters above home"
 //!   to the first position item, "Mission finished, loitering/landed", an RTL item hands over.
 //! * Mission protocol (`mavlink_mission.cpp`): see [`mission`], including PX4's CRC32.
-//! * Parameters: PARAM_SET of the wrong type is ignored; unknown names get
-//!   `"[pm] unknown param: NAME"`.
+//! * Parameters: an unknown name (read or set) gets PARAM_ERROR DOES_NOT_EXIST, a PARAM_SET
+//!   of the wrong type PARAM_ERROR TYPE_MISMATCH (and is not applied), at once, no text.
 //! * Commands: COMMAND_INT must use frame 5 (else 9); DO_REPOSITION is COMMAND_INT only
 //!   (COMMAND_LONG: 8) and param2 must be 1 (else 3); unknown commands: 3.
 //! * Ground truth (SIH): HIL_STATE_QUATERNION is not streamed until SET_MESSAGE_INTERVAL asks
@@ -54,13 +54,36 @@
 //!
 //! # Calibrated to the measurements
 //! First heartbeat 1.5 s, global position 3.0 s, armable 4.5 s; takeoff detected ~1.9 s after
-//! arming (1 s spool-up, MPC_TKO_RAMP_T ramp); 15 m reposition in ~6.5 s; "Disarmed by
+//! arming (1 s spool-up, then the thrust); 15 m reposition in ~7 s (PX4: ~6.5); "Disarmed by
 //! landing" 2.0–2.4 s after ON_GROUND; "Failsafe activated" ~1.3 s after the offboard stream
 //! stops; mission retries ~0.26 s apart; home's altitude re-estimated every 2 s for 120 s
 //! after takeoff, between 0.6 m below and 1.25 m above the pad, often by ≥ 1 m at once, so
 //! relative_alt reads 3.75–5.6 m in a 5 m hover as on PX4 (switch:
 //! [`VehicleConfig::relative_alt_steps`]); GLOBAL_POSITION_INT.alt lags the truth by 0.25 s of
 //! the vertical speed, at most 0.7 m (EKF2's lag in the climb).
+//!
+//! # Against the real PX4 traces (issue 18)
+//! `scripts/trace-phases` extracts PX4's numbers from `px4-traces/` into
+//! `fixtures/calibration/` (phases per flight, stream rates); `tests/tests/sim_calibration.rs`
+//! and `tests::rates` compare. Ratios sim/PX4 at the last calibration:
+//!
+//! | | status | sim vs PX4 |
+//! | --- | --- | --- |
+//! | arm → "Takeoff detected" | modelled (from the thrust, 0.95 s after spool-up, still on the ground) | 1.95 vs 1.94–2.01 s (0.97–1.01) |
+//! | takeoff climb | approximated: lift-off 4.6 s after arming, MPC_TKO_SPEED over MPC_TKO_RAMP_T | arm → 4.5 m held 2 s: 11.5 vs 11.3 s (1.02) |
+//! | Mission auto-climb | modelled ("Climb to … above home", takeoff item) | arm → item 1: 9.1 vs 8.1 s (1.12) |
+//! | mission legs (15–19 m, 90° turns) | approximated: jerk limit as 0.35·MPC_ACC_HOR, braking at MPC_ACC_HOR/3, no speed until the heading is within ~30° (MPC_YAWRAUTO_MAX 60) | 5.5 / 7.6 / 6.3 / 7.2 vs 5.6 / 8.5 / 7.1 / 7.1 s (0.89–1.03) |
+//! | landing from 10 m (Mission) / 5 m (Land) | approximated: MPC_LAND_SPEED below MPC_LAND_ALT2, "Landing detected" 6 s after touchdown (1.4 s if it never left the ground) | 18.2 vs 18.2 s (1.00); 13.3 vs 13.5 s (0.99) |
+//! | disarm after landing | modelled: COM_DISARM_LAND after Land; at once when a mission ends landed | 2.25 vs 2.0–2.4 s; 0.0 vs 0.1 s |
+//! | totals | | box 63.6 vs 66.3 s (0.96); takeoff-hover-land 47.6 vs 45.1 s derived (1.06); wait-for-text 18.1 vs 17.9 s (1.01) |
+//! | streams on the offboard link | modelled: PX4's set and rates (31 messages, each ±20 %) | |
+//! | TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION, reboot/shutdown, PARAM_ERROR, download frame 6 | modelled | |
+//! | RTL_RETURN_ALT 30, RTL_DESCEND_ALT 10, MPC_YAWRAUTO_MAX 60 | modelled (PX4's multicopter defaults) | |
+//! | Position-mode sticks | approximated: MPC_XY_MAN_EXPO 0.6 up to 10 m/s, gaining speed at expo(stick)·MPC_ACC_HOR/2 | pitch 0.5 for 4 s: ~3.3 vs 3.2–3.5 m |
+//! | boot → armable | approximated: 4.5 s; the traces' PX4 armed at 8.9 s (Takeoff) and 11.1 s (Mission) | |
+//! | parameters | not modelled: 37 of PX4's ~900 (no table generated from PX4's metadata yet) | |
+//! | EVENT / CURRENT_EVENT_SEQUENCE (events protocol), AVAILABLE_MODES, GPS_GLOBAL_ORIGIN | not modelled | |
+//! | stream contents (ESTIMATOR_STATUS, VIBRATION, OPEN_DRONE_ID_*, …) | approximated: present at PX4's rate, fields mostly zero | |
 //!
 //! Modules, one per concept: [`geo`], [`params`], [`dynamics`], [`commander`], [`navigator`],
 //! [`mission`], [`statustext`], [`streams`], [`faults`], [`clock`], [`server`]; `nexus sim`

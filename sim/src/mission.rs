@@ -570,9 +570,18 @@ impl MissionManager {
     fn send_item(&mut self, now: u64, io: &mut Io, seq: u16, it: Item) {
         self.last_sent_us = Some(now);
         let current = (self.ty == 0 && self.progress.current == seq) as u8;
-        let frame = num_traits_frame(it.frame);
         let command = num_traits_cmd(it.command);
         let global = it.has_position();
+        // PX4's `format_mavlink_mission_item` stores only "relative or not": a global item goes
+        // back as GLOBAL(_RELATIVE_ALT)_INT (5/6) on the *_INT protocol, as GLOBAL(_RELATIVE_ALT)
+        // (0/3) on the legacy one, whatever frame it was uploaded with (PX4-WIRE: 3 -> 6).
+        let frame = match (global, self.int_mode, it.relative) {
+            (false, _, _) => num_traits_frame(it.frame),
+            (true, true, true) => MavFrame::MAV_FRAME_GLOBAL_RELATIVE_ALT_INT,
+            (true, true, false) => MavFrame::MAV_FRAME_GLOBAL_INT,
+            (true, false, true) => MavFrame::MAV_FRAME_GLOBAL_RELATIVE_ALT,
+            (true, false, false) => MavFrame::MAV_FRAME_GLOBAL,
+        };
         #[allow(deprecated)]
         if self.int_mode {
             let (x, y) = if global {

@@ -166,6 +166,17 @@ impl Default for Navigator {
     }
 }
 
+/// PX4's MPC_VEL_MANUAL default, m/s: the horizontal speed at full stick.
+pub const MPC_VEL_MANUAL_M_S: f32 = 10.0;
+/// PX4's MPC_XY_MAN_EXPO default: the stick's cubic share.
+pub const MAN_EXPO: f32 = 0.6;
+/// Deceleration with the sticks centred in a manual mode, m/s² (PX4 brakes with MPC_ACC_HOR).
+pub const MAN_BRAKE_M_S2: f32 = 3.0;
+
+/// Time PX4 SIH stays on the ground after the spool-up while its takeoff ramp is below hover
+/// thrust, s: the traces lift off 4.6 s after arming (takeoff-hover-land-x4, box-x4).
+pub const TKO_LIFT_DELAY_S: f32 = 3.6;
+
 fn auto_sp(p: &Params, target: [f32; 3], yaw: Option<f32>) -> PosSp {
     PosSp {
         target_ned_m: target,
@@ -174,6 +185,7 @@ fn auto_sp(p: &Params, target: [f32; 3], yaw: Option<f32>) -> PosSp {
         down_m_s: p.f(P::MPC_Z_V_AUTO_DN),
         descend_m_s: None,
         yaw_rad: yaw,
+        auto: true,
     }
 }
 
@@ -414,12 +426,25 @@ impl Navigator {
         let t = i.now.saturating_sub(self.climb_start_us) as f32 * 1e-6;
         let spool = p.f(P::COM_SPOOLUP_TIME);
         let t = (t - spool).max(0.0);
-        let k = if ramp > 0.0 {
+        // The traces: PX4 leaves the ground TKO_LIFT_DELAY_S after the spool-up (its ramp starts
+        // below hover thrust), then reaches MPC_TKO_SPEED over MPC_TKO_RAMP_T.
+        let t = t - TKO_LIFT_DELAY_S;
+        let k = if t < 0.0 {
+            0.0
+        } else if ramp > 0.0 {
             (t / ramp).clamp(0.02, 1.0)
         } else {
             1.0
         };
         p.f(P::MPC_TKO_SPEED) * k
+    }
+
+    /// Seconds the takeoff thrust has been applied after the spool-up (`None` when not taking
+    /// off): PX4's land detector reports "Takeoff detected" from the thrust, ~0.9 s into the
+    /// ramp, seconds before the vehicle leaves the ground.
+    pub fn takeoff_thrust_s(&self, now: u64, spool_s: f32) -> Option<f32> {
+        (self.sp_type == SpType::Takeoff)
+            .then(|| now.saturating_sub(self.climb_start_us) as f32 * 1e-6 - spool_s)
     }
 
     /// One navigator step: the setpoint to fly and any event for the commander.
@@ -522,28 +547,41 @@ impl Navigator {
                         down_m_s: p.f(P::MPC_Z_VEL_MAX_DN),
                         descend_m_s: None,
                         yaw_rad: o.yaw,
+                        auto: false,
                     })
                 } else if let Some(v) = o.vel {
                     Setpoint::Velocity {
                         vel_ned_m_s: v,
                         yaw_rad: o.yaw,
                         yaw_rate_rad_s: o.yaw_rate,
+                        acc_hor_m_s2: None,
                     }
                 } else {
                     Setpoint::Velocity {
                         vel_ned_m_s: [0.0; 3],
                         yaw_rad: None,
                         yaw_rate_rad_s: None,
+                        acc_hor_m_s2: None,
                     }
                 }
             }
             m if m.needs_manual_control() => {
                 self.sp_type = SpType::Position;
                 let s = i.sticks.unwrap_or(RcSticks::NEUTRAL).clamped();
-                let vmax = p.f(P::MPC_XY_VEL_MAX).min(10.0);
+                // PX4's stick shaping (MPC_XY_MAN_EXPO 0.6) up to MPC_VEL_MANUAL 10 m/s; the
+                // acceleration-based Position mode gains speed slowly: pitch 0.5 for 4 s flies
+                // 3.2-3.5 m on PX4 (PX4-WIRE "More measured"), i.e. ~MPC_ACC_HOR/2 at full stick.
+                let vmax = p.f(P::MPC_XY_VEL_MAX).min(MPC_VEL_MANUAL_M_S);
                 let dead = |v: f32| if v.abs() < 0.05 { 0.0 } else { v };
-                let fwd = dead(s.pitch) * vmax;
-                let right = dead(s.roll) * vmax;
+                let expo = |v: f32| (1.0 - MAN_EXPO) * v + MAN_EXPO * v * v * v;
+                let fwd = expo(dead(s.pitch)) * vmax;
+                let right = expo(dead(s.roll)) * vmax;
+                let stick = expo(dead(s.pitch).hypot(dead(s.roll)).min(1.0));
+                let acc = if stick > 0.0 {
+                    stick * p.f(P::MPC_ACC_HOR) * 0.5
+                } else {
+                    MAN_BRAKE_M_S2
+                };
                 let (sy, cy) = i.body.yaw_rad.sin_cos();
                 let thr = (s.throttle - 0.5) * 2.0;
                 let vz = if thr.abs() < 0.1 {
@@ -557,6 +595,7 @@ impl Navigator {
                     vel_ned_m_s: [fwd * cy - right * sy, fwd * sy + right * cy, vz],
                     yaw_rad: None,
                     yaw_rate_rad_s: Some(dead(s.yaw) * 150f32.to_radians()),
+                    acc_hor_m_s2: Some(acc),
                 }
             }
             _ => {

@@ -59,6 +59,36 @@ pub enum Kind {
     /// HIL_STATE_QUATERNION (115): the simulator's true state. Off until asked for with
     /// SET_MESSAGE_INTERVAL, as on PX4 SITL.
     HilStateQuaternion,
+    /// TIMESYNC (111): PX4's own time-sync requests (tc1 0, ts1 its clock in ns).
+    Timesync,
+    /// PING (4).
+    Ping,
+    /// SCALED_PRESSURE (29).
+    ScaledPressure,
+    /// DISTANCE_SENSOR (132): SIH's downward range finder.
+    DistanceSensor,
+    /// ESTIMATOR_STATUS (230).
+    EstimatorStatus,
+    /// ATTITUDE_TARGET (83).
+    AttitudeTarget,
+    /// POSITION_TARGET_LOCAL_NED (85).
+    PositionTargetLocalNed,
+    /// POSITION_TARGET_GLOBAL_INT (87): only while the navigator has a position target.
+    PositionTargetGlobalInt,
+    /// SERVO_OUTPUT_RAW (36).
+    ServoOutputRaw,
+    /// VIBRATION (241).
+    Vibration,
+    /// OPEN_DRONE_ID_LOCATION (12901).
+    OpenDroneIdLocation,
+    /// OPEN_DRONE_ID_SYSTEM (12904).
+    OpenDroneIdSystem,
+    /// LINK_NODE_STATUS (8).
+    LinkNodeStatus,
+    /// CURRENT_MODE (436).
+    CurrentMode,
+    /// TIME_ESTIMATE_TO_TARGET (380).
+    TimeEstimateToTarget,
 }
 
 impl Kind {
@@ -81,11 +111,27 @@ impl Kind {
             Kind::HomePosition => 242,
             Kind::BatteryStatus => 147,
             Kind::HilStateQuaternion => 115,
+            Kind::Timesync => 111,
+            Kind::Ping => 4,
+            Kind::ScaledPressure => 29,
+            Kind::DistanceSensor => 132,
+            Kind::EstimatorStatus => 230,
+            Kind::AttitudeTarget => 83,
+            Kind::PositionTargetLocalNed => 85,
+            Kind::PositionTargetGlobalInt => 87,
+            Kind::ServoOutputRaw => 36,
+            Kind::Vibration => 241,
+            Kind::OpenDroneIdLocation => 12901,
+            Kind::OpenDroneIdSystem => 12904,
+            Kind::LinkNodeStatus => 8,
+            Kind::CurrentMode => 436,
+            Kind::TimeEstimateToTarget => 380,
         }
     }
 }
 
-/// PX4's rates on the offboard link (PX4-WIRE.md), Hz; 0: not streamed until asked for.
+/// PX4's rates on the offboard link (PX4-WIRE.md and the px4-traces, whose rates
+/// `fixtures/calibration/px4-rates.tsv` lists), Hz; 0: not streamed until asked for.
 pub const DEFAULT_RATES: &[(Kind, f32)] = &[
     (Kind::Heartbeat, 1.0),
     (Kind::SysStatus, 5.0),
@@ -103,6 +149,21 @@ pub const DEFAULT_RATES: &[(Kind, f32)] = &[
     (Kind::HomePosition, 0.5),
     (Kind::BatteryStatus, 0.5),
     (Kind::HilStateQuaternion, 0.0),
+    (Kind::Timesync, 10.0),
+    (Kind::Ping, 1.0),
+    (Kind::ScaledPressure, 1.0),
+    (Kind::DistanceSensor, 10.0),
+    (Kind::EstimatorStatus, 1.0),
+    (Kind::AttitudeTarget, 10.0),
+    (Kind::PositionTargetLocalNed, 10.0),
+    (Kind::PositionTargetGlobalInt, 10.0),
+    (Kind::ServoOutputRaw, 10.0),
+    (Kind::Vibration, 0.5),
+    (Kind::OpenDroneIdLocation, 1.0),
+    (Kind::OpenDroneIdSystem, 1.0),
+    (Kind::LinkNodeStatus, 1.0),
+    (Kind::CurrentMode, 0.5),
+    (Kind::TimeEstimateToTarget, 0.5),
 ];
 
 #[derive(Debug, Clone, Copy)]
@@ -154,6 +215,16 @@ impl Streams {
             unsolicited_param: None,
             param_list: None,
             next_mission_us: 0,
+        }
+    }
+
+    /// The interval of `msgid` as MESSAGE_INTERVAL states it, µs: 0 when this vehicle has no
+    /// such stream, −1 when it is off (HIL_STATE_QUATERNION until asked for).
+    pub fn interval_us(&self, msgid: u32) -> i32 {
+        match self.entries.iter().find(|e| e.kind.msgid() == msgid) {
+            None => 0,
+            Some(e) if e.interval_us == 0 => -1,
+            Some(e) => e.interval_us.min(i32::MAX as u64) as i32,
         }
     }
 
@@ -519,6 +590,120 @@ impl Vehicle {
                     ..Default::default()
                 });
             }
+            Kind::Timesync => out.push(&mav::TIMESYNC_DATA {
+                tc1: 0,
+                ts1: now as i64 * 1000,
+                ..Default::default()
+            }),
+            // PX4 still streams the deprecated PING (the box trace: 1 Hz).
+            #[allow(deprecated)]
+            Kind::Ping => {
+                self.ping_seq = self.ping_seq.wrapping_add(1);
+                self.io.out.push(&mav::PING_DATA {
+                    time_usec: now,
+                    seq: self.ping_seq,
+                    target_system: 0,
+                    target_component: 0,
+                });
+            }
+            Kind::ScaledPressure => {
+                // Standard atmosphere near the ground: -12 Pa per metre.
+                let hpa = 1013.25 - 0.12 * geo.alt_amsl_m;
+                out.push(&mav::SCALED_PRESSURE_DATA {
+                    time_boot_ms: ms,
+                    press_abs: hpa,
+                    temperature: 2_000,
+                    ..Default::default()
+                });
+            }
+            Kind::DistanceSensor if local_ok => out.push(&mav::DISTANCE_SENSOR_DATA {
+                time_boot_ms: ms,
+                min_distance: 0,
+                max_distance: 10_000,
+                current_distance: (b.height_m().max(0.0) * 100.0).round() as u16,
+                orientation: mav::MavSensorOrientation::MAV_SENSOR_ROTATION_PITCH_270,
+                ..Default::default()
+            }),
+            Kind::EstimatorStatus => out.push(&mav::ESTIMATOR_STATUS_DATA {
+                time_usec: now,
+                ..Default::default()
+            }),
+            Kind::AttitudeTarget => out.push(&mav::ATTITUDE_TARGET_DATA {
+                time_boot_ms: ms,
+                q: quat(b.roll_rad, b.pitch_rad, b.yaw_rad),
+                thrust: if self.commander.armed { 0.5 } else { 0.0 },
+                ..Default::default()
+            }),
+            Kind::PositionTargetLocalNed => {
+                let t = self.nav.target().unwrap_or(b.pos_ned_m);
+                self.io.out.push(&mav::POSITION_TARGET_LOCAL_NED_DATA {
+                    time_boot_ms: ms,
+                    x: t[0],
+                    y: t[1],
+                    z: t[2],
+                    coordinate_frame: mav::MavFrame::MAV_FRAME_LOCAL_NED,
+                    ..Default::default()
+                });
+            }
+            Kind::PositionTargetGlobalInt => {
+                if let Some(t) = self.nav.target().filter(|_| self.commander.armed) {
+                    let g = self.frame.to_geo(t);
+                    self.io.out.push(&mav::POSITION_TARGET_GLOBAL_INT_DATA {
+                        time_boot_ms: ms,
+                        lat_int: (g.lat_deg * 1e7).round() as i32,
+                        lon_int: (g.lon_deg * 1e7).round() as i32,
+                        alt: g.alt_amsl_m,
+                        // PX4 sends frame 5 (the box trace), deprecated in today's common.xml.
+                        #[allow(deprecated)]
+                        coordinate_frame: mav::MavFrame::MAV_FRAME_GLOBAL_INT,
+                        ..Default::default()
+                    });
+                }
+            }
+            Kind::ServoOutputRaw => {
+                let pwm = if self.commander.armed { 1_500 } else { 1_000 };
+                out.push(&mav::SERVO_OUTPUT_RAW_DATA {
+                    time_usec: now as u32,
+                    servo1_raw: pwm,
+                    servo2_raw: pwm,
+                    servo3_raw: pwm,
+                    servo4_raw: pwm,
+                    ..Default::default()
+                });
+            }
+            Kind::Vibration => out.push(&mav::VIBRATION_DATA {
+                time_usec: now,
+                ..Default::default()
+            }),
+            Kind::OpenDroneIdLocation => out.push(&mav::OPEN_DRONE_ID_LOCATION_DATA {
+                latitude: (geo.lat_deg * 1e7).round() as i32,
+                longitude: (geo.lon_deg * 1e7).round() as i32,
+                altitude_geodetic: geo.alt_amsl_m,
+                height: b.height_m(),
+                ..Default::default()
+            }),
+            Kind::OpenDroneIdSystem => out.push(&mav::OPEN_DRONE_ID_SYSTEM_DATA {
+                ..Default::default()
+            }),
+            Kind::LinkNodeStatus => out.push(&mav::LINK_NODE_STATUS_DATA {
+                timestamp: now / 1000,
+                ..Default::default()
+            }),
+            Kind::CurrentMode => {
+                let custom = self.heartbeat().custom_mode;
+                self.io.out.push(&mav::CURRENT_MODE_DATA {
+                    custom_mode: custom,
+                    intended_custom_mode: custom,
+                    ..Default::default()
+                });
+            }
+            Kind::TimeEstimateToTarget => out.push(&mav::TIME_ESTIMATE_TO_TARGET_DATA {
+                safe_return: -1,
+                land: -1,
+                mission_next_item: -1,
+                mission_end: -1,
+                commanded_action: -1,
+            }),
             _ => {}
         }
     }
@@ -626,6 +811,19 @@ impl Vehicle {
             self.gimbal_burst = Some((self.now_us + 2_500_000, 0));
         }
         let t = self.elapsed_us;
+        if std::mem::take(&mut self.streams.home_changed) {
+            self.send_home();
+            // A home sent on change restarts the stream's period: the box trace has 0.5 Hz in
+            // all, re-estimations included.
+            if let Some(e) = self
+                .streams
+                .entries
+                .iter_mut()
+                .find(|e| e.kind == Kind::HomePosition && e.interval_us > 0)
+            {
+                e.next_us = t + e.interval_us;
+            }
+        }
         for i in 0..self.streams.entries.len() {
             let e = self.streams.entries[i];
             if e.interval_us == 0 || t < e.next_us {
@@ -637,9 +835,6 @@ impl Vehicle {
             }
             self.streams.entries[i].next_us = next;
             self.emit(e.kind);
-        }
-        if std::mem::take(&mut self.streams.home_changed) {
-            self.send_home();
         }
         let view = self.mission_view();
         let now = self.now_us;

@@ -15,6 +15,19 @@ use super::mission::{MissionManager, VehicleView};
 use super::navigator::{Inputs, NavEvent, Navigator, OffboardSp, SpType};
 use super::params::{Params, P};
 use super::streams::Streams;
+
+/// Seconds of takeoff thrust after the spool-up at which the land detector reports the takeoff:
+/// "Takeoff detected" comes 1.6–1.9 s after arming in the traces, while still on the ground.
+const TAKEOFF_DETECT_THRUST_S: f32 = 0.95;
+/// Seconds on the ground before "Landing detected": ~7 s after touchdown in box-x4 (the land
+/// detector's hysteresis with SIH's thrust), 5–6 s in PX4-WIRE's Land-mode runs. PX4 1.18 has
+/// no LNDMC_TRIG_TIME parameter to set it.
+const LAND_DETECT_S: f32 = 6.0;
+/// The same for a vehicle that never left the ground since arming: Land commanded on the
+/// ground gives "Landing detected" 1.5 s later (wait-for-text-with-reaction-x4).
+const LAND_DETECT_UNFLOWN_S: f32 = 1.4;
+/// Height above the pad that counts as having flown, m.
+const FLEW_HEIGHT_M: f32 = 0.3;
 use super::wire::{Command, TxFault};
 use nexus_core::frame::Decoder;
 use nexus_core::{Mode, RcSticks};
@@ -130,9 +143,17 @@ pub struct Vehicle {
     pub(super) refusal: Option<String>,
     pub(super) stalled_cmds: VecDeque<(Command, (u8, u8))>,
     pub(super) exit: Option<ExitStatus>,
+    /// Left the ground (above [`FLEW_HEIGHT_M`]) since arming: its landing is detected slowly.
+    pub(super) flew: bool,
     pub(super) rng: u64,
     pub(super) boot_texts_done: usize,
     pub(super) gimbal_burst: Option<(u64, u8)>,
+    /// MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN accepted a shutdown: PX4 exits 0 at this time.
+    pub(super) shutdown_at_us: Option<u64>,
+    /// FLIGHT_INFORMATION's arming and takeoff times, µs of the vehicle's clock (0: not yet).
+    pub(super) flight_info: (u64, u64),
+    /// PING stream sequence number.
+    pub(super) ping_seq: u32,
     decoder: Decoder,
 }
 
@@ -177,8 +198,12 @@ impl Vehicle {
             refusal: None,
             stalled_cmds: VecDeque::new(),
             exit: None,
+            flew: false,
             boot_texts_done: 0,
             gimbal_burst: None,
+            ping_seq: 0,
+            flight_info: (0, 0),
+            shutdown_at_us: None,
             decoder: Decoder::new(),
             cfg,
         }
@@ -336,6 +361,10 @@ impl Vehicle {
 
     fn tick(&mut self) {
         self.elapsed_us += self.tick_us;
+        if self.shutdown_at_us.is_some_and(|t| self.now_us >= t) {
+            self.inject(Fault::Exit { code: 0 });
+            return;
+        }
         if !self.stalled {
             self.now_us += self.tick_us;
             self.sim_tick();
@@ -426,15 +455,36 @@ impl Vehicle {
         self.stick_gesture(&c);
 
         // Land detector.
-        let trig = self.params.f(P::LNDMC_TRIG_TIME);
-        match self.commander.update_land_detector(
-            now,
-            self.body.on_ground,
-            self.body.height_m(),
-            trig,
-        ) {
+        if !self.commander.armed {
+            self.flew = false;
+        } else if self.body.height_m() > FLEW_HEIGHT_M {
+            self.flew = true;
+        }
+        let trig = if self.flew {
+            LAND_DETECT_S
+        } else {
+            LAND_DETECT_UNFLOWN_S
+        };
+        // Holding a position (Hold, a mission item) or taking off keeps the thrust up: no
+        // landing is detected (wait-for-text-with-reaction-x4: 5 s in Hold on the ground after
+        // "Takeoff detected", still IN_AIR, then Land and "Landing detected" 1.5 s later).
+        let held_up = self.nav.sp_type == SpType::Takeoff
+            || (self.nav.sp_type == SpType::Position
+                && !self.commander.nav_state().needs_manual_control()
+                && self.commander.nav_state() != Mode::Offboard
+                && self.nav.target().is_some());
+        let contact = self.body.on_ground && !held_up;
+        let thrust = self
+            .nav
+            .takeoff_thrust_s(now, self.params.f(P::COM_SPOOLUP_TIME))
+            .is_some_and(|t| t >= TAKEOFF_DETECT_THRUST_S);
+        match self
+            .commander
+            .update_land_detector(now, contact, self.body.height_m(), trig, thrust)
+        {
             Some(LandEvent::Takeoff) => {
                 self.commander.taken_off = true;
+                self.flight_info.1 = now;
                 self.io.info(now, "commander", "Takeoff detected\t");
                 if self.cfg.relative_alt_steps {
                     self.alt_steps = AltSteps {
@@ -537,6 +587,13 @@ impl Vehicle {
             {
                 self.commander.change_mode(Mode::Hold, true, &c);
             }
+            Some(NavEvent::MissionFinished)
+                if armed && self.commander.landed && mode == Mode::Mission =>
+            {
+                // The trace (box-x4): a mission that ends landed disarms at once, 0.1 s after
+                // "Landing detected", not COM_DISARM_LAND later.
+                self.disarm(Reason::Landing, false);
+            }
             Some(NavEvent::MissionRtl) if self.commander.change_mode(Mode::Rtl, false, &c) => {
                 self.io.info(now, "commander", "Returning to launch\t");
             }
@@ -638,6 +695,7 @@ impl Vehicle {
         if !self.commander.arm(now, req, &mut self.io) {
             return false;
         }
+        self.flight_info = (now, 0);
         if self.params.i(P::COM_HOME_EN) != 0 {
             self.set_home();
         }

@@ -122,6 +122,12 @@ class Client:
         if t == "BAD_DATA":
             self.counts["BAD_DATA"] = self.counts.get("BAD_DATA", 0) + 1
             return
+        if t.startswith("UNKNOWN_"):
+            # Not in pymavlink's dialect (PX4 streams LINK_NODE_STATUS, TIME_ESTIMATE_TO_TARGET,
+            # …): pymavlink keeps no header for those (source 0), so they say nothing of who sent
+            # them.
+            self.counts[t] = self.counts.get(t, 0) + 1
+            return
         if m.get_srcSystem() != self.sysid:
             self.foreign += 1
             return

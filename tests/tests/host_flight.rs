@@ -139,16 +139,25 @@ fn parameters_round_trip() {
     op.param_set("MPC_XY_CRUISE", 7.25).unwrap();
     let v = op.param_get("MPC_XY_CRUISE", t).unwrap();
     assert_eq!(v.as_real(), Some(7.25));
-    // A name PX4 does not have gets no PARAM_VALUE: a typed give-up, not a hang.
+    // A name PX4 does not have gets PARAM_ERROR DOES_NOT_EXIST: the read fails at once with
+    // PX4's error, not at its timeout (PX4-WIRE "More measured").
     let t0 = Instant::now();
-    match op.param_get("NO_SUCH_PARAM", Duration::from_millis(1500)) {
-        Err(ClientError::Param(ParamError::Timeout { name, sends, .. })) => {
+    match op.param_get("NO_SUCH_PARAM", Duration::from_millis(5000)) {
+        Err(ClientError::Param(ParamError::Refused { name, error })) => {
             assert_eq!(name, "NO_SUCH_PARAM");
-            assert!(sends >= 1);
+            assert_eq!(error, "MAV_PARAM_ERROR_DOES_NOT_EXIST");
         }
         other => panic!("{other:?}"),
     }
-    assert!(t0.elapsed() < Duration::from_secs(5));
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    // A set of an unknown name, read back: the same error at once.
+    op.param_set("NO_SUCH_PARAM2", 1.0).unwrap();
+    let t0 = Instant::now();
+    assert!(matches!(
+        op.param_get("NO_SUCH_PARAM2", Duration::from_millis(5000)),
+        Err(ClientError::Param(ParamError::Refused { .. }))
+    ));
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     // Names that cannot be parameter ids are refused before anything is sent.
     assert!(matches!(op.param_set("", 1.0), Err(ClientError::Verb(_))));
     assert!(matches!(

@@ -70,6 +70,7 @@ pub struct Telemetry<const TEXTS: usize> {
     mission_item_reached: Option<u16>,
     command_ack: Option<mav::COMMAND_ACK_DATA>,
     param_value: Option<mav::PARAM_VALUE_DATA>,
+    param_error: Option<mav::PARAM_ERROR_DATA>,
     ground_truth: Option<mav::HIL_STATE_QUATERNION_DATA>,
     autopilot_version: Option<mav::AUTOPILOT_VERSION_DATA>,
     heights: PadHeights,
@@ -99,6 +100,7 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             mission_item_reached: None,
             command_ack: None,
             param_value: None,
+            param_error: None,
             ground_truth: None,
             autopilot_version: None,
             heights: PadHeights::default(),
@@ -192,6 +194,7 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             Msg::MissionItemReached(m) => self.mission_item_reached = Some(m.seq),
             Msg::CommandAck(m) => self.command_ack = Some(m.clone()),
             Msg::ParamValue(m) => self.param_value = Some(m.clone()),
+            Msg::ParamError(m) => self.param_error = Some(m.clone()),
             Msg::HilStateQuaternion(m) => {
                 // Dated by the autopilot clock at arrival, not by its own time_usec: the
                 // freshness rule then holds whatever clock the simulator stamps it with.
@@ -309,6 +312,11 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
     /// Latest PARAM_VALUE.
     pub fn param_value(&self) -> Option<&mav::PARAM_VALUE_DATA> {
         self.param_value.as_ref()
+    }
+
+    /// Latest PARAM_ERROR: why the vehicle refused a parameter read or set.
+    pub fn param_error(&self) -> Option<&mav::PARAM_ERROR_DATA> {
+        self.param_error.as_ref()
     }
 
     /// Latest HIL_STATE_QUATERNION: a simulator's true state (PX4 SITL, when asked).

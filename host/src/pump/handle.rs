@@ -230,7 +230,7 @@ impl LinkHandle {
     }
 
     /// Read a parameter: PARAM_REQUEST_READ until PARAM_VALUE answers or `timeout` (wall)
-    /// passes ([`ParamError::Timeout`]).
+    /// passes ([`ParamError::Timeout`]); a PARAM_ERROR ends it at once ([`ParamError::Refused`]).
     pub fn read_param(&self, name: &str, timeout: Duration) -> Result<ParamValue, ParamError> {
         let slot: Arc<Slot<Result<ParamValue, ParamError>>> = Arc::new(Slot::new());
         let s = Arc::clone(&slot);

@@ -20,7 +20,9 @@ use nexus_core::offboard::wire;
 use nexus_core::telemetry::error_text;
 use nexus_core::{Client, Instant};
 
-use super::params::{param_name_of, Owed, ParamError, ParamRead, ParamValue, PARAM_RETRY_MS};
+use super::params::{
+    param_error_name, param_name_of, Owed, ParamError, ParamRead, ParamValue, PARAM_RETRY_MS,
+};
 use super::slot::Slot;
 use super::status::{EventLog, LinkEvent, LinkStatus, ProgramReport};
 use super::supervise::{Supervision, VehicleProbe, Watchdog, PROBE_PERIOD_MS};
@@ -236,6 +238,11 @@ impl LinkState {
                             if let Some(name) = param_name_of(pv) {
                                 self.owed.paid(name);
                             }
+                        }
+                    }
+                    if let Msg::ParamError(pe) = &frame.msg {
+                        if frame.header.sysid == self.client.telemetry().ids().target_sysid {
+                            refuse_params(&mut self.params, pe);
                         }
                     }
                     if self.client.handle(now, &frame) {
@@ -656,6 +663,26 @@ fn answer_params(params: &mut Vec<ParamRead>, pv: &mav::PARAM_VALUE_DATA) {
         } else {
             let p = params.swap_remove(i);
             p.slot.fill(Ok(ParamValue::from(pv)));
+        }
+    }
+}
+
+/// A PARAM_ERROR arrived: every read of that name fails at once with the vehicle's error
+/// (PX4 answers an unknown name or a wrong type so, and nothing else will come).
+fn refuse_params(params: &mut Vec<ParamRead>, pe: &mav::PARAM_ERROR_DATA) {
+    let Some(name) = param_error_name(pe) else {
+        return;
+    };
+    let mut i = 0;
+    while i < params.len() {
+        if params[i].name == name {
+            let p = params.swap_remove(i);
+            p.slot.fill(Err(ParamError::Refused {
+                name: p.name.clone(),
+                error: format!("{:?}", pe.error),
+            }));
+        } else {
+            i += 1;
         }
     }
 }

@@ -8,6 +8,8 @@
 //! echo of an earlier set, or the late answer to an earlier read. The request is re-sent every
 //! [`PARAM_RETRY_MS`] (UDP loses datagrams) until the caller's timeout, which ends the read
 //! with [`ParamError::Timeout`]: an autopilot that never answers is a typed give-up, not a hang.
+//! A PARAM_ERROR for the name (PX4: unknown name, wrong type) ends the read at once with
+//! [`ParamError::Refused`].
 
 use std::sync::Arc;
 
@@ -91,6 +93,15 @@ pub enum ParamError {
     /// The link was closed first.
     #[error("the link was closed before {0} was read")]
     Closed(String),
+    /// The vehicle answered PARAM_ERROR (PX4: DOES_NOT_EXIST for an unknown name,
+    /// TYPE_MISMATCH for a set of the wrong type), at once.
+    #[error("the vehicle refused {name}: {error}")]
+    Refused {
+        /// The parameter.
+        name: String,
+        /// PX4's MAV_PARAM_ERROR, as its name (e.g. "MAV_PARAM_ERROR_DOES_NOT_EXIST").
+        error: String,
+    },
 }
 
 /// PARAM_VALUEs still owed per parameter name, oldest first (the send times).
@@ -156,6 +167,12 @@ impl ParamRead {
     pub fn matches(&self, m: &mav::PARAM_VALUE_DATA) -> bool {
         param_name_of(m).is_some_and(|id| id == self.name)
     }
+}
+
+/// The name a PARAM_ERROR is about.
+pub(crate) fn param_error_name(m: &mav::PARAM_ERROR_DATA) -> Option<&str> {
+    let end = m.param_id.iter().position(|&b| b == 0).unwrap_or(16);
+    core::str::from_utf8(&m.param_id[..end]).ok()
 }
 
 /// The parameter a PARAM_VALUE is about.

@@ -307,7 +307,6 @@ fn land_then_disarm_by_landing_then_hold() {
                 result: ACCEPTED,
             },
             Ev::Landed(4),
-            Ev::Mode(Mode::Land),
             Ev::Text {
                 sev: 6,
                 text: "Landing detected".into(),
@@ -330,8 +329,30 @@ fn land_then_disarm_by_landing_then_hold() {
             Ev::Mode(Mode::Hold),
         ],
     );
+    // The heartbeat's 1 Hz phase decides whether Land shows before or after LANDING.
+    assert_subsequence(
+        &ev,
+        &[
+            Ev::Mode(Mode::Land),
+            Ev::Text {
+                sev: 6,
+                text: "Landing detected".into(),
+            },
+        ],
+    );
     let landing = g.when(|e| *e == Ev::Landed(4)).unwrap();
     assert!(landing - t0 <= 250, "LANDING at once: {} ms", landing - t0);
+    // PX4-WIRE: land from 5-6 m to ON_GROUND 13.5 s (12-22 in MAVSDK's runs).
+    let on_ground_s = g
+        .log
+        .iter()
+        .find(|(t, e)| *t >= t0 && *e == Ev::Landed(1))
+        .map(|(t, _)| (*t - t0) as f32 / 1000.0)
+        .unwrap();
+    assert!(
+        (11.5..=15.5).contains(&on_ground_s),
+        "ON_GROUND after {on_ground_s} s"
+    );
     let on_ground = g
         .log
         .iter()
@@ -603,7 +624,8 @@ fn rtl_climbs_returns_and_lands() {
         max_h = max_h.max(g.v.true_height_m());
         !g.armed()
     }));
-    assert!(max_h > 59.0, "climbed to RTL_RETURN_ALT: {max_h}");
+    // PX4 multicopter default RTL_RETURN_ALT is 30 (PX4-WIRE "More measured").
+    assert!(max_h > 29.0, "climbed to RTL_RETURN_ALT: {max_h}");
     let ev = g.events(from);
     assert_subsequence(
         &ev,
@@ -699,4 +721,75 @@ fn relative_alt_steps_after_takeoff_and_the_switch_smooths_it() {
             assert!(jump < 0.05 && (lo - 5.0).abs() < 0.1, "smooth: {jump} {lo}");
         }
     }
+}
+
+#[test]
+fn com_disarm_land_and_com_disarm_prflt_are_honoured() {
+    // COM_DISARM_LAND 4: "Disarmed by landing" 4 s after ON_GROUND (PX4-WIRE: 4.0 s).
+    let mut g = Gcs::airborne(3.0);
+    g.param_set(
+        "COM_DISARM_LAND",
+        4.0,
+        mav::MavParamType::MAV_PARAM_TYPE_REAL32,
+    );
+    let t0 = g.now_ms();
+    g.set_mode(Mode::Land);
+    assert!(g.run_until(40_000, |g| !g.armed()));
+    let on_ground = g
+        .log
+        .iter()
+        .find(|(t, e)| *t >= t0 && *e == Ev::Landed(1))
+        .map(|(t, _)| *t)
+        .unwrap();
+    let disarmed = g.when(text("Disarmed by landing")).unwrap();
+    assert!(
+        (4_000..=4_500).contains(&(disarmed - on_ground)),
+        "{} ms",
+        disarmed - on_ground
+    );
+    // COM_DISARM_PRFLT 3: armed on the ground without a takeoff, disarmed after 3 s.
+    let mut g = Gcs::booted();
+    g.param_set(
+        "COM_DISARM_PRFLT",
+        3.0,
+        mav::MavParamType::MAV_PARAM_TYPE_REAL32,
+    );
+    g.arm();
+    let armed = g.now_ms();
+    assert!(g.run_until(20_000, |g| g
+        .texts()
+        .iter()
+        .any(|t| t == "Disarmed by auto preflight disarming")));
+    let took = g
+        .when(text("Disarmed by auto preflight disarming"))
+        .unwrap()
+        - armed;
+    assert!((3_000..=3_600).contains(&took), "{took} ms");
+}
+
+#[test]
+fn position_mode_pitch_half_for_four_seconds_flies_px4s_distance() {
+    // PX4 (MAVSDK ManualControl, v1.18 dev): pitch stick 0.5 for 4 s in Position mode flies
+    // 3.2-3.5 m at ~1.5 m/s (PX4-WIRE "More measured").
+    let mut g = Gcs::airborne(5.0);
+    let sticks = |x: i16| {
+        move |g: &mut Gcs| {
+            g.send(&mav::MANUAL_CONTROL_DATA {
+                x,
+                y: 0,
+                z: 500,
+                r: 0,
+                target: 1,
+                ..Default::default()
+            });
+        }
+    };
+    g.run_with(500, sticks(0));
+    g.set_mode(Mode::Position);
+    g.run_with(1_500, sticks(0));
+    assert_eq!(g.mode(), Some(Mode::Position));
+    let n0 = g.v.snapshot().position_ned_m[0];
+    g.run_with(4_000, sticks(500));
+    let moved = g.v.snapshot().position_ned_m[0] - n0;
+    assert!((2.9..=3.9).contains(&moved), "moved {moved} m in 4 s");
 }

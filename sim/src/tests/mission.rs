@@ -189,15 +189,18 @@ fn upload_requests_each_item_and_acks_with_the_crc() {
                 count: 3,
                 opaque: crc,
             },
+            // Uploaded as frame 3, returned as 6 (GLOBAL_RELATIVE_ALT_INT), as PX4 does.
             Ev::ItemInt {
                 seq: 0,
                 cmd: 22,
                 x: items[0].x,
+                frame: 6,
             },
             Ev::ItemInt {
                 seq: 1,
                 cmd: 16,
                 x: items[1].x,
+                frame: 6,
             },
         ],
     );

@@ -6,6 +6,7 @@ mod faults;
 mod flight;
 mod mission;
 mod protocol;
+mod rates;
 
 use super::testutil::for_each_frame;
 use super::{Vehicle, VehicleConfig};
@@ -18,20 +19,66 @@ use std::collections::HashMap;
 /// Something the GCS saw, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ev {
-    Ack { cmd: u16, result: u8 },
-    Text { sev: u8, text: String },
+    Ack {
+        cmd: u16,
+        result: u8,
+    },
+    Text {
+        sev: u8,
+        text: String,
+    },
     Mode(Mode),
     Armed(bool),
     Landed(u8),
     Status(u8),
-    MissionCurrent { seq: u16, total: u16, state: u8 },
+    MissionCurrent {
+        seq: u16,
+        total: u16,
+        state: u8,
+    },
     Reached(u16),
-    MissionAck { result: u8, opaque: u32 },
-    Request { seq: u16, int: bool },
-    Param { name: String, bits: u32, ty: u8 },
-    MissionCount { count: u16, opaque: u32 },
-    ItemInt { seq: u16, cmd: u16, x: i32 },
-    Item { seq: u16 },
+    MissionAck {
+        result: u8,
+        opaque: u32,
+    },
+    Request {
+        seq: u16,
+        int: bool,
+    },
+    Param {
+        name: String,
+        bits: u32,
+        ty: u8,
+    },
+    ParamError {
+        name: String,
+        error: u8,
+    },
+    Timesync {
+        tc1: i64,
+        ts1: i64,
+    },
+    MessageInterval {
+        id: u16,
+        interval_us: i32,
+    },
+    FlightInformation {
+        arming_us: u64,
+        takeoff_us: u64,
+    },
+    MissionCount {
+        count: u16,
+        opaque: u32,
+    },
+    ItemInt {
+        seq: u16,
+        cmd: u16,
+        x: i32,
+        frame: u8,
+    },
+    Item {
+        seq: u16,
+    },
 }
 
 pub struct Gcs {
@@ -369,6 +416,38 @@ impl Gcs {
                     ty: m.param_type as u8,
                 });
             }
+            345 => {
+                let m = mav::PARAM_ERROR_DATA::deser(v, p).unwrap();
+                let end = m.param_id.iter().position(|&b| b == 0).unwrap_or(16);
+                self.push(Ev::ParamError {
+                    name: String::from_utf8_lossy(&m.param_id[..end]).into_owned(),
+                    error: m.error as u8,
+                });
+            }
+            111 => {
+                let m = mav::TIMESYNC_DATA::deser(v, p).unwrap();
+                // PX4's own requests (tc1 0) stream at 10 Hz; only answers are events.
+                if m.tc1 != 0 {
+                    self.push(Ev::Timesync {
+                        tc1: m.tc1,
+                        ts1: m.ts1,
+                    });
+                }
+            }
+            244 => {
+                let m = mav::MESSAGE_INTERVAL_DATA::deser(v, p).unwrap();
+                self.push(Ev::MessageInterval {
+                    id: m.message_id,
+                    interval_us: m.interval_us,
+                });
+            }
+            264 => {
+                let m = mav::FLIGHT_INFORMATION_DATA::deser(v, p).unwrap();
+                self.push(Ev::FlightInformation {
+                    arming_us: m.arming_time_utc,
+                    takeoff_us: m.takeoff_time_utc,
+                });
+            }
             44 => {
                 let m = mav::MISSION_COUNT_DATA::deser(v, p).unwrap();
                 self.push(Ev::MissionCount {
@@ -382,6 +461,7 @@ impl Gcs {
                     seq: m.seq,
                     cmd: m.command as u16,
                     x: m.x,
+                    frame: m.frame as u8,
                 });
             }
             39 => {

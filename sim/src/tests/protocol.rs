@@ -1,6 +1,7 @@
 //! Parameters, command framing, MAVLink 1, STATUSTEXT gating.
 
 use super::*;
+use crate::ExitStatus;
 use mav::MavCmd::*;
 use mav::MavFrame;
 use mav::MavParamType::*;
@@ -34,17 +35,42 @@ fn params_answer_at_once_int32_bytewise() {
             },
         ]
     );
-    // A float-typed set of an INT32 is ignored; an unknown name gets PX4's text.
+    // A float-typed set of an INT32 gets TYPE_MISMATCH (7) and an unknown name DOES_NOT_EXIST
+    // (1), at once and without a text, as PX4 (PX4-WIRE "More measured").
     let from = g.log.len();
     g.param_set("COM_RC_IN_MODE", 1.0, MAV_PARAM_TYPE_REAL32);
     g.param_set("NO_SUCH_PARAM", 1.0, MAV_PARAM_TYPE_REAL32);
-    g.run(100);
+    let mut id = [0u8; 16];
+    id[..9].copy_from_slice(b"NOT_THERE");
+    g.send(&mav::PARAM_REQUEST_READ_DATA {
+        param_index: -1,
+        target_system: 1,
+        target_component: 1,
+        param_id: id.into(),
+    });
     assert_eq!(
         g.events(from),
-        vec![Ev::Text {
-            sev: 6,
-            text: "[pm] unknown param: NO_SUCH_PARAM".into()
-        }]
+        vec![
+            Ev::ParamError {
+                name: "COM_RC_IN_MODE".into(),
+                error: 7
+            },
+            Ev::ParamError {
+                name: "NO_SUCH_PARAM".into(),
+                error: 1
+            },
+            Ev::ParamError {
+                name: "NOT_THERE".into(),
+                error: 1
+            },
+        ]
+    );
+    g.run(100);
+    assert!(!g.texts().iter().any(|t| t.contains("unknown param")));
+    assert_eq!(
+        g.v.params.i(crate::params::P::COM_RC_IN_MODE),
+        2,
+        "the mismatched set left it"
     );
     // The whole list.
     let from = g.log.len();
@@ -272,4 +298,183 @@ fn hostile_input_never_panics_or_corrupts_the_model() {
     v.step(400_000_000);
     assert_eq!(v.io.out.pending(), crate::wire::MAX_PENDING_FRAMES);
     assert!(v.io.out.frames_dropped > 0);
+}
+
+#[test]
+fn timesync_message_interval_flight_information_like_px4() {
+    let mut g = Gcs::booted();
+    // TIMESYNC request: answered at once with our clock (ns) and the request's ts1.
+    let from = g.log.len();
+    g.send(&mav::TIMESYNC_DATA {
+        tc1: 0,
+        ts1: 123_456_789,
+        target_system: 1,
+        target_component: 1,
+    });
+    let now_ns = g.v.now_us() as i64 * 1000;
+    assert_eq!(
+        g.events(from),
+        vec![Ev::Timesync {
+            tc1: now_ns,
+            ts1: 123_456_789
+        }]
+    );
+    // PX4 streams its own TIMESYNC requests at 10 Hz.
+    g.counts.clear();
+    g.run(2_000);
+    assert!(
+        (18..=22).contains(g.counts.get(&111).unwrap_or(&0)),
+        "{:?}",
+        g.counts.get(&111)
+    );
+    // GET_MESSAGE_INTERVAL: MESSAGE_INTERVAL then ACK 0; a stream that is off says -1, one this
+    // vehicle lacks 0.
+    let from = g.log.len();
+    g.cmd_long(
+        MAV_CMD_GET_MESSAGE_INTERVAL,
+        [33.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    g.cmd_long(
+        MAV_CMD_GET_MESSAGE_INTERVAL,
+        [115.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    g.cmd_long(
+        MAV_CMD_GET_MESSAGE_INTERVAL,
+        [9000.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    assert_eq!(
+        g.events(from),
+        vec![
+            Ev::MessageInterval {
+                id: 33,
+                interval_us: 20_000
+            },
+            Ev::Ack {
+                cmd: 510,
+                result: 0
+            },
+            Ev::MessageInterval {
+                id: 115,
+                interval_us: -1
+            },
+            Ev::Ack {
+                cmd: 510,
+                result: 0
+            },
+            Ev::MessageInterval {
+                id: 9000,
+                interval_us: 0
+            },
+            Ev::Ack {
+                cmd: 510,
+                result: 0
+            },
+        ]
+    );
+    // SET_MESSAGE_INTERVAL starts a stream that is off (ground truth at 25 Hz).
+    let from = g.log.len();
+    g.cmd_long(
+        MAV_CMD_SET_MESSAGE_INTERVAL,
+        [115.0, 40_000.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    g.cmd_long(
+        MAV_CMD_GET_MESSAGE_INTERVAL,
+        [115.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    assert_subsequence(
+        &g.events(from),
+        &[
+            Ev::Ack {
+                cmd: 511,
+                result: 0,
+            },
+            Ev::MessageInterval {
+                id: 115,
+                interval_us: 40_000,
+            },
+        ],
+    );
+    // REQUEST_MESSAGE FLIGHT_INFORMATION: answered; arming and takeoff times once they happen.
+    let from = g.log.len();
+    g.cmd_long(
+        MAV_CMD_REQUEST_MESSAGE,
+        [264.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    assert_eq!(
+        g.events(from),
+        vec![
+            Ev::FlightInformation {
+                arming_us: 0,
+                takeoff_us: 0
+            },
+            Ev::Ack {
+                cmd: 512,
+                result: 0
+            },
+        ]
+    );
+    g.set_mode(Mode::Takeoff);
+    g.arm();
+    assert!(g.run_until(5_000, |g| g.texts().iter().any(|t| t == "Takeoff detected")));
+    let from = g.log.len();
+    g.cmd_long(
+        MAV_CMD_REQUEST_MESSAGE,
+        [264.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    match &g.events(from)[0] {
+        Ev::FlightInformation {
+            arming_us,
+            takeoff_us,
+        } => assert!(
+            *arming_us > 0 && takeoff_us > arming_us,
+            "{arming_us} {takeoff_us}"
+        ),
+        e => panic!("{e:?}"),
+    }
+}
+
+#[test]
+fn reboot_refused_shutdown_exits_cleanly_autopilot_version_as_px4() {
+    let mut g = Gcs::booted();
+    let from = g.log.len();
+    g.cmd_long(
+        MAV_CMD_REQUEST_MESSAGE,
+        [148.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    let v = g.version.clone().expect("AUTOPILOT_VERSION");
+    assert_eq!(v.flight_sw_version, 0x0112_0000, "1.18.0 dev");
+    assert_eq!(v.capabilities.bits(), 0xe8ff);
+    // Reboot: DENIED, still running.
+    g.cmd_long(
+        MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN,
+        [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    g.run(1_000);
+    assert!(g.v.exit_status().is_none());
+    // Shutdown: ACCEPTED, the process exits 0 about 0.5 s later.
+    g.cmd_long(
+        MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN,
+        [2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+    assert_subsequence(
+        &g.events(from),
+        &[
+            Ev::Ack {
+                cmd: 512,
+                result: 0,
+            },
+            Ev::Ack {
+                cmd: 246,
+                result: 2,
+            },
+            Ev::Ack {
+                cmd: 246,
+                result: 0,
+            },
+        ],
+    );
+    g.run(400);
+    assert!(g.v.exit_status().is_none());
+    g.run(200);
+    assert_eq!(g.v.exit_status(), Some(ExitStatus::Code(0)));
 }
