@@ -179,6 +179,11 @@ impl<const ITEMS: usize, const TEXTS: usize> Actuator for Act<'_, ITEMS, TEXTS> 
     fn mission_progress(&self) -> Option<Option<MissionProgress>> {
         Some(self.offboard.mission_progress())
     }
+
+    #[cfg(feature = "extra-conditions")]
+    fn at_target(&self) -> Option<bool> {
+        Some(self.offboard.at_target(self.tel))
+    }
 }
 
 /// One vehicle link's core: `WAITS` concurrent waits, `TEXTS` STATUSTEXTs kept, missions of up
@@ -478,6 +483,9 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     fn sync_mission(&mut self) {
         self.engine
             .set_mission_progress(self.offboard.mission_progress());
+        #[cfg(feature = "extra-conditions")]
+        self.engine
+            .set_at_target(Some(self.offboard.at_target(&self.tel)));
     }
 
     fn apply_reaction(&mut self, reaction: Reaction) {

@@ -78,7 +78,19 @@ mod wait;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "extra-conditions")]
+pub use condition::Place;
 pub use condition::{Condition, ConditionKind, Needle, Op};
+
+/// The distance from the vehicle to `to`, m, as the `distance` condition measures it; `None`
+/// before the messages it reads have arrived.
+#[cfg(feature = "extra-conditions")]
+pub fn condition_distance_m<const T: usize>(
+    tel: &crate::telemetry::Telemetry<T>,
+    to: &Place,
+) -> Option<f32> {
+    condition::Extra::read(tel, None).distance_m(to)
+}
 pub use engine::{Engine, CLOSED_ERROR};
 pub use error::{EngineError, SpecError};
 pub use program::{
