@@ -704,8 +704,12 @@ impl CmpMs {
 
 /// Bits of [`Readings`] a condition reads (the sim clock is tracked by wake times instead).
 pub(crate) mod dep {
-    /// A set of these bits.
+    /// A set of these bits (a byte holds the basic rows' eight).
+    #[cfg(feature = "extra-conditions")]
     pub type Deps = u16;
+    /// A set of these bits (a byte holds the basic rows' eight).
+    #[cfg(not(feature = "extra-conditions"))]
+    pub type Deps = u8;
     pub const HEIGHT: Deps = 1;
     pub const AIRSPEED: Deps = 1 << 1;
     pub const WAYPOINT: Deps = 1 << 2;
