@@ -37,7 +37,9 @@ use nexus_core::mode::Mode;
 use nexus_core::offboard::{OffboardConfig, Refusal};
 use nexus_core::plan::{line_col, read_plan};
 use nexus_core::rc::RcSticks;
-use nexus_core::telemetry::{LandedState, LinkIds, Snapshot};
+use nexus_core::telemetry::{
+    Attitude, Battery, Gps, Home, LandedState, LinkIds, LocalNed, Position, Snapshot,
+};
 
 use crate::error::{ClientError, ConnectError, RunError};
 use crate::launcher::OFFBOARD_CLIENT_PORT_BASE;
@@ -399,6 +401,53 @@ impl OffboardClient {
     /// Altitude over the launch point from GLOBAL_POSITION_INT, m; `None` before one.
     pub fn relative_altitude(&self) -> Option<f32> {
         self.read(|s| s.relative_alt_m)
+    }
+
+    /// Position: latitude/longitude in degrees, altitude AMSL and above home in m
+    /// (GLOBAL_POSITION_INT); `None` before one.
+    pub fn position(&self) -> Option<Position> {
+        self.read(|s| s.vitals.position)
+    }
+
+    /// Local position and velocity, NED, m and m/s (LOCAL_POSITION_NED); `None` before one.
+    pub fn local_ned(&self) -> Option<LocalNed> {
+        self.read(|s| s.vitals.local_ned)
+    }
+
+    /// Roll, pitch and NED yaw, rad (ATTITUDE); `None` before one.
+    pub fn attitude(&self) -> Option<Attitude> {
+        self.read(|s| s.vitals.attitude)
+    }
+
+    /// Compass heading, rad in [0, 2π) (ATTITUDE.yaw); `None` before one.
+    pub fn heading_rad(&self) -> Option<f32> {
+        self.read(|s| s.vitals.heading_rad)
+    }
+
+    /// Ground speed, m/s (VFR_HUD); `None` before one.
+    pub fn groundspeed_m_s(&self) -> Option<f32> {
+        self.read(|s| s.vitals.groundspeed_m_s)
+    }
+
+    /// Climb rate, m/s, up positive (VFR_HUD); `None` before one.
+    pub fn climb_rate_m_s(&self) -> Option<f32> {
+        self.read(|s| s.vitals.climb_rate_m_s)
+    }
+
+    /// Battery voltage (V) and charge (%) (SYS_STATUS); `None` before one.
+    pub fn battery(&self) -> Option<Battery> {
+        self.read(|s| s.vitals.battery)
+    }
+
+    /// GPS fix type and satellites (GPS_RAW_INT); `None` before one.
+    pub fn gps(&self) -> Option<Gps> {
+        self.read(|s| s.vitals.gps)
+    }
+
+    /// Home: latitude/longitude in degrees, altitude AMSL in m (HOME_POSITION); `None` before
+    /// PX4 reports it.
+    pub fn home(&self) -> Option<Home> {
+        self.read(|s| s.vitals.home)
     }
 
     /// Whether PX4 accepted the uploaded mission (false while in flight and when refused:

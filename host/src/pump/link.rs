@@ -597,6 +597,7 @@ impl LinkState {
         s.landed_state = tel.landed_state();
         s.landed = tel.landed();
         s.relative_alt_m = tel.relative_alt_m();
+        s.vitals = super::status::Vitals::from_telemetry(tel);
         s.sim_ms = tel.sim_ms();
         s.mission = super::status::MissionStatus {
             count: ob.mission_count(),
