@@ -25,6 +25,7 @@ fn the_examples_load() {
         "takeoff-hover-land.toml",
         "box-mission.toml",
         "wait-for-text-with-reaction.toml",
+        "goto-and-check.toml",
     ] {
         let p = ProgramFile::load(&examples().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!p.steps.is_empty(), "{name}");

@@ -1,0 +1,29 @@
+//! `nexus run examples/goto-and-check.toml`: the extra conditions (gps_fix, at_target,
+//! distance to a world point and to home, ground speed, heading, landed state) met in a
+//! program flown on the simulated vehicle (instance 93).
+
+mod cli_support;
+
+use cli_support::{json, nexus, reasons, SPEED};
+use predicates::prelude::*;
+
+#[test]
+fn the_goto_and_check_example_passes() {
+    let out = nexus(&[
+        "run",
+        "examples/goto-and-check.toml",
+        "--speed",
+        SPEED,
+        "--instance",
+        "93",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::contains("PASS: all 7 steps met"))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(reasons(&r), ["met"; 7]);
+    assert_eq!(r["final"]["landed_state"], "ON_GROUND");
+}
