@@ -34,7 +34,7 @@ use nexus_core::client::ClientConfig;
 pub use nexus_core::ground_truth::GroundTruth;
 use nexus_core::mission::MissionItem;
 use nexus_core::mode::Mode;
-use nexus_core::offboard::{OffboardConfig, Refusal};
+use nexus_core::offboard::{OffboardConfig, Refusal, Setpoint, Yaw};
 use nexus_core::plan::{line_col, read_plan};
 use nexus_core::rc::RcSticks;
 use nexus_core::telemetry::{
@@ -644,6 +644,82 @@ impl OffboardClient {
         self.verb(move |ctx| {
             let (ob, tel) = ctx.client().offboard_mut();
             Ok(ob.goto(tel, x_m, y_m, z_m, yaw_rad)?)
+        })
+    }
+
+    /// Stream an offboard setpoint from now on at the stick period (20 Hz by default),
+    /// replacing the one streamed before; a non-finite one is refused. Set one before
+    /// [`OffboardClient::start_offboard`] and keep updating it while in Offboard.
+    pub fn set_setpoint(&self, sp: Setpoint) -> Result<(), ClientError> {
+        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.set_setpoint(sp)?))
+    }
+
+    /// Stream a local NED position setpoint (m; yaw NED rad, or `None` to leave it).
+    pub fn set_position_ned(
+        &self,
+        north_m: f32,
+        east_m: f32,
+        down_m: f32,
+        yaw_rad: Option<f32>,
+    ) -> Result<(), ClientError> {
+        self.set_setpoint(Setpoint::PositionNed {
+            north_m,
+            east_m,
+            down_m,
+            yaw_rad,
+        })
+    }
+
+    /// Stream a local NED velocity setpoint (m/s) with a yaw or yaw rate.
+    pub fn set_velocity_ned(
+        &self,
+        v_north_m_s: f32,
+        v_east_m_s: f32,
+        v_down_m_s: f32,
+        yaw: Yaw,
+    ) -> Result<(), ClientError> {
+        self.set_setpoint(Setpoint::VelocityNed {
+            v_north_m_s,
+            v_east_m_s,
+            v_down_m_s,
+            yaw,
+        })
+    }
+
+    /// Request Offboard mode, PX4's way: a setpoint must be streaming already
+    /// ([`OffboardClient::set_setpoint`]); without one this is refused here with
+    /// `InvalidArgument`, as PX4 would refuse the mode.
+    pub fn start_offboard(&self) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            let ob = ctx.client().offboard_mut().0;
+            if ob.setpoint().is_none() {
+                return Err(nexus_core::offboard::OffboardError::InvalidArgument(
+                    "set a setpoint before requesting Offboard (PX4 refuses it without a stream)",
+                )
+                .into());
+            }
+            ob.set_mode(Mode::Offboard);
+            Ok(())
+        })
+    }
+
+    /// Leave Offboard for Hold and stop the setpoint stream (Hold is requested first, so the
+    /// stream does not just stop under PX4: that is a stream loss and its failsafe).
+    pub fn stop_offboard(&self) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            let ob = ctx.client().offboard_mut().0;
+            ob.set_mode(Mode::Hold);
+            ob.stop_setpoints();
+            Ok(())
+        })
+    }
+
+    /// Stop the setpoint stream without changing mode: in Offboard, PX4 fails safe after
+    /// COM_OF_LOSS_T (what a stream-loss test wants).
+    pub fn stop_setpoints(&self) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            ctx.client().offboard_mut().0.stop_setpoints();
+            Ok(())
         })
     }
 

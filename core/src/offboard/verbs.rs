@@ -90,6 +90,35 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.rc = None;
     }
 
+    /// Stream `sp` from the next poll on, at the stick period (20 Hz by default), replacing
+    /// the setpoint streamed before. Set one before requesting Offboard mode (PX4 refuses the
+    /// mode without a stream) and keep it set while in it. A setpoint with a non-finite
+    /// number (or a thrust outside 0..1) is an [`OffboardError::InvalidArgument`].
+    #[cfg(feature = "setpoints")]
+    pub fn set_setpoint(&mut self, sp: super::Setpoint) -> Result<(), OffboardError> {
+        if !sp.is_valid() {
+            return Err(OffboardError::InvalidArgument(
+                "setpoint must be finite (thrust 0..1, lat/lon on Earth)",
+            ));
+        }
+        self.sp = Some(sp);
+        Ok(())
+    }
+
+    /// Stop the setpoint stream. In Offboard mode that is a stream loss: PX4 fails safe after
+    /// COM_OF_LOSS_T; request Hold first to leave Offboard cleanly.
+    #[cfg(feature = "setpoints")]
+    pub fn stop_setpoints(&mut self) {
+        self.sp = None;
+        self.sp_last = None;
+    }
+
+    /// The setpoint being streamed.
+    #[cfg(feature = "setpoints")]
+    pub fn setpoint(&self) -> Option<super::Setpoint> {
+        self.sp
+    }
+
     /// Set a REAL32 parameter: one PARAM_SET (type 9), not verified.
     pub fn param_set(&mut self, name: &str, value: f32) -> Result<(), OffboardError> {
         let name = param_name(name)?;
