@@ -26,6 +26,7 @@ fn the_examples_load() {
         "box-mission.toml",
         "wait-for-text-with-reaction.toml",
         "goto-and-check.toml",
+        "offboard-square.toml",
     ] {
         let p = ProgramFile::load(&examples().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!p.steps.is_empty(), "{name}");
@@ -490,4 +491,69 @@ fn the_extra_conditions_refuse_what_does_not_apply() {
     assert!(msg.contains("groundspeed"), "{msg}");
     let (_, _, _, msg) = e("{ at_target = false }");
     assert!(msg.contains("can only be true"), "{msg}");
+}
+
+#[test]
+fn the_offboard_action_reads_a_position_or_a_velocity() {
+    use nexus_core::offboard::{Setpoint, Yaw};
+    let p = parse(
+        r#"
+[[step]]
+action = "offboard"
+north_m = 10
+east_m = -2
+down_m = -5
+yaw_deg = 90
+until = "at_target"
+timeout_s = 60
+
+[[step]]
+action = "offboard"
+v_north_m_s = 1
+v_east_m_s = 0
+v_down_m_s = -0.5
+until = { time = 3 }
+timeout_s = 5
+
+[[step]]
+action = "stop_offboard"
+until = { mode = "Hold" }
+timeout_s = 5
+"#,
+    )
+    .unwrap();
+    let program = p.to_program();
+    let s = program.steps();
+    assert_eq!(
+        s[0].action,
+        Action::Offboard(Setpoint::PositionNed {
+            north_m: 10.0,
+            east_m: -2.0,
+            down_m: -5.0,
+            yaw_rad: Some(90f32.to_radians())
+        })
+    );
+    assert_eq!(
+        s[1].action,
+        Action::Offboard(Setpoint::VelocityNed {
+            v_north_m_s: 1.0,
+            v_east_m_s: 0.0,
+            v_down_m_s: -0.5,
+            yaw: Yaw::Free
+        })
+    );
+    assert_eq!(s[2].action, Action::StopOffboard);
+    let e = |t: &str| {
+        err(&format!(
+            "[[step]]\naction = \"offboard\"\n{t}\nuntil = \"at_target\"\ntimeout_s = 5\n"
+        ))
+    };
+    let (_, _, key, msg) = e("north_m = 1\nv_east_m_s = 1");
+    assert_eq!(key.as_deref(), Some("v_north_m_s"), "{msg}");
+    let (_, _, key, _) = e("north_m = 1\neast_m = 1");
+    assert_eq!(key.as_deref(), Some("down_m"));
+    let (_, _, key, _) = e("yaw_deg = 3");
+    assert_eq!(key.as_deref(), Some("north_m"));
+    let (_, _, key, _) = e("v_north_m_s = 100\nv_east_m_s = 0\nv_down_m_s = 0");
+    assert_eq!(key.as_deref(), Some("v_north_m_s"));
 }

@@ -47,7 +47,13 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// takeoff altitude (relative altitude), or within `arrive_m` (3D) of a goto position and,
     /// if it commanded a yaw, within `yaw_tol_rad` of it. False with no target, after land or
     /// RTL, and before the first position report.
+    ///
+    /// While a setpoint streams, it measures that instead ([`super::Setpoint::reached`]).
     pub fn at_target<const T: usize>(&self, tel: &Telemetry<T>) -> bool {
+        #[cfg(feature = "setpoints")]
+        if let Some(sp) = self.sp {
+            return sp.reached(tel, &self.cfg);
+        }
         let (Some(target), Some(rel_alt)) = (self.target, tel.relative_alt_m()) else {
             return false;
         };

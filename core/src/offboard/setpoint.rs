@@ -128,6 +128,85 @@ impl Setpoint {
     }
 }
 
+/// How close a velocity setpoint's velocity must be for it to count as reached, m/s.
+pub const VELOCITY_TOL_M_S: f32 = 0.3;
+
+impl Setpoint {
+    /// Whether the vehicle is at this setpoint, by `cfg`'s tolerances: a position within
+    /// `arrive_m` (3D; LOCAL_POSITION_NED, or GLOBAL_POSITION_INT for a global one) and a yaw,
+    /// if given, within `yaw_tol_rad` (ATTITUDE); a velocity within [`VELOCITY_TOL_M_S`]
+    /// (LOCAL_POSITION_NED); an attitude with each angle within `yaw_tol_rad`. False before
+    /// those messages arrive.
+    pub fn reached<const T: usize>(
+        &self,
+        tel: &crate::telemetry::Telemetry<T>,
+        cfg: &super::OffboardConfig,
+    ) -> bool {
+        use super::geo::{ne_offset_m, wrap_pi};
+        let angle_ok = |have: f32, want: f32| {
+            libm::fabs(wrap_pi(have as f64 - want as f64)) < cfg.yaw_tol_rad as f64
+        };
+        let yaw_ok = |want: Option<f32>| match want {
+            None => true,
+            Some(w) => tel.attitude().is_some_and(|a| angle_ok(a.yaw, w)),
+        };
+        match *self {
+            Setpoint::PositionNed {
+                north_m,
+                east_m,
+                down_m,
+                yaw_rad,
+            } => {
+                let Some(l) = tel.local_position() else {
+                    return false;
+                };
+                let (dn, de, dd) = (l.x - north_m, l.y - east_m, l.z - down_m);
+                libm::sqrtf(dn * dn + de * de + dd * dd) < cfg.arrive_m && yaw_ok(yaw_rad)
+            }
+            Setpoint::VelocityNed {
+                v_north_m_s,
+                v_east_m_s,
+                v_down_m_s,
+                yaw,
+            } => {
+                let Some(l) = tel.local_position() else {
+                    return false;
+                };
+                let (a, b, c) = (l.vx - v_north_m_s, l.vy - v_east_m_s, l.vz - v_down_m_s);
+                let yaw = match yaw {
+                    Yaw::Angle(w) => yaw_ok(Some(w)),
+                    _ => true,
+                };
+                libm::sqrtf(a * a + b * b + c * c) <= VELOCITY_TOL_M_S && yaw
+            }
+            Setpoint::Global {
+                lat_deg,
+                lon_deg,
+                alt_amsl_m,
+                yaw_rad,
+            } => {
+                let Some(p) = tel.global_position() else {
+                    return false;
+                };
+                let here = (p.lat as f64 / 1e7, p.lon as f64 / 1e7);
+                let (dn, de) = ne_offset_m(lat_deg, (lat_deg, lon_deg), here);
+                let dz = (p.alt as f64 / 1000.0) - alt_amsl_m as f64;
+                libm::sqrt(dn * dn + de * de + dz * dz) < cfg.arrive_m as f64 && yaw_ok(yaw_rad)
+            }
+            Setpoint::Attitude {
+                roll_rad,
+                pitch_rad,
+                yaw_rad,
+                ..
+            } => tel.attitude().is_some_and(|a| {
+                angle_ok(a.roll, roll_rad)
+                    && angle_ok(a.pitch, pitch_rad)
+                    && angle_ok(a.yaw, yaw_rad)
+            }),
+        }
+    }
+}
+
 /// The frame for `sp`, sent to system `sys`, component `comp`.
 pub(crate) enum SetpointMsg {
     Local(mav::SET_POSITION_TARGET_LOCAL_NED_DATA),

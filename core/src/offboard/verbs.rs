@@ -102,6 +102,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             ));
         }
         self.sp = Some(sp);
+        // `at_target` measures the setpoint from now on, not an earlier verb's target.
+        self.target = None;
         Ok(())
     }
 
@@ -157,6 +159,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         }
         self.param_set(TAKEOFF_ALT_PARAM, alt_m)?;
         self.req.restart = None;
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.target = Some(Target::Climb { rel_alt_m: alt_m });
         self.set_mode(Mode::Takeoff);
         self.arm(now, tel);
@@ -166,6 +170,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// Land in place (Land mode). Clears the target and drops a pending mission start or arm
     /// (an arm after a land request would only arm in Land mode).
     pub fn land(&mut self) {
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.target = None;
         self.req.restart = None;
         self.req.arm = None;
@@ -174,6 +180,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
 
     /// Return to launch (RTL mode). Clears the target, drops a pending mission start or arm.
     pub fn return_to_launch(&mut self) {
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.target = None;
         self.req.restart = None;
         self.req.arm = None;
@@ -182,6 +190,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
 
     /// Hold position (Hold mode). Drops a pending mission start.
     pub fn hold(&mut self) {
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.req.restart = None;
         self.set_mode(Mode::Hold);
     }
@@ -224,6 +234,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             yaw_ned_rad: yaw_ned.unwrap_or(f32::NAN),
         })?;
         self.anchor = Some(anchor);
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.target = Some(Target::Goto {
             lat_deg: lat,
             lon_deg: lon,
@@ -384,6 +396,19 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 Ok(())
             }
             Action::Speedup(_) => Err(OffboardError::DriverAction),
+            #[cfg(feature = "setpoints")]
+            Action::Offboard(sp) => {
+                self.set_setpoint(*sp)?;
+                if tel.mode() != Some(Mode::Offboard) {
+                    self.set_mode(Mode::Offboard);
+                }
+                Ok(())
+            }
+            #[cfg(feature = "setpoints")]
+            Action::StopOffboard => {
+                self.hold();
+                Ok(())
+            }
         }
     }
 }
