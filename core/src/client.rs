@@ -186,6 +186,48 @@ impl<const ITEMS: usize, const TEXTS: usize> Actuator for Act<'_, ITEMS, TEXTS> 
     }
 }
 
+/// Raw outbound messages queued at most ([`Client::send_raw`]).
+#[cfg(feature = "raw-send")]
+pub const RAW_QUEUE_LEN: usize = 4;
+
+/// One queued raw message.
+#[cfg(feature = "raw-send")]
+#[derive(Debug, Clone)]
+struct RawOut {
+    id: u32,
+    crc_extra: u8,
+    payload: heapless::Vec<u8, 255>,
+}
+
+#[cfg(feature = "raw-send")]
+impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: usize>
+    Client<WAITS, TEXTS, ITEMS, STEPS>
+{
+    /// Queue any message for the next [`Client::poll_transmit`]: its id, its CRC extra and its
+    /// payload in MAVLink 2 wire order (the core decodes only its subset, but sends anything:
+    /// a host serialises a `MavMessage` and hands it here). Sent after the machine's own
+    /// frames due at that poll, in order. A payload over 255 bytes is an
+    /// [`OffboardError::InvalidArgument`]; a full queue ([`RAW_QUEUE_LEN`]) an
+    /// [`OffboardError::OutboxFull`]: nothing is dropped silently.
+    pub fn send_raw(
+        &mut self,
+        id: u32,
+        crc_extra: u8,
+        payload: &[u8],
+    ) -> Result<(), OffboardError> {
+        let payload = heapless::Vec::from_slice(payload).map_err(|_| {
+            OffboardError::InvalidArgument("a MAVLink payload is at most 255 bytes")
+        })?;
+        self.raw
+            .push_back(RawOut {
+                id,
+                crc_extra,
+                payload,
+            })
+            .map_err(|_| OffboardError::OutboxFull)
+    }
+}
+
 /// One vehicle link's core: `WAITS` concurrent waits, `TEXTS` STATUSTEXTs kept, missions of up
 /// to `ITEMS` items, programs of up to `STEPS` steps.
 #[derive(Debug, Clone)]
@@ -197,6 +239,8 @@ pub struct Client<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, co
     encoder: Encoder,
     truth: GroundTruthRequest,
     speedup: Option<f32>,
+    #[cfg(feature = "raw-send")]
+    raw: Deque<RawOut, RAW_QUEUE_LEN>,
     program_events: Deque<ProgramNote, PROGRAM_EVENTS_LEN>,
     program_events_lost: u32,
     steps_reported: usize,
@@ -218,6 +262,8 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             runner: ProgramRunner::new(),
             encoder: Encoder::new(config.ids.own_sysid, config.ids.own_compid),
             truth: GroundTruthRequest::new(config.ground_truth),
+            #[cfg(feature = "raw-send")]
+            raw: Deque::new(),
             speedup: None,
             program_events: Deque::new(),
             program_events_lost: 0,
@@ -273,6 +319,17 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         if buf.len() < crate::offboard::MIN_TX_BUF {
             return None; // too small for anything: ask nothing, lose nothing
         }
+        #[cfg(feature = "raw-send")]
+        if let Some(r) = self.raw.front() {
+            let n = self
+                .encoder
+                .encode_payload(r.id, r.crc_extra, &r.payload, buf)
+                .ok();
+            if n.is_some() {
+                self.raw.pop_front();
+                return n;
+            }
+        }
         let cmd = self.truth.poll(now, &self.tel)?;
         self.encoder.encode(&cmd, buf).ok()
     }
@@ -291,6 +348,10 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
 
     /// When to call [`Client::poll_transmit`] again if nothing arrives (driver time).
     pub fn next_deadline(&self) -> Option<Instant> {
+        #[cfg(feature = "raw-send")]
+        if !self.raw.is_empty() {
+            return Some(Instant::ZERO); // queued messages go now
+        }
         let a = self.offboard.next_deadline();
         let b = self.truth.next_deadline(&self.tel);
         match (a, b) {

@@ -647,6 +647,24 @@ impl OffboardClient {
         })
     }
 
+    /// Send any common-dialect message to the vehicle now ([`LinkHandle::send`]): for what
+    /// has no verb here.
+    pub fn send_message(&self, msg: &nexus_core::mav::MavMessage) -> Result<(), ClientError> {
+        self.link()?.send(msg).map_err(|e| match e {
+            crate::pump::SendError::Pump(p) => ClientError::from(p),
+            crate::pump::SendError::Refused(e) => ClientError::Verb(e),
+        })
+    }
+
+    /// Every message with id `msg_id` the vehicle sends from now on, decoded in full
+    /// ([`LinkHandle::subscribe`]); drop the receiver to stop.
+    pub fn subscribe(
+        &self,
+        msg_id: u32,
+    ) -> Result<std::sync::mpsc::Receiver<nexus_core::mav::MavMessage>, ClientError> {
+        Ok(self.link()?.subscribe(msg_id)?)
+    }
+
     /// Stream an offboard setpoint from now on at the stick period (20 Hz by default),
     /// replacing the one streamed before; a non-finite one is refused. Set one before
     /// [`OffboardClient::start_offboard`] and keep updating it while in Offboard.
