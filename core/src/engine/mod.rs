@@ -4,8 +4,10 @@
 //!
 //! A *wait* ([`Wait`]) names one [`Condition`] from seed 000's table (altitude, airspeed,
 //! waypoint, sim_time, time, mode, text, armed, disarmed, landed, and the mission progress rows
-//! reached and mission_complete, which read [`crate::telemetry::Telemetry::mission_progress`]
-//! as the client feeds it from the offboard machine), a `timeout_s` in autopilot
+//! reached and mission_complete, which read the mission progress the client feeds the engine
+//! from the offboard machine ([`Engine::set_mission_progress`]); with the `extra-conditions`
+//! feature also at_target (fed the same way), distance, groundspeed, climb_rate, heading,
+//! battery_remaining, battery_voltage, gps_fix, satellites and landed_state), a `timeout_s` in autopilot
 //! (sim) seconds, and optionally `hold_s`, `within`, up to [`MAX_GUARDS`] guard conditions
 //! and reactions (`then_rc`, `then_mode`, `then_speedup`). The [`Engine`] keeps up to `N` of
 //! them and is evaluated after every message the telemetry accepted:
