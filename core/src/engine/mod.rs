@@ -21,8 +21,10 @@
 //!
 //! * A condition whose message has not arrived is never met (an airspeed wait before the
 //!   first VFR_HUD waits).
-//! * Ops `>=` (default), `<=`, `==` apply to altitude, airspeed, waypoint and sim_time only;
-//!   `within` (|reading − target| ≤ tol) likewise. Anything else is a [`SpecError`].
+//! * Ops `>=` (default), `<=`, `==` apply to the numeric rows only ([`ConditionKind::takes_op`]:
+//!   altitude, airspeed, waypoint, sim_time, reached, and the extra distance, groundspeed,
+//!   climb_rate, heading, battery and GPS rows); `within` (|reading − target| ≤ tol, around
+//!   the circle for heading) likewise. Anything else is a [`SpecError`].
 //! * `time` counts sim seconds from registration (always `>=`). `sim_time` is the autopilot
 //!   clock; *relative*, it counts from the tick the previous wait or step on this engine
 //!   settled (an error if none has) — in a program step, from the step's start tick.
