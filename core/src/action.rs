@@ -78,6 +78,12 @@ pub enum Action {
     ResumeMission,
     /// Change the simulator's speed factor (the driver's, not the autopilot's).
     Speedup(f32),
+    /// Stream this setpoint and request Offboard mode (once: not again while in it).
+    #[cfg(feature = "setpoints")]
+    Offboard(crate::offboard::Setpoint),
+    /// Request Hold and stop the setpoint stream.
+    #[cfg(feature = "setpoints")]
+    StopOffboard,
 }
 
 /// Build a [`ParamName`], or `None` if `name` is longer than [`PARAM_NAME_LEN`] bytes.

@@ -180,6 +180,53 @@ impl<const ITEMS: usize, const TEXTS: usize> Actuator for Act<'_, ITEMS, TEXTS> 
     fn mission_progress(&self) -> Option<Option<MissionProgress>> {
         Some(self.offboard.mission_progress())
     }
+
+    #[cfg(feature = "extra-conditions")]
+    fn at_target(&self) -> Option<bool> {
+        Some(self.offboard.at_target(self.tel))
+    }
+}
+
+/// Raw outbound messages queued at most ([`Client::send_raw`]).
+#[cfg(feature = "raw-send")]
+pub const RAW_QUEUE_LEN: usize = 4;
+
+/// One queued raw message.
+#[cfg(feature = "raw-send")]
+#[derive(Debug, Clone)]
+struct RawOut {
+    id: u32,
+    crc_extra: u8,
+    payload: heapless::Vec<u8, 255>,
+}
+
+#[cfg(feature = "raw-send")]
+impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: usize>
+    Client<WAITS, TEXTS, ITEMS, STEPS>
+{
+    /// Queue any message for the next [`Client::poll_transmit`]: its id, its CRC extra and its
+    /// payload in MAVLink 2 wire order (the core decodes only its subset, but sends anything:
+    /// a host serialises a `MavMessage` and hands it here). Sent after the machine's own
+    /// frames due at that poll, in order. A payload over 255 bytes is an
+    /// [`OffboardError::InvalidArgument`]; a full queue ([`RAW_QUEUE_LEN`]) an
+    /// [`OffboardError::OutboxFull`]: nothing is dropped silently.
+    pub fn send_raw(
+        &mut self,
+        id: u32,
+        crc_extra: u8,
+        payload: &[u8],
+    ) -> Result<(), OffboardError> {
+        let payload = heapless::Vec::from_slice(payload).map_err(|_| {
+            OffboardError::InvalidArgument("a MAVLink payload is at most 255 bytes")
+        })?;
+        self.raw
+            .push_back(RawOut {
+                id,
+                crc_extra,
+                payload,
+            })
+            .map_err(|_| OffboardError::OutboxFull)
+    }
 }
 
 /// One vehicle link's core: `WAITS` concurrent waits, `TEXTS` STATUSTEXTs kept, missions of up
@@ -193,6 +240,8 @@ pub struct Client<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, co
     encoder: Encoder,
     truth: GroundTruthRequest,
     speedup: Option<f32>,
+    #[cfg(feature = "raw-send")]
+    raw: Deque<RawOut, RAW_QUEUE_LEN>,
     program_events: Deque<ProgramNote, PROGRAM_EVENTS_LEN>,
     program_events_lost: u32,
     steps_reported: usize,
@@ -214,6 +263,8 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             runner: ProgramRunner::new(),
             encoder: Encoder::new(config.ids.own_sysid, config.ids.own_compid),
             truth: GroundTruthRequest::new(config.ground_truth),
+            #[cfg(feature = "raw-send")]
+            raw: Deque::new(),
             speedup: None,
             program_events: Deque::new(),
             program_events_lost: 0,
@@ -271,6 +322,17 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         if buf.len() < crate::offboard::MIN_TX_BUF {
             return None; // too small for anything: ask nothing, lose nothing
         }
+        #[cfg(feature = "raw-send")]
+        if let Some(r) = self.raw.front() {
+            let n = self
+                .encoder
+                .encode_payload(r.id, r.crc_extra, &r.payload, buf)
+                .ok();
+            if n.is_some() {
+                self.raw.pop_front();
+                return n;
+            }
+        }
         if !cfg!(feature = "ground-truth") {
             return None;
         }
@@ -292,6 +354,10 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
 
     /// When to call [`Client::poll_transmit`] again if nothing arrives (driver time).
     pub fn next_deadline(&self) -> Option<Instant> {
+        #[cfg(feature = "raw-send")]
+        if !self.raw.is_empty() {
+            return Some(Instant::ZERO); // queued messages go now
+        }
         let a = self.offboard.next_deadline();
         let b = if cfg!(feature = "ground-truth") {
             self.truth.next_deadline(&self.tel)
@@ -488,6 +554,9 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     fn sync_mission(&mut self) {
         self.engine
             .set_mission_progress(self.offboard.mission_progress());
+        #[cfg(feature = "extra-conditions")]
+        self.engine
+            .set_at_target(Some(self.offboard.at_target(&self.tel)));
     }
 
     fn apply_reaction(&mut self, reaction: Reaction) {

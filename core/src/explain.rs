@@ -10,7 +10,6 @@
 //! RAM) if it never does.
 
 use crate::engine::{Condition, ConditionKind, Reason, Wait, WaitResult};
-use crate::mission::MissionProgress;
 use crate::mode::Mode;
 use crate::offboard::{ArmWait, GaveUp, MissionError, Offboard, Pending, Refusal};
 use crate::telemetry::{LandedState, Snapshot, Telemetry, MAX_ERROR_LEN};
@@ -44,6 +43,9 @@ pub enum Reading {
     Landed(LandedState),
     /// Whether the mission was complete.
     Complete(bool),
+    /// Whether the vehicle was at the last verb's target.
+    #[cfg(feature = "extra-conditions")]
+    AtTarget(bool),
     /// Nothing was known (the message it reads never came).
     Unknown,
 }
@@ -59,6 +61,10 @@ impl fmt::Display for Reading {
             Reading::Landed(l) => f.write_str(l.name()),
             Reading::Complete(true) => f.write_str("complete"),
             Reading::Complete(false) => f.write_str("not complete"),
+            #[cfg(feature = "extra-conditions")]
+            Reading::AtTarget(true) => f.write_str("at the target"),
+            #[cfg(feature = "extra-conditions")]
+            Reading::AtTarget(false) => f.write_str("not at the target"),
             Reading::Unknown => f.write_str("no reading yet"),
         }
     }
@@ -301,12 +307,14 @@ impl fmt::Display for Explanation {
 }
 
 /// What `kind` read in `snap` (and in the mission progress).
-fn reading<const T: usize>(
-    kind: ConditionKind,
+fn reading<const T: usize, const ITEMS: usize>(
+    condition: &Condition,
     snap: &Snapshot,
     tel: &Telemetry<T>,
-    mission: Option<MissionProgress>,
+    offboard: &Offboard<ITEMS>,
 ) -> Reading {
+    let kind = condition.kind();
+    let mission = offboard.mission_progress();
     let num = |v: Option<f32>| v.map_or(Reading::Unknown, |v| Reading::Number(v, kind.unit()));
     match kind {
         ConditionKind::Altitude => num(snap.height_m),
@@ -331,6 +339,36 @@ fn reading<const T: usize>(
         ConditionKind::MissionComplete => {
             mission.map_or(Reading::Unknown, |m| Reading::Complete(m.complete))
         }
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::Groundspeed => num(tel.groundspeed_m_s()),
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::ClimbRate => num(tel.climb_rate_m_s()),
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::Heading => num(tel.heading_rad().map(|h| h.to_degrees())),
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::BatteryRemaining => num(tel.battery().and_then(|b| b.remaining_pct)),
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::BatteryVoltage => num(tel.battery().and_then(|b| b.voltage_v)),
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::GpsFix => tel
+            .gps_raw()
+            .map_or(Reading::Unknown, |g| Reading::Seq(g.fix_type as u16)),
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::Satellites => tel
+            .gps()
+            .and_then(|g| g.satellites)
+            .map_or(Reading::Unknown, |n| Reading::Seq(n as u16)),
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::LandedState => match tel.extended_sys_state() {
+            Some(_) => Reading::Landed(tel.landed_state()),
+            None => Reading::Unknown,
+        },
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::Distance => num(condition
+            .place()
+            .and_then(|to| crate::engine::condition_distance_m(tel, &to))),
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::AtTarget => Reading::AtTarget(offboard.at_target(tel)),
     }
 }
 
@@ -410,7 +448,7 @@ impl Explanation {
             Reason::Met | Reason::Cap => return None,
             Reason::Guard => {
                 let condition = wait.guards().get(result.guard? as usize)?.clone();
-                let reading = reading(condition.kind(), snap, tel, offboard.mission_progress());
+                let reading = reading(&condition, snap, tel, offboard);
                 return Some(Explanation::Guard { condition, reading });
             }
             Reason::Died => {
@@ -491,7 +529,7 @@ impl Explanation {
             });
         }
         let condition = wait.condition().clone();
-        let reading = reading(condition.kind(), snap, tel, offboard.mission_progress());
+        let reading = reading(&condition, snap, tel, offboard);
         Some(Explanation::NotReached {
             condition,
             reading,

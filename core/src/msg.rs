@@ -13,12 +13,12 @@ use mavlink::{MavlinkVersion, MessageData};
 pub use mavlink::error::ParserError;
 
 macro_rules! subset {
-    ($( $(#[$doc:meta])* $variant:ident($data:ident), )*) => {
+    ($( $(#[doc = $doc:literal])* $(@cfg($cfg:meta))? $variant:ident($data:ident), )*) => {
         /// One decoded message of the subset the engine reads.
         #[derive(Debug, Clone, PartialEq)]
         #[allow(clippy::large_enum_variant)]
         pub enum Msg {
-            $( $(#[$doc])* $variant(mav::$data), )*
+            $( $(#[doc = $doc])* $(#[cfg($cfg)])? $variant(mav::$data), )*
         }
 
         impl Msg {
@@ -34,7 +34,7 @@ macro_rules! subset {
                     return Ok(None);
                 }
                 match id {
-                    $( <mav::$data as MessageData>::ID => mav::$data::deser(v, payload).map(|m| Some(Msg::$variant(m))), )*
+                    $( $(#[cfg($cfg)])? <mav::$data as MessageData>::ID => mav::$data::deser(v, payload).map(|m| Some(Msg::$variant(m))), )*
                     _ => Ok(None),
                 }
             }
@@ -42,21 +42,25 @@ macro_rules! subset {
             /// The MAVLink message id.
             pub fn id(&self) -> u32 {
                 match self {
-                    $( Msg::$variant(_) => <mav::$data as MessageData>::ID, )*
+                    $( $(#[cfg($cfg)])? Msg::$variant(_) => <mav::$data as MessageData>::ID, )*
                 }
             }
 
             /// The MAVLink message name, for logs.
             pub fn name(&self) -> &'static str {
                 match self {
-                    $( Msg::$variant(_) => <mav::$data as MessageData>::NAME, )*
+                    $( $(#[cfg($cfg)])? Msg::$variant(_) => <mav::$data as MessageData>::NAME, )*
                 }
             }
         }
 
         /// Whether `id` is one of the messages [`Msg::decode`] decodes.
         pub fn is_decoded(id: u32) -> bool {
-            feature_decodes(id) && matches!(id, $( <mav::$data as MessageData>::ID )|*)
+            feature_decodes(id)
+                && match id {
+                    $( $(#[cfg($cfg)])? <mav::$data as MessageData>::ID => true, )*
+                    _ => false,
+                }
         }
     };
 }
@@ -122,6 +126,10 @@ subset! {
     HilStateQuaternion(HIL_STATE_QUATERNION_DATA),
     /// AUTOPILOT_VERSION: what the autopilot is built for, which tells PX4 SITL from a board.
     AutopilotVersion(AUTOPILOT_VERSION_DATA),
+    /// GPS_RAW_INT: fix type and satellites (the `gps_fix` and `satellites` conditions; only
+    /// with the `extra-conditions` feature).
+    @cfg(feature = "extra-conditions")
+    GpsRawInt(GPS_RAW_INT_DATA),
 }
 
 /// A decoded frame: who sent it, and what.

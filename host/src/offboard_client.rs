@@ -34,10 +34,12 @@ use nexus_core::client::ClientConfig;
 pub use nexus_core::ground_truth::GroundTruth;
 use nexus_core::mission::MissionItem;
 use nexus_core::mode::Mode;
-use nexus_core::offboard::{OffboardConfig, Refusal};
+use nexus_core::offboard::{OffboardConfig, Refusal, Setpoint, Yaw};
 use nexus_core::plan::{line_col, read_plan};
 use nexus_core::rc::RcSticks;
-use nexus_core::telemetry::{LandedState, LinkIds, Snapshot};
+use nexus_core::telemetry::{
+    Attitude, Battery, Gps, Home, LandedState, LinkIds, LocalNed, Position, Snapshot,
+};
 
 use crate::error::{ClientError, ConnectError, RunError};
 use crate::launcher::OFFBOARD_CLIENT_PORT_BASE;
@@ -394,6 +396,53 @@ impl OffboardClient {
         self.read(|s| s.relative_alt_m)
     }
 
+    /// Position: latitude/longitude in degrees, altitude AMSL and above home in m
+    /// (GLOBAL_POSITION_INT); `None` before one.
+    pub fn position(&self) -> Option<Position> {
+        self.read(|s| s.vitals.position)
+    }
+
+    /// Local position and velocity, NED, m and m/s (LOCAL_POSITION_NED); `None` before one.
+    pub fn local_ned(&self) -> Option<LocalNed> {
+        self.read(|s| s.vitals.local_ned)
+    }
+
+    /// Roll, pitch and NED yaw, rad (ATTITUDE); `None` before one.
+    pub fn attitude(&self) -> Option<Attitude> {
+        self.read(|s| s.vitals.attitude)
+    }
+
+    /// Compass heading, rad in [0, 2π) (ATTITUDE.yaw); `None` before one.
+    pub fn heading_rad(&self) -> Option<f32> {
+        self.read(|s| s.vitals.heading_rad)
+    }
+
+    /// Ground speed, m/s (VFR_HUD); `None` before one.
+    pub fn groundspeed_m_s(&self) -> Option<f32> {
+        self.read(|s| s.vitals.groundspeed_m_s)
+    }
+
+    /// Climb rate, m/s, up positive (VFR_HUD); `None` before one.
+    pub fn climb_rate_m_s(&self) -> Option<f32> {
+        self.read(|s| s.vitals.climb_rate_m_s)
+    }
+
+    /// Battery voltage (V) and charge (%) (SYS_STATUS); `None` before one.
+    pub fn battery(&self) -> Option<Battery> {
+        self.read(|s| s.vitals.battery)
+    }
+
+    /// GPS fix type and satellites (GPS_RAW_INT); `None` before one.
+    pub fn gps(&self) -> Option<Gps> {
+        self.read(|s| s.vitals.gps)
+    }
+
+    /// Home: latitude/longitude in degrees, altitude AMSL in m (HOME_POSITION); `None` before
+    /// PX4 reports it.
+    pub fn home(&self) -> Option<Home> {
+        self.read(|s| s.vitals.home)
+    }
+
     /// Whether PX4 accepted the uploaded mission (false while in flight and when refused:
     /// see [`OffboardClient::mission_ack`]).
     pub fn mission_uploaded(&self) -> bool {
@@ -594,6 +643,100 @@ impl OffboardClient {
         self.verb(move |ctx| {
             let (ob, tel) = ctx.client().offboard_mut();
             Ok(ob.goto(tel, x_m, y_m, z_m, yaw_rad)?)
+        })
+    }
+
+    /// Send any common-dialect message to the vehicle now ([`LinkHandle::send`]): for what
+    /// has no verb here.
+    pub fn send_message(&self, msg: &nexus_core::mav::MavMessage) -> Result<(), ClientError> {
+        self.link()?.send(msg).map_err(|e| match e {
+            crate::pump::SendError::Pump(p) => ClientError::from(p),
+            crate::pump::SendError::Refused(e) => ClientError::Verb(e),
+        })
+    }
+
+    /// Every message with id `msg_id` the vehicle sends from now on, decoded in full
+    /// ([`LinkHandle::subscribe`]); drop the receiver to stop.
+    pub fn subscribe(
+        &self,
+        msg_id: u32,
+    ) -> Result<std::sync::mpsc::Receiver<nexus_core::mav::MavMessage>, ClientError> {
+        Ok(self.link()?.subscribe(msg_id)?)
+    }
+
+    /// Stream an offboard setpoint from now on at the stick period (20 Hz by default),
+    /// replacing the one streamed before; a non-finite one is refused. Set one before
+    /// [`OffboardClient::start_offboard`] and keep updating it while in Offboard.
+    pub fn set_setpoint(&self, sp: Setpoint) -> Result<(), ClientError> {
+        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.set_setpoint(sp)?))
+    }
+
+    /// Stream a local NED position setpoint (m; yaw NED rad, or `None` to leave it).
+    pub fn set_position_ned(
+        &self,
+        north_m: f32,
+        east_m: f32,
+        down_m: f32,
+        yaw_rad: Option<f32>,
+    ) -> Result<(), ClientError> {
+        self.set_setpoint(Setpoint::PositionNed {
+            north_m,
+            east_m,
+            down_m,
+            yaw_rad,
+        })
+    }
+
+    /// Stream a local NED velocity setpoint (m/s) with a yaw or yaw rate.
+    pub fn set_velocity_ned(
+        &self,
+        v_north_m_s: f32,
+        v_east_m_s: f32,
+        v_down_m_s: f32,
+        yaw: Yaw,
+    ) -> Result<(), ClientError> {
+        self.set_setpoint(Setpoint::VelocityNed {
+            v_north_m_s,
+            v_east_m_s,
+            v_down_m_s,
+            yaw,
+        })
+    }
+
+    /// Request Offboard mode, PX4's way: a setpoint must be streaming already
+    /// ([`OffboardClient::set_setpoint`]); without one this is refused here with
+    /// `InvalidArgument`, as PX4 would refuse the mode.
+    pub fn start_offboard(&self) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            let ob = ctx.client().offboard_mut().0;
+            if ob.setpoint().is_none() {
+                return Err(nexus_core::offboard::OffboardError::InvalidArgument(
+                    "set a setpoint before requesting Offboard (PX4 refuses it without a stream)",
+                )
+                .into());
+            }
+            ob.set_mode(Mode::Offboard);
+            Ok(())
+        })
+    }
+
+    /// Leave Offboard for Hold and stop the setpoint stream (Hold is requested first, so the
+    /// stream does not just stop under PX4: that is a stream loss and its failsafe).
+    pub fn stop_offboard(&self) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            let ob = ctx.client().offboard_mut().0;
+            ob.set_mode(Mode::Hold);
+            ob.stop_setpoints();
+            Ok(())
+        })
+    }
+
+    /// Stop the setpoint stream without changing mode: in Offboard, PX4 fails safe after
+    /// COM_OF_LOSS_T (what a stream-loss test wants).
+    pub fn stop_setpoints(&self) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            ctx.client().offboard_mut().0.stop_setpoints();
+            Ok(())
         })
     }
 

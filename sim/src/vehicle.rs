@@ -37,8 +37,6 @@ use std::collections::VecDeque;
 pub const COMPID: u8 = 1;
 /// A GCS/onboard heartbeat keeps the link "connected" this long, µs.
 pub const GCS_TIMEOUT_US: u64 = 3_000_000;
-/// An offboard stream counts once it has run this long without a gap over 0.5 s, µs.
-pub const OFFBOARD_ESTABLISH_US: u64 = 1_000_000;
 /// Longest gap allowed inside an offboard stream (2 Hz), µs.
 pub const OFFBOARD_MAX_GAP_US: u64 = 500_000;
 /// Stick gesture thresholds (PX4 ManualControl): throttle below, |yaw| above.
@@ -382,13 +380,12 @@ impl Vehicle {
                 .manual
                 .last_us
                 .is_some_and(|t| now.saturating_sub(t) <= rc_loss);
-        let offboard = match (self.offboard.last_us, self.offboard.since_us) {
-            (Some(last), Some(since)) => {
-                now.saturating_sub(last) <= OFFBOARD_MAX_GAP_US
-                    && now.saturating_sub(since) >= OFFBOARD_ESTABLISH_US
-            }
-            _ => false,
-        };
+        // PX4 enters Offboard after a single setpoint (PX4-WIRE.md, "Offboard" correction): the
+        // stream counts while its last setpoint is within the 2 Hz gap.
+        let offboard = self
+            .offboard
+            .last_us
+            .is_some_and(|last| now.saturating_sub(last) <= OFFBOARD_MAX_GAP_US);
         Conditions {
             boot_done: now >= b.prearm_ok_ms * 1000,
             global_pos: now >= b.global_position_ms * 1000,

@@ -20,7 +20,7 @@ const COMMON: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"]
 
 /// The actions and the keys each takes (besides `name`, `action`, `until`, `timeout_s`,
 /// `on_timeout`, which every step may have).
-pub const ACTIONS: [(&str, &[&str]); 17] = [
+pub const ACTIONS: [(&str, &[&str]); 19] = [
     ("none", &[]),
     ("mode", &["mode"]),
     ("arm", &["gesture"]),
@@ -38,6 +38,19 @@ pub const ACTIONS: [(&str, &[&str]); 17] = [
     ("pause", &[]),
     ("resume", &[]),
     ("speedup", &["factor"]),
+    (
+        "offboard",
+        &[
+            "north_m",
+            "east_m",
+            "down_m",
+            "v_north_m_s",
+            "v_east_m_s",
+            "v_down_m_s",
+            "yaw_deg",
+        ],
+    ),
+    ("stop_offboard", &[]),
 ];
 
 /// A step read from a program.
@@ -168,6 +181,74 @@ pub(crate) fn read_step(
                 text,
             )
         }
+        "offboard" => {
+            use nexus_core::offboard::{Setpoint, Yaw};
+            const HINT: &str = " (an offboard setpoint is a position north_m, east_m, down_m \
+                                or a velocity v_north_m_s, v_east_m_s, v_down_m_s, local NED)";
+            let pos = ["north_m", "east_m", "down_m"];
+            let vel = ["v_north_m_s", "v_east_m_s", "v_down_m_s"];
+            let has = |keys: &[&str]| keys.iter().any(|k| f.has(k));
+            let yaw = f.number("yaw_deg")?.map(|(d, _)| d);
+            let three =
+                |keys: [&str; 3], lo: f64, hi: f64, unit: &str| -> Result<[f32; 3], SourceError> {
+                    let mut out = [0.0; 3];
+                    for (i, k) in keys.iter().enumerate() {
+                        let got = f.number_in(k, lo, hi, unit)?;
+                        out[i] = f.required(k, got, HINT)?.0;
+                    }
+                    Ok(out)
+                };
+            let yaw_text = yaw.map_or(String::new(), |d| format!(", yaw {}°", fmt_num(d)));
+            match (has(&pos), has(&vel)) {
+                (true, false) => {
+                    let [n, e, d] = three(pos, -XY_MAX_M, XY_MAX_M, " m")?;
+                    (
+                        Action::Offboard(Setpoint::PositionNed {
+                            north_m: n,
+                            east_m: e,
+                            down_m: d,
+                            yaw_rad: yaw.map(f32::to_radians),
+                        }),
+                        format!(
+                            "offboard to NED ({}, {}, {}) m{yaw_text}",
+                            fmt_num(n),
+                            fmt_num(e),
+                            fmt_num(d)
+                        ),
+                    )
+                }
+                (false, true) => {
+                    let [n, e, d] = three(vel, -50.0, 50.0, " m/s")?;
+                    (
+                        Action::Offboard(Setpoint::VelocityNed {
+                            v_north_m_s: n,
+                            v_east_m_s: e,
+                            v_down_m_s: d,
+                            yaw: yaw.map_or(Yaw::Free, |d| Yaw::Angle(d.to_radians())),
+                        }),
+                        format!(
+                            "offboard at NED ({}, {}, {}) m/s{yaw_text}",
+                            fmt_num(n),
+                            fmt_num(e),
+                            fmt_num(d)
+                        ),
+                    )
+                }
+                (true, true) => {
+                    return Err(f.err_table(
+                        Some("v_north_m_s"),
+                        format!("{} gives a position and a velocity; give one{HINT}", f.what),
+                    ))
+                }
+                (false, false) => {
+                    return Err(f.err_table(
+                        Some("north_m"),
+                        format!("{} needs a setpoint{HINT}", f.what),
+                    ))
+                }
+            }
+        }
+        "stop_offboard" => (Action::StopOffboard, "stop offboard (Hold)".into()),
         "land" => (Action::Land, "land".into()),
         "rtl" => (Action::ReturnToLaunch, "return to launch".into()),
         "hold" => (Action::Hold, "hold".into()),

@@ -25,6 +25,8 @@ fn the_examples_load() {
         "takeoff-hover-land.toml",
         "box-mission.toml",
         "wait-for-text-with-reaction.toml",
+        "goto-and-check.toml",
+        "offboard-square.toml",
     ] {
         let p = ProgramFile::load(&examples().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!p.steps.is_empty(), "{name}");
@@ -323,4 +325,235 @@ fn mission_progress_conditions_refuse_what_does_not_apply() {
     assert_eq!(key.as_deref(), Some("until.reached"));
     let (_, _, key, _) = err("[[step]]\nuntil = { reached = 2, relative = true }\ntimeout_s = 5\n");
     assert_eq!(key.as_deref(), Some("until.relative"));
+}
+
+#[test]
+fn the_extra_conditions_read_as_the_core_conditions() {
+    use nexus_core::engine::Place;
+    use nexus_core::telemetry::GpsFix;
+    use nexus_core::LandedState;
+    let p = parse(
+        r#"
+[[step]]
+until = { distance = 2, op = "<=", to = "home" }
+timeout_s = 60
+
+[[step]]
+until = { distance = 1.5, op = "<=", to = { lat = 47.3977419, lon = 8.5455938 } }
+timeout_s = 60
+
+[[step]]
+until = { distance = 0.5, op = "<=", to = { x = 10, y = -2, z = 5 } }
+timeout_s = 60
+
+[[step]]
+until = { groundspeed = 0.5, op = "<=", hold_s = 2 }
+timeout_s = 60
+
+[[step]]
+until = { climb_rate = 0, within = 0.2 }
+timeout_s = 60
+
+[[step]]
+until = { heading = 90, within = 5 }
+timeout_s = 60
+
+[[step]]
+until = { time = 30, guards = [{ battery_remaining = 30, op = "<=" }, { battery_voltage = 14.2, op = "<=" }] }
+timeout_s = 60
+
+[[step]]
+until = { gps_fix = "3d" }
+timeout_s = 60
+
+[[step]]
+until = { satellites = 10, op = "==" }
+timeout_s = 60
+
+[[step]]
+until = { landed_state = ["TAKING_OFF", "IN_AIR"] }
+timeout_s = 60
+
+[[step]]
+action = "goto"
+x_m = 5
+y_m = 0
+z_m = 5
+until = "at_target"
+timeout_s = 60
+
+[[step]]
+until = { gps_fix = 6 }
+timeout_s = 60
+"#,
+    )
+    .unwrap();
+    let program = p.to_program();
+    let s = program.steps();
+    let w = |c: Condition| Wait::until(c).timeout_s(60.0);
+    assert_eq!(
+        s[0].until,
+        w(Condition::distance_m(2.0, Place::Home).op(Op::Le))
+    );
+    assert_eq!(
+        s[1].until,
+        w(Condition::distance_m(
+            1.5,
+            Place::LatLon {
+                lat_deg: 47.3977419,
+                lon_deg: 8.5455938
+            }
+        )
+        .op(Op::Le))
+    );
+    assert_eq!(
+        s[2].until,
+        w(Condition::distance_m(
+            0.5,
+            Place::World {
+                x_m: 10.0,
+                y_m: -2.0,
+                z_m: 5.0
+            }
+        )
+        .op(Op::Le))
+    );
+    assert_eq!(
+        s[3].until,
+        w(Condition::groundspeed_m_s(0.5).op(Op::Le)).hold_s(2.0)
+    );
+    assert_eq!(s[4].until, w(Condition::climb_rate_m_s(0.0).within(0.2)));
+    assert_eq!(s[5].until, w(Condition::heading_deg(90.0).within(5.0)));
+    assert_eq!(
+        s[6].until,
+        Wait::time_s(30.0)
+            .guard(Condition::battery_remaining_pct(30.0).op(Op::Le))
+            .guard(Condition::battery_voltage_v(14.2).op(Op::Le))
+            .timeout_s(60.0)
+    );
+    assert_eq!(s[7].until, w(Condition::gps_fix(GpsFix::Fix3d)));
+    assert_eq!(s[8].until, w(Condition::satellites(10).op(Op::Eq)));
+    assert_eq!(
+        s[9].until,
+        w(Condition::landed_state(&[
+            LandedState::TakingOff,
+            LandedState::InAir
+        ]))
+    );
+    assert_eq!(s[10].until, w(Condition::at_target()));
+    assert_eq!(s[11].until, w(Condition::gps_fix(GpsFix::RtkFixed)));
+    for (i, want) in [
+        (0, "distance to home <= 2 m"),
+        (5, "heading within 5 of 90°"),
+        (9, "landed state TAKING_OFF or IN_AIR"),
+        (10, "at_target"),
+    ] {
+        assert!(
+            p.steps[i].until_text.contains(want),
+            "{}: {}",
+            i,
+            p.steps[i].until_text
+        );
+    }
+}
+
+#[test]
+fn the_extra_conditions_refuse_what_does_not_apply() {
+    let e = |t: &str| err(&format!("[[step]]\nuntil = {t}\ntimeout_s = 5\n"));
+    let (_, _, key, msg) = e("{ distance = 2 }");
+    assert_eq!(key.as_deref(), Some("until.to"), "{msg}");
+    let (_, _, key, _) = e("{ distance = 2, to = \"homw\" }");
+    assert_eq!(key.as_deref(), Some("until.to"));
+    let (_, _, key, _) = e("{ distance = 2, to = { lat = 91, lon = 0 } }");
+    assert_eq!(key.as_deref(), Some("until.to.lat"));
+    let (_, _, key, _) = e("{ distance = 2, to = { lat = 47 } }");
+    assert_eq!(key.as_deref(), Some("until.to.lon"));
+    let (_, _, key, _) = e("{ distance = 2, to = { x = 1, w = 2 } }");
+    assert_eq!(key.as_deref(), Some("until.to.w"));
+    let (_, _, key, _) = e("{ altitude = 2, to = \"home\" }");
+    assert_eq!(key.as_deref(), Some("until.to"));
+    let (_, _, key, _) = e("{ heading = 400 }");
+    assert_eq!(key.as_deref(), Some("until.heading"));
+    let (_, _, key, _) = e("{ battery_remaining = 120 }");
+    assert_eq!(key.as_deref(), Some("until.battery_remaining"));
+    let (_, _, key, msg) = e("{ gps_fix = \"4d\" }");
+    assert_eq!(key.as_deref(), Some("until.gps_fix"));
+    assert!(msg.contains("rtk_fixed"), "{msg}");
+    let (_, _, key, _) = e("{ gps_fix = 9 }");
+    assert_eq!(key.as_deref(), Some("until.gps_fix"));
+    let (_, _, key, _) = e("{ landed_state = [] }");
+    assert_eq!(key.as_deref(), Some("until.landed_state"));
+    let (_, _, key, msg) = e("{ landed_state = \"FLYING\" }");
+    assert_eq!(key.as_deref(), Some("until.landed_state"));
+    assert!(msg.contains("IN_AIR"), "{msg}");
+    let (_, _, key, msg) = e("{ landed_state = \"IN_AIR\", op = \">=\" }");
+    assert_eq!(key.as_deref(), Some("until.op"));
+    assert!(msg.contains("groundspeed"), "{msg}");
+    let (_, _, _, msg) = e("{ at_target = false }");
+    assert!(msg.contains("can only be true"), "{msg}");
+}
+
+#[test]
+fn the_offboard_action_reads_a_position_or_a_velocity() {
+    use nexus_core::offboard::{Setpoint, Yaw};
+    let p = parse(
+        r#"
+[[step]]
+action = "offboard"
+north_m = 10
+east_m = -2
+down_m = -5
+yaw_deg = 90
+until = "at_target"
+timeout_s = 60
+
+[[step]]
+action = "offboard"
+v_north_m_s = 1
+v_east_m_s = 0
+v_down_m_s = -0.5
+until = { time = 3 }
+timeout_s = 5
+
+[[step]]
+action = "stop_offboard"
+until = { mode = "Hold" }
+timeout_s = 5
+"#,
+    )
+    .unwrap();
+    let program = p.to_program();
+    let s = program.steps();
+    assert_eq!(
+        s[0].action,
+        Action::Offboard(Setpoint::PositionNed {
+            north_m: 10.0,
+            east_m: -2.0,
+            down_m: -5.0,
+            yaw_rad: Some(90f32.to_radians())
+        })
+    );
+    assert_eq!(
+        s[1].action,
+        Action::Offboard(Setpoint::VelocityNed {
+            v_north_m_s: 1.0,
+            v_east_m_s: 0.0,
+            v_down_m_s: -0.5,
+            yaw: Yaw::Free
+        })
+    );
+    assert_eq!(s[2].action, Action::StopOffboard);
+    let e = |t: &str| {
+        err(&format!(
+            "[[step]]\naction = \"offboard\"\n{t}\nuntil = \"at_target\"\ntimeout_s = 5\n"
+        ))
+    };
+    let (_, _, key, msg) = e("north_m = 1\nv_east_m_s = 1");
+    assert_eq!(key.as_deref(), Some("v_north_m_s"), "{msg}");
+    let (_, _, key, _) = e("north_m = 1\neast_m = 1");
+    assert_eq!(key.as_deref(), Some("down_m"));
+    let (_, _, key, _) = e("yaw_deg = 3");
+    assert_eq!(key.as_deref(), Some("north_m"));
+    let (_, _, key, _) = e("v_north_m_s = 100\nv_east_m_s = 0\nv_down_m_s = 0");
+    assert_eq!(key.as_deref(), Some("v_north_m_s"));
 }

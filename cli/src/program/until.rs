@@ -2,14 +2,15 @@
 
 use super::fields::{Fields, Src, Val};
 use crate::diag::SourceError;
-use nexus_core::engine::{Condition, Op, Wait, MAX_GUARDS, MAX_NEEDLE_LEN};
+use nexus_core::engine::{Condition, Op, Place, Wait, MAX_GUARDS, MAX_NEEDLE_LEN};
 use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
-use nexus_core::{Mode, RcSticks};
+use nexus_core::telemetry::GpsFix;
+use nexus_core::{LandedState, Mode, RcSticks};
 use std::ops::Range;
 use toml::de::DeValue;
 
 /// The condition keys, one per row of seed 000's table.
-pub const CONDITION_KEYS: [&str; 12] = [
+pub const CONDITION_KEYS: [&str; 22] = [
     "altitude",
     "airspeed",
     "waypoint",
@@ -22,10 +23,37 @@ pub const CONDITION_KEYS: [&str; 12] = [
     "landed",
     "reached",
     "mission_complete",
+    "at_target",
+    "distance",
+    "groundspeed",
+    "climb_rate",
+    "heading",
+    "battery_remaining",
+    "battery_voltage",
+    "gps_fix",
+    "satellites",
+    "landed_state",
+];
+
+/// The conditions that compare a number with `op` or `within`.
+const NUMERIC_KEYS: [&str; 13] = [
+    "altitude",
+    "airspeed",
+    "waypoint",
+    "sim_time",
+    "reached",
+    "distance",
+    "groundspeed",
+    "climb_rate",
+    "heading",
+    "battery_remaining",
+    "battery_voltage",
+    "gps_fix",
+    "satellites",
 ];
 
 /// Modifiers a condition (main or guard) may carry.
-const MODIFIER_KEYS: [&str; 4] = ["op", "within", "since_seq", "relative"];
+const MODIFIER_KEYS: [&str; 5] = ["op", "within", "since_seq", "relative", "to"];
 
 /// What a wait adds to its condition.
 const WAIT_KEYS: [&str; 5] = ["hold_s", "guards", "then_rc", "then_mode", "then_speedup"];
@@ -162,13 +190,14 @@ fn shorthand(
         "disarmed" => Ok((Condition::disarmed(), "disarmed".into())),
         "landed" => Ok((Condition::landed(), "landed".into())),
         "mission_complete" => Ok((Condition::mission_complete(), "mission_complete".into())),
+        "at_target" => Ok((Condition::at_target(), "at_target".into())),
         other => Err(src.err(
             span,
             Some(key),
             format!(
                 "`{key}` in {step_what}: \"{other}\" is not a condition; the short form is one \
-                 of \"armed\", \"disarmed\", \"landed\", \"mission_complete\" (others need \
-                 a table, e.g. {{ altitude = 5 }})"
+                 of \"armed\", \"disarmed\", \"landed\", \"mission_complete\", \"at_target\" \
+                 (others need a table, e.g. {{ altitude = 5 }})"
             ),
         )),
     }
@@ -221,10 +250,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
             ))
         }
     };
-    let numeric = matches!(
-        kind.as_str(),
-        "altitude" | "airspeed" | "waypoint" | "sim_time" | "reached"
-    );
+    let numeric = NUMERIC_KEYS.contains(&kind.as_str());
     let op = match f.string("op")? {
         None => None,
         Some((s, span)) => {
@@ -233,9 +259,9 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
                     &span,
                     "op",
                     format!(
-                        "`{}` does not apply to `{kind}` (only altitude, airspeed, waypoint, \
-                         sim_time, reached compare with an op)",
-                        f.full_key("op")
+                        "`{}` does not apply to `{kind}` (only {} compare with an op)",
+                        f.full_key("op"),
+                        NUMERIC_KEYS.join(", ")
                     ),
                 ));
             }
@@ -300,6 +326,15 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
         }
     }
     let relative = matches!(relative, Some((true, _)));
+    if kind != "distance" {
+        if let Some(v) = f.get("to") {
+            return Err(f.err_at(
+                &v.span(),
+                "to",
+                format!("`{}` only applies to `distance`", f.full_key("to")),
+            ));
+        }
+    }
 
     let cmp = |unit: &str, v: f32| match (within, op) {
         (Some(tol), _) => format!("within {} of {}{unit}", fmt_num(tol), fmt_num(v)),
@@ -375,6 +410,70 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
             }
             (Condition::text(needle), format!("text \"{needle}\""))
         }
+        "distance" => {
+            let v = f.nonneg("distance", " m")?.unwrap_or(0.0);
+            let to = read_place(f, &kspan)?;
+            (
+                Condition::distance_m(v, to),
+                format!("distance to {to} {}", cmp(" m", v)),
+            )
+        }
+        "groundspeed" | "climb_rate" => {
+            let v = number(f, &kind)?;
+            let cond = if kind == "groundspeed" {
+                Condition::groundspeed_m_s(v)
+            } else {
+                Condition::climb_rate_m_s(v)
+            };
+            (cond, format!("{kind} {}", cmp(" m/s", v)))
+        }
+        "heading" => {
+            let v = f
+                .number_in("heading", 0.0, 360.0, "°")?
+                .map_or(0.0, |(v, _)| v);
+            (
+                Condition::heading_deg(v),
+                format!("heading {}", cmp("°", v)),
+            )
+        }
+        "battery_remaining" => {
+            let v = f
+                .number_in("battery_remaining", 0.0, 100.0, " %")?
+                .map_or(0.0, |(v, _)| v);
+            (
+                Condition::battery_remaining_pct(v),
+                format!("battery {}", cmp(" %", v)),
+            )
+        }
+        "battery_voltage" => {
+            let v = f.nonneg("battery_voltage", " V")?.unwrap_or(0.0);
+            (
+                Condition::battery_voltage_v(v),
+                format!("battery {}", cmp(" V", v)),
+            )
+        }
+        "gps_fix" => {
+            let fix = read_fix(f, &kspan)?;
+            (
+                Condition::gps_fix(fix),
+                format!("GPS fix {}", cmp("", fix as u8 as f32)),
+            )
+        }
+        "satellites" => {
+            let v = f.int_in("satellites", 0, 254)?.unwrap_or(0) as u8;
+            (
+                Condition::satellites(v),
+                format!("satellites {}", cmp("", v as f32)),
+            )
+        }
+        "landed_state" => {
+            let states = read_landed_states(f, &kspan)?;
+            let names: Vec<&str> = states.iter().map(|s| s.name()).collect();
+            (
+                Condition::landed_state(&states),
+                format!("landed state {}", names.join(" or ")),
+            )
+        }
         flag => {
             let (b, span) = f.boolean(flag)?.unwrap_or((true, kspan.clone()));
             if !b {
@@ -382,6 +481,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
                     "armed" => "write `disarmed = true`",
                     "disarmed" => "write `armed = true`",
                     "mission_complete" => "wait on `reached` for an item instead",
+                    "at_target" => "wait on `distance` instead",
                     _ => "wait on `altitude` instead (e.g. { altitude = 1 })",
                 };
                 return Err(f.err_at(
@@ -394,6 +494,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
                 "armed" => Condition::armed(),
                 "disarmed" => Condition::disarmed(),
                 "mission_complete" => Condition::mission_complete(),
+                "at_target" => Condition::at_target(),
                 _ => Condition::landed(),
             };
             (cond, flag.to_string())
@@ -416,6 +517,134 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
         None => text,
     };
     Ok((cond, text))
+}
+
+/// `to` of a distance: `"home"`, `{ lat, lon }` (degrees) or `{ x, y, z }` (world FLU, m).
+fn read_place(f: &Fields<'_, '_>, kspan: &Range<usize>) -> Result<Place, SourceError> {
+    const HINT: &str = "\"home\", { lat = 47.39, lon = 8.54 } (degrees) or { x = 10, y = 0, \
+                        z = 5 } (world frame: x north, y west, z up over the launch point, m)";
+    let Some(v) = f.get("to") else {
+        return Err(f.err_at(
+            kspan,
+            "to",
+            format!("`distance` needs `{}`: {HINT}", f.full_key("to")),
+        ));
+    };
+    if let Some(s) = v.get_ref().as_str() {
+        if s == "home" {
+            return Ok(Place::Home);
+        }
+        return Err(f.err_at(
+            &v.span(),
+            "to",
+            format!("`{}` = \"{s}\": expected {HINT}", f.full_key("to")),
+        ));
+    }
+    let Some((t, tspan)) = f.table("to")? else {
+        return Err(f.err_at(
+            &v.span(),
+            "to",
+            format!("`{}`: expected {HINT}", f.full_key("to")),
+        ));
+    };
+    let what = format!("{}'s to", f.what);
+    let tf = Fields::new(f.src, t, tspan.clone(), what, format!("{}to.", f.prefix));
+    let place = if tf.has("lat") || tf.has("lon") {
+        let lat = tf.number_in("lat", -90.0, 90.0, "°")?;
+        let lon = tf.number_in("lon", -180.0, 180.0, "°")?;
+        let lat = tf.required("lat", lat, " (degrees)")?.0;
+        let lon = tf.required("lon", lon, " (degrees)")?.0;
+        // Read as f64 from the source: f32 degrees would be metres off.
+        let deg = |key: &str, v: f32| {
+            tf.get(key)
+                .and_then(|x| super::fields::as_f64(x.get_ref()))
+                .unwrap_or(v as f64)
+        };
+        Place::LatLon {
+            lat_deg: deg("lat", lat),
+            lon_deg: deg("lon", lon),
+        }
+    } else {
+        let x = tf.number("x")?.map_or(0.0, |(v, _)| v);
+        let y = tf.number("y")?.map_or(0.0, |(v, _)| v);
+        let z = tf.number("z")?.map_or(0.0, |(v, _)| v);
+        Place::World {
+            x_m: x,
+            y_m: y,
+            z_m: z,
+        }
+    };
+    tf.finish(&["lat", "lon", "x", "y", "z"])?;
+    Ok(place)
+}
+
+/// `gps_fix`: a name (`"3d"`, `"rtk_fixed"`, …) or the GPS_FIX_TYPE number.
+fn read_fix(f: &Fields<'_, '_>, kspan: &Range<usize>) -> Result<GpsFix, SourceError> {
+    const NAMES: &str = "none, no_fix, 2d, 3d, dgps, rtk_float, rtk_fixed, static, ppp";
+    let v = f.get("gps_fix");
+    if let Some(s) = v.and_then(|v| v.get_ref().as_str()) {
+        let span = v.map_or(kspan.clone(), |v| v.span());
+        let _ = f.string("gps_fix")?;
+        return GpsFix::from_name(s).ok_or_else(|| {
+            f.err_at(
+                &span,
+                "gps_fix",
+                format!(
+                    "`{}` = \"{s}\": expected one of {NAMES}",
+                    f.full_key("gps_fix")
+                ),
+            )
+        });
+    }
+    let n = f.int_in("gps_fix", 0, 8)?.unwrap_or(0);
+    Ok(GpsFix::from_mav(n as u8).unwrap_or(GpsFix::NoGps))
+}
+
+/// `landed_state`: a name or an array of names (`ON_GROUND`, `IN_AIR`, `TAKING_OFF`,
+/// `LANDING`, `UNKNOWN`), any of which meets the condition.
+fn read_landed_states(
+    f: &Fields<'_, '_>,
+    kspan: &Range<usize>,
+) -> Result<Vec<LandedState>, SourceError> {
+    const NAMES: &str = "ON_GROUND, IN_AIR, TAKING_OFF, LANDING, UNKNOWN";
+    let Some(v) = f.get("landed_state") else {
+        return Ok(Vec::new());
+    };
+    let items: Vec<&Val<'_>> = match v.get_ref().as_array() {
+        Some(a) => {
+            let _ = f.array("landed_state")?;
+            a.iter().collect()
+        }
+        None => {
+            let _ = f.string("landed_state")?;
+            vec![v]
+        }
+    };
+    if items.is_empty() {
+        return Err(f.err_at(
+            kspan,
+            "landed_state",
+            format!(
+                "`{}` names no state; give any of {NAMES}",
+                f.full_key("landed_state")
+            ),
+        ));
+    }
+    items
+        .into_iter()
+        .map(|item| {
+            item.get_ref()
+                .as_str()
+                .and_then(LandedState::from_name)
+                .ok_or_else(|| {
+                    f.err_at(
+                        &item.span(),
+                        "landed_state",
+                        format!("`{}`: expected any of {NAMES}", f.full_key("landed_state")),
+                    )
+                })
+        })
+        .collect()
 }
 
 fn number(f: &Fields<'_, '_>, key: &str) -> Result<f32, SourceError> {

@@ -8,6 +8,8 @@ use super::error::SpecError;
 use super::MAX_NEEDLE_LEN;
 use crate::mode::Mode;
 use crate::telemetry::TextLog;
+#[cfg(feature = "extra-conditions")]
+use crate::telemetry::{GpsFix, LandedState};
 use crate::time::secs_to_ms;
 use heapless::String;
 
@@ -52,6 +54,37 @@ pub enum ConditionKind {
     Reached,
     /// PX4 reported the mission's last reachable item reached in this run.
     MissionComplete,
+    /// The vehicle has reached what the last verb commanded
+    /// ([`crate::offboard::Offboard::at_target`]).
+    #[cfg(feature = "extra-conditions")]
+    AtTarget,
+    /// Distance to a [`Place`], m.
+    #[cfg(feature = "extra-conditions")]
+    Distance,
+    /// VFR_HUD.groundspeed, m/s.
+    #[cfg(feature = "extra-conditions")]
+    Groundspeed,
+    /// VFR_HUD.climb, m/s (up positive).
+    #[cfg(feature = "extra-conditions")]
+    ClimbRate,
+    /// Compass heading from ATTITUDE.yaw, degrees in [0, 360).
+    #[cfg(feature = "extra-conditions")]
+    Heading,
+    /// SYS_STATUS.battery_remaining, %.
+    #[cfg(feature = "extra-conditions")]
+    BatteryRemaining,
+    /// SYS_STATUS.voltage_battery, V.
+    #[cfg(feature = "extra-conditions")]
+    BatteryVoltage,
+    /// GPS_RAW_INT.fix_type (a [`GpsFix`] compared by its number: `>=` is "at least").
+    #[cfg(feature = "extra-conditions")]
+    GpsFix,
+    /// GPS_RAW_INT.satellites_visible.
+    #[cfg(feature = "extra-conditions")]
+    Satellites,
+    /// EXTENDED_SYS_STATE.landed_state is any of a set.
+    #[cfg(feature = "extra-conditions")]
+    LandedState,
 }
 
 impl ConditionKind {
@@ -70,19 +103,86 @@ impl ConditionKind {
             ConditionKind::Landed => "landed",
             ConditionKind::Reached => "reached",
             ConditionKind::MissionComplete => "mission_complete",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::AtTarget => "at_target",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Distance => "distance",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Groundspeed => "groundspeed",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::ClimbRate => "climb_rate",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Heading => "heading",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::BatteryRemaining => "battery_remaining",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::BatteryVoltage => "battery_voltage",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::GpsFix => "gps_fix",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Satellites => "satellites",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::LandedState => "landed_state",
         }
     }
 
     /// Whether `op` (and `within`) apply: the numeric rows the seed marks "op applies".
     pub fn takes_op(self) -> bool {
-        matches!(
-            self,
+        match self {
             ConditionKind::Altitude
-                | ConditionKind::Airspeed
-                | ConditionKind::Waypoint
-                | ConditionKind::SimTime
-                | ConditionKind::Reached
-        )
+            | ConditionKind::Airspeed
+            | ConditionKind::Waypoint
+            | ConditionKind::SimTime
+            | ConditionKind::Reached => true,
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Distance
+            | ConditionKind::Groundspeed
+            | ConditionKind::ClimbRate
+            | ConditionKind::Heading
+            | ConditionKind::BatteryRemaining
+            | ConditionKind::BatteryVoltage
+            | ConditionKind::GpsFix
+            | ConditionKind::Satellites => true,
+            _ => false,
+        }
+    }
+}
+
+/// What a `distance` condition measures to.
+#[cfg(feature = "extra-conditions")]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Place {
+    /// A world-frame point (FLU: x north, y west, z up over the launch point), m: the 3D
+    /// distance from LOCAL_POSITION_NED, whose origin PX4 puts where it powered up.
+    World {
+        /// Forward (north), m.
+        x_m: f32,
+        /// Left (west), m.
+        y_m: f32,
+        /// Up, m.
+        z_m: f32,
+    },
+    /// A latitude and longitude, degrees: the horizontal distance from GLOBAL_POSITION_INT.
+    LatLon {
+        /// Latitude, degrees.
+        lat_deg: f64,
+        /// Longitude, degrees.
+        lon_deg: f64,
+    },
+    /// Home: the horizontal distance from GLOBAL_POSITION_INT to HOME_POSITION.
+    Home,
+}
+
+#[cfg(feature = "extra-conditions")]
+impl core::fmt::Display for Place {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Place::World { x_m, y_m, z_m } => write!(f, "({x_m}, {y_m}, {z_m}) m"),
+            Place::LatLon { lat_deg, lon_deg } => write!(f, "{lat_deg:.7}°, {lon_deg:.7}°"),
+            Place::Home => f.write_str("home"),
+        }
     }
 }
 
@@ -96,6 +196,11 @@ enum Target {
     Number(f32),
     Mode(Mode),
     Text(Needle),
+    #[cfg(feature = "extra-conditions")]
+    Distance(f32, Place),
+    /// A set of landed states, bit `1 << MAV_LANDED_STATE`.
+    #[cfg(feature = "extra-conditions")]
+    Landed(u8),
 }
 
 /// One condition as written: a row of seed 000's table plus its modifiers.
@@ -219,7 +324,85 @@ impl Condition {
         Self::new(ConditionKind::MissionComplete, Target::None)
     }
 
-    /// Compare with `op` instead of `>=` (altitude, airspeed, waypoint, sim_time, reached only).
+    /// The vehicle has reached what the last verb commanded: a takeoff altitude, or a goto
+    /// position (and yaw) within the offboard configuration's tolerances
+    /// ([`crate::offboard::Offboard::at_target`], read from GLOBAL_POSITION_INT and ATTITUDE).
+    /// Never met with no target, after land or RTL, or before the first position report. The
+    /// client hands it to the engine after every frame and action.
+    #[cfg(feature = "extra-conditions")]
+    pub fn at_target() -> Self {
+        Self::new(ConditionKind::AtTarget, Target::None)
+    }
+
+    /// The distance to `to` compared with `m` (`>=` by default: use `op(Op::Le)` for "within
+    /// `m` of"). Reads LOCAL_POSITION_NED for a world point, GLOBAL_POSITION_INT for a lat/lon,
+    /// and GLOBAL_POSITION_INT with HOME_POSITION for home; never met before they arrive.
+    #[cfg(feature = "extra-conditions")]
+    pub fn distance_m(m: f32, to: Place) -> Self {
+        Self::new(ConditionKind::Distance, Target::Distance(m, to))
+    }
+
+    /// VFR_HUD.groundspeed compared with `m_s`; never met before the first VFR_HUD.
+    #[cfg(feature = "extra-conditions")]
+    pub fn groundspeed_m_s(m_s: f32) -> Self {
+        Self::new(ConditionKind::Groundspeed, Target::Number(m_s))
+    }
+
+    /// VFR_HUD.climb (up positive, m/s) compared with `m_s`; never met before the first
+    /// VFR_HUD.
+    #[cfg(feature = "extra-conditions")]
+    pub fn climb_rate_m_s(m_s: f32) -> Self {
+        Self::new(ConditionKind::ClimbRate, Target::Number(m_s))
+    }
+
+    /// The compass heading (ATTITUDE.yaw as degrees in [0, 360)) compared with `deg` in
+    /// [0, 360]; with [`Condition::within`], the difference is taken around the circle (359°
+    /// is within 2° of 1°). Never met before the first ATTITUDE.
+    #[cfg(feature = "extra-conditions")]
+    pub fn heading_deg(deg: f32) -> Self {
+        Self::new(ConditionKind::Heading, Target::Number(deg))
+    }
+
+    /// SYS_STATUS.battery_remaining (%) compared with `pct`; never met before the first
+    /// SYS_STATUS, nor while the autopilot reports it unknown (−1).
+    #[cfg(feature = "extra-conditions")]
+    pub fn battery_remaining_pct(pct: f32) -> Self {
+        Self::new(ConditionKind::BatteryRemaining, Target::Number(pct))
+    }
+
+    /// SYS_STATUS.voltage_battery (V) compared with `v`; never met before the first
+    /// SYS_STATUS, nor while the autopilot reports it unknown (`u16::MAX`).
+    #[cfg(feature = "extra-conditions")]
+    pub fn battery_voltage_v(v: f32) -> Self {
+        Self::new(ConditionKind::BatteryVoltage, Target::Number(v))
+    }
+
+    /// GPS_RAW_INT.fix_type at least `fix` (by default; ops compare the fix numbers); never
+    /// met before the first GPS_RAW_INT.
+    #[cfg(feature = "extra-conditions")]
+    pub fn gps_fix(fix: GpsFix) -> Self {
+        Self::new(ConditionKind::GpsFix, Target::Number(fix as u8 as f32))
+    }
+
+    /// GPS_RAW_INT.satellites_visible compared with `n`; never met before the first
+    /// GPS_RAW_INT, nor while the count is unknown (255).
+    #[cfg(feature = "extra-conditions")]
+    pub fn satellites(n: u8) -> Self {
+        Self::new(ConditionKind::Satellites, Target::Number(n as f32))
+    }
+
+    /// EXTENDED_SYS_STATE.landed_state is any of `states`; never met before the first
+    /// EXTENDED_SYS_STATE (then [`LandedState::Unknown`] stands for UNDEFINED). An empty set is
+    /// a [`SpecError::BadValue`].
+    #[cfg(feature = "extra-conditions")]
+    pub fn landed_state(states: &[LandedState]) -> Self {
+        let mask = states.iter().fold(0u8, |m, s| m | 1 << s.to_mav());
+        Self::new(ConditionKind::LandedState, Target::Landed(mask))
+    }
+
+    /// Compare with `op` instead of `>=` (the numeric rows only: altitude, airspeed, waypoint,
+    /// sim_time, reached, and with `extra-conditions` distance, groundspeed, climb_rate,
+    /// heading, battery_remaining, battery_voltage, gps_fix, satellites).
     pub fn op(mut self, op: Op) -> Self {
         self.op = Some(op);
         self
@@ -244,6 +427,15 @@ impl Condition {
     pub fn relative(mut self) -> Self {
         self.relative = true;
         self
+    }
+
+    /// The place a `distance` condition measures to.
+    #[cfg(feature = "extra-conditions")]
+    pub fn place(&self) -> Option<Place> {
+        match self.target {
+            Target::Distance(_, to) => Some(to),
+            _ => None,
+        }
     }
 
     /// Which row of the table.
@@ -341,6 +533,52 @@ impl Condition {
             ConditionKind::Landed => Cond::Landed,
             ConditionKind::Reached => Cond::Reached(cmp(number(false)?)),
             ConditionKind::MissionComplete => Cond::MissionComplete,
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::AtTarget => Cond::AtTarget,
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Distance => match self.target {
+                Target::Distance(m, to) if m.is_finite() && m >= 0.0 => {
+                    let ok = match to {
+                        Place::World { x_m, y_m, z_m } => {
+                            x_m.is_finite() && y_m.is_finite() && z_m.is_finite()
+                        }
+                        Place::LatLon { lat_deg, lon_deg } => {
+                            (-90.0..=90.0).contains(&lat_deg) && (-180.0..=180.0).contains(&lon_deg)
+                        }
+                        Place::Home => true,
+                    };
+                    if !ok {
+                        return Err(SpecError::BadValue { field: "to" });
+                    }
+                    Cond::Distance(cmp(m), to)
+                }
+                _ => return Err(SpecError::BadValue { field: "value" }),
+            },
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Groundspeed => Cond::Groundspeed(cmp(number(false)?)),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::ClimbRate => Cond::ClimbRate(cmp(number(false)?)),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Heading => {
+                let deg = number(true)?;
+                if deg > 360.0 {
+                    return Err(SpecError::BadValue { field: "value" });
+                }
+                Cond::Heading(cmp(deg))
+            }
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::BatteryRemaining => Cond::BatteryRemaining(cmp(number(false)?)),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::BatteryVoltage => Cond::BatteryVoltage(cmp(number(false)?)),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::GpsFix => Cond::GpsFix(cmp(number(true)?)),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Satellites => Cond::Satellites(cmp(number(true)?)),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::LandedState => match self.target {
+                Target::Landed(mask) if mask != 0 => Cond::LandedState(mask),
+                _ => return Err(SpecError::BadValue { field: "value" }),
+            },
         })
     }
 }
@@ -363,6 +601,16 @@ impl ConditionKind {
             ConditionKind::Altitude => " m",
             ConditionKind::Airspeed => " m/s",
             ConditionKind::SimTime | ConditionKind::Time => " s",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Distance => " m",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Groundspeed | ConditionKind::ClimbRate => " m/s",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Heading => "°",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::BatteryRemaining => " %",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::BatteryVoltage => " V",
             _ => "",
         }
     }
@@ -388,6 +636,22 @@ impl core::fmt::Display for Condition {
             }
             Target::Mode(m) => write!(f, " {m}")?,
             Target::Text(t) => write!(f, " '{}'", t.as_str())?,
+            #[cfg(feature = "extra-conditions")]
+            Target::Distance(v, to) => match self.within {
+                Some(tol) => write!(f, " to {to} within {tol} m of {v} m")?,
+                None => write!(f, " to {to} {} {v} m", self.op.unwrap_or_default().symbol())?,
+            },
+            #[cfg(feature = "extra-conditions")]
+            Target::Landed(mask) => {
+                let mut first = true;
+                for v in 0..=4u8 {
+                    if mask & (1 << v) != 0 {
+                        let sep = if first { " " } else { " | " };
+                        write!(f, "{sep}{}", LandedState::from_mav(v).name())?;
+                        first = false;
+                    }
+                }
+            }
             Target::None => {}
         }
         Ok(())
@@ -440,16 +704,167 @@ impl CmpMs {
 
 /// Bits of [`Readings`] a condition reads (the sim clock is tracked by wake times instead).
 pub(crate) mod dep {
-    pub const HEIGHT: u8 = 1;
-    pub const AIRSPEED: u8 = 1 << 1;
-    pub const WAYPOINT: u8 = 1 << 2;
-    pub const ARMED: u8 = 1 << 3;
-    pub const MODE: u8 = 1 << 4;
-    pub const LANDED: u8 = 1 << 5;
-    pub const TEXT: u8 = 1 << 6;
-    pub const MISSION: u8 = 1 << 7;
+    /// A set of these bits (a byte holds the basic rows' eight).
+    #[cfg(feature = "extra-conditions")]
+    pub type Deps = u16;
+    /// A set of these bits (a byte holds the basic rows' eight).
+    #[cfg(not(feature = "extra-conditions"))]
+    pub type Deps = u8;
+    pub const HEIGHT: Deps = 1;
+    pub const AIRSPEED: Deps = 1 << 1;
+    pub const WAYPOINT: Deps = 1 << 2;
+    pub const ARMED: Deps = 1 << 3;
+    pub const MODE: Deps = 1 << 4;
+    pub const LANDED: Deps = 1 << 5;
+    pub const TEXT: Deps = 1 << 6;
+    pub const MISSION: Deps = 1 << 7;
+    /// VFR_HUD's ground speed and climb.
+    #[cfg(feature = "extra-conditions")]
+    pub const VFR: Deps = 1 << 8;
+    /// ATTITUDE's heading.
+    #[cfg(feature = "extra-conditions")]
+    pub const HEADING: Deps = 1 << 9;
+    /// SYS_STATUS's battery.
+    #[cfg(feature = "extra-conditions")]
+    pub const BATTERY: Deps = 1 << 10;
+    /// GPS_RAW_INT.
+    #[cfg(feature = "extra-conditions")]
+    pub const GPS: Deps = 1 << 11;
+    /// EXTENDED_SYS_STATE's landed state.
+    #[cfg(feature = "extra-conditions")]
+    pub const LANDED_STATE: Deps = 1 << 12;
+    /// Global and local position, home.
+    #[cfg(feature = "extra-conditions")]
+    pub const POSITION: Deps = 1 << 13;
+    /// The offboard machine's at_target.
+    #[cfg(feature = "extra-conditions")]
+    pub const AT_TARGET: Deps = 1 << 14;
     /// Everything: the sim clock became known.
-    pub const ALL: u8 = 0xFF;
+    pub const ALL: Deps = Deps::MAX;
+}
+
+/// The readings of the `extra-conditions` rows.
+#[cfg(feature = "extra-conditions")]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Extra {
+    pub groundspeed_m_s: Option<f32>,
+    pub climb_m_s: Option<f32>,
+    pub heading_deg: Option<f32>,
+    pub battery_pct: Option<f32>,
+    pub battery_v: Option<f32>,
+    pub gps_fix: Option<u8>,
+    pub satellites: Option<u8>,
+    /// MAV_LANDED_STATE, raw.
+    pub landed_state: Option<u8>,
+    /// GLOBAL_POSITION_INT (lat, lon), 1e7 degrees.
+    pub global: Option<(i32, i32)>,
+    /// LOCAL_POSITION_NED (x, y, z), m.
+    pub local: Option<(f32, f32, f32)>,
+    /// HOME_POSITION (lat, lon), 1e7 degrees.
+    pub home: Option<(i32, i32)>,
+    pub at_target: Option<bool>,
+}
+
+#[cfg(feature = "extra-conditions")]
+impl Extra {
+    pub const UNKNOWN: Extra = Extra {
+        groundspeed_m_s: None,
+        climb_m_s: None,
+        heading_deg: None,
+        battery_pct: None,
+        battery_v: None,
+        gps_fix: None,
+        satellites: None,
+        landed_state: None,
+        global: None,
+        local: None,
+        home: None,
+        at_target: None,
+    };
+
+    /// Take them from `tel`, with the client's `at_target`.
+    pub(crate) fn read<const T: usize>(
+        tel: &crate::telemetry::Telemetry<T>,
+        at_target: Option<bool>,
+    ) -> Extra {
+        let battery = tel.battery();
+        let gps = tel.gps_raw();
+        Extra {
+            groundspeed_m_s: tel.groundspeed_m_s(),
+            climb_m_s: tel.climb_rate_m_s(),
+            heading_deg: tel.heading_rad().map(|h| h.to_degrees()),
+            battery_pct: battery.and_then(|b| b.remaining_pct),
+            battery_v: battery.and_then(|b| b.voltage_v),
+            gps_fix: gps.map(|g| g.fix_type as u8),
+            satellites: gps.map(|g| g.satellites_visible).filter(|&n| n != u8::MAX),
+            landed_state: tel.extended_sys_state().map(|e| e.landed_state as u8),
+            global: tel.global_position().map(|g| (g.lat, g.lon)),
+            local: tel.local_position().map(|l| (l.x, l.y, l.z)),
+            home: tel.home().map(|h| (h.latitude, h.longitude)),
+            at_target,
+        }
+    }
+
+    fn changed_since(&self, prev: &Extra) -> dep::Deps {
+        let bit = |c: bool, b: dep::Deps| if c { b } else { 0 };
+        bit(
+            self.groundspeed_m_s != prev.groundspeed_m_s || self.climb_m_s != prev.climb_m_s,
+            dep::VFR,
+        ) | bit(self.heading_deg != prev.heading_deg, dep::HEADING)
+            | bit(
+                self.battery_pct != prev.battery_pct || self.battery_v != prev.battery_v,
+                dep::BATTERY,
+            )
+            | bit(
+                self.gps_fix != prev.gps_fix || self.satellites != prev.satellites,
+                dep::GPS,
+            )
+            | bit(self.landed_state != prev.landed_state, dep::LANDED_STATE)
+            | bit(
+                self.global != prev.global || self.local != prev.local || self.home != prev.home,
+                dep::POSITION,
+            )
+            | bit(self.at_target != prev.at_target, dep::AT_TARGET)
+    }
+
+    /// The distance to `to`, m, from what has arrived; `None` before it did.
+    pub(crate) fn distance_m(&self, to: &Place) -> Option<f32> {
+        use crate::offboard::geo::ne_offset_m;
+        let horizontal = |a: (i32, i32), b: (f64, f64)| {
+            let here = (a.0 as f64 / 1e7, a.1 as f64 / 1e7);
+            let (dn, de) = ne_offset_m(b.0, b, here);
+            libm::sqrt(dn * dn + de * de) as f32
+        };
+        match *to {
+            Place::World { x_m, y_m, z_m } => {
+                let (n, e, d) = self.local?;
+                // World FLU → NED: north = x, east = −y, down = −z.
+                let (dn, de, dd) = (n - x_m, e + y_m, d + z_m);
+                Some(libm::sqrtf(dn * dn + de * de + dd * dd))
+            }
+            Place::LatLon { lat_deg, lon_deg } => {
+                Some(horizontal(self.global?, (lat_deg, lon_deg)))
+            }
+            Place::Home => {
+                let h = self.home?;
+                Some(horizontal(
+                    self.global?,
+                    (h.0 as f64 / 1e7, h.1 as f64 / 1e7),
+                ))
+            }
+        }
+    }
+}
+
+/// |a − b| around the circle, degrees in [0, 180].
+#[cfg(feature = "extra-conditions")]
+fn angle_diff_deg(a: f32, b: f32) -> f32 {
+    let d = libm::fmodf(libm::fabsf(a - b), 360.0);
+    if d > 180.0 {
+        360.0 - d
+    } else {
+        d
+    }
 }
 
 /// The telemetry every condition reads, taken once per evaluation (one `f32` division for
@@ -465,6 +880,8 @@ pub(crate) struct Readings {
     pub landed: Option<bool>,
     pub last_seq: u32,
     pub mission: Option<crate::mission::MissionProgress>,
+    #[cfg(feature = "extra-conditions")]
+    pub extra: Extra,
 }
 
 impl Readings {
@@ -479,17 +896,24 @@ impl Readings {
         landed: None,
         last_seq: 0,
         mission: None,
+        #[cfg(feature = "extra-conditions")]
+        extra: Extra::UNKNOWN,
     };
 
     /// The [`dep`] bits whose value differs from `prev` ([`dep::ALL`] when the sim clock
     /// has just become known: every time-based condition must be looked at once).
     #[inline]
-    pub(crate) fn changed_since(&self, prev: &Readings) -> u8 {
+    pub(crate) fn changed_since(&self, prev: &Readings) -> dep::Deps {
         if prev.sim_ms.is_none() && self.sim_ms.is_some() {
             return dep::ALL;
         }
-        let bit = |c: bool, b: u8| if c { b } else { 0 };
-        bit(self.height_m != prev.height_m, dep::HEIGHT)
+        let bit = |c: bool, b: dep::Deps| if c { b } else { 0 };
+        #[cfg(feature = "extra-conditions")]
+        let extra = self.extra.changed_since(&prev.extra);
+        #[cfg(not(feature = "extra-conditions"))]
+        let extra = 0;
+        extra
+            | bit(self.height_m != prev.height_m, dep::HEIGHT)
             | bit(self.airspeed_m_s != prev.airspeed_m_s, dep::AIRSPEED)
             | bit(self.waypoint != prev.waypoint, dep::WAYPOINT)
             | bit(self.armed != prev.armed, dep::ARMED)
@@ -526,6 +950,26 @@ pub(crate) enum Cond {
     Landed,
     Reached(Cmp),
     MissionComplete,
+    #[cfg(feature = "extra-conditions")]
+    AtTarget,
+    #[cfg(feature = "extra-conditions")]
+    Distance(Cmp, Place),
+    #[cfg(feature = "extra-conditions")]
+    Groundspeed(Cmp),
+    #[cfg(feature = "extra-conditions")]
+    ClimbRate(Cmp),
+    #[cfg(feature = "extra-conditions")]
+    Heading(Cmp),
+    #[cfg(feature = "extra-conditions")]
+    BatteryRemaining(Cmp),
+    #[cfg(feature = "extra-conditions")]
+    BatteryVoltage(Cmp),
+    #[cfg(feature = "extra-conditions")]
+    GpsFix(Cmp),
+    #[cfg(feature = "extra-conditions")]
+    Satellites(Cmp),
+    #[cfg(feature = "extra-conditions")]
+    LandedState(u8),
 }
 
 /// Whether a text after seq `after` contains `needle`: only called when a new text arrived.
@@ -589,12 +1033,38 @@ impl Cond {
                 .and_then(|m| m.reached)
                 .is_some_and(|v| c.test(v as f32)),
             Cond::MissionComplete => r.mission.is_some_and(|m| m.complete),
+            #[cfg(feature = "extra-conditions")]
+            Cond::AtTarget => r.extra.at_target == Some(true),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Distance(c, to) => r.extra.distance_m(to).is_some_and(|v| c.test(v)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Groundspeed(c) => r.extra.groundspeed_m_s.is_some_and(|v| c.test(v)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::ClimbRate(c) => r.extra.climb_m_s.is_some_and(|v| c.test(v)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Heading(c) => r.extra.heading_deg.is_some_and(|v| match *c {
+                Cmp::Within(t, tol) => angle_diff_deg(v, t) <= tol,
+                c => c.test(v),
+            }),
+            #[cfg(feature = "extra-conditions")]
+            Cond::BatteryRemaining(c) => r.extra.battery_pct.is_some_and(|v| c.test(v)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::BatteryVoltage(c) => r.extra.battery_v.is_some_and(|v| c.test(v)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::GpsFix(c) => r.extra.gps_fix.is_some_and(|v| c.test(v as f32)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Satellites(c) => r.extra.satellites.is_some_and(|v| c.test(v as f32)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::LandedState(mask) => r
+                .extra
+                .landed_state
+                .is_some_and(|v| v < 8 && *mask & (1 << v) != 0),
         }
     }
 
     /// The readings whose change can change this condition (time is handled by
     /// [`Cond::wake_ms`]).
-    pub(crate) fn deps(&self) -> u8 {
+    pub(crate) fn deps(&self) -> dep::Deps {
         match self {
             Cond::Height(_) => dep::HEIGHT,
             Cond::Airspeed(_) => dep::AIRSPEED,
@@ -605,6 +1075,20 @@ impl Cond {
             Cond::Armed | Cond::Disarmed => dep::ARMED,
             Cond::Landed => dep::LANDED,
             Cond::Reached(_) | Cond::MissionComplete => dep::MISSION,
+            #[cfg(feature = "extra-conditions")]
+            Cond::AtTarget => dep::AT_TARGET,
+            #[cfg(feature = "extra-conditions")]
+            Cond::Distance(..) => dep::POSITION,
+            #[cfg(feature = "extra-conditions")]
+            Cond::Groundspeed(_) | Cond::ClimbRate(_) => dep::VFR,
+            #[cfg(feature = "extra-conditions")]
+            Cond::Heading(_) => dep::HEADING,
+            #[cfg(feature = "extra-conditions")]
+            Cond::BatteryRemaining(_) | Cond::BatteryVoltage(_) => dep::BATTERY,
+            #[cfg(feature = "extra-conditions")]
+            Cond::GpsFix(_) | Cond::Satellites(_) => dep::GPS,
+            #[cfg(feature = "extra-conditions")]
+            Cond::LandedState(_) => dep::LANDED_STATE,
         }
     }
 

@@ -145,13 +145,16 @@ pub struct Engine<const N: usize> {
     last: Readings,
     /// This mission run's progress, as the driver last supplied it.
     mission: Option<MissionProgress>,
+    /// The offboard machine's at_target, as the driver last supplied it.
+    #[cfg(feature = "extra-conditions")]
+    at_target: Option<bool>,
 }
 
 /// When a pending wait must be looked at again: when one of its `deps` readings changed, or
 /// the sim clock reached `wake_ms` (its timeout, the end of a hold, a time target).
 #[derive(Debug, Clone, Copy)]
 struct Hot {
-    deps: u8,
+    deps: super::condition::dep::Deps,
     wake_ms: u64,
 }
 
@@ -186,6 +189,8 @@ impl<const N: usize> Engine<N> {
             }; N],
             last: Readings::UNKNOWN,
             mission: None,
+            #[cfg(feature = "extra-conditions")]
+            at_target: None,
         }
     }
 
@@ -196,6 +201,15 @@ impl<const N: usize> Engine<N> {
     /// frame and action, before any wait registered after them is looked at.
     pub fn set_mission_progress(&mut self, progress: Option<MissionProgress>) {
         self.mission = progress;
+    }
+
+    /// Supply whether the vehicle is at the last verb's target
+    /// ([`crate::offboard::Offboard::at_target`]; `None`: not known), which the `at_target`
+    /// condition reads; the client hands it over after every frame and action, as the mission
+    /// progress.
+    #[cfg(feature = "extra-conditions")]
+    pub fn set_at_target(&mut self, at_target: Option<bool>) {
+        self.at_target = at_target;
     }
 
     /// The mission progress the conditions read.
@@ -580,6 +594,8 @@ impl<const N: usize> Engine<N> {
             landed: tel.landed(),
             last_seq: tel.texts().last_seq(),
             mission: self.mission,
+            #[cfg(feature = "extra-conditions")]
+            extra: super::condition::Extra::read(tel, self.at_target),
         }
     }
 }

@@ -4,8 +4,10 @@
 //!
 //! A *wait* ([`Wait`]) names one [`Condition`] from seed 000's table (altitude, airspeed,
 //! waypoint, sim_time, time, mode, text, armed, disarmed, landed, and the mission progress rows
-//! reached and mission_complete, which read [`crate::offboard::Offboard::mission_progress`]
-//! as the client feeds it from the offboard machine), a `timeout_s` in autopilot
+//! reached and mission_complete, which read the mission progress the client feeds the engine
+//! from the offboard machine ([`Engine::set_mission_progress`]); with the `extra-conditions`
+//! feature also at_target (fed the same way), distance, groundspeed, climb_rate, heading,
+//! battery_remaining, battery_voltage, gps_fix, satellites and landed_state), a `timeout_s` in autopilot
 //! (sim) seconds, and optionally `hold_s`, `within`, up to [`MAX_GUARDS`] guard conditions
 //! and reactions (`then_rc`, `then_mode`, `then_speedup`). The [`Engine`] keeps up to `N` of
 //! them and is evaluated after every message the telemetry accepted:
@@ -19,8 +21,10 @@
 //!
 //! * A condition whose message has not arrived is never met (an airspeed wait before the
 //!   first VFR_HUD waits).
-//! * Ops `>=` (default), `<=`, `==` apply to altitude, airspeed, waypoint and sim_time only;
-//!   `within` (|reading − target| ≤ tol) likewise. Anything else is a [`SpecError`].
+//! * Ops `>=` (default), `<=`, `==` apply to the numeric rows only ([`ConditionKind::takes_op`]:
+//!   altitude, airspeed, waypoint, sim_time, reached, and the extra distance, groundspeed,
+//!   climb_rate, heading, battery and GPS rows); `within` (|reading − target| ≤ tol, around
+//!   the circle for heading) likewise. Anything else is a [`SpecError`].
 //! * `time` counts sim seconds from registration (always `>=`). `sim_time` is the autopilot
 //!   clock; *relative*, it counts from the tick the previous wait or step on this engine
 //!   settled (an error if none has) — in a program step, from the step's start tick.
@@ -78,7 +82,19 @@ mod wait;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "extra-conditions")]
+pub use condition::Place;
 pub use condition::{Condition, ConditionKind, Needle, Op};
+
+/// The distance from the vehicle to `to`, m, as the `distance` condition measures it; `None`
+/// before the messages it reads have arrived.
+#[cfg(feature = "extra-conditions")]
+pub fn condition_distance_m<const T: usize>(
+    tel: &crate::telemetry::Telemetry<T>,
+    to: &Place,
+) -> Option<f32> {
+    condition::Extra::read(tel, None).distance_m(to)
+}
 pub use engine::{Engine, CLOSED_ERROR};
 pub use error::{EngineError, SpecError};
 pub use program::{

@@ -157,6 +157,14 @@ pub trait Actuator {
     fn mission_progress(&self) -> Option<Option<MissionProgress>> {
         None
     }
+
+    /// Whether the vehicle is at the target of the last action, handed to the engine with the
+    /// mission progress (a goto moves the target, so a value from before it must not count);
+    /// `None` (the default): the engine's input stays as is.
+    #[cfg(feature = "extra-conditions")]
+    fn at_target(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// One step's outcome.
@@ -436,6 +444,10 @@ impl<const S: usize> ProgramRunner<S> {
             }
             if let Some(progress) = act.mission_progress() {
                 engine.set_mission_progress(progress);
+            }
+            #[cfg(feature = "extra-conditions")]
+            if let Some(at) = act.at_target() {
+                engine.set_at_target(Some(at));
             }
         }
         match engine.register_step(now, tel, &s.until, base_ms) {

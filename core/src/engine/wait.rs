@@ -269,5 +269,5 @@ pub(crate) struct Compiled {
     /// Some condition is a relative sim_time (it needs a reference tick).
     pub relative: bool,
     /// Union of the conditions' [`Cond::deps`].
-    pub deps: u8,
+    pub deps: super::condition::dep::Deps,
 }

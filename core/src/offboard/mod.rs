@@ -37,6 +37,8 @@ mod mission_download;
 mod mission_upload;
 mod queries;
 mod requests;
+#[cfg(feature = "setpoints")]
+pub mod setpoint;
 mod verbs;
 pub mod wire;
 
@@ -49,6 +51,8 @@ pub use events::{
 pub use geo::Anchor;
 pub use queries::{News, Pending};
 pub use requests::{ArmWait, ACK_WAIT_MS};
+#[cfg(feature = "setpoints")]
+pub use setpoint::{Setpoint, Yaw};
 pub use verbs::TAKEOFF_ALT_PARAM;
 
 use crate::action::ParamName;
@@ -79,8 +83,15 @@ pub const MIN_TX_BUF: usize = 12 + mav::MISSION_ITEM_INT_DATA::ENCODED_LEN;
 pub(crate) enum Tx {
     Heartbeat,
     Rc(RcSticks),
-    SetMode { mode: Mode, confirmation: u8 },
-    Arm { confirmation: u8 },
+    #[cfg(feature = "setpoints")]
+    Setpoint(Setpoint),
+    SetMode {
+        mode: Mode,
+        confirmation: u8,
+    },
+    Arm {
+        confirmation: u8,
+    },
     MissionSetCurrent(u16),
     MissionCount(u16),
     MissionItem(u16),
@@ -164,6 +175,10 @@ pub struct Offboard<const ITEMS: usize> {
     hb_last: Option<Stamp>,
     rc: Option<RcSticks>,
     rc_last: Option<Stamp>,
+    #[cfg(feature = "setpoints")]
+    sp: Option<Setpoint>,
+    #[cfg(feature = "setpoints")]
+    sp_last: Option<Stamp>,
     outbox: Deque<OneShot, OUTBOX_LEN>,
     req: Requests,
     anchor: Option<Anchor>,
@@ -183,6 +198,10 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             hb_last: None,
             rc: None,
             rc_last: None,
+            #[cfg(feature = "setpoints")]
+            sp: None,
+            #[cfg(feature = "setpoints")]
+            sp_last: None,
             outbox: Deque::new(),
             req: Requests::default(),
             anchor: None,
@@ -263,6 +282,13 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 return Some(Tx::Rc(sticks));
             }
         }
+        #[cfg(feature = "setpoints")]
+        if let Some(sp) = self.sp {
+            if self.sp_last.is_none_or(|s| s.either_done(st, self.t.rc_ms)) {
+                self.sp_last = Some(st);
+                return Some(Tx::Setpoint(sp));
+            }
+        }
         let hold_start = self.mission.uploading();
         self.req
             .poll(st, tel, &self.t, &mut self.rc, &mut self.events, hold_start)
@@ -296,6 +322,15 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         let r = match tx {
             Tx::Heartbeat => enc.encode(&wire::gcs_heartbeat(), buf),
             Tx::Rc(s) => enc.encode(&wire::manual_control_sticks(to.system, *s), buf),
+            #[cfg(feature = "setpoints")]
+            Tx::Setpoint(sp) => {
+                let ms = tel.sim_ms().unwrap_or(0) as u32;
+                match setpoint::setpoint_msg(sp, to.system, to.component, ms) {
+                    setpoint::SetpointMsg::Local(m) => enc.encode(&m, buf),
+                    setpoint::SetpointMsg::Global(m) => enc.encode(&m, buf),
+                    setpoint::SetpointMsg::Attitude(m) => enc.encode(&m, buf),
+                }
+            }
             Tx::SetMode { mode, confirmation } => {
                 enc.encode(&wire::do_set_mode(to, *mode, *confirmation), buf)
             }
@@ -360,6 +395,13 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                     .map_or(Instant::ZERO, |s| s.wall_after(self.t.rc_ms));
                 d = earliest(d, Some(rc));
             }
+            #[cfg(feature = "setpoints")]
+            if self.sp.is_some() {
+                let sp = self
+                    .sp_last
+                    .map_or(Instant::ZERO, |s| s.wall_after(self.t.rc_ms));
+                d = earliest(d, Some(sp));
+            }
             if !self.outbox.is_empty() {
                 d = Some(Instant::ZERO);
             }
@@ -384,6 +426,10 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             None
         };
         let mut d = earliest(hb, rc);
+        #[cfg(feature = "setpoints")]
+        if self.connected && self.sp.is_some() {
+            d = earliest(d, self.sp_last.map(|s| s.wall_after(self.t.rc_ms)));
+        }
         // Wall timers still ahead of the last poll count too.
         for t in [self.req.deadline(&self.t), self.mission.deadline(&self.t)] {
             if let (Some(x), Some(p)) = (t, self.last_poll) {

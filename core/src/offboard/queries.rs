@@ -49,7 +49,13 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// ([`Telemetry::height_m`]: ground truth, else AMSL since arming), never `relative_alt`,
     /// whose home PX4 keeps re-estimating in flight. False with no target, after land or RTL,
     /// and before the first position report.
+    ///
+    /// While a setpoint streams, it measures that instead ([`super::Setpoint::reached`]).
     pub fn at_target<const T: usize>(&self, tel: &Telemetry<T>) -> bool {
+        #[cfg(feature = "setpoints")]
+        if let Some(sp) = self.sp {
+            return sp.reached(tel, &self.cfg);
+        }
         let (Some(target), Some(rel_alt)) = (self.target, tel.height_m()) else {
             return false;
         };

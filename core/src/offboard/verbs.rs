@@ -90,6 +90,37 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.rc = None;
     }
 
+    /// Stream `sp` from the next poll on, at the stick period (20 Hz by default), replacing
+    /// the setpoint streamed before. Set one before requesting Offboard mode (PX4 refuses the
+    /// mode without a stream) and keep it set while in it. A setpoint with a non-finite
+    /// number (or a thrust outside 0..1) is an [`OffboardError::InvalidArgument`].
+    #[cfg(feature = "setpoints")]
+    pub fn set_setpoint(&mut self, sp: super::Setpoint) -> Result<(), OffboardError> {
+        if !sp.is_valid() {
+            return Err(OffboardError::InvalidArgument(
+                "setpoint must be finite (thrust 0..1, lat/lon on Earth)",
+            ));
+        }
+        self.sp = Some(sp);
+        // `at_target` measures the setpoint from now on, not an earlier verb's target.
+        self.target = None;
+        Ok(())
+    }
+
+    /// Stop the setpoint stream. In Offboard mode that is a stream loss: PX4 fails safe after
+    /// COM_OF_LOSS_T; request Hold first to leave Offboard cleanly.
+    #[cfg(feature = "setpoints")]
+    pub fn stop_setpoints(&mut self) {
+        self.sp = None;
+        self.sp_last = None;
+    }
+
+    /// The setpoint being streamed.
+    #[cfg(feature = "setpoints")]
+    pub fn setpoint(&self) -> Option<super::Setpoint> {
+        self.sp
+    }
+
     /// Set a REAL32 parameter: one PARAM_SET (type 9), not verified.
     pub fn param_set(&mut self, name: &str, value: f32) -> Result<(), OffboardError> {
         let name = param_name(name)?;
@@ -128,6 +159,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         }
         self.param_set(TAKEOFF_ALT_PARAM, alt_m)?;
         self.req.restart = None;
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.target = Some(Target::Climb { rel_alt_m: alt_m });
         self.set_mode(Mode::Takeoff);
         self.arm(now, tel);
@@ -137,6 +170,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// Land in place (Land mode). Clears the target and drops a pending mission start or arm
     /// (an arm after a land request would only arm in Land mode).
     pub fn land(&mut self) {
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.target = None;
         self.req.restart = None;
         self.req.arm = None;
@@ -145,6 +180,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
 
     /// Return to launch (RTL mode). Clears the target, drops a pending mission start or arm.
     pub fn return_to_launch(&mut self) {
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.target = None;
         self.req.restart = None;
         self.req.arm = None;
@@ -153,6 +190,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
 
     /// Hold position (Hold mode). Drops a pending mission start.
     pub fn hold(&mut self) {
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.req.restart = None;
         self.set_mode(Mode::Hold);
     }
@@ -198,6 +237,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             yaw_ned_rad: yaw_ned.unwrap_or(f32::NAN),
         })?;
         self.anchor = Some(anchor);
+        #[cfg(feature = "setpoints")]
+        self.stop_setpoints();
         self.target = Some(Target::Goto {
             lat_deg: lat,
             lon_deg: lon,
@@ -358,6 +399,19 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 Ok(())
             }
             Action::Speedup(_) => Err(OffboardError::DriverAction),
+            #[cfg(feature = "setpoints")]
+            Action::Offboard(sp) => {
+                self.set_setpoint(*sp)?;
+                if tel.mode() != Some(Mode::Offboard) {
+                    self.set_mode(Mode::Offboard);
+                }
+                Ok(())
+            }
+            #[cfg(feature = "setpoints")]
+            Action::StopOffboard => {
+                self.hold();
+                Ok(())
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ mod clock;
 mod height;
 mod snapshot;
 mod text;
+mod typed;
 
 pub use clock::{SimClock, REBOOT_BACKSTEP_MS};
 pub use height::{HeightSource, GROUND_TRUTH_FRESH_MS};
@@ -17,6 +18,7 @@ pub use height::{HeightSource, GROUND_TRUTH_FRESH_MS};
 pub use mavlink::dialects::common::MavSeverity as Severity;
 pub use snapshot::{error_text, LandedState, Snapshot, MAX_ERROR_LEN};
 pub use text::{Text, TextLog, MAX_TEXT_LEN, TEXT_FLUSH_MS};
+pub use typed::{heading_rad, Attitude, Battery, Gps, GpsFix, Home, LocalNed, Position};
 
 use crate::mode::Mode;
 use crate::msg::{Frame, Msg};
@@ -73,6 +75,8 @@ pub struct Telemetry<const TEXTS: usize> {
     param_error: Option<mav::PARAM_ERROR_DATA>,
     ground_truth: Option<mav::HIL_STATE_QUATERNION_DATA>,
     autopilot_version: Option<mav::AUTOPILOT_VERSION_DATA>,
+    #[cfg(feature = "extra-conditions")]
+    gps_raw: Option<mav::GPS_RAW_INT_DATA>,
     heights: PadHeights,
     clock: SimClock,
     texts: TextLog<TEXTS>,
@@ -103,6 +107,8 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             param_error: None,
             ground_truth: None,
             autopilot_version: None,
+            #[cfg(feature = "extra-conditions")]
+            gps_raw: None,
             heights: PadHeights::default(),
             clock: SimClock::new(),
             texts: TextLog::new(),
@@ -202,6 +208,8 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
                 self.ground_truth = Some(m.clone());
             }
             Msg::AutopilotVersion(m) => self.autopilot_version = Some(m.clone()),
+            #[cfg(feature = "extra-conditions")]
+            Msg::GpsRawInt(m) => self.gps_raw = Some(m.clone()),
             Msg::Statustext(m) => {
                 let sim = self.clock.now_ms();
                 self.texts
@@ -333,6 +341,65 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
     /// Latest AUTOPILOT_VERSION.
     pub fn autopilot_version(&self) -> Option<&mav::AUTOPILOT_VERSION_DATA> {
         self.autopilot_version.as_ref()
+    }
+
+    /// Latest GPS_RAW_INT (decoded with the `extra-conditions` feature only).
+    #[cfg(feature = "extra-conditions")]
+    pub fn gps_raw(&self) -> Option<&mav::GPS_RAW_INT_DATA> {
+        self.gps_raw.as_ref()
+    }
+
+    /// Position in degrees and metres (GLOBAL_POSITION_INT); `None` before the first.
+    pub fn position(&self) -> Option<Position> {
+        self.global_position.as_ref().map(Position::from_mav)
+    }
+
+    /// Local NED position and velocity (LOCAL_POSITION_NED); `None` before the first.
+    pub fn local_ned(&self) -> Option<LocalNed> {
+        self.local_position.as_ref().map(LocalNed::from_mav)
+    }
+
+    /// Roll, pitch and NED yaw in radians (ATTITUDE); `None` before the first.
+    pub fn attitude_rad(&self) -> Option<Attitude> {
+        self.attitude.as_ref().map(Attitude::from_mav)
+    }
+
+    /// Compass heading, rad in [0, 2π) (ATTITUDE.yaw); `None` before the first ATTITUDE.
+    pub fn heading_rad(&self) -> Option<f32> {
+        self.attitude.as_ref().map(|a| heading_rad(a.yaw))
+    }
+
+    /// Ground speed, m/s (VFR_HUD.groundspeed); `None` before the first VFR_HUD.
+    pub fn groundspeed_m_s(&self) -> Option<f32> {
+        self.vfr_hud.as_ref().map(|v| v.groundspeed)
+    }
+
+    /// Climb rate, m/s, up positive (VFR_HUD.climb); `None` before the first VFR_HUD.
+    pub fn climb_rate_m_s(&self) -> Option<f32> {
+        self.vfr_hud.as_ref().map(|v| v.climb)
+    }
+
+    /// Battery voltage and charge (SYS_STATUS); `None` before the first SYS_STATUS.
+    pub fn battery(&self) -> Option<Battery> {
+        self.sys_status.as_ref().map(Battery::from_mav)
+    }
+
+    /// GPS fix and satellites (GPS_RAW_INT); `None` before the first, and always without the
+    /// `extra-conditions` feature (which decodes that message).
+    pub fn gps(&self) -> Option<Gps> {
+        #[cfg(feature = "extra-conditions")]
+        {
+            self.gps_raw.as_ref().map(Gps::from_mav)
+        }
+        #[cfg(not(feature = "extra-conditions"))]
+        {
+            None
+        }
+    }
+
+    /// Home in degrees and metres (HOME_POSITION); `None` before PX4 reports it.
+    pub fn home_position(&self) -> Option<Home> {
+        self.home.as_ref().map(Home::from_mav)
     }
 
     /// The STATUSTEXT log.

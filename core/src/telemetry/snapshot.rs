@@ -36,6 +36,24 @@ impl LandedState {
         }
     }
 
+    /// The MAV_LANDED_STATE value (0 for [`LandedState::Unknown`]: UNDEFINED).
+    pub fn to_mav(self) -> u8 {
+        match self {
+            LandedState::Unknown => 0,
+            LandedState::OnGround => 1,
+            LandedState::InAir => 2,
+            LandedState::TakingOff => 3,
+            LandedState::Landing => 4,
+        }
+    }
+
+    /// By name as [`LandedState::name`] writes it (case-insensitive).
+    pub fn from_name(name: &str) -> Option<LandedState> {
+        (0..=4u8)
+            .map(LandedState::from_mav)
+            .find(|s| s.name().eq_ignore_ascii_case(name))
+    }
+
     /// The seed's names: `ON_GROUND`, `IN_AIR`, `TAKING_OFF`, `LANDING`, `UNKNOWN`.
     pub fn name(self) -> &'static str {
         match self {

@@ -18,6 +18,17 @@ use super::status::{LinkEvent, LinkStatus, ProgramReport};
 use super::{Cmd, HostClient, HostProgram, LinkId, Pump, PumpError};
 use crate::transport::ConnString;
 
+/// Why a message could not be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The pump or the link is gone.
+    #[error(transparent)]
+    Pump(#[from] PumpError),
+    /// The core refused it (its raw queue is full, or the payload is too long).
+    #[error("refused: {0}")]
+    Refused(nexus_core::offboard::OffboardError),
+}
+
 /// Why a wait or a program could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum WaitError {
@@ -173,6 +184,32 @@ impl LinkHandle {
             Ok(None) => Err(PumpError::LinkClosed),
             Err(_) => Err(PumpError::Stopped),
         }
+    }
+
+    /// Send any common-dialect message to the vehicle on this link, now (with the link's own
+    /// system/component ids and sequence). The core queues it raw
+    /// ([`nexus_core::Client::send_raw`]): a full queue or a payload too long is refused.
+    pub fn send(&self, msg: &nexus_core::mav::MavMessage) -> Result<(), SendError> {
+        use mavlink::Message as _;
+        let mut payload = [0u8; 255];
+        let n = msg.ser(mavlink::MavlinkVersion::V2, &mut payload);
+        let id = msg.message_id();
+        let crc = nexus_core::mav::MavMessage::extra_crc(id);
+        let payload = payload[..n].to_vec();
+        self.call(move |ctx| ctx.client().send_raw(id, crc, &payload))?
+            .map_err(SendError::Refused)
+    }
+
+    /// Every message with id `msg_id` the vehicle sends on this link from now on, decoded by
+    /// mavlink's full parse (so any common-dialect message, not only those the core reads).
+    /// Dropping the receiver ends the subscription.
+    pub fn subscribe(
+        &self,
+        msg_id: u32,
+    ) -> Result<mpsc::Receiver<nexus_core::mav::MavMessage>, PumpError> {
+        let (tx, rx) = mpsc::channel();
+        self.call(move |ctx| ctx.state.subs.push((msg_id, tx)))?;
+        Ok(rx)
     }
 
     /// Queue `f` for the pump thread without waiting for it.

@@ -87,6 +87,8 @@ pub(crate) struct LinkState {
     last_rx_wall: Option<std::time::Instant>,
     tx: [u8; MAX_FRAME_LEN],
     foreign: ForeignSeen,
+    /// Who asked for which message ids ([`super::LinkHandle::subscribe`]).
+    pub(crate) subs: Subscribers,
 }
 
 /// What the pump has told about the link's foreign traffic (see [`LinkEvent::Ignored`]).
@@ -138,6 +140,7 @@ impl LinkState {
             last_rx_wall: None,
             tx: [0; MAX_FRAME_LEN],
             foreign: ForeignSeen::default(),
+            subs: Vec::new(),
         }
     }
 
@@ -230,6 +233,10 @@ impl LinkState {
             input = &input[used..];
             let Some(raw) = raw else { break };
             self.counters.frames += 1;
+            if !self.subs.is_empty() {
+                let sysid = self.client.telemetry().ids().target_sysid;
+                deliver(&mut self.subs, sysid, &raw);
+            }
             match Frame::decode(&raw) {
                 Ok(Some(frame)) => {
                     if let Msg::ParamValue(pv) = &frame.msg {
@@ -607,6 +614,7 @@ impl LinkState {
         s.landed_state = tel.landed_state();
         s.landed = tel.landed();
         s.relative_alt_m = tel.relative_alt_m();
+        s.vitals = super::status::Vitals::from_telemetry(tel);
         s.sim_ms = tel.sim_ms();
         s.mission = super::status::MissionStatus {
             count: ob.mission_count(),
@@ -716,3 +724,25 @@ impl Drop for LinkState {
         self.shared.status().closed = true;
     }
 }
+
+/// Hand a frame from the vehicle to the subscribers of its id, decoded by mavlink's full
+/// parse (any common-dialect message, not only the core's subset); a subscriber that went
+/// away is dropped.
+fn deliver(subs: &mut Subscribers, target_sysid: u8, raw: &nexus_core::frame::RawFrame<'_>) {
+    use mavlink::Message as _;
+    let h = &raw.header;
+    if h.sysid != target_sysid || !subs.iter().any(|(id, _)| *id == h.msgid) {
+        return;
+    }
+    let version = match h.version {
+        nexus_core::frame::Version::V1 => mavlink::MavlinkVersion::V1,
+        nexus_core::frame::Version::V2 => mavlink::MavlinkVersion::V2,
+    };
+    let Ok(msg) = mav::MavMessage::parse(version, h.msgid, raw.payload) else {
+        return;
+    };
+    subs.retain(|(id, tx)| *id != h.msgid || tx.send(msg.clone()).is_ok());
+}
+
+/// Subscribers to message ids: (id, where to send it).
+pub(crate) type Subscribers = Vec<(u32, std::sync::mpsc::Sender<mav::MavMessage>)>;

@@ -52,10 +52,12 @@ use nexus_core::Client;
 
 use crate::transport::{ConnString, Link, LinkOptions, OpenError, PeerRule};
 
-pub use handle::{LinkCtx, LinkHandle, PendingProgram, PendingWait, WaitError, WeakLink};
+pub use handle::{
+    LinkCtx, LinkHandle, PendingProgram, PendingWait, SendError, WaitError, WeakLink,
+};
 pub use params::{ParamError, ParamValue, PARAM_RETRY_MS};
 pub use status::{
-    LinkCounters, LinkEvent, LinkStatus, MissionStatus, ProgramReport, EVENT_LOG_LEN,
+    LinkCounters, LinkEvent, LinkStatus, MissionStatus, ProgramReport, Vitals, EVENT_LOG_LEN,
 };
 pub use supervise::{Supervision, VehicleProbe, PROBE_PERIOD_MS};
 

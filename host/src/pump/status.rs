@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 
 use nexus_core::engine::{ProgramEnd, Reason, StepRecord};
 use nexus_core::offboard::{OffboardEvent, Pending, Refusal};
-use nexus_core::telemetry::{LandedState, Snapshot};
+use nexus_core::telemetry::{
+    Attitude, Battery, Gps, Home, LandedState, LocalNed, Position, Snapshot, Telemetry,
+};
 use nexus_core::Mode;
 
 use crate::transport::{ForeignSource, ForeignTraffic};
@@ -36,6 +38,48 @@ impl MissionStatus {
     /// The seed's `mission_reached()`: the highest item reached, or -1 before any.
     pub fn reached_or_minus_one(&self) -> i32 {
         self.reached.map_or(-1, i32::from)
+    }
+}
+
+/// The vehicle's telemetry in units (degrees, metres, radians, volts, percent), each `None`
+/// until the message it comes from has arrived.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Vitals {
+    /// GLOBAL_POSITION_INT: latitude/longitude, altitude AMSL and above home.
+    pub position: Option<Position>,
+    /// LOCAL_POSITION_NED: position and velocity, NED.
+    pub local_ned: Option<LocalNed>,
+    /// ATTITUDE: roll, pitch, NED yaw, rad.
+    pub attitude: Option<Attitude>,
+    /// Compass heading from ATTITUDE.yaw, rad in [0, 2π).
+    pub heading_rad: Option<f32>,
+    /// VFR_HUD.groundspeed, m/s.
+    pub groundspeed_m_s: Option<f32>,
+    /// VFR_HUD.climb, m/s, up positive.
+    pub climb_rate_m_s: Option<f32>,
+    /// SYS_STATUS: battery voltage and charge.
+    pub battery: Option<Battery>,
+    /// GPS_RAW_INT: fix type and satellites.
+    pub gps: Option<Gps>,
+    /// HOME_POSITION.
+    pub home: Option<Home>,
+}
+
+impl Vitals {
+    /// Read them from `tel`.
+    pub fn from_telemetry<const T: usize>(tel: &Telemetry<T>) -> Vitals {
+        Vitals {
+            position: tel.position(),
+            local_ned: tel.local_ned(),
+            attitude: tel.attitude_rad(),
+            heading_rad: tel.heading_rad(),
+            groundspeed_m_s: tel.groundspeed_m_s(),
+            climb_rate_m_s: tel.climb_rate_m_s(),
+            battery: tel.battery(),
+            gps: tel.gps(),
+            home: tel.home_position(),
+        }
     }
 }
 
@@ -88,6 +132,8 @@ pub struct LinkStatus {
     pub landed: Option<bool>,
     /// GLOBAL_POSITION_INT.relative_alt, m.
     pub relative_alt_m: Option<f32>,
+    /// The telemetry in units.
+    pub vitals: Vitals,
     /// Autopilot clock (time_boot_ms), ms; `None` before the first timestamped message.
     pub sim_ms: Option<u64>,
     /// Mission progress.
@@ -124,6 +170,7 @@ impl Default for LinkStatus {
             landed_state: LandedState::Unknown,
             landed: None,
             relative_alt_m: None,
+            vitals: Vitals::default(),
             sim_ms: None,
             mission: MissionStatus::default(),
             pending: Pending::default(),

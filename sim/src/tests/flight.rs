@@ -566,6 +566,43 @@ fn offboard_needs_a_stream_and_fails_safe_to_rtl() {
 }
 
 #[test]
+fn offboard_is_entered_after_a_single_setpoint() {
+    // PX4-WIRE.md's correction: one setpoint, then the mode switch at once, is accepted.
+    let mut g = Gcs::airborne(5.0);
+    let sp = |g: &mut Gcs| {
+        g.send(&mav::SET_POSITION_TARGET_LOCAL_NED_DATA {
+            x: 3.0,
+            y: 0.0,
+            z: -5.0,
+            type_mask: mav::PositionTargetTypemask::from_bits_retain(0b1111_1111_1000),
+            target_system: 1,
+            target_component: 1,
+            coordinate_frame: MavFrame::MAV_FRAME_LOCAL_NED,
+            ..Default::default()
+        });
+    };
+    let from = g.log.len();
+    sp(&mut g);
+    g.set_mode(Mode::Offboard);
+    g.run_with(1_200, |g| {
+        if g.v.now_us() % 50_000 < 10_000 {
+            sp(g)
+        }
+    });
+    assert_eq!(g.mode(), Some(Mode::Offboard));
+    let acks: Vec<_> = g
+        .events(from)
+        .into_iter()
+        .filter(|e| matches!(e, Ev::Ack { cmd: 176, .. }))
+        .collect();
+    let accepted = Ev::Ack {
+        cmd: 176,
+        result: ACCEPTED,
+    };
+    assert_eq!(acks, [accepted.clone(), accepted]);
+}
+
+#[test]
 fn stick_gesture_arms_after_a_second_in_a_manual_mode() {
     let mut g = Gcs::booted();
     let neutral = |g: &mut Gcs| {
