@@ -86,6 +86,8 @@ pub struct Flight {
     explanations: std::collections::HashMap<usize, String>,
     /// The vehicle was seen in the air (landed state TAKEOFF or IN_AIR) during the program.
     airborne: bool,
+    /// The vehicle as seen at each look with a new autopilot clock (the `--report` plots).
+    pub trace: Vec<super::evidence::Sample>,
 }
 
 impl Flight {
@@ -118,6 +120,7 @@ impl Flight {
             died: None,
             explanations: std::collections::HashMap::new(),
             airborne: false,
+            trace: Vec::new(),
         }
     }
 
@@ -406,6 +409,11 @@ impl Flight {
             }
         }
         self.status = self.vehicle.link.status();
+        let s = &self.status.snapshot;
+        if s.sim_ms.is_some() && self.trace.last().is_none_or(|l| Some(l.sim_ms) != s.sim_ms) {
+            self.trace
+                .push(super::evidence::Sample::new(s, self.position_deg));
+        }
         if matches!(
             self.status.landed_state,
             nexus_core::LandedState::InAir | nexus_core::LandedState::TakingOff

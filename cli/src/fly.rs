@@ -17,7 +17,8 @@ use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::{PlanFile, STEPS};
 use super::report::{IgnoredReport, Report};
-use super::vehicle::{start, StartError, VehicleArgs};
+use super::evidence::{EvidenceArgs, Sample};
+use super::vehicle::{start_recorded, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use nexus_core::engine::{Condition, Program, Step, Wait};
 use nexus_core::mission::{last_reachable, unreachable_items, NAV_RETURN_TO_LAUNCH};
@@ -40,6 +41,9 @@ pub struct FlyArgs {
     /// to stderr).
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// `--tlog`, `--report`, `--junit`.
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
 }
 
 /// Sim seconds for the start (the arm settle window, PX4's preflight checks).
@@ -131,7 +135,9 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         );
         return exit(EXIT_SETUP);
     }
-    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref()) {
+    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref())
+        .and_then(|()| args.evidence.check())
+    {
         eprintln!("nexus fly: {e}");
         return exit(EXIT_SETUP);
     }
@@ -163,7 +169,14 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         args.vehicle.report(),
         4,
     );
-    let vehicle = match start(&args.vehicle) {
+    let tlog = match args.evidence.open_tlog() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("nexus fly: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
+    let vehicle = match start_recorded(&args.vehicle, tlog.clone()) {
         Ok(v) => v,
         Err(StartError::Setup(e)) => {
             eprintln!("nexus fly: {e}");
@@ -173,7 +186,13 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             if let StartError::Died(why) = &e {
                 report.died = Some(why.clone());
             }
-            return finish(&out, report, Err(e.message().to_string()), None);
+            return finish(
+                &out,
+                report,
+                Err(e.message().to_string()),
+                None,
+                &args.evidence,
+            );
         }
     };
     out.line(&format!(
@@ -255,7 +274,11 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             flight.wall_s()
         )
     });
-    finish(&out, report, outcome, Some(&flight))
+    match super::evidence::close_link(&mut flight, tlog.as_ref(), args.evidence.tlog.as_deref()) {
+        Ok(l) => report.link = Some(l),
+        Err(e) => report.events.push(e),
+    }
+    finish(&out, report, outcome, Some(&flight), &args.evidence)
 }
 
 fn finish(
@@ -263,6 +286,7 @@ fn finish(
     mut report: Report,
     outcome: Result<String, String>,
     flight: Option<&Flight>,
+    evidence: &EvidenceArgs,
 ) -> ExitCode {
     let (code, verdict) = match outcome {
         Ok(v) => (EXIT_OK, format!("PASS: {v}")),
@@ -287,7 +311,11 @@ fn finish(
     report.passed = code == EXIT_OK;
     report.verdict = verdict;
     report.exit_code = code;
-    if let Err(e) = out.write_json(&report) {
+    let trace: &[Sample] = flight.map_or(&[], |f| &f.trace);
+    if let Err(e) = out
+        .write_json(&report)
+        .and_then(|()| evidence.write(&report, trace))
+    {
         eprintln!("nexus fly: {e}");
         return exit(EXIT_SETUP);
     }

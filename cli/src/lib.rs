@@ -23,8 +23,10 @@
 pub mod bridge;
 pub mod diag;
 pub mod driver;
+pub mod evidence;
 pub mod exec;
 pub mod fly;
+pub mod multi;
 pub use nexus_host::limits;
 pub mod output;
 pub mod program;

@@ -50,6 +50,8 @@ pub struct Report {
     pub wall_s: f64,
     /// UDP traffic from sources other than the vehicle: counted, never applied.
     pub ignored: IgnoredReport,
+    /// Frames on the vehicle link, and in the `--tlog` when one was written.
+    pub link: Option<super::evidence::LinkReport>,
 }
 
 impl Report {
@@ -79,6 +81,7 @@ impl Report {
             final_state: None,
             wall_s: 0.0,
             ignored: IgnoredReport::default(),
+            link: None,
         }
     }
 }

@@ -111,7 +111,18 @@ pub struct Connected {
 
 /// Start the vehicle `args` asks for and connect to its offboard link.
 pub fn start(args: &VehicleArgs) -> Result<Connected, StartError> {
-    let opts = args.options().map_err(StartError::Setup)?;
+    start_recorded(args, None)
+}
+
+/// [`start`], the offboard link recorded in `tlog` (`--tlog`).
+pub fn start_recorded(
+    args: &VehicleArgs,
+    tlog: Option<nexus_host::tlog::Tlog>,
+) -> Result<Connected, StartError> {
+    let mut opts = args.options().map_err(StartError::Setup)?;
+    if let Some(t) = tlog {
+        opts = opts.tlog(t);
+    }
     let px4 = args.wants_px4();
     let what = if px4 {
         format!("PX4 SITL (instance {})", args.instance)

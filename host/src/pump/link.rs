@@ -85,6 +85,7 @@ pub(crate) struct LinkState {
     last_rx_wall: Option<std::time::Instant>,
     tx: [u8; MAX_FRAME_LEN],
     foreign: ForeignSeen,
+    tlog: Option<crate::tlog::Tlog>,
 }
 
 /// What the pump has told about the link's foreign traffic (see [`LinkEvent::Ignored`]).
@@ -136,6 +137,7 @@ impl LinkState {
             last_rx_wall: None,
             tx: [0; MAX_FRAME_LEN],
             foreign: ForeignSeen::default(),
+            tlog: supervision.tlog,
         }
     }
 
@@ -227,6 +229,9 @@ impl LinkState {
             input = &input[used..];
             let Some(raw) = raw else { break };
             self.counters.frames += 1;
+            if let Some(t) = &self.tlog {
+                t.record(crate::tlog::Direction::Received, raw.bytes);
+            }
             match Frame::decode(&raw) {
                 Ok(Some(frame)) => {
                     if let Msg::ParamValue(pv) = &frame.msg {
@@ -289,7 +294,12 @@ impl LinkState {
 
     fn send(&mut self, n: usize) {
         match self.link.send(&self.tx[..n]) {
-            Ok(SendOutcome::Sent) | Ok(SendOutcome::Queued) => self.counters.tx_frames += 1,
+            Ok(SendOutcome::Sent) | Ok(SendOutcome::Queued) => {
+                self.counters.tx_frames += 1;
+                if let Some(t) = &self.tlog {
+                    t.record(crate::tlog::Direction::Sent, &self.tx[..n]);
+                }
+            }
             Ok(SendOutcome::NoPeer) => self.counters.tx_no_peer += 1,
             Ok(SendOutcome::Dropped) => self.counters.tx_dropped += 1,
             // UDP: an ICMP error from an earlier datagram (the vehicle's port closed). The
