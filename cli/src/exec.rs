@@ -689,7 +689,13 @@ fn reason_words(reason: Reason, guard: Option<u8>) -> String {
     }
 }
 
-fn failure_text(label: &str, until: &str, rec: &StepRecord, abort_reason: Option<&str>) -> String {
+/// The one sentence of a failed step (shared by `run` and `check`).
+pub fn failure_text(
+    label: &str,
+    until: &str,
+    rec: &StepRecord,
+    abort_reason: Option<&str>,
+) -> String {
     let r = &rec.result;
     match r.reason {
         Reason::Timeout => format!(

@@ -13,11 +13,11 @@
 //! after an RTL but the RTL itself ([`nexus_core::mission::last_reachable`]). "Items flown"
 //! counts the items PX4 reported reached, never the plan's length.
 
+use super::evidence::{EvidenceArgs, Sample};
 use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::{PlanFile, STEPS};
 use super::report::{IgnoredReport, Report};
-use super::evidence::{EvidenceArgs, Sample};
 use super::vehicle::{start_recorded, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use nexus_core::engine::{Condition, Program, Step, Wait};

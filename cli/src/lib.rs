@@ -21,6 +21,7 @@
 //! 129 SIGHUP: [`nexus_host::interrupt`]).
 
 pub mod bridge;
+pub mod check;
 pub mod diag;
 pub mod driver;
 pub mod evidence;

@@ -99,10 +99,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
     let part = args
         .partition
         .map_or(String::new(), |p| format!(", part {}/{}", p.part, p.total));
-    eprintln!(
-        "nexus run: {} programs{part}, {jobs} at once",
-        set.len()
-    );
+    eprintln!("nexus run: {} programs{part}, {jobs} at once", set.len());
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -118,8 +115,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
         }
     };
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Outcome>>> =
-        Mutex::new((0..set.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..set.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for w in 0..jobs.min(set.len()) {
             let (next, results, set, exe, tmp) = (&next, &results, &set, &exe, tmp.path());
@@ -150,10 +146,16 @@ fn last_line(s: &str) -> &str {
 
 /// With several programs, `--tlog` and `--report` are directories (made if absent).
 fn check_outputs(args: &RunArgs) -> Result<(), String> {
-    for (what, p) in [("--tlog", &args.evidence.tlog), ("--report", &args.evidence.html)] {
+    for (what, p) in [
+        ("--tlog", &args.evidence.tlog),
+        ("--report", &args.evidence.html),
+    ] {
         if let Some(d) = p {
             std::fs::create_dir_all(d).map_err(|e| {
-                format!("{what} {}: with several programs this is a directory: {e}", d.display())
+                format!(
+                    "{what} {}: with several programs this is a directory: {e}",
+                    d.display()
+                )
             })?;
         }
     }
@@ -171,7 +173,9 @@ fn check_outputs(args: &RunArgs) -> Result<(), String> {
 /// One file name per program in an output directory: its stem, and its place in the set when
 /// two programs share a stem.
 fn out_name(p: &Path, ext: &str) -> String {
-    let stem = p.file_stem().map_or("program".into(), |s| s.to_string_lossy().into_owned());
+    let stem = p
+        .file_stem()
+        .map_or("program".into(), |s| s.to_string_lossy().into_owned());
     let hash = p
         .to_string_lossy()
         .bytes()
@@ -200,7 +204,10 @@ fn run_one(exe: &Path, args: &RunArgs, program: &Path, instance: u8, json: &Path
     c.stdin(Stdio::null());
     let (code, output) = match c.output() {
         Ok(o) => {
-            let code = o.status.code().map_or(EXIT_FAILED, |c| c.clamp(0, 255) as u8);
+            let code = o
+                .status
+                .code()
+                .map_or(EXIT_FAILED, |c| c.clamp(0, 255) as u8);
             let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
             text.push_str(&String::from_utf8_lossy(&o.stderr));
             (code, text)
@@ -226,7 +233,9 @@ fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> 
         let Some(o) = r else {
             summary.push(serde_json::json!({"program": set[i].display().to_string(),
                 "exit_code": null, "verdict": "not run (interrupted)"}));
-            other.get_or_insert(nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()));
+            other.get_or_insert(
+                nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
+            );
             continue;
         };
         match o.code {
@@ -244,8 +253,10 @@ fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> 
             .as_ref()
             .and_then(|r| r.get("verdict").cloned())
             .unwrap_or_else(|| Value::String(last_line(&o.output).to_string()));
-        summary.push(serde_json::json!({"program": o.program.display().to_string(),
-            "exit_code": o.code, "verdict": verdict}));
+        summary.push(
+            serde_json::json!({"program": o.program.display().to_string(),
+            "exit_code": o.code, "verdict": verdict}),
+        );
         match o.report {
             Some(r) => reports.push(r),
             // A program that could not start still shows in the JUnit file, as a failure.
@@ -305,7 +316,9 @@ mod tests {
 
     #[test]
     fn partition_is_stable_and_covers() {
-        let names: Vec<PathBuf> = (0..23).map(|i| PathBuf::from(format!("p{i}.toml"))).collect();
+        let names: Vec<PathBuf> = (0..23)
+            .map(|i| PathBuf::from(format!("p{i}.toml")))
+            .collect();
         let mut shuffled = names.clone();
         shuffled.reverse();
         shuffled.swap(3, 17);

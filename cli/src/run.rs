@@ -1,11 +1,11 @@
 //! `nexus run PROGRAM.toml`: run a flight program (see [`super::program`]) and report each
 //! step's wait result as it settles.
 
+use super::evidence::{EvidenceArgs, Sample};
 use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::ProgramFile;
 use super::report::{IgnoredReport, Report};
-use super::evidence::{EvidenceArgs, Sample};
 use super::vehicle::{start_recorded, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use std::path::PathBuf;
@@ -114,7 +114,13 @@ pub fn main(args: &RunArgs) -> ExitCode {
             if let StartError::Died(why) = &e {
                 report.died = Some(why.clone());
             }
-            return finish(&out, report, Err(e.message().to_string()), &args.evidence, &[]);
+            return finish(
+                &out,
+                report,
+                Err(e.message().to_string()),
+                &args.evidence,
+                &[],
+            );
         }
     };
     out.line(&format!(

@@ -185,6 +185,11 @@ fn start_hint(e: RunError, instance: u8) -> String {
 /// instance) and the `--json` destination.
 pub fn before_flight(vehicle: &VehicleArgs, json: Option<&std::path::Path>) -> Result<(), String> {
     vehicle.options()?;
+    json_output(json)
+}
+
+/// Check the `--json` destination writable (`-`, stdout, always is).
+pub fn json_output(json: Option<&std::path::Path>) -> Result<(), String> {
     match json {
         // `-` is stdout: always writable.
         Some(p) if p == std::path::Path::new(super::output::STDOUT) => Ok(()),

@@ -89,8 +89,7 @@ impl Tlog {
             Err(e) => {
                 // A full disk stops the recording, never the flight; the error is kept.
                 *out = None;
-                *self.inner.error.lock().unwrap_or_else(|p| p.into_inner()) =
-                    Some(e.to_string());
+                *self.inner.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
             }
         }
     }
@@ -112,7 +111,13 @@ impl Tlog {
                 return Err(e.to_string());
             }
         }
-        match self.inner.error.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+        match self
+            .inner
+            .error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -206,14 +211,32 @@ mod tests {
         v1.extend([7u8; 2 + 2]);
         t.record_at(Direction::Received, 10, &v2);
         t.record_at(Direction::Sent, 20, &v1);
-        assert_eq!(t.counts(), TlogCounts { received: 1, sent: 1 });
+        assert_eq!(
+            t.counts(),
+            TlogCounts {
+                received: 1,
+                sent: 1
+            }
+        );
         t.flush().unwrap();
         let mut data = std::fs::read(&p).unwrap();
         assert_eq!(data.len(), 8 + v2.len() + 8 + v1.len());
         data.extend([1, 2, 3]); // a cut record at the end
         let frames = parse(&data);
         assert_eq!(frames.len(), 2);
-        assert_eq!(frames[0], TlogFrame { epoch_us: 10, bytes: v2 });
-        assert_eq!(frames[1], TlogFrame { epoch_us: 20, bytes: v1 });
+        assert_eq!(
+            frames[0],
+            TlogFrame {
+                epoch_us: 10,
+                bytes: v2
+            }
+        );
+        assert_eq!(
+            frames[1],
+            TlogFrame {
+                epoch_us: 20,
+                bytes: v1
+            }
+        );
     }
 }

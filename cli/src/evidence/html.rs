@@ -179,7 +179,7 @@ fn track(h: &mut String, report: &Report, trace: &[Sample]) {
     let _ = write!(
         h,
         "<text x=\"{PAD}\" y=\"{}\" font-size=\"12\">{:.0} m across · dashed: planned, blue: \
-         flown</text></svg></section>\n",
+         flown</text></svg></section>",
         size - 10.0,
         span
     );
@@ -201,7 +201,9 @@ fn height(h: &mut String, report: &Report, trace: &[Sample], t0: f64, t1: f64) {
          role=\"img\" aria-label=\"height against sim time\">"
     );
     for st in &report.steps {
-        let Some(end) = st.snapshot.t_sim_s else { continue };
+        let Some(end) = st.snapshot.t_sim_s else {
+            continue;
+        };
         let start = end - st.waited_sim_s as f64;
         let colour = if st.passed { "#cfc" } else { "#fcc" };
         let _ = write!(
@@ -256,7 +258,7 @@ fn height(h: &mut String, report: &Report, trace: &[Sample], t0: f64, t1: f64) {
         h,
         "<text x=\"{PAD}\" y=\"{}\" font-size=\"11\">{t0:.0} s</text>\
          <text x=\"{:.1}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{t1:.0} s sim</text>\
-         <text x=\"2\" y=\"{:.1}\" font-size=\"11\">{top:.0} m</text></svg></section>\n",
+         <text x=\"2\" y=\"{:.1}\" font-size=\"11\">{top:.0} m</text></svg></section>",
         hh - 12.0,
         W - PAD,
         hh - 12.0,
@@ -273,9 +275,12 @@ fn timeline(h: &mut String, trace: &[Sample], t0: f64, t1: f64) {
         "<section><h2>Mode, armed, landed</h2><svg id=\"timeline\" viewBox=\"0 0 {W} {th}\" \
          role=\"img\" aria-label=\"mode armed landed timeline\">"
     );
-    let rows: [(&str, fn(&Sample) -> String); 3] = [
+    type Row = (&'static str, fn(&Sample) -> String);
+    let rows: [Row; 3] = [
         ("mode", |s| s.mode.clone()),
-        ("armed", |s| if s.armed { "armed" } else { "disarmed" }.into()),
+        ("armed", |s| {
+            if s.armed { "armed" } else { "disarmed" }.into()
+        }),
         ("landed", |s| s.landed.to_string()),
     ];
     for (r, (name, get)) in rows.iter().enumerate() {

@@ -43,7 +43,11 @@ pub fn render(reports: &[Value]) -> String {
     for r in reports {
         let file = s(r, "file");
         let name = r.get("name").and_then(Value::as_str).unwrap_or(file);
-        let steps = r.get("steps").and_then(Value::as_array).cloned().unwrap_or_default();
+        let steps = r
+            .get("steps")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         let total = r
             .get("steps_total")
             .and_then(Value::as_u64)
@@ -80,7 +84,10 @@ pub fn render(reports: &[Value]) -> String {
             escape(s(r, "verdict"))
         );
         for (i, st) in steps.iter().enumerate() {
-            let idx = st.get("index").and_then(Value::as_u64).unwrap_or(i as u64 + 1);
+            let idx = st
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(i as u64 + 1);
             let label = match st.get("name").and_then(Value::as_str) {
                 Some(n) => format!("step {idx} {n}"),
                 None => format!("step {idx} {}", s(st, "action")),
@@ -166,7 +173,10 @@ mod tests {
         });
         let x = render(&[r]);
         assert!(x.contains("tests=\"3\" failures=\"1\""), "{x}");
-        assert!(x.contains("message=\"never &lt;landed&gt; &amp; &quot;why&quot;\""), "{x}");
+        assert!(
+            x.contains("message=\"never &lt;landed&gt; &amp; &quot;why&quot;\""),
+            "{x}"
+        );
         assert_eq!(x.matches("<testcase").count(), 3);
         assert_eq!(x.matches("<skipped").count(), 1);
     }
