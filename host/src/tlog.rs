@@ -40,6 +40,14 @@ pub struct Tlog {
     inner: Arc<Inner>,
 }
 
+/// Two handles are equal when they write the same file.
+impl PartialEq for Tlog {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+impl Eq for Tlog {}
+
 /// Recorded frames by direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TlogCounts {
@@ -121,6 +129,17 @@ impl Tlog {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+/// Record each frame of `datagram` (one or more whole frames, as UDP carries them), split by
+/// the lengths in their headers; a cut tail is recorded as it is, so nothing is lost.
+pub fn record_datagram(tlog: &Tlog, dir: Direction, datagram: &[u8]) {
+    let mut rest = datagram;
+    while !rest.is_empty() {
+        let n = frame_len(rest).map_or(rest.len(), |n| n.min(rest.len()));
+        tlog.record(dir, &rest[..n]);
+        rest = &rest[n..];
     }
 }
 

@@ -476,3 +476,101 @@ fn jobs_4_flies_four_programs_at_once_with_their_own_verdicts() {
     assert_eq!(x.matches("<testsuite ").count(), 4, "{x}");
     eprintln!("4 programs, --jobs 4: {wall:.1} s wall");
 }
+
+/// `tlog: R frames received, S sent` (watch) from the output.
+fn tlog_line(out: &str) -> (u64, u64) {
+    let l = out
+        .lines()
+        .find(|l| l.starts_with("tlog: "))
+        .unwrap_or_else(|| panic!("no tlog line in {out}"));
+    let n: Vec<u64> = l
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    (n[0], n[1])
+}
+
+#[test]
+fn watch_records_its_link_in_a_tlog_pymavlink_reads() {
+    use nexus_host::sim::{SimConfig, SimHandle};
+    let scratch = Scratch::new("ev-watch");
+    let tlog = scratch.path("watch.tlog");
+    let watch = nexus(&[
+        "watch",
+        "udpin:127.0.0.1:14724",
+        "--count",
+        "4",
+        "--interval",
+        "0.5",
+        "--duration",
+        "60",
+        "--tlog",
+        s(&tlog),
+    ]);
+    let sim = SimHandle::start(SimConfig::realtime(184, 2.0)).expect("the simulated vehicle");
+    let mut watch = watch;
+    let out = watch.assert().success().get_output().clone();
+    drop(sim);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (rx, tx) = tlog_line(&stdout);
+    assert!(rx > 50 && tx >= 1, "{stdout}");
+    let c = py(COUNT_TLOG, &[&tlog]);
+    assert_eq!(c["bad"], 0, "{c}");
+    assert_eq!(c["by_sys"]["185"].as_u64(), Some(rx), "{c}");
+    assert_eq!(c["by_sys"]["255"].as_u64(), Some(tx), "{c}");
+}
+
+#[test]
+fn bridge_records_both_directions_in_a_tlog() {
+    use nexus_host::sim::{SimConfig, SimHandle};
+    let scratch = Scratch::new("ev-bridge");
+    let tlog = scratch.path("bridge.tlog");
+    // The vehicle (instance 185) sends to 14725, where the bridge listens; the bridge
+    // forwards to 14726, where `watch` listens; watch's heartbeat comes back through it.
+    let bridge = std::process::Command::new(cli_support::nexus_exe())
+        .args([
+            "bridge",
+            "udpin:127.0.0.1:14725",
+            "udpout:127.0.0.1:14726",
+            "--stats-s",
+            "0",
+            "--tlog",
+            s(&tlog),
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("nexus bridge");
+    let mut watch = nexus(&[
+        "watch",
+        "udpin:127.0.0.1:14726",
+        "--count",
+        "3",
+        "--interval",
+        "0.5",
+        "--duration",
+        "60",
+    ]);
+    let sim = SimHandle::start(SimConfig::realtime(185, 2.0)).expect("the simulated vehicle");
+    watch.assert().success();
+    drop(sim);
+    let st = Command::new("kill")
+        .args(["-INT", &bridge.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = bridge.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let l = err
+        .lines()
+        .find(|l| l.contains("tlog: "))
+        .unwrap_or_else(|| panic!("{err}"));
+    let n: Vec<u64> = l
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let c = py(COUNT_TLOG, &[&tlog]);
+    assert_eq!(c["bad"], 0, "{c}");
+    assert!(n[0] > 50 && n[1] >= 1, "{l}");
+    assert_eq!(c["by_sys"]["186"].as_u64(), Some(n[0]), "{c} {l}");
+    assert_eq!(c["by_sys"]["255"].as_u64(), Some(n[1]), "{c} {l}");
+}
