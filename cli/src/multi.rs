@@ -92,6 +92,9 @@ pub fn main(args: &RunArgs) -> ExitCode {
         );
         return exit(EXIT_SETUP);
     }
+    if args.check {
+        return check_only(args, &set);
+    }
     if let Err(e) = check_outputs(args) {
         eprintln!("nexus run: {e}");
         return exit(EXIT_SETUP);
@@ -138,6 +141,43 @@ pub fn main(args: &RunArgs) -> ExitCode {
     });
     let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
     summarize(args, &set, results)
+}
+
+/// `--check` with a set: read and check each program of the part, fly none; the programs kept
+/// are listed (on stdout, or as `--json`'s `programs`), so a CI job can show its share.
+fn check_only(args: &RunArgs, set: &[PathBuf]) -> ExitCode {
+    let out = super::output::Out::new(args.json.as_deref());
+    let mut bad = 0;
+    let mut listed = Vec::new();
+    for p in set {
+        match super::program::ProgramFile::load(p) {
+            Ok(prog) => {
+                out.line(&format!(
+                    "{}: program OK, {} steps",
+                    p.display(),
+                    prog.steps.len()
+                ));
+                listed.push(serde_json::json!({"program": p.display().to_string(), "ok": true}));
+            }
+            Err(e) => {
+                bad += 1;
+                out.line(&format!("{}: {e}", p.display()));
+                listed.push(
+                    serde_json::json!({"program": p.display().to_string(), "ok": false,
+                    "error": e.to_string()}),
+                );
+            }
+        }
+    }
+    let code = if bad == 0 { EXIT_OK } else { EXIT_SETUP };
+    if let Err(e) = out.write_json(&serde_json::json!({"command": "run", "check": true,
+        "partition": args.partition.map(|p| format!("{}/{}", p.part, p.total)),
+        "programs": listed}))
+    {
+        eprintln!("nexus run: {e}");
+        return exit(EXIT_SETUP);
+    }
+    exit(code)
 }
 
 fn last_line(s: &str) -> &str {

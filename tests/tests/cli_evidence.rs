@@ -574,3 +574,53 @@ fn bridge_records_both_directions_in_a_tlog() {
     assert_eq!(c["by_sys"]["186"].as_u64(), Some(n[0]), "{c} {l}");
     assert_eq!(c["by_sys"]["255"].as_u64(), Some(n[1]), "{c} {l}");
 }
+
+#[test]
+fn partition_is_the_same_whatever_the_order_and_covers_every_program_once() {
+    let scratch = Scratch::new("ev-partition");
+    let progs: Vec<PathBuf> = (0..7)
+        .map(|i| {
+            scratch.file(
+                &format!("p{i}.toml"),
+                "[[step]]\naction = \"arm\"\nuntil = \"armed\"\ntimeout_s = 5\n",
+            )
+        })
+        .collect();
+    let names: Vec<&str> = progs.iter().map(|p| s(p)).collect();
+    let part = |k: usize, n: usize, order: &[&str]| -> Vec<String> {
+        let spec = format!("{k}/{n}");
+        let mut args = vec!["run"];
+        args.extend_from_slice(order);
+        args.extend(["--partition", &spec, "--check", "--json"]);
+        let out = nexus(&args).assert().success().get_output().clone();
+        let r = json(&out.stdout);
+        r["programs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["program"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut reversed = names.clone();
+    reversed.reverse();
+    for n in [1, 2, 3] {
+        let mut all = Vec::new();
+        for k in 1..=n {
+            let a = part(k, n, &names);
+            assert_eq!(
+                a,
+                part(k, n, &reversed),
+                "part {k}/{n} depends on the order"
+            );
+            assert!(a.len() == 7 / n || a.len() == 7 / n + 1, "{a:?}");
+            all.extend(a);
+        }
+        all.sort();
+        let mut want: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        assert_eq!(all, want, "{n} parts");
+    }
+    nexus(&["run", names[0], "--partition", "4/3"])
+        .assert()
+        .code(2);
+}
