@@ -285,6 +285,7 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         })
         .collect();
     report.texts = texts;
+    report.wall_s = now.total_micros() as f64 / 1e6;
     if let Some(plan) = &prog.plan {
         let ob = client.offboard();
         report.mission = Some(super::report::MissionReport {

@@ -30,15 +30,22 @@ pub fn render(report: &Report, trace: &[Sample]) -> String {
         report.command,
         escape(&title)
     );
+    let what = if report.vehicle.kind == "tlog" {
+        format!(
+            "a recorded flight of system {}, checked · {:.1} s recorded",
+            report.vehicle.system_id, report.wall_s
+        )
+    } else {
+        format!(
+            "{} vehicle, instance {}, ×{} · {:.1} s wall",
+            report.vehicle.kind, report.vehicle.instance, report.vehicle.speed, report.wall_s
+        )
+    };
     let _ = writeln!(
         h,
-        "<h1>nexus {} — {}</h1><p class=\"meta\">{} vehicle, instance {}, ×{} · {:.1} s wall</p>",
+        "<h1>nexus {} — {}</h1><p class=\"meta\">{what}</p>",
         report.command,
-        escape(&title),
-        report.vehicle.kind,
-        report.vehicle.instance,
-        report.vehicle.speed,
-        report.wall_s
+        escape(&title)
     );
     let class = if report.passed { "pass" } else { "fail" };
     let _ = writeln!(
@@ -67,6 +74,7 @@ pub fn render(report: &Report, trace: &[Sample]) -> String {
 
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:0 auto;max-width:60rem;\
 padding:0.5rem;color:#111}svg{width:100%;height:auto;background:#fafafa;border:1px solid #ccc}\
+#track{max-width:32rem;display:block;margin:auto}\
 h1{font-size:1.3rem}h2{font-size:1.1rem}.meta{color:#555}.pass{border-left:6px solid #2a2}\
 .fail{border-left:6px solid #c22}#verdict{padding:0 0.6rem}table{border-collapse:collapse;\
 width:100%;font-size:0.85rem}td,th{border:1px solid #ccc;padding:2px 4px;text-align:left}\
@@ -130,7 +138,9 @@ fn track(h: &mut String, report: &Report, trace: &[Sample]) {
     let span = (x1 - x0).max(y1 - y0).max(10.0);
     let size = 500.0;
     let sc = (size - 2.0 * PAD) / span;
-    let px = |p: (f64, f64)| (PAD + (p.0 - x0) * sc, size - PAD - (p.1 - y0) * sc);
+    // Centred: a track smaller than the smallest span sits in the middle, not a corner.
+    let (cx, cy) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+    let px = |p: (f64, f64)| (size / 2.0 + (p.0 - cx) * sc, size / 2.0 - (p.1 - cy) * sc);
     let _ = write!(
         h,
         "<svg id=\"track\" viewBox=\"0 0 {size} {size}\" role=\"img\" aria-label=\"ground track\">"
