@@ -17,7 +17,7 @@ pub const FORMAT: u32 = 1;
 pub struct Report {
     /// [`FORMAT`].
     pub format: u32,
-    /// `"fly"` or `"run"`.
+    /// `"fly"`, `"run"` or `"check"`.
     pub command: &'static str,
     /// The `.plan` or program file.
     pub file: String,
