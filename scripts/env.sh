@@ -1,6 +1,7 @@
 # Sourced by scripts/test and .ci/run: installs, idempotently, what the tests need.
 #  - the thumbv7em-none-eabihf Rust target (firmware, core footprint);
 #  - qemu-system-arm and binutils-arm-none-eabi (firmware flight test), from Debian, as root;
+#  - chromium (the HTML report's rendering test), from Debian, as root;
 #  - a Python virtualenv at .venv with pymavlink and mavsdk (independent MAVLink peers).
 # Exports NEXUS_PYTHON (the venv's python) for the tests that drive Python peers.
 
@@ -14,6 +15,14 @@ if ! command -v qemu-system-arm >/dev/null || ! command -v arm-none-eabi-size >/
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get install -y --no-install-recommends qemu-system-arm binutils-arm-none-eabi >/dev/null 2>&1 \
     || { $SUDO apt-get update -qq && $SUDO apt-get install -y --no-install-recommends qemu-system-arm binutils-arm-none-eabi; }
+fi
+
+if ! command -v chromium >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 \
+    || { $SUDO apt-get update -qq && $SUDO apt-get install -y --no-install-recommends chromium; }
 fi
 
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import pymavlink, mavsdk' 2>/dev/null; then

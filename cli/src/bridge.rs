@@ -41,6 +41,9 @@ pub struct BridgeArgs {
     /// Print the counters every this many seconds (0: only at the end; at most 1e6).
     #[arg(long, default_value_t = 5.0)]
     pub stats_s: f64,
+    /// Record every frame the bridge receives, from both links, to FILE (.tlog).
+    #[arg(long, value_name = "FILE")]
+    pub tlog: Option<std::path::PathBuf>,
 }
 
 impl BridgeArgs {
@@ -100,8 +103,23 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     }
     // A signal stops the bridge in order (last figures, ports freed) and exits 128 + its
     // number (nexus_host::interrupt).
+    let mut options = args.options();
+    if let Some(p) = &args.tlog {
+        if let Err(e) = crate::limits::check_output("--tlog", p) {
+            eprintln!("nexus bridge: {e}");
+            return ExitCode::from(2);
+        }
+        match nexus_host::tlog::Tlog::create(p) {
+            Ok(t) => options.tlog = Some(t),
+            Err(e) => {
+                eprintln!("nexus bridge: --tlog {}: {e}", p.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let recording = options.tlog.clone();
     let _interrupts = nexus_host::interrupt::handle();
-    let b = match bridge(&args.from, &args.to, args.options()) {
+    let b = match bridge(&args.from, &args.to, options) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("nexus bridge: {e}");
@@ -130,6 +148,16 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     }
     let last = b.stats();
     report(args, &last);
+    if let Some(t) = &recording {
+        let n = t.counts();
+        match t.flush() {
+            Ok(()) => eprintln!(
+                "nexus bridge: tlog: {} frames from {}, {} from {}",
+                n.received, args.from, n.sent, args.to
+            ),
+            Err(e) => eprintln!("nexus bridge: --tlog: recording stopped: {e}"),
+        }
+    }
     let interrupted = nexus_host::interrupt::caught();
     if let Some(c) = interrupted {
         eprintln!("nexus bridge: {}: stopped", c.reason());

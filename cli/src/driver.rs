@@ -42,6 +42,8 @@ pub struct Driver {
     origin: std::time::Instant,
     texts: Vec<TextRecord>,
     epoch: u64,
+    /// Where every frame received and sent is recorded (`watch --tlog`).
+    pub tlog: Option<nexus_host::tlog::Tlog>,
 }
 
 impl Driver {
@@ -67,6 +69,7 @@ impl Driver {
             origin: std::time::Instant::now(),
             texts: Vec::new(),
             epoch: 0,
+            tlog: None,
         })
     }
 
@@ -132,13 +135,16 @@ impl Driver {
                     }
                     continue;
                 };
+                if let Some(t) = &self.tlog {
+                    t.record(nexus_host::tlog::Direction::Received, raw.bytes);
+                }
                 let Ok(Some(frame)) = Frame::decode(&raw) else {
                     continue;
                 };
                 let now = Instant::from_micros(self.origin.elapsed().as_micros() as u64);
                 self.client.handle(now, &frame);
                 while let Some(len) = self.client.poll_transmit(now, &mut self.tx) {
-                    let _ = self.link.send(&self.tx[..len]);
+                    send(&mut self.link, &self.tx[..len], self.tlog.as_ref());
                 }
             }
             self.copy_texts();
@@ -149,7 +155,7 @@ impl Driver {
     fn transmit(&mut self) {
         let now = self.now();
         while let Some(len) = self.client.poll_transmit(now, &mut self.tx) {
-            let _ = self.link.send(&self.tx[..len]);
+            send(&mut self.link, &self.tx[..len], self.tlog.as_ref());
         }
         let _ = self.link.flush();
     }
@@ -164,5 +170,17 @@ impl Driver {
                 text: t.text.as_str().to_string(),
             });
         }
+    }
+}
+
+/// Send `frame` on `link`, recorded in `tlog` when the link took it.
+fn send(link: &mut Link, frame: &[u8], tlog: Option<&nexus_host::tlog::Tlog>) {
+    use nexus_host::transport::SendOutcome;
+    let sent = matches!(
+        link.send(frame),
+        Ok(SendOutcome::Sent | SendOutcome::Queued)
+    );
+    if let (true, Some(t)) = (sent, tlog) {
+        t.record(nexus_host::tlog::Direction::Sent, frame);
     }
 }

@@ -90,6 +90,8 @@ pub struct Flight {
     explanations: std::collections::HashMap<usize, String>,
     /// The vehicle was seen in the air (landed state TAKEOFF or IN_AIR) during the program.
     airborne: bool,
+    /// The vehicle as seen at each look with a new autopilot clock (the `--report` plots).
+    pub trace: Vec<super::evidence::Sample>,
 }
 
 impl Flight {
@@ -124,6 +126,7 @@ impl Flight {
             died: None,
             explanations: std::collections::HashMap::new(),
             airborne: false,
+            trace: Vec::new(),
         }
     }
 
@@ -418,6 +421,11 @@ impl Flight {
             }
         }
         self.status = self.vehicle.link.status();
+        let s = &self.status.snapshot;
+        if s.sim_ms.is_some() && self.trace.last().is_none_or(|l| Some(l.sim_ms) != s.sim_ms) {
+            self.trace
+                .push(super::evidence::Sample::new(s, self.position_deg));
+        }
         if matches!(
             self.status.landed_state,
             nexus_core::LandedState::InAir | nexus_core::LandedState::TakingOff
@@ -732,7 +740,13 @@ fn reason_words(reason: Reason, guard: Option<u8>) -> String {
     }
 }
 
-fn failure_text(label: &str, until: &str, rec: &StepRecord, abort_reason: Option<&str>) -> String {
+/// The one sentence of a failed step (shared by `run` and `check`).
+pub fn failure_text(
+    label: &str,
+    until: &str,
+    rec: &StepRecord,
+    abort_reason: Option<&str>,
+) -> String {
     let r = &rec.result;
     match r.reason {
         Reason::Timeout => format!(

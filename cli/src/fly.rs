@@ -13,6 +13,7 @@
 //! after an RTL but the RTL itself ([`nexus_core::mission::last_reachable`]). "Items flown"
 //! counts the items PX4 reported reached, never the plan's length.
 
+use super::evidence::{EvidenceArgs, Sample};
 use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::{PlanFile, STEPS};
@@ -40,6 +41,9 @@ pub struct FlyArgs {
     /// to stderr).
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// `--tlog`, `--report`, `--junit`.
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
 }
 
 /// Sim seconds for the start (the arm settle window, PX4's preflight checks).
@@ -131,7 +135,9 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         );
         return exit(EXIT_SETUP);
     }
-    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref()) {
+    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref())
+        .and_then(|()| args.evidence.check())
+    {
         eprintln!("nexus fly: {e}");
         return exit(EXIT_SETUP);
     }
@@ -163,10 +169,17 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         args.vehicle.report(),
         4,
     );
+    let tlog = match args.evidence.open_tlog() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("nexus fly: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
     // A signal from here on ends the command in order, with its report: while the vehicle
     // starts, that start is cut short (nothing flew); afterwards the flight ends `aborted`.
     let _interrupts = nexus_host::interrupt::handle();
-    let vehicle = match start_interruptible(&args.vehicle) {
+    let vehicle = match start_interruptible(&args.vehicle, tlog.clone()) {
         Ok(v) => v,
         Err(StartError::Setup(e)) => {
             eprintln!("nexus fly: {e}");
@@ -176,7 +189,13 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             if let StartError::Died(why) = &e {
                 report.died = Some(why.clone());
             }
-            return finish(&out, report, Err(e.message().to_string()), None);
+            return finish(
+                &out,
+                report,
+                Err(e.message().to_string()),
+                None,
+                &args.evidence,
+            );
         }
     };
     out.line(&format!(
@@ -255,7 +274,11 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             flight.wall_text()
         )
     });
-    finish(&out, report, outcome, Some(&flight))
+    match super::evidence::close_link(&mut flight, tlog.as_ref(), args.evidence.tlog.as_deref()) {
+        Ok(l) => report.link = Some(l),
+        Err(e) => report.events.push(e),
+    }
+    finish(&out, report, outcome, Some(&flight), &args.evidence)
 }
 
 fn finish(
@@ -263,6 +286,7 @@ fn finish(
     mut report: Report,
     outcome: Result<String, String>,
     flight: Option<&Flight>,
+    evidence: &EvidenceArgs,
 ) -> ExitCode {
     let (code, verdict) = match outcome {
         Ok(v) => (EXIT_OK, format!("PASS: {v}")),
@@ -287,7 +311,11 @@ fn finish(
     report.passed = code == EXIT_OK;
     report.verdict = verdict;
     report.exit_code = code;
-    if let Err(e) = out.write_json(&report) {
+    let trace: &[Sample] = flight.map_or(&[], |f| &f.trace);
+    if let Err(e) = out
+        .write_json(&report)
+        .and_then(|()| evidence.write(&report, trace))
+    {
         eprintln!("nexus fly: {e}");
         return exit(EXIT_SETUP);
     }

@@ -7,7 +7,11 @@
 //! * [`run`]: run a flight program ([`program`]: TOML steps of action + `until` condition);
 //! * [`watch`]: live telemetry of any MAVLink link;
 //! * [`sim`]: run simulated PX4 vehicles ([`nexus_sim`]) on the network;
-//! * [`bridge`]: forward MAVLink between two links ([`nexus_host::bridge`]).
+//! * [`bridge`]: forward MAVLink between two links ([`nexus_host::bridge`]);
+//! * [`check`]: a flight program's conditions against a recorded flight (`.tlog`), no vehicle;
+//! * [`multi`]: `run A B … --jobs N --partition K/N`, a set of programs in parallel.
+//!
+//! [`evidence`] writes `--tlog`, `--report` (HTML) and `--junit` beside the `--json` report.
 //!
 //! Shared pieces: [`vehicle`] starts the simulated vehicle or PX4 as a host run
 //! ([`nexus_host::run::Sim`]) and connects to it; [`exec`] flies a program on the run's link (the
@@ -21,10 +25,13 @@
 //! 129 SIGHUP: [`nexus_host::interrupt`]).
 
 pub mod bridge;
+pub mod check;
 pub mod diag;
 pub mod driver;
+pub mod evidence;
 pub mod exec;
 pub mod fly;
+pub mod multi;
 pub use nexus_host::limits;
 pub mod output;
 pub mod program;

@@ -24,6 +24,8 @@ enum Command {
     Fly(nexus_cli::fly::FlyArgs),
     /// Run a flight program (TOML steps: action, until, timeout_s, on_timeout) and report.
     Run(nexus_cli::run::RunArgs),
+    /// Check a flight program against a recorded flight (.tlog): no vehicle, actions shown.
+    Check(nexus_cli::check::CheckArgs),
     /// Show live telemetry from a MAVLink link (mode, armed, altitude, position, texts).
     Watch(nexus_cli::watch::WatchArgs),
     /// Run simulated PX4 vehicles (SITL-compatible UDP ports) until interrupted.
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Fly(args) => nexus_cli::fly::main(&args),
         Command::Run(args) => nexus_cli::run::main(&args),
+        Command::Check(args) => nexus_cli::check::main(&args),
         Command::Watch(args) => nexus_cli::watch::main(&args),
         Command::Sim(args) => nexus_cli::sim::run(&args),
         Command::Bridge(args) => nexus_cli::bridge::run(&args),

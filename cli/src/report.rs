@@ -17,7 +17,7 @@ pub const FORMAT: u32 = 1;
 pub struct Report {
     /// [`FORMAT`].
     pub format: u32,
-    /// `"fly"` or `"run"`.
+    /// `"fly"`, `"run"` or `"check"`.
     pub command: &'static str,
     /// The `.plan` or program file.
     pub file: String,
@@ -54,6 +54,8 @@ pub struct Report {
     pub achieved_speed: Option<f64>,
     /// UDP traffic from sources other than the vehicle: counted, never applied.
     pub ignored: IgnoredReport,
+    /// Frames on the vehicle link, and in the `--tlog` when one was written.
+    pub link: Option<super::evidence::LinkReport>,
 }
 
 impl Report {
@@ -85,6 +87,7 @@ impl Report {
             sim_s: 0.0,
             achieved_speed: None,
             ignored: IgnoredReport::default(),
+            link: None,
         }
     }
 }

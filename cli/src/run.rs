@@ -1,6 +1,7 @@
 //! `nexus run PROGRAM.toml`: run a flight program (see [`super::program`]) and report each
 //! step's wait result as it settles.
 
+use super::evidence::{EvidenceArgs, Sample};
 use super::exec::{Flight, StepMeta};
 use super::output::Out;
 use super::program::ProgramFile;
@@ -25,10 +26,27 @@ pub struct RunArgs {
     /// to stderr).
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
+    /// `--tlog`, `--report`, `--junit`.
+    #[command(flatten)]
+    pub evidence: EvidenceArgs,
+    /// More programs: with them (or `--partition`), the set runs in parallel
+    /// ([`super::multi`]), each on its own instance.
+    #[arg(value_name = "MORE")]
+    pub more: Vec<PathBuf>,
+    /// Programs of the set flown at once (each on its own instance, from `--instance` up).
+    #[arg(long, short = 'j', default_value_t = 1, value_name = "N")]
+    pub jobs: usize,
+    /// Run only part K of N of the set (1-based), split the way nextest partitions tests:
+    /// the same on every machine, every program in exactly one part.
+    #[arg(long, value_name = "K/N")]
+    pub partition: Option<super::multi::Partition>,
 }
 
 /// Run `nexus run`.
 pub fn main(args: &RunArgs) -> ExitCode {
+    if !args.more.is_empty() || args.partition.is_some() || args.jobs != 1 {
+        return super::multi::main(args);
+    }
     let out = Out::new(args.json.as_deref());
     let prog = match ProgramFile::load(&args.program) {
         Ok(p) => p,
@@ -66,10 +84,19 @@ pub fn main(args: &RunArgs) -> ExitCode {
         out.line("program OK");
         return exit(EXIT_OK);
     }
-    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref()) {
+    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref())
+        .and_then(|()| args.evidence.check())
+    {
         eprintln!("nexus run: {e}");
         return exit(EXIT_SETUP);
     }
+    let tlog = match args.evidence.open_tlog() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("nexus run: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
     let mut report = Report::new(
         "run",
         args.program.display().to_string(),
@@ -80,7 +107,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
     // A signal from here on ends the command in order, with its report: while the vehicle
     // starts, that start is cut short (nothing flew); afterwards the flight ends `aborted`.
     let _interrupts = nexus_host::interrupt::handle();
-    let vehicle = match start_interruptible(&args.vehicle) {
+    let vehicle = match start_interruptible(&args.vehicle, tlog.clone()) {
         Ok(v) => v,
         Err(StartError::Setup(e)) => {
             eprintln!("nexus run: {e}");
@@ -90,7 +117,13 @@ pub fn main(args: &RunArgs) -> ExitCode {
             if let StartError::Died(why) = &e {
                 report.died = Some(why.clone());
             }
-            return finish(&out, report, Err(e.message().to_string()));
+            return finish(
+                &out,
+                report,
+                Err(e.message().to_string()),
+                &args.evidence,
+                &[],
+            );
         }
     };
     out.line(&format!(
@@ -101,7 +134,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
     let mut flight = Flight::new(vehicle, &out, items, false);
     if let Some(plan) = &prog.plan {
         if let Err(e) = flight.lodge(plan) {
-            return finish(&out, report, Err(e));
+            return finish(&out, report, Err(e), &args.evidence, &flight.trace);
         }
     }
     let end = flight.run(prog.to_program(), &meta);
@@ -122,10 +155,20 @@ pub fn main(args: &RunArgs) -> ExitCode {
     report.final_state = Some(flight.final_snapshot());
     flight.fill_times(&mut report);
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
-    finish(&out, report, outcome)
+    match super::evidence::close_link(&mut flight, tlog.as_ref(), args.evidence.tlog.as_deref()) {
+        Ok(l) => report.link = Some(l),
+        Err(e) => report.events.push(e),
+    }
+    finish(&out, report, outcome, &args.evidence, &flight.trace)
 }
 
-fn finish(out: &Out, mut report: Report, outcome: Result<String, String>) -> ExitCode {
+fn finish(
+    out: &Out,
+    mut report: Report,
+    outcome: Result<String, String>,
+    evidence: &EvidenceArgs,
+    trace: &[Sample],
+) -> ExitCode {
     let (code, verdict) = match outcome {
         Ok(v) => (EXIT_OK, format!("PASS: {v}")),
         // Interrupted: the shell's 128 + signal number (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
@@ -138,7 +181,10 @@ fn finish(out: &Out, mut report: Report, outcome: Result<String, String>) -> Exi
     report.passed = code == EXIT_OK;
     report.verdict = verdict;
     report.exit_code = code;
-    if let Err(e) = out.write_json(&report) {
+    if let Err(e) = out
+        .write_json(&report)
+        .and_then(|()| evidence.write(&report, trace))
+    {
         eprintln!("nexus run: {e}");
         return exit(EXIT_SETUP);
     }

@@ -184,7 +184,18 @@ pub struct Connected {
 
 /// Start the vehicle `args` asks for and connect to its offboard link.
 pub fn start(args: &VehicleArgs) -> Result<Connected, StartError> {
-    let opts = args.options().map_err(StartError::Setup)?;
+    start_recorded(args, None)
+}
+
+/// [`start`], the offboard link recorded in `tlog` (`--tlog`).
+pub fn start_recorded(
+    args: &VehicleArgs,
+    tlog: Option<nexus_host::tlog::Tlog>,
+) -> Result<Connected, StartError> {
+    let mut opts = args.options().map_err(StartError::Setup)?;
+    if let Some(t) = tlog {
+        opts = opts.tlog(t);
+    }
     let px4 = args.wants_px4();
     let what = if px4 {
         format!("PX4 SITL (instance {})", args.instance)
@@ -232,18 +243,21 @@ pub fn start(args: &VehicleArgs) -> Result<Connected, StartError> {
 }
 
 /// The run's start error, with what to do about a port in use.
-/// [`start`], but a signal (SIGINT, SIGTERM, SIGHUP) while the vehicle starts (PX4 booting,
+/// [`start_recorded`], but a signal (SIGINT, SIGTERM, SIGHUP) while the vehicle starts (PX4 booting,
 /// the first heartbeat awaited) ends it at once with [`StartError::Interrupted`], so the
 /// command still writes its verdict and report. The caller holds an
 /// [`nexus_host::interrupt::Handling`] from before this call; a PX4 being launched is ended
 /// ([`nexus_host::launcher::end_all_now`]).
-pub fn start_interruptible(args: &VehicleArgs) -> Result<Connected, StartError> {
+pub fn start_interruptible(
+    args: &VehicleArgs,
+    tlog: Option<nexus_host::tlog::Tlog>,
+) -> Result<Connected, StartError> {
     let args = args.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("nexus-start".into())
         .spawn(move || {
-            let _ = tx.send(start(&args));
+            let _ = tx.send(start_recorded(&args, tlog));
         })
         .map_err(|e| StartError::Setup(format!("cannot start the vehicle: {e}")))?;
     loop {
@@ -282,6 +296,11 @@ fn start_hint(e: RunError, instance: u8) -> String {
 /// instance) and the `--json` destination.
 pub fn before_flight(vehicle: &VehicleArgs, json: Option<&std::path::Path>) -> Result<(), String> {
     vehicle.options()?;
+    json_output(json)
+}
+
+/// Check the `--json` destination writable (`-`, stdout, always is).
+pub fn json_output(json: Option<&std::path::Path>) -> Result<(), String> {
     match json {
         // `-` is stdout: always writable.
         Some(p) if p == std::path::Path::new(super::output::STDOUT) => Ok(()),

@@ -34,6 +34,10 @@ pub struct WatchArgs {
     /// Seconds (wall) between status lines, above 0 and at most 1e6.
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub interval: f64,
+    /// Record every frame of the link, both directions, to FILE (.tlog), from the moment the
+    /// vehicle is found.
+    #[arg(long, value_name = "FILE")]
+    pub tlog: Option<std::path::PathBuf>,
 }
 
 /// Run `nexus watch`.
@@ -63,6 +67,18 @@ pub fn main(args: &WatchArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
         None => None,
+    };
+    let tlog = match &args.tlog {
+        None => None,
+        Some(p) => match limits::check_output("--tlog", p).and_then(|()| {
+            nexus_host::tlog::Tlog::create(p).map_err(|e| format!("--tlog {}: {e}", p.display()))
+        }) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprintln!("nexus watch: {e}");
+                return exit(EXIT_SETUP);
+            }
+        },
     };
     // Only the watched vehicle's address counts, latched at its first autopilot heartbeat
     // (of `--sysid` if given); what others send is counted and reported, never shown as its.
@@ -103,6 +119,7 @@ pub fn main(args: &WatchArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
+    driver.tlog = tlog;
     println!("nexus watch: system {sysid}");
     let mut lines = 0u64;
     let mut next_line = Instant::now() + interval.min(Duration::from_millis(500));
@@ -144,6 +161,13 @@ pub fn main(args: &WatchArgs) -> ExitCode {
         .unwrap_or_default()
     {
         println!("{l}");
+    }
+    if let Some(t) = &driver.tlog {
+        let n = t.counts();
+        match t.flush() {
+            Ok(()) => println!("tlog: {} frames received, {} sent", n.received, n.sent),
+            Err(e) => eprintln!("nexus watch: --tlog: recording stopped: {e}"),
+        }
     }
     if driver.client().telemetry().connected() {
         exit(EXIT_OK)

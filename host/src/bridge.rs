@@ -99,6 +99,9 @@ pub struct BridgeOptions {
     pub stream_filter: MsgFilter,
     /// How the links are opened (UDP receive buffer, TCP connect timeout).
     pub link: LinkOptions,
+    /// Where every frame the bridge receives is recorded (`--tlog`), before any filter: from
+    /// the first link as [`crate::tlog::Direction::Received`], from the second as `Sent`.
+    pub tlog: Option<crate::tlog::Tlog>,
 }
 
 impl Default for BridgeOptions {
@@ -108,6 +111,7 @@ impl Default for BridgeOptions {
             stream_backlog_bytes: DEFAULT_BACKLOG_BYTES,
             stream_filter: MsgFilter::All,
             link: LinkOptions::default(),
+            tlog: None,
         }
     }
 }
@@ -420,12 +424,14 @@ impl Runner {
 
     fn turn(&mut self, buf: &mut [u8]) -> Result<(), BridgeError> {
         let filter = &self.opts.stream_filter;
+        let tlog = self.opts.tlog.as_ref();
         forward(
             &mut self.a,
             &mut self.b,
             filter,
             &mut self.stats.forward,
             buf,
+            tlog.map(|t| (t, crate::tlog::Direction::Received)),
         )?;
         forward(
             &mut self.b,
@@ -433,6 +439,7 @@ impl Runner {
             filter,
             &mut self.stats.backward,
             buf,
+            tlog.map(|t| (t, crate::tlog::Direction::Sent)),
         )?;
         let now = Instant::now();
         self.b.release(now, &mut self.stats.forward)?;
@@ -451,6 +458,7 @@ fn forward(
     filter: &MsgFilter,
     st: &mut DirectionStats,
     buf: &mut [u8],
+    tlog: Option<(&crate::tlog::Tlog, crate::tlog::Direction)>,
 ) -> Result<(), BridgeError> {
     let framed_src = src.framing == Framing::Stream;
     let filtered = dst.framing == Framing::Stream && *filter != MsgFilter::All;
@@ -468,6 +476,9 @@ fn forward(
             }
         }
         let input = &buf[..n];
+        if let (Some((t, dir)), false) = (tlog, framed_src) {
+            crate::tlog::record_datagram(t, dir, input);
+        }
         if !framed_src && !filtered {
             st.units_in += 1;
             dst.deliver(input, st)?;
@@ -480,6 +491,9 @@ fn forward(
         src.framer.push(input, |msgid, frame| {
             if framed_src {
                 st.units_in += 1;
+                if let Some((t, dir)) = tlog {
+                    t.record(dir, frame);
+                }
             }
             if result.is_err() {
                 return;

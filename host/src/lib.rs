@@ -11,6 +11,7 @@
 //! * [`offboard_client`]: seed 002's `OffboardClient` for PX4; [`run`]: a run (`Sim`) that owns
 //!   the vehicle; [`session`]: seed 000's wait service with wall-clock caps and an idle reaper;
 //!   [`error`]: their errors.
+//! * [`tlog`]: records a link's frames as a QGroundControl `.tlog` and reads one back.
 //! * [`bridge`]: forwards MAVLink between a serial/TCP byte stream and UDP (`nexus bridge`).
 //!
 //! The `nexus` command is the nexus-cli package, so this library carries no command-line crates.
@@ -48,6 +49,7 @@ pub mod offboard_client;
 pub mod pump;
 pub mod run;
 pub mod session;
+pub mod tlog;
 pub mod transport;
 
 /// The no_std core this library drives, re-exported so a user needs one dependency.

@@ -108,6 +108,11 @@ pub fn instance(n: u8) -> Result<u8, String> {
 /// checked before opening (opening a FIFO blocks until a writer comes) and again on the open
 /// file (it could have been replaced in between).
 pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_input_max(path, MAX_INPUT_BYTES)
+}
+
+/// [`read_input`] with another bound, bytes (a recorded flight is larger than a plan).
+pub fn read_input_max(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind};
     let regular = |m: &std::fs::Metadata| -> std::io::Result<()> {
         if m.is_dir() {
@@ -119,11 +124,11 @@ pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
                 "not a regular file (a FIFO, a device or a socket is not read)",
             ));
         }
-        if m.len() > MAX_INPUT_BYTES {
+        if m.len() > max_bytes {
             return Err(Error::new(
                 ErrorKind::InvalidInput,
                 format!(
-                    "{} bytes, more than the {MAX_INPUT_BYTES} an input file may hold",
+                    "{} bytes, more than the {max_bytes} an input file may hold",
                     m.len()
                 ),
             ));
@@ -134,11 +139,11 @@ pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
     let file = OpenOptions::new().read(true).open(path)?;
     regular(&file.metadata()?)?;
     let mut bytes = Vec::new();
-    file.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
+    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
         return Err(Error::new(
             ErrorKind::InvalidInput,
-            format!("more than the {MAX_INPUT_BYTES} bytes an input file may hold"),
+            format!("more than the {max_bytes} bytes an input file may hold"),
         ));
     }
     Ok(bytes)

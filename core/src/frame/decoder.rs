@@ -84,6 +84,9 @@ pub struct RawFrame<'a> {
     pub header: Header,
     /// Payload bytes as sent.
     pub payload: &'a [u8],
+    /// The whole frame as it was on the wire (header, payload, checksum, signature): what a
+    /// link recorder writes.
+    pub bytes: &'a [u8],
 }
 
 /// What the decoder has seen, for link-health reporting.
@@ -376,6 +379,7 @@ impl Decoder {
             let frame = RawFrame {
                 header,
                 payload: &f[hl..hl + payload_len],
+                bytes: &f[..total],
             };
             return Scan::Frame(at + total, frame);
         }
@@ -539,6 +543,7 @@ impl Decoder {
         RawFrame {
             header: self.header(),
             payload: &self.buf[hl..hl + self.buf[1] as usize],
+            bytes: &self.buf[..self.ready],
         }
     }
 }

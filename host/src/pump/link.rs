@@ -89,6 +89,7 @@ pub(crate) struct LinkState {
     foreign: ForeignSeen,
     /// Who asked for which message ids ([`super::LinkHandle::subscribe`]).
     pub(crate) subs: Subscribers,
+    tlog: Option<crate::tlog::Tlog>,
 }
 
 /// What the pump has told about the link's foreign traffic (see [`LinkEvent::Ignored`]).
@@ -122,7 +123,7 @@ impl LinkState {
         LinkState {
             epoch: link.peer_epoch(),
             link,
-            decoder: Decoder::skipping(nexus_core::msg::is_decoded),
+            decoder: link_decoder(supervision.tlog.is_some()),
             client: Box::new(Client::new(config)),
             shared,
             probe: supervision.probe,
@@ -141,6 +142,7 @@ impl LinkState {
             tx: [0; MAX_FRAME_LEN],
             foreign: ForeignSeen::default(),
             subs: Vec::new(),
+            tlog: supervision.tlog,
         }
     }
 
@@ -219,7 +221,7 @@ impl LinkState {
         if epoch != self.epoch {
             // A new peer starts a new byte stream: a half frame from the old one is garbage.
             self.epoch = epoch;
-            self.decoder = Decoder::skipping(nexus_core::msg::is_decoded);
+            self.decoder = link_decoder(self.tlog.is_some());
             self.counters.peer_changes += 1;
             let peer = self.link.peer();
             self.shared.events().push(LinkEvent::PeerChanged(peer));
@@ -236,6 +238,9 @@ impl LinkState {
             if !self.subs.is_empty() {
                 let sysid = self.client.telemetry().ids().target_sysid;
                 deliver(&mut self.subs, sysid, &raw);
+            }
+            if let Some(t) = &self.tlog {
+                t.record(crate::tlog::Direction::Received, raw.bytes);
             }
             match Frame::decode(&raw) {
                 Ok(Some(frame)) => {
@@ -306,7 +311,12 @@ impl LinkState {
 
     fn send(&mut self, n: usize) {
         match self.link.send(&self.tx[..n]) {
-            Ok(SendOutcome::Sent) | Ok(SendOutcome::Queued) => self.counters.tx_frames += 1,
+            Ok(SendOutcome::Sent) | Ok(SendOutcome::Queued) => {
+                self.counters.tx_frames += 1;
+                if let Some(t) = &self.tlog {
+                    t.record(crate::tlog::Direction::Sent, &self.tx[..n]);
+                }
+            }
             Ok(SendOutcome::NoPeer) => self.counters.tx_no_peer += 1,
             Ok(SendOutcome::Dropped) => self.counters.tx_dropped += 1,
             // UDP: an ICMP error from an earlier datagram (the vehicle's port closed). The
@@ -655,6 +665,17 @@ impl LinkState {
         }
         self.after_batch(now);
         self.shared.status().closed = true;
+    }
+}
+
+/// The link's framer: one that skips frames the core does not read (the cheap path), unless a
+/// tlog records the link — a tlog holds every frame the vehicle sent, so then every frame is
+/// checked and handed on.
+fn link_decoder(recording: bool) -> Decoder {
+    if recording {
+        Decoder::new()
+    } else {
+        Decoder::skipping(nexus_core::msg::is_decoded)
     }
 }
 

@@ -105,6 +105,8 @@ pub struct Supervision {
     pub stall_s: Option<f32>,
     /// The vehicle's owner.
     pub probe: Option<Arc<dyn VehicleProbe>>,
+    /// Where the link records every frame it decodes and sends (`None`: not recorded).
+    pub tlog: Option<crate::tlog::Tlog>,
 }
 
 /// The pump's watch over what telemetry shows: silence and a stopped autopilot clock.

@@ -128,6 +128,8 @@ pub struct SimOptions {
     /// Where clients connected to this run listen ([`DEFAULT_LISTEN`]: the vehicle is
     /// local, so nothing off this host can reach the offboard port).
     pub listen: IpAddr,
+    /// Where links to this run record their frames ([`crate::tlog`]); `None`: nowhere.
+    pub tlog: Option<crate::tlog::Tlog>,
 }
 
 /// Where a run's offboard client listens by default: loopback, where the vehicle we launched
@@ -148,6 +150,7 @@ impl SimOptions {
             client: OffboardOptions::default(),
             pump: None,
             listen: DEFAULT_LISTEN,
+            tlog: None,
         }
     }
 
@@ -200,6 +203,12 @@ impl SimOptions {
     /// Listen for the vehicle on `ip` (e.g. `0.0.0.0`) instead of [`DEFAULT_LISTEN`].
     pub fn listen(mut self, ip: IpAddr) -> Self {
         self.listen = ip;
+        self
+    }
+
+    /// Record the run's offboard link in this tlog.
+    pub fn tlog(mut self, tlog: crate::tlog::Tlog) -> Self {
+        self.tlog = Some(tlog);
         self
     }
 
@@ -423,6 +432,7 @@ impl Sim {
         Ok(Supervision {
             stall_s: self.options.stall_s,
             probe: Self::probe_of(&run),
+            tlog: self.options.tlog.clone(),
         })
     }
 
