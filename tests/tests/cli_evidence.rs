@@ -81,7 +81,10 @@ while True:
     if x.get_type() == "BAD_DATA":
         bad += 1
         continue
-    k = str(x.get_srcSystem())
+    # Messages outside pymavlink's dialect (LINK_NODE_STATUS, …) come back as UNKNOWN_n with
+    # no header: read the sender from the frame's own bytes.
+    buf = bytes(x.get_msgbuf())
+    k = str(buf[5] if buf[:1] == b"\xfd" else buf[3])
     by_sys[k] = by_sys.get(k, 0) + 1
 print(json.dumps({"by_sys": by_sys, "bad": bad}))
 "#;
