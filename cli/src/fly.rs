@@ -146,7 +146,7 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         args.vehicle.report(),
         4,
     );
-    let vehicle = match start(&args.vehicle) {
+    let vehicle = match start(&args.vehicle, true) {
         Ok(v) => v,
         Err(StartError::Setup(e)) => {
             eprintln!("nexus fly: {e}");
@@ -159,10 +159,8 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             return finish(&out, report, Err(e.message().to_string()), None);
         }
     };
-    out.line(&format!(
-        "nexus: {} on UDP {}, system id {}",
-        vehicle.what, vehicle.port, vehicle.system_id
-    ));
+    out.line(&vehicle.banner());
+    report.vehicle = vehicle.report.clone();
     // From here a signal ends the flight in order, with its report (before, while the vehicle
     // starts, the process ends at once: nexus_host::interrupt).
     let _interrupts = nexus_host::interrupt::handle();

@@ -86,7 +86,8 @@ impl Report {
 /// The vehicle flown.
 #[derive(Debug, Clone, Serialize)]
 pub struct VehicleReport {
-    /// `"sim"` (built-in simulated PX4) or `"px4"` (PX4 SITL).
+    /// `"sim"` (built-in simulated PX4), `"px4"` (PX4 SITL) or `"attached"` (`--connect`: a
+    /// vehicle nexus did not start).
     pub kind: &'static str,
     /// SITL instance N.
     pub instance: u8,
@@ -94,6 +95,13 @@ pub struct VehicleReport {
     pub system_id: u8,
     /// Speed factor asked for with `--speed`.
     pub speed: f64,
+    /// `kind` `"attached"`: the `--connect` connection string (canonical form).
+    pub connection: Option<String>,
+    /// `kind` `"attached"`: the autopilot's component id.
+    pub component_id: Option<u8>,
+    /// Whether the vehicle identifies as a simulator (always for the ones nexus starts);
+    /// `None`: it never said.
+    pub simulator: Option<bool>,
 }
 
 /// One step's outcome (seed 000's WaitResult plus what the step was).

@@ -77,7 +77,10 @@ pub fn main(args: &RunArgs) -> ExitCode {
         args.vehicle.report(),
         total,
     );
-    let vehicle = match start(&args.vehicle) {
+    // A program that can make the vehicle fly is refused on a real one without --real-vehicle.
+    let actions: Vec<&str> = meta.iter().map(|m| m.action.as_str()).collect();
+    let moves = super::vehicle::actions_move(&actions);
+    let vehicle = match start(&args.vehicle, moves) {
         Ok(v) => v,
         Err(StartError::Setup(e)) => {
             eprintln!("nexus run: {e}");
@@ -90,10 +93,8 @@ pub fn main(args: &RunArgs) -> ExitCode {
             return finish(&out, report, Err(e.message().to_string()));
         }
     };
-    out.line(&format!(
-        "nexus: {} on UDP {}, system id {}",
-        vehicle.what, vehicle.port, vehicle.system_id
-    ));
+    out.line(&vehicle.banner());
+    report.vehicle = vehicle.report.clone();
     // From here a signal ends the flight in order, with its report (before, while the vehicle
     // starts, the process ends at once: nexus_host::interrupt).
     let _interrupts = nexus_host::interrupt::handle();

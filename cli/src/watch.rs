@@ -80,8 +80,8 @@ pub fn main(args: &WatchArgs) -> ExitCode {
     println!("nexus watch: listening on {conn}");
     let (link, sysid) = match args.sysid {
         Some(id) => (link, id),
-        None => match discover(link, deadline) {
-            Ok(Some(found)) => found,
+        None => match discover(link, deadline, None, None) {
+            Ok(Some((link, sysid, _))) => (link, sysid),
             Ok(None) => {
                 println!("no autopilot heartbeat on {conn} within the duration");
                 return exit(EXIT_FAILED);
@@ -220,8 +220,15 @@ fn status_line(driver: &Driver) -> String {
     parts.join(" ")
 }
 
-/// Read the link until an autopilot's heartbeat (not a GCS's) names its system id.
-fn discover(mut link: Link, deadline: Option<Instant>) -> Result<Option<(Link, u8)>, String> {
+/// Read the link until an autopilot's heartbeat (not a GCS's; of system `sysid` and component
+/// `compid` when given) names its system and component id. `fly --connect` and `run --connect` find their
+/// vehicle the same way.
+pub(crate) fn discover(
+    mut link: Link,
+    deadline: Option<Instant>,
+    sysid: Option<u8>,
+    compid: Option<u8>,
+) -> Result<Option<(Link, u8, u8)>, String> {
     let mut poll = mio::Poll::new().map_err(|e| e.to_string())?;
     link.register(poll.registry(), mio::Token(0))
         .map_err(|e| e.to_string())?;
@@ -256,11 +263,12 @@ fn discover(mut link: Link, deadline: Option<Instant>) -> Result<Option<(Link, u
                 {
                     if hb.autopilot != mav::MavAutopilot::MAV_AUTOPILOT_INVALID
                         && hb.mavtype != mav::MavType::MAV_TYPE_GCS
+                        && sysid.is_none_or(|s| s == header.sysid)
+                        && compid.is_none_or(|c| c == header.compid)
                     {
-                        let id = header.sysid;
                         link.deregister(poll.registry())
                             .map_err(|e| e.to_string())?;
-                        return Ok(Some((link, id)));
+                        return Ok(Some((link, header.sysid, header.compid)));
                     }
                 }
             }

@@ -476,7 +476,10 @@ mod tests {
                 },
             ),
             ("serial:///dev/ttyACM0:57600", serial("/dev/ttyACM0", 57600)),
-            ("serial:///dev/ttyUSB1", serial("/dev/ttyUSB1", MAVSDK_DEFAULT_BAUD)),
+            (
+                "serial:///dev/ttyUSB1",
+                serial("/dev/ttyUSB1", MAVSDK_DEFAULT_BAUD),
+            ),
             ("serial:/dev/pts/3:921600", serial("/dev/pts/3", 921600)),
         ];
         for (s, want) in cases {
@@ -485,7 +488,10 @@ mod tests {
         }
         // The URL form keeps the canonical form's checks.
         assert!(matches!(
-            "udpout://127.0.0.1:0".parse::<ConnString>().unwrap_err().problem(),
+            "udpout://127.0.0.1:0"
+                .parse::<ConnString>()
+                .unwrap_err()
+                .problem(),
             Problem::ZeroPort
         ));
         assert!(matches!(
@@ -493,7 +499,10 @@ mod tests {
             Problem::MissingPort
         ));
         assert!(matches!(
-            "serial://dev/ttyACM0:57600".parse::<ConnString>().unwrap_err().problem(),
+            "serial://dev/ttyACM0:57600"
+                .parse::<ConnString>()
+                .unwrap_err()
+                .problem(),
             Problem::MissingPath
         ));
     }
