@@ -161,10 +161,12 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     };
     out.line(&vehicle.banner());
     report.vehicle = vehicle.report.clone();
+    let notes = vehicle.notes.clone();
     // From here a signal ends the flight in order, with its report (before, while the vehicle
     // starts, the process ends at once: nexus_host::interrupt).
     let _interrupts = nexus_host::interrupt::handle();
     let mut flight = Flight::new(vehicle, &out, items.len(), true);
+    flight.events.extend(notes);
     let (program, meta) = flight_program(last_item, args.timeout_s);
     let outcome = match flight.upload(&plan) {
         Err(e) => Err(format!("mission upload failed: {e}")),

@@ -95,11 +95,13 @@ pub fn main(args: &RunArgs) -> ExitCode {
     };
     out.line(&vehicle.banner());
     report.vehicle = vehicle.report.clone();
+    let notes = vehicle.notes.clone();
     // From here a signal ends the flight in order, with its report (before, while the vehicle
     // starts, the process ends at once: nexus_host::interrupt).
     let _interrupts = nexus_host::interrupt::handle();
     let items = prog.plan.as_ref().map_or(0, |p| p.plan.items.len());
     let mut flight = Flight::new(vehicle, &out, items, false);
+    flight.events.extend(notes);
     if let Some(plan) = &prog.plan {
         if let Err(e) = flight.lodge(plan) {
             return finish(&out, report, Err(e));

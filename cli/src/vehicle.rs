@@ -180,6 +180,8 @@ pub struct Connected {
     pub port: u16,
     /// The vehicle, for the report.
     pub report: VehicleReport,
+    /// What the connection did that the report should say (a slow link's stream requests).
+    pub notes: Vec<String>,
 }
 
 impl Connected {
@@ -257,6 +259,7 @@ pub fn start(args: &VehicleArgs, moves: bool) -> Result<Connected, StartError> {
         system_id: port.system_id,
         port: port.port,
         report,
+        notes: Vec::new(),
     })
 }
 
@@ -329,11 +332,20 @@ fn attach(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let simulator = identify(&link);
+    let mut notes = Vec::new();
+    let slow = nexus_host::pump::slow_link::slow_line_bytes_per_s(&conn);
+    if let Some(bytes_per_s) = slow {
+        notes.push(format!(
+            "slow link ({bytes_per_s} B/s, PX4 streams ~{} B/s): asked the vehicle for the \
+             streams the engine reads at rates the link carries (SET_MESSAGE_INTERVAL)",
+            nexus_host::pump::slow_link::PX4_STREAM_BYTES_PER_S
+        ));
+    }
+    let simulator = identify(&link, slow.is_some());
     if moves && simulator != Some(true) && !args.real_vehicle {
         let why = match simulator {
-            Some(_) => "its AUTOPILOT_VERSION is not PX4 SITL's",
-            None => "it did not answer the request for AUTOPILOT_VERSION",
+            Some(_) => "AUTOPILOT_VERSION did not identify PX4 SITL",
+            None => "no AUTOPILOT_VERSION decided it in time",
         };
         return Err(StartError::Setup(format!(
             "refusing to fly system {sysid} on {conn}: it does not identify as a simulator \
@@ -358,19 +370,28 @@ fn attach(
         system_id: sysid,
         port: 0,
         report,
+        notes,
     })
 }
 
 /// Whether the vehicle on `link` identifies as a simulator, as the core decides it (within
-/// [`IDENTIFY_TIMEOUT_S`]); `None`: undecided then, or the link died.
-fn identify(link: &LinkHandle) -> Option<bool> {
+/// [`IDENTIFY_TIMEOUT_S`]); `None`: undecided then, or the link died. On a slow link the
+/// slow-link stream requests go out meanwhile, once a second (some may be lost).
+fn identify(link: &LinkHandle, slow: bool) -> Option<bool> {
     let wall0 = Instant::now();
+    let mut next_ask = wall0;
+    let mut asks = 0;
     loop {
+        if slow && asks < 3 && Instant::now() >= next_ask {
+            let _ = link.ask_slow_link_streams();
+            asks += 1;
+            next_ask += Duration::from_secs(1);
+        }
         let known = link
             .call(|ctx| ctx.client().ground_truth().simulator())
             .ok()
             .flatten();
-        if known.is_some() {
+        if known.is_some() && (!slow || asks >= 3) {
             return known;
         }
         if wall0.elapsed().as_secs_f64() > IDENTIFY_TIMEOUT_S

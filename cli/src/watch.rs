@@ -235,14 +235,31 @@ pub(crate) fn discover(
     let mut events = mio::Events::with_capacity(16);
     let mut buf = vec![0u8; RECV_BUF_LEN];
     let mut decoder = Decoder::new();
+    let mut hb = [0u8; nexus_core::frame::MAX_FRAME_LEN];
+    let hb_len = nexus_core::frame::encode_v2(
+        0,
+        nexus_host::offboard_client::OWN_SYSTEM_ID,
+        nexus_host::offboard_client::OWN_COMPONENT_ID,
+        &nexus_core::offboard::wire::gcs_heartbeat(),
+        &mut hb,
+    )
+    .map_err(|e| format!("{e:?}"))?;
+    let mut next_hb = Instant::now();
     loop {
+        if Instant::now() >= next_hb {
+            // Before a peer is known a udpin link has nowhere to send: nothing is lost.
+            let _ = link.send(&hb[..hb_len]);
+            let _ = link.flush();
+            next_hb += Duration::from_secs(1);
+        }
         let wait = match deadline {
             Some(d) => match d.checked_duration_since(Instant::now()) {
                 Some(left) => left.min(Duration::from_millis(200)),
                 None => break,
             },
             None => Duration::from_millis(200),
-        };
+        }
+        .min(next_hb.saturating_duration_since(Instant::now()));
         poll.poll(&mut events, Some(wait))
             .map_err(|e| e.to_string())?;
         while let Some(n) = link.recv(&mut buf).map_err(|e| e.to_string())? {

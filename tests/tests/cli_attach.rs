@@ -143,7 +143,7 @@ fn a_vehicle_that_says_it_is_real_is_refused_unless_real_vehicle_is_given() {
         .code(2)
         .stderr(predicate::str::contains(
             "refusing to fly system 203 on udpin:127.0.0.1:14742: it does not identify as a \
-             simulator (its AUTOPILOT_VERSION is not PX4 SITL's)",
+             simulator (AUTOPILOT_VERSION did not identify PX4 SITL)",
         ))
         .stderr(predicate::str::contains("pass --real-vehicle"));
     // `fly` always starts a mission: refused too.

@@ -277,6 +277,18 @@ impl LinkState {
         }
     }
 
+    /// Encode `msg` as the link's next frame and send it (a message the core does not send
+    /// itself); whether it was encoded.
+    pub(crate) fn send_message<M: mavlink::MessageData>(&mut self, msg: &M) -> bool {
+        match self.client.encode(msg, &mut self.tx) {
+            Ok(n) => {
+                self.send(n);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     fn send(&mut self, n: usize) {
         match self.link.send(&self.tx[..n]) {
             Ok(SendOutcome::Sent) | Ok(SendOutcome::Queued) => self.counters.tx_frames += 1,

@@ -34,6 +34,7 @@ mod handle;
 mod link;
 mod params;
 mod slot;
+pub mod slow_link;
 mod status;
 mod supervise;
 
