@@ -192,6 +192,10 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     report.final_state = Some(flight.final_snapshot());
     report.wall_s = flight.wall_s();
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
+    report.requests = super::report::RequestsReport::new(
+        &flight.vehicle.link.status().counters.tx_requests,
+        items.len() as u64,
+    );
     let outcome = outcome.map(|_| {
         format!(
             "mission complete: {} items flown, landed and disarmed after {:.1} s sim ({:.1} s wall)",

@@ -50,6 +50,42 @@ pub struct Report {
     pub wall_s: f64,
     /// UDP traffic from sources other than the vehicle: counted, never applied.
     pub ignored: IgnoredReport,
+    /// The requests sent, by kind, and the retries a lossy link made them take.
+    pub requests: RequestsReport,
+}
+
+/// Requests sent to the vehicle (each count with its first send) and the retries they took.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct RequestsReport {
+    /// COMMAND_LONG / COMMAND_INT frames sent.
+    pub commands_sent: u64,
+    /// PARAM_SET frames sent.
+    pub param_sets_sent: u64,
+    /// MISSION_COUNT frames sent (each upload's start, and its repeats).
+    pub mission_counts_sent: u64,
+    /// MISSION_ITEM_INT frames sent.
+    pub mission_items_sent: u64,
+    /// Items of the mission uploaded (0 without one).
+    pub mission_items: u64,
+    /// MISSION_ITEM_INT sent beyond one per item: the upload's retries.
+    pub mission_item_retries: u64,
+    /// MISSION_REQUEST_LIST / MISSION_REQUEST_INT frames sent (downloads).
+    pub mission_requests_sent: u64,
+}
+
+impl RequestsReport {
+    /// The report of what the link sent, for a mission of `items` items.
+    pub fn new(tx: &nexus_host::pump::TxRequests, items: u64) -> RequestsReport {
+        RequestsReport {
+            commands_sent: tx.commands,
+            param_sets_sent: tx.param_sets,
+            mission_counts_sent: tx.mission_counts,
+            mission_items_sent: tx.mission_items,
+            mission_items: items,
+            mission_item_retries: tx.mission_items.saturating_sub(items),
+            mission_requests_sent: tx.mission_requests,
+        }
+    }
 }
 
 impl Report {
@@ -79,6 +115,7 @@ impl Report {
             final_state: None,
             wall_s: 0.0,
             ignored: IgnoredReport::default(),
+            requests: RequestsReport::default(),
         }
     }
 }

@@ -125,6 +125,10 @@ pub fn main(args: &RunArgs) -> ExitCode {
     report.final_state = Some(flight.final_snapshot());
     report.wall_s = flight.wall_s();
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
+    report.requests = super::report::RequestsReport::new(
+        &flight.vehicle.link.status().counters.tx_requests,
+        items as u64,
+    );
     finish(&out, report, outcome)
 }
 

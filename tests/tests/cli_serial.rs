@@ -7,7 +7,7 @@
 
 mod cli_support;
 
-use cli_support::{json, nexus, nexus_exe};
+use cli_support::{json, nexus, nexus_exe, repo, Scratch};
 use nix::poll::{poll, PollFd, PollFlags};
 use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
 use std::os::fd::RawFd;
@@ -138,6 +138,16 @@ impl Drop for Bg {
 
 /// Fly the box mission over a serial line at `baud`, the bridge given `bridge_extra`; the report.
 fn box_mission_over_serial(instance: u8, baud: u32, bridge_extra: &[&str]) -> serde_json::Value {
+    program_over_serial(instance, baud, "examples/box-mission.toml", bridge_extra)
+}
+
+/// Run `program` over a serial line at `baud`, the bridge given `bridge_extra`; the report.
+fn program_over_serial(
+    instance: u8,
+    baud: u32,
+    program: &str,
+    bridge_extra: &[&str],
+) -> serde_json::Value {
     let cable = Cable::new();
     let _vehicle = Bg::nexus(&["sim", "--instance", &instance.to_string(), "--speed", "5"]);
     let vehicle_port = 14580 + u16::from(instance);
@@ -150,16 +160,10 @@ fn box_mission_over_serial(instance: u8, baud: u32, bridge_extra: &[&str]) -> se
     let bridge_args: Vec<&str> = bridge_args.iter().map(String::as_str).collect();
     let _bridge = Bg::nexus(&bridge_args);
     let conn = format!("serial:{}:{baud}", cable.ends[1]);
-    let out = nexus(&[
-        "run",
-        "examples/box-mission.toml",
-        "--connect",
-        &conn,
-        "--json",
-    ])
-    .timeout(Duration::from_secs(240))
-    .output()
-    .expect("run nexus");
+    let out = nexus(&["run", program, "--connect", &conn, "--json"])
+        .timeout(Duration::from_secs(400))
+        .output()
+        .expect("run nexus");
     assert!(
         !out.stdout.is_empty(),
         "no report, exit {:?}: {}",
@@ -191,4 +195,85 @@ fn the_box_mission_flies_over_a_57600_radio() {
     assert_eq!(r["passed"], true, "{r}");
     let events = r["events"].to_string();
     assert!(events.contains("slow link (5760 B/s"), "{events}");
+}
+
+/// Upload, a parameter set, a mode, the arm (the mission start) and the flight, at 20 % loss
+/// each way, 200 ms latency (±50 ms jitter) and a 57 600 baud radio's byte rate: every request
+/// gets through in the end, and the report counts what it took.
+#[test]
+fn upload_param_mode_and_arm_succeed_at_20_pct_loss_200_ms_and_57600() {
+    let dir = Scratch::new("serial-impaired");
+    let plan = repo("examples/box.plan");
+    let program = dir.file(
+        "impaired.toml",
+        &format!(
+            r#"name = "impaired radio"
+
+[[step]]
+name = "upload"
+action = "upload"
+plan = "{}"
+
+[[step]]
+name = "param"
+action = "param"
+param = "MIS_TAKEOFF_ALT"
+real = 5.0
+until = {{ time = 2 }}
+timeout_s = 30
+
+[[step]]
+name = "hold"
+action = "mode"
+mode = "Hold"
+until = {{ mode = "Hold" }}
+timeout_s = 120
+
+[[step]]
+name = "start"
+action = "start"
+until = "armed"
+timeout_s = 300
+
+[[step]]
+name = "fly"
+until = {{ waypoint = 5, guards = ["disarmed"] }}
+timeout_s = 900
+
+[[step]]
+name = "landed"
+until = "landed"
+timeout_s = 300
+"#,
+            plan.display()
+        ),
+    );
+    let r = program_over_serial(
+        206,
+        57_600,
+        &program.display().to_string(),
+        &[
+            "--loss-pct",
+            "20",
+            "--latency-ms",
+            "200",
+            "--jitter-ms",
+            "50",
+            "--rate-baud",
+            "57600",
+            "--impair-sequence",
+            "14",
+        ],
+    );
+    assert_eq!(r["passed"], true, "{r}");
+    assert_eq!(r["mission"]["uploaded"], true, "{r}");
+    let q = &r["requests"];
+    eprintln!("requests over the impaired radio: {q}");
+    assert_eq!(q["mission_items"], 6, "{q}");
+    assert!(q["mission_items_sent"].as_u64().unwrap() >= 6, "{q}");
+    assert!(q["param_sets_sent"].as_u64().unwrap() >= 1, "{q}");
+    // Mode, mission start, arm and the stream requests, each at least once.
+    assert!(q["commands_sent"].as_u64().unwrap() >= 3, "{q}");
+    let events = r["events"].to_string();
+    assert!(!events.contains("gave up"), "{events}");
 }

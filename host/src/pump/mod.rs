@@ -56,7 +56,7 @@ use crate::transport::{ConnString, Link, LinkOptions, OpenError, PeerRule};
 pub use handle::{LinkCtx, LinkHandle, PendingProgram, PendingWait, WaitError, WeakLink};
 pub use params::{ParamError, ParamValue, PARAM_RETRY_MS};
 pub use status::{
-    LinkCounters, LinkEvent, LinkStatus, MissionStatus, ProgramReport, EVENT_LOG_LEN,
+    LinkCounters, LinkEvent, LinkStatus, MissionStatus, ProgramReport, TxRequests, EVENT_LOG_LEN,
 };
 pub use supervise::{Supervision, VehicleProbe, PROBE_PERIOD_MS};
 
