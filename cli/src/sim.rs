@@ -34,6 +34,10 @@ pub struct SimArgs {
     /// stand-in for a real vehicle, to rehearse what `fly` and `run` refuse to do to one.
     #[arg(long)]
     pub identify_as_hardware: bool,
+    /// Follow PX4's port rule above instance 9: send to 14549 until a client speaks to
+    /// 14580+N (as `px4 -i N` does), instead of to 14540+N.
+    #[arg(long)]
+    pub px4_port_rule: bool,
 }
 
 /// Start the vehicles and print their console until they all exit (or the process is killed).
@@ -62,6 +66,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
         cfg.remote_ip = args.remote;
         cfg.vehicle.relative_alt_steps = !args.smooth_relative_alt;
         cfg.vehicle.hardware_identity = args.identify_as_hardware;
+        cfg.px4_port_rule = args.px4_port_rule;
         match SimHandle::start(cfg) {
             Ok(h) => {
                 let p = h.ports();
