@@ -160,8 +160,8 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         }
     };
     out.line(&vehicle.banner());
-    report.vehicle = vehicle.report.clone();
-    let notes = vehicle.notes.clone();
+    report.vehicle = vehicle.report(&args.vehicle);
+    let notes = vehicle.notes();
     // From here a signal ends the flight in order, with its report (before, while the vehicle
     // starts, the process ends at once: nexus_host::interrupt).
     let _interrupts = nexus_host::interrupt::handle();

@@ -178,13 +178,44 @@ pub struct Connected {
     pub system_id: u8,
     /// Our UDP port (0 when attached: the link is `what`'s connection string).
     pub port: u16,
-    /// The vehicle, for the report.
-    pub report: VehicleReport,
+    /// `--connect`: what attaching found; `None` for a vehicle nexus started.
+    pub attached: Option<Attached>,
+}
+
+/// What attaching to a vehicle found, for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attached {
+    /// The connection string, canonical.
+    pub connection: String,
+    /// The autopilot's component id.
+    pub component_id: u8,
+    /// Whether it identified as a simulator (`None`: it never said).
+    pub simulator: Option<bool>,
     /// What the connection did that the report should say (a slow link's stream requests).
     pub notes: Vec<String>,
 }
 
 impl Connected {
+    /// The vehicle for the report, as connected: `args`'s, with what connecting found.
+    pub fn report(&self, args: &VehicleArgs) -> VehicleReport {
+        let mut r = args.report();
+        r.system_id = self.system_id;
+        if let Some(a) = &self.attached {
+            r.connection = Some(a.connection.clone());
+            r.component_id = Some(a.component_id);
+            r.simulator = a.simulator;
+        }
+        r
+    }
+
+    /// Notes for the report's events (a slow link's stream requests).
+    pub fn notes(&self) -> Vec<String> {
+        self.attached
+            .as_ref()
+            .map(|a| a.notes.clone())
+            .unwrap_or_default()
+    }
+
     /// The line that says what flies and where.
     pub fn banner(&self) -> String {
         if self.kind == "attached" {
@@ -248,8 +279,6 @@ pub fn start(args: &VehicleArgs, moves: bool) -> Result<Connected, StartError> {
     let link = client
         .link()
         .map_err(|e| StartError::Setup(e.to_string()))?;
-    let mut report = args.report();
-    report.system_id = port.system_id;
     Ok(Connected {
         sim,
         client: Some(client),
@@ -258,8 +287,7 @@ pub fn start(args: &VehicleArgs, moves: bool) -> Result<Connected, StartError> {
         what,
         system_id: port.system_id,
         port: port.port,
-        report,
-        notes: Vec::new(),
+        attached: None,
     })
 }
 
@@ -353,11 +381,6 @@ fn attach(
              to fly a real vehicle"
         )));
     }
-    let mut report = args.report();
-    report.system_id = sysid;
-    report.component_id = Some(compid);
-    report.connection = Some(conn.to_string());
-    report.simulator = simulator;
     Ok(Connected {
         sim,
         client: None,
@@ -369,8 +392,12 @@ fn attach(
         },
         system_id: sysid,
         port: 0,
-        report,
-        notes,
+        attached: Some(Attached {
+            connection: conn.to_string(),
+            component_id: compid,
+            simulator,
+            notes,
+        }),
     })
 }
 
