@@ -334,11 +334,16 @@ fn attach(
     let sim = Sim::started(opts).map_err(|e| StartError::Setup(e.to_string()))?;
     let pump = sim.pump().map_err(|e| StartError::Setup(e.to_string()))?;
     // Not ours, so not known to be a simulator: the core asks (AUTOPILOT_VERSION).
-    let options = OffboardOptions {
+    let mut options = OffboardOptions {
         system_id: sysid,
         ground_truth: GroundTruth::Auto,
         ..sim.offboard_options()
     };
+    let slow = nexus_host::pump::slow_link::slow_line_bytes_per_s(&conn);
+    if slow.is_some() {
+        // A radio loses what does not fit: resend more before giving up.
+        options.offboard = nexus_host::pump::slow_link::slow_link_offboard(options.offboard);
+    }
     let supervision = Supervision {
         stall_s: sim.options().stall_s,
         probe: None,
@@ -361,7 +366,6 @@ fn attach(
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut notes = Vec::new();
-    let slow = nexus_host::pump::slow_link::slow_line_bytes_per_s(&conn);
     if let Some(bytes_per_s) = slow {
         notes.push(format!(
             "slow link ({bytes_per_s} B/s, PX4 streams ~{} B/s): asked the vehicle for the \

@@ -8,6 +8,7 @@
 
 use nexus_core::mav;
 use nexus_core::offboard::wire::{command_long, Addr};
+use nexus_core::offboard::OffboardConfig;
 
 use super::{LinkHandle, PumpError};
 use crate::transport::ConnString;
@@ -30,6 +31,19 @@ pub const SLOW_LINK_RATES_HZ: [(u32, f32); 11] = [
     (1, 2.0),    // SYS_STATUS: health
     (245, 2.0),  // EXTENDED_SYS_STATE: landed state
 ];
+
+/// The offboard machine's settings for a slow, lossy line: the same retry intervals (they
+/// already exceed a radio's round trip of a few hundred ms at speed 1), but more resends
+/// before a request or a mission transfer is given up, and a longer silence allowed inside
+/// an upload — what still drops on a radio is tolerated, not reported as failure.
+pub fn slow_link_offboard(c: OffboardConfig) -> OffboardConfig {
+    OffboardConfig {
+        max_sends: c.max_sends.max(20),
+        mission_retries: c.mission_retries.max(12),
+        mission_timeout_s: c.mission_timeout_s.max(15.0),
+        ..c
+    }
+}
 
 /// The line's byte rate when `conn` is a serial link slower than PX4's streams (8N1: ten bits
 /// a byte); `None` otherwise (a network link, or a fast line).
@@ -111,5 +125,9 @@ mod tests {
         assert_eq!(cmds[0].param2, 500_000.0);
         assert_eq!(cmds[1].param2, -1.0);
         assert!(cmds.iter().all(|c| c.target_system == 3));
+        let d = OffboardConfig::default();
+        let slow = slow_link_offboard(d);
+        assert!(slow.mission_retries > d.mission_retries && slow.max_sends > d.max_sends);
+        assert_eq!(slow.mission_retry_s, d.mission_retry_s);
     }
 }
