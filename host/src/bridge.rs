@@ -27,7 +27,8 @@
 //! * **Datagram → datagram**: each datagram as it came.
 //! * **Datagram → stream**: each datagram's bytes as they came; with a message filter
 //!   ([`BridgeOptions::stream_filter`]) the datagram is cut into checked frames and only the
-//!   allowed ones are written.
+//!   allowed ones are written; on a paced or impaired stream side it is cut into frames too,
+//!   so the line drops frames, not whole datagrams.
 //!
 //! A serial port paces itself; a TCP stream standing in for one (QEMU's UART) does not, so
 //! [`BridgeOptions::stream_baud`] paces the bytes written to a stream side like a UART of that
@@ -504,7 +505,11 @@ fn forward(
     buf: &mut [u8],
 ) -> Result<(), BridgeError> {
     let framed_src = src.framing == Framing::Stream;
-    let filtered = dst.framing == Framing::Stream && *filter != MsgFilter::All;
+    // Into a stream, a datagram is cut into frames when a filter picks them, and when the
+    // line is paced or impaired: a slow line (a radio) then drops frames, not whole
+    // datagrams of many.
+    let filtered = dst.framing == Framing::Stream
+        && (*filter != MsgFilter::All || dst.throttle.is_some() || dst.impairer.is_some());
     while let Some(n) = src.link.recv(buf).map_err(|e| src.lost(e))? {
         if n == 0 {
             // Foreign datagrams set aside; more may be waiting.
