@@ -23,7 +23,7 @@ use nexus_host::sim::{SimConfig, SimHandle};
 const INSTANCE: u8 = 207;
 const ITEMS: u16 = 100;
 /// Most wall time one upload may take before the run counts it failed.
-const UPLOAD_LIMIT: Duration = Duration::from_secs(300);
+const UPLOAD_LIMIT: Duration = Duration::from_secs(120);
 
 fn full_run() -> bool {
     std::env::args().any(|a| a == "--bench")
@@ -68,6 +68,8 @@ fn upload_once(impair: Impairment, items: &[MissionItem]) -> (Duration, u64) {
         &format!("udpout:127.0.0.1:{}", to.port()),
         OffboardOptions {
             system_id: ports.offboard.system_id,
+            // An impaired link: resend more before giving up, as on a slow serial line.
+            offboard: nexus_host::pump::slow_link::slow_link_offboard(Default::default()),
             ..OffboardOptions::default()
         },
     )
