@@ -6,6 +6,15 @@
 //!     --baud 230400 --core-only                                    # QEMU's UART → sim instance 0
 //! ```
 //!
+//! Impairment (both directions, deterministic for a given `--impair-sequence`), to rehearse a
+//! telemetry radio:
+//!
+//! ```text
+//! nexus bridge serial:/dev/pts/3:57600 udpout:127.0.0.1:14580 \
+//!     --loss-pct 20 --latency-ms 200 --jitter-ms 50 --duplicate-pct 1 --reorder-pct 1 \
+//!     --rate-baud 57600
+//! ```
+//!
 //! Counters go to stderr every `--stats-s` seconds and at the end. Exit status (the `nexus`
 //! convention): 1 when a link is lost while bridging, 2 when the bridge cannot start (a link
 //! that does not open, a port in use, bad arguments).
@@ -13,6 +22,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use nexus_host::bridge::impair::Impairment;
 use nexus_host::bridge::{
     bridge, BridgeOptions, BridgeStats, DirectionStats, MsgFilter, DEFAULT_BACKLOG_BYTES,
 };
@@ -44,6 +54,28 @@ pub struct BridgeArgs {
     /// Record every frame the bridge receives, from both links, to FILE (.tlog).
     #[arg(long, value_name = "FILE")]
     pub tlog: Option<std::path::PathBuf>,
+    /// Impairment: drop this percentage of frames (each direction).
+    #[arg(long, default_value_t = 0.0, value_name = "PCT")]
+    pub loss_pct: f64,
+    /// Impairment: delay every frame this long.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub latency_ms: u64,
+    /// Impairment: vary each frame's delay by up to this much either way.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub jitter_ms: u64,
+    /// Impairment: send this percentage of frames twice.
+    #[arg(long, default_value_t = 0.0, value_name = "PCT")]
+    pub duplicate_pct: f64,
+    /// Impairment: hold back this percentage of frames so later ones overtake them.
+    #[arg(long, default_value_t = 0.0, value_name = "PCT")]
+    pub reorder_pct: f64,
+    /// Impairment: limit every side to a serial line's byte rate at this baud (8N1), a UDP
+    /// side too (a radio's air rate).
+    #[arg(long, value_name = "BAUD")]
+    pub rate_baud: Option<u32>,
+    /// Impairment: which pseudo-random sequence decides; the same number repeats the run.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub impair_sequence: u64,
 }
 
 impl BridgeArgs {
@@ -60,6 +92,15 @@ impl BridgeArgs {
             stream_baud: self.baud,
             stream_backlog_bytes: self.backlog,
             stream_filter,
+            impair: Impairment {
+                loss_pct: self.loss_pct,
+                latency_ms: self.latency_ms,
+                jitter_ms: self.jitter_ms,
+                duplicate_pct: self.duplicate_pct,
+                reorder_pct: self.reorder_pct,
+                rate_baud: self.rate_baud,
+                sequence: self.impair_sequence,
+            },
             ..BridgeOptions::default()
         }
     }
@@ -68,7 +109,8 @@ impl BridgeArgs {
 fn line(name: &str, d: &DirectionStats) -> String {
     format!(
         "{name}: in {} B / {} units, out {} B / {} units, filtered {}, paced-out {}, congested {}, \
-         no peer {}, garbage {} B, bad frames {}, backlog {} B, ignored {} datagrams",
+         no peer {}, garbage {} B, bad frames {}, backlog {} B, ignored {} datagrams, \
+         impaired: lost {}, duplicated {}, reordered {}",
         d.bytes_in,
         d.units_in,
         d.bytes_out,
@@ -80,7 +122,10 @@ fn line(name: &str, d: &DirectionStats) -> String {
         d.garbage_bytes,
         d.bad_frames,
         d.backlog_bytes,
-        d.ignored
+        d.ignored,
+        d.impair_lost,
+        d.impair_duplicated,
+        d.impair_reordered
     )
 }
 
@@ -208,6 +253,26 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(a.options().stream_filter, MsgFilter::Ids(vec![0, 253]));
+        assert!(!a.options().impair.is_active());
+        let a = parse(&[
+            "serial:/dev/pts/4:57600",
+            "udpout:127.0.0.1:14580",
+            "--loss-pct",
+            "20",
+            "--latency-ms",
+            "200",
+            "--rate-baud",
+            "57600",
+            "--impair-sequence",
+            "9",
+        ])
+        .unwrap();
+        let i = a.options().impair;
+        assert_eq!(
+            (i.loss_pct, i.latency_ms, i.rate_baud, i.sequence),
+            (20.0, 200, Some(57_600), 9)
+        );
+        assert!(i.is_active());
         assert_eq!(a.options().stream_baud, None);
     }
 
@@ -215,6 +280,7 @@ mod tests {
     fn bad_arguments_are_refused() {
         assert!(parse(&["tcpin:127.0.0.1:5760"]).is_err(), "TO missing");
         assert!(parse(&["bogus:1", "udpin:0.0.0.0:14540"]).is_err());
+        assert!(parse(&["udpin:0.0.0.0:1", "udpout:127.0.0.1:2", "--loss-pct", "x"]).is_err());
         assert!(parse(&[
             "tcpin:127.0.0.1:5760",
             "udpin:0.0.0.0:14540",

@@ -270,6 +270,9 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             instance: 0,
             system_id: target,
             speed: super::vehicle::Speed::Factor(1.0),
+            connection: None,
+            component_id: None,
+            simulator: None,
         },
         total,
     );

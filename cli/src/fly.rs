@@ -179,7 +179,7 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     // A signal from here on ends the command in order, with its report: while the vehicle
     // starts, that start is cut short (nothing flew); afterwards the flight ends `aborted`.
     let _interrupts = nexus_host::interrupt::handle();
-    let vehicle = match start_interruptible(&args.vehicle, tlog.clone()) {
+    let vehicle = match start_interruptible(&args.vehicle, true, tlog.clone()) {
         Ok(v) => v,
         Err(StartError::Setup(e)) => {
             eprintln!("nexus fly: {e}");
@@ -198,11 +198,11 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             );
         }
     };
-    out.line(&format!(
-        "nexus: {} on UDP {}, system id {}",
-        vehicle.what, vehicle.port, vehicle.system_id
-    ));
+    out.line(&vehicle.banner());
+    report.vehicle = vehicle.report(&args.vehicle);
+    let notes = vehicle.notes();
     let mut flight = Flight::new(vehicle, &out, items.len(), true);
+    flight.events.extend(notes);
     let (program, meta) = flight_program(last_item, args.timeout_s);
     let outcome = match flight.upload(&plan) {
         Err(e) => Err(format!("mission upload failed: {e}")),
@@ -259,6 +259,10 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     report.final_state = Some(flight.final_snapshot());
     flight.fill_times(&mut report);
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
+    report.requests = super::report::RequestsReport::new(
+        &flight.vehicle.link.status().counters.tx_requests,
+        items.len() as u64,
+    );
     let outcome = outcome.map(|_| {
         let rtl = if ends_in_rtl {
             ", then the final RTL"

@@ -56,6 +56,42 @@ pub struct Report {
     pub ignored: IgnoredReport,
     /// Frames on the vehicle link, and in the `--tlog` when one was written.
     pub link: Option<super::evidence::LinkReport>,
+    /// The requests sent, by kind, and the retries a lossy link made them take.
+    pub requests: RequestsReport,
+}
+
+/// Requests sent to the vehicle (each count with its first send) and the retries they took.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct RequestsReport {
+    /// COMMAND_LONG / COMMAND_INT frames sent.
+    pub commands_sent: u64,
+    /// PARAM_SET frames sent.
+    pub param_sets_sent: u64,
+    /// MISSION_COUNT frames sent (each upload's start, and its repeats).
+    pub mission_counts_sent: u64,
+    /// MISSION_ITEM_INT frames sent.
+    pub mission_items_sent: u64,
+    /// Items of the mission uploaded (0 without one).
+    pub mission_items: u64,
+    /// MISSION_ITEM_INT sent beyond one per item: the upload's retries.
+    pub mission_item_retries: u64,
+    /// MISSION_REQUEST_LIST / MISSION_REQUEST_INT frames sent (downloads).
+    pub mission_requests_sent: u64,
+}
+
+impl RequestsReport {
+    /// The report of what the link sent, for a mission of `items` items.
+    pub fn new(tx: &nexus_host::pump::TxRequests, items: u64) -> RequestsReport {
+        RequestsReport {
+            commands_sent: tx.commands,
+            param_sets_sent: tx.param_sets,
+            mission_counts_sent: tx.mission_counts,
+            mission_items_sent: tx.mission_items,
+            mission_items: items,
+            mission_item_retries: tx.mission_items.saturating_sub(items),
+            mission_requests_sent: tx.mission_requests,
+        }
+    }
 }
 
 impl Report {
@@ -88,6 +124,7 @@ impl Report {
             achieved_speed: None,
             ignored: IgnoredReport::default(),
             link: None,
+            requests: RequestsReport::default(),
         }
     }
 }
@@ -95,7 +132,8 @@ impl Report {
 /// The vehicle flown.
 #[derive(Debug, Clone, Serialize)]
 pub struct VehicleReport {
-    /// `"sim"` (built-in simulated PX4) or `"px4"` (PX4 SITL).
+    /// `"sim"` (built-in simulated PX4), `"px4"` (PX4 SITL) or `"attached"` (`--connect`: a
+    /// vehicle nexus did not start).
     pub kind: &'static str,
     /// SITL instance N.
     pub instance: u8,
@@ -103,6 +141,13 @@ pub struct VehicleReport {
     pub system_id: u8,
     /// Speed factor asked for with `--speed`: a number, or `"max"`.
     pub speed: super::vehicle::Speed,
+    /// `kind` `"attached"`: the `--connect` connection string (canonical form).
+    pub connection: Option<String>,
+    /// `kind` `"attached"`: the autopilot's component id.
+    pub component_id: Option<u8>,
+    /// Whether the vehicle identifies as a simulator (always for the ones nexus starts);
+    /// `None`: it never said.
+    pub simulator: Option<bool>,
 }
 
 /// One step's outcome (seed 000's WaitResult plus what the step was).

@@ -104,10 +104,13 @@ pub fn main(args: &RunArgs) -> ExitCode {
         args.vehicle.report(),
         total,
     );
+    // A program that can make the vehicle fly is refused on a real one without --real-vehicle.
+    let actions: Vec<&str> = meta.iter().map(|m| m.action.as_str()).collect();
+    let moves = super::vehicle::actions_move(&actions);
     // A signal from here on ends the command in order, with its report: while the vehicle
     // starts, that start is cut short (nothing flew); afterwards the flight ends `aborted`.
     let _interrupts = nexus_host::interrupt::handle();
-    let vehicle = match start_interruptible(&args.vehicle, tlog.clone()) {
+    let vehicle = match start_interruptible(&args.vehicle, moves, tlog.clone()) {
         Ok(v) => v,
         Err(StartError::Setup(e)) => {
             eprintln!("nexus run: {e}");
@@ -126,12 +129,12 @@ pub fn main(args: &RunArgs) -> ExitCode {
             );
         }
     };
-    out.line(&format!(
-        "nexus: {} on UDP {}, system id {}",
-        vehicle.what, vehicle.port, vehicle.system_id
-    ));
+    out.line(&vehicle.banner());
+    report.vehicle = vehicle.report(&args.vehicle);
+    let notes = vehicle.notes();
     let items = prog.plan.as_ref().map_or(0, |p| p.plan.items.len());
     let mut flight = Flight::new(vehicle, &out, items, false);
+    flight.events.extend(notes);
     if let Some(plan) = &prog.plan {
         if let Err(e) = flight.lodge(plan) {
             return finish(&out, report, Err(e), &args.evidence, &flight.trace);
@@ -155,6 +158,10 @@ pub fn main(args: &RunArgs) -> ExitCode {
     report.final_state = Some(flight.final_snapshot());
     flight.fill_times(&mut report);
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
+    report.requests = super::report::RequestsReport::new(
+        &flight.vehicle.link.status().counters.tx_requests,
+        items as u64,
+    );
     match super::evidence::close_link(&mut flight, tlog.as_ref(), args.evidence.tlog.as_deref()) {
         Ok(l) => report.link = Some(l),
         Err(e) => report.events.push(e),

@@ -30,6 +30,14 @@ pub struct SimArgs {
     /// Report a smooth GLOBAL_POSITION_INT.relative_alt (real PX4 steps it after takeoff).
     #[arg(long)]
     pub smooth_relative_alt: bool,
+    /// Identify as PX4 on a flight controller (a Pixhawk's AUTOPILOT_VERSION), not as SITL: a
+    /// stand-in for a real vehicle, to rehearse what `fly` and `run` refuse to do to one.
+    #[arg(long)]
+    pub identify_as_hardware: bool,
+    /// Follow PX4's port rule above instance 9: send to 14549 until a client speaks to
+    /// 14580+N (as `px4 -i N` does), instead of to 14540+N.
+    #[arg(long)]
+    pub px4_port_rule: bool,
 }
 
 /// Start the vehicles and print their console until they all exit (or the process is killed).
@@ -57,6 +65,8 @@ pub fn run(args: &SimArgs) -> ExitCode {
         cfg.bind_ip = args.bind;
         cfg.remote_ip = args.remote;
         cfg.vehicle.relative_alt_steps = !args.smooth_relative_alt;
+        cfg.vehicle.hardware_identity = args.identify_as_hardware;
+        cfg.px4_port_rule = args.px4_port_rule;
         match SimHandle::start(cfg) {
             Ok(h) => {
                 let p = h.ports();

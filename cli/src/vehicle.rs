@@ -1,15 +1,24 @@
 //! Which vehicle a command flies: the built-in simulated PX4 (the default) or a real PX4 SITL
 //! process, started as a [`Sim`] run (the host's run: the vehicle, its supervision and the
-//! pump its offboard link runs on).
+//! pump its offboard link runs on) — or, with `--connect`, a vehicle someone else runs (a
+//! SITL, a serial HIL rig, a flight controller), attached over any connection string.
+//!
+//! An attached vehicle is not ours: no launcher, no speed factor (its `speedup` steps become
+//! notes), the wall clock for supervision (silence still ends waits `died`), and no ground
+//! truth unless it identifies as a simulator. A program that arms, takes off or starts a
+//! mission is refused on a vehicle that does not identify as PX4 SITL (AUTOPILOT_VERSION,
+//! [`nexus_core::ground_truth::is_px4_sitl`]) unless `--real-vehicle` is given.
 
 use super::report::VehicleReport;
 use nexus_host::error::{ConnectError, RunError};
 use nexus_host::launcher::{LaunchError, PX4_BUILD_ENV};
-use nexus_host::offboard_client::OffboardClient;
-use nexus_host::pump::LinkHandle;
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::offboard_client::{GroundTruth, OffboardClient, OffboardOptions};
+use nexus_host::pump::{LinkHandle, Supervision};
+use nexus_host::run::{Sim, SimOptions, DEFAULT_STALL_S};
+use nexus_host::transport::{ConnString, Link, LinkOptions, PeerRule};
 use nexus_sim::SimError;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// How long the vehicle may take to send its first heartbeat, sim seconds (the simulated
 /// vehicle needs 1.5; PX4 a few).
@@ -19,16 +28,41 @@ pub const CONNECT_TIMEOUT_SIM_S: f64 = 60.0;
 /// in what it sent.
 pub const MAX_SPEED_CHUNK_MS: u64 = 250;
 
-/// Where to fly: `--px4`, `--sim`, `--speed`, `--instance`.
+/// Wall seconds an attached vehicle may take to send its first autopilot heartbeat.
+pub const ATTACH_TIMEOUT_S: f64 = 30.0;
+/// Wall seconds to wait for an attached vehicle to say whether it is a simulator (the core
+/// asks for AUTOPILOT_VERSION up to five times, a second apart).
+pub const IDENTIFY_TIMEOUT_S: f64 = 8.0;
+/// The component id of PX4's autopilot, the one the core's commands address.
+pub const AUTOPILOT_COMPID: u8 = 1;
+
+/// Where to fly: `--px4`, `--sim`, `--speed`, `--instance`, or `--connect` to a running vehicle.
 #[derive(Debug, Clone, clap::Args)]
 pub struct VehicleArgs {
     /// PX4 SITL build directory (holding bin/px4 and etc/) to fly real PX4 (SIH quadrotor)
     /// instead of the built-in simulated vehicle. Default: $NEXUS_PX4_BUILD if set.
-    #[arg(long, value_name = "BUILD_DIR", conflicts_with = "sim")]
+    #[arg(long, value_name = "BUILD_DIR", conflicts_with_all = ["sim", "connect"])]
     pub px4: Option<PathBuf>,
     /// Fly the built-in simulated vehicle even when NEXUS_PX4_BUILD is set.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "connect")]
     pub sim: bool,
+    /// Fly a vehicle that is already running, over this link: udpin:0.0.0.0:14540,
+    /// udpout:HOST:PORT, tcp:HOST:PORT, tcpin:HOST:PORT, serial:/dev/ttyACM0:57600, or
+    /// pymavlink's udp:HOST:PORT and MAVSDK's udp://:14540, serial:///dev/ttyACM0:57600.
+    /// Nothing is launched.
+    #[arg(long, value_name = "CONN")]
+    pub connect: Option<String>,
+    /// With --connect: the vehicle's system id (default: the first autopilot heard, latched).
+    #[arg(long, value_name = "ID", requires = "connect")]
+    pub sysid: Option<u8>,
+    /// With --connect: the autopilot's component id (default: the first autopilot heard; the
+    /// commands address PX4's autopilot, component 1).
+    #[arg(long, value_name = "ID", requires = "connect")]
+    pub compid: Option<u8>,
+    /// With --connect: allow a program that arms, takes off or starts a mission on a vehicle
+    /// that does not identify as a simulator — a real aircraft.
+    #[arg(long, requires = "connect")]
+    pub real_vehicle: bool,
     /// Speed factor: sim time runs this many times faster than the wall clock; 0.1 to 200 on
     /// the built-in vehicle (what a flight keeps up with), 0.1 to 20 on PX4 SITL. `max`: the
     /// built-in vehicle in lockstep, as fast as nexus takes in what it sends (nothing
@@ -92,22 +126,57 @@ impl serde::Serialize for Speed {
 impl VehicleArgs {
     /// Whether these arguments ask for PX4 SITL.
     pub fn wants_px4(&self) -> bool {
+        if self.connect.is_some() {
+            return false;
+        }
         let env_set = std::env::var_os(PX4_BUILD_ENV).is_some_and(|v| !v.is_empty());
         self.px4.is_some() || (env_set && !self.sim)
     }
 
     /// The vehicle, for the report (before it starts).
     pub fn report(&self) -> VehicleReport {
+        if let Some(conn) = &self.connect {
+            return VehicleReport {
+                kind: "attached",
+                instance: self.instance,
+                system_id: self.sysid.unwrap_or(0),
+                speed: self.speed,
+                connection: Some(conn.clone()),
+                component_id: self.compid,
+                simulator: None,
+            };
+        }
         VehicleReport {
             kind: if self.wants_px4() { "px4" } else { "sim" },
             instance: self.instance,
             system_id: self.instance.saturating_add(1),
             speed: self.speed,
+            connection: None,
+            component_id: None,
+            simulator: Some(true),
         }
     }
 
     /// The run these arguments ask for.
     pub fn options(&self) -> Result<SimOptions, String> {
+        if let Some(conn) = &self.connect {
+            conn.parse::<ConnString>()
+                .map_err(|e| format!("--connect {e}"))?;
+            if self.speed != Speed::Factor(1.0) {
+                return Err(format!(
+                    "--speed {} paces a vehicle nexus starts; one attached with --connect runs \
+                     at its own pace (start a SITL with its own speed factor)",
+                    self.speed
+                ));
+            }
+            if self.compid.is_some_and(|c| c != AUTOPILOT_COMPID) {
+                return Err(format!(
+                    "--compid {}: the commands address PX4's autopilot, component {AUTOPILOT_COMPID}",
+                    self.compid.unwrap_or_default()
+                ));
+            }
+            return Ok(SimOptions::no_vehicle().stall_s(Some(DEFAULT_STALL_S)));
+        }
         if let Speed::Factor(f) = self.speed {
             super::limits::speed("--speed", f, self.wants_px4())?;
         } else if self.wants_px4() {
@@ -166,10 +235,12 @@ impl StartError {
 
 /// A started vehicle and the open offboard link to it.
 pub struct Connected {
-    /// The run (owns the vehicle; dropping it stops the vehicle or kills PX4).
+    /// The run (owns the vehicle; dropping it stops the vehicle or kills PX4). An attached
+    /// vehicle's run has none: only the clock (the vehicle's) and the pump.
     pub sim: Sim,
-    /// The client holding the link open (dropping it closes the link).
-    pub client: OffboardClient,
+    /// The client holding the link open (dropping it closes the link); `None` when attached
+    /// (the link handle holds it).
+    pub client: Option<OffboardClient>,
     /// The link, for programs, calls and status.
     pub link: LinkHandle,
     /// `"sim"` or `"px4"`.
@@ -178,23 +249,81 @@ pub struct Connected {
     pub what: String,
     /// PX4's system id.
     pub system_id: u8,
-    /// Our UDP port.
+    /// Our UDP port (0 when attached: the link is `what`'s connection string).
     pub port: u16,
+    /// `--connect`: what attaching found; `None` for a vehicle nexus started.
+    pub attached: Option<Attached>,
 }
 
-/// Start the vehicle `args` asks for and connect to its offboard link.
-pub fn start(args: &VehicleArgs) -> Result<Connected, StartError> {
-    start_recorded(args, None)
+/// What attaching to a vehicle found, for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attached {
+    /// The connection string, canonical.
+    pub connection: String,
+    /// The autopilot's component id.
+    pub component_id: u8,
+    /// Whether it identified as a simulator (`None`: it never said).
+    pub simulator: Option<bool>,
+    /// What the connection did that the report should say (a slow link's stream requests).
+    pub notes: Vec<String>,
 }
 
-/// [`start`], the offboard link recorded in `tlog` (`--tlog`).
-pub fn start_recorded(
+impl Connected {
+    /// The vehicle for the report, as connected: `args`'s, with what connecting found.
+    pub fn report(&self, args: &VehicleArgs) -> VehicleReport {
+        let mut r = args.report();
+        r.system_id = self.system_id;
+        if let Some(a) = &self.attached {
+            r.connection = Some(a.connection.clone());
+            r.component_id = Some(a.component_id);
+            r.simulator = a.simulator;
+        }
+        r
+    }
+
+    /// Notes for the report's events (a slow link's stream requests).
+    pub fn notes(&self) -> Vec<String> {
+        self.attached
+            .as_ref()
+            .map(|a| a.notes.clone())
+            .unwrap_or_default()
+    }
+
+    /// The line that says what flies and where.
+    pub fn banner(&self) -> String {
+        if self.kind == "attached" {
+            format!("nexus: {}, system id {}", self.what, self.system_id)
+        } else {
+            format!(
+                "nexus: {} on UDP {}, system id {}",
+                self.what, self.port, self.system_id
+            )
+        }
+    }
+}
+
+/// Whether a program's actions (`run`'s action names) can make the vehicle fly: what the
+/// `--real-vehicle` guard is about.
+pub fn actions_move(actions: &[&str]) -> bool {
+    actions
+        .iter()
+        .any(|a| matches!(*a, "arm" | "takeoff" | "start" | "resume"))
+}
+
+/// Start the vehicle `args` asks for and connect to its offboard link (or attach to the one
+/// `--connect` names), the link recorded in `tlog` (`--tlog`) when one is given. `moves`: the
+/// program arms, takes off or starts a mission.
+pub fn start(
     args: &VehicleArgs,
+    moves: bool,
     tlog: Option<nexus_host::tlog::Tlog>,
 ) -> Result<Connected, StartError> {
     let mut opts = args.options().map_err(StartError::Setup)?;
     if let Some(t) = tlog {
         opts = opts.tlog(t);
+    }
+    if let Some(conn) = &args.connect {
+        return attach(args, conn, opts, moves);
     }
     let px4 = args.wants_px4();
     let what = if px4 {
@@ -233,23 +362,168 @@ pub fn start_recorded(
         .map_err(|e| StartError::Setup(e.to_string()))?;
     Ok(Connected {
         sim,
-        client,
+        client: Some(client),
         link,
         kind: if px4 { "px4" } else { "sim" },
         what,
         system_id: port.system_id,
         port: port.port,
+        attached: None,
     })
 }
 
-/// The run's start error, with what to do about a port in use.
-/// [`start_recorded`], but a signal (SIGINT, SIGTERM, SIGHUP) while the vehicle starts (PX4 booting,
+/// Attach to a running vehicle over `conn`: find (and latch) its autopilot heartbeat, put the
+/// link on a run without a vehicle (its clock becomes the vehicle's), supervise it on the wall
+/// clock, learn whether it is a simulator, and apply the `--real-vehicle` guard.
+fn attach(
+    args: &VehicleArgs,
+    conn_text: &str,
+    opts: SimOptions,
+    moves: bool,
+) -> Result<Connected, StartError> {
+    let conn: ConnString = conn_text
+        .parse()
+        .map_err(|e| StartError::Setup(format!("--connect {e}")))?;
+    let link = Link::open_with(
+        &conn,
+        &LinkOptions {
+            peer: PeerRule::FirstAutopilot { sysid: args.sysid },
+            ..LinkOptions::default()
+        },
+    )
+    .map_err(|e| StartError::Setup(e.to_string()))?;
+    let deadline = Instant::now() + Duration::from_secs_f64(ATTACH_TIMEOUT_S);
+    let (link, sysid, compid) =
+        match super::watch::discover(link, Some(deadline), args.sysid, args.compid) {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                let whose = args.sysid.map_or("an autopilot".to_string(), |s| {
+                    format!("system {s}'s autopilot")
+                });
+                return Err(StartError::Silent(format!(
+                    "no heartbeat of {whose} on {conn} within {ATTACH_TIMEOUT_S} s"
+                )));
+            }
+            Err(e) => return Err(StartError::Setup(format!("{conn}: {e}"))),
+        };
+    if compid != AUTOPILOT_COMPID {
+        return Err(StartError::Setup(format!(
+            "the first autopilot on {conn} (system {sysid}) is component {compid}; the commands \
+             address component {AUTOPILOT_COMPID} (PX4's autopilot): pass --sysid of a PX4"
+        )));
+    }
+    let sim = Sim::started(opts).map_err(|e| StartError::Setup(e.to_string()))?;
+    let pump = sim.pump().map_err(|e| StartError::Setup(e.to_string()))?;
+    // Not ours, so not known to be a simulator: the core asks (AUTOPILOT_VERSION).
+    let mut options = OffboardOptions {
+        system_id: sysid,
+        ground_truth: GroundTruth::Auto,
+        ..sim.offboard_options()
+    };
+    let slow = nexus_host::pump::slow_link::slow_line_bytes_per_s(&conn);
+    if slow.is_some() {
+        // A radio loses what does not fit: resend more before giving up.
+        options.offboard = nexus_host::pump::slow_link::slow_link_offboard(options.offboard);
+    }
+    let supervision = Supervision {
+        stall_s: sim.options().stall_s,
+        probe: None,
+        tlog: sim.options().tlog.clone(),
+    };
+    let link = pump
+        .add_link(link, options.client_config(), supervision)
+        .map_err(|e| StartError::Setup(e.to_string()))?;
+    sim.attach(&link);
+    let what = format!("attached vehicle on {conn}");
+    let wall0 = Instant::now();
+    while !link.with_status(|s| s.connected) {
+        if let Some(why) = link.with_status(|s| s.died.clone()) {
+            return Err(StartError::Died(format!("{what}: {why}")));
+        }
+        if wall0.elapsed().as_secs_f64() > ATTACH_TIMEOUT_S {
+            return Err(StartError::Silent(format!(
+                "{what}: system {sysid} sent no heartbeat after the first within {ATTACH_TIMEOUT_S} s"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut notes = Vec::new();
+    if let Some(bytes_per_s) = slow {
+        notes.push(format!(
+            "slow link ({bytes_per_s} B/s, PX4 streams ~{} B/s): asked the vehicle for the \
+             streams the engine reads at rates the link carries (SET_MESSAGE_INTERVAL)",
+            nexus_host::pump::slow_link::PX4_STREAM_BYTES_PER_S
+        ));
+    }
+    let simulator = identify(&link, slow.is_some());
+    if moves && simulator != Some(true) && !args.real_vehicle {
+        let why = match simulator {
+            Some(_) => "AUTOPILOT_VERSION did not identify PX4 SITL",
+            None => "no AUTOPILOT_VERSION decided it in time",
+        };
+        return Err(StartError::Setup(format!(
+            "refusing to fly system {sysid} on {conn}: it does not identify as a simulator \
+             ({why}), and this program arms, takes off or starts a mission; pass --real-vehicle \
+             to fly a real vehicle"
+        )));
+    }
+    Ok(Connected {
+        sim,
+        client: None,
+        link,
+        kind: "attached",
+        what: match simulator {
+            Some(true) => format!("{what} (a simulator)"),
+            _ => format!("{what} (not a simulator)"),
+        },
+        system_id: sysid,
+        port: 0,
+        attached: Some(Attached {
+            connection: conn.to_string(),
+            component_id: compid,
+            simulator,
+            notes,
+        }),
+    })
+}
+
+/// Whether the vehicle on `link` identifies as a simulator, as the core decides it (within
+/// [`IDENTIFY_TIMEOUT_S`]); `None`: undecided then, or the link died. On a slow link the
+/// slow-link stream requests go out meanwhile, once a second (some may be lost).
+fn identify(link: &LinkHandle, slow: bool) -> Option<bool> {
+    let wall0 = Instant::now();
+    let mut next_ask = wall0;
+    let mut asks = 0;
+    loop {
+        if slow && asks < 3 && Instant::now() >= next_ask {
+            let _ = link.ask_slow_link_streams();
+            asks += 1;
+            next_ask += Duration::from_secs(1);
+        }
+        let known = link
+            .call(|ctx| ctx.client().ground_truth().simulator())
+            .ok()
+            .flatten();
+        if known.is_some() && (!slow || asks >= 3) {
+            return known;
+        }
+        if wall0.elapsed().as_secs_f64() > IDENTIFY_TIMEOUT_S
+            || link.with_status(|s| s.died.is_some())
+        {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// [`start`], but a signal (SIGINT, SIGTERM, SIGHUP) while the vehicle starts (PX4 booting,
 /// the first heartbeat awaited) ends it at once with [`StartError::Interrupted`], so the
 /// command still writes its verdict and report. The caller holds an
 /// [`nexus_host::interrupt::Handling`] from before this call; a PX4 being launched is ended
 /// ([`nexus_host::launcher::end_all_now`]).
 pub fn start_interruptible(
     args: &VehicleArgs,
+    moves: bool,
     tlog: Option<nexus_host::tlog::Tlog>,
 ) -> Result<Connected, StartError> {
     let args = args.clone();
@@ -257,7 +531,7 @@ pub fn start_interruptible(
     std::thread::Builder::new()
         .name("nexus-start".into())
         .spawn(move || {
-            let _ = tx.send(start_recorded(&args, tlog));
+            let _ = tx.send(start(&args, moves, tlog));
         })
         .map_err(|e| StartError::Setup(format!("cannot start the vehicle: {e}")))?;
     loop {
@@ -281,6 +555,7 @@ pub fn start_interruptible(
     }
 }
 
+/// The run's start error, with what to do about a port in use.
 fn start_hint(e: RunError, instance: u8) -> String {
     match &e {
         RunError::Sim(SimError::Bind { addr, .. }) => format!(

@@ -96,8 +96,8 @@ pub fn main(args: &WatchArgs) -> ExitCode {
     println!("nexus watch: listening on {conn}");
     let (link, sysid) = match args.sysid {
         Some(id) => (link, id),
-        None => match discover(link, deadline) {
-            Ok(Some(found)) => found,
+        None => match discover(link, deadline, None, None) {
+            Ok(Some((link, sysid, _))) => (link, sysid),
             Ok(None) => {
                 println!("no autopilot heartbeat on {conn} within the duration");
                 return exit(EXIT_FAILED);
@@ -244,22 +244,46 @@ fn status_line(driver: &Driver) -> String {
     parts.join(" ")
 }
 
-/// Read the link until an autopilot's heartbeat (not a GCS's) names its system id.
-fn discover(mut link: Link, deadline: Option<Instant>) -> Result<Option<(Link, u8)>, String> {
+/// Read the link until an autopilot's heartbeat (not a GCS's; of system `sysid` and component
+/// `compid` when given) names its system and component id. `fly --connect` and `run --connect` find their
+/// vehicle the same way.
+pub(crate) fn discover(
+    mut link: Link,
+    deadline: Option<Instant>,
+    sysid: Option<u8>,
+    compid: Option<u8>,
+) -> Result<Option<(Link, u8, u8)>, String> {
     let mut poll = mio::Poll::new().map_err(|e| e.to_string())?;
     link.register(poll.registry(), mio::Token(0))
         .map_err(|e| e.to_string())?;
     let mut events = mio::Events::with_capacity(16);
     let mut buf = vec![0u8; RECV_BUF_LEN];
     let mut decoder = Decoder::new();
+    let mut hb = [0u8; nexus_core::frame::MAX_FRAME_LEN];
+    let hb_len = nexus_core::frame::encode_v2(
+        0,
+        nexus_host::offboard_client::OWN_SYSTEM_ID,
+        nexus_host::offboard_client::OWN_COMPONENT_ID,
+        &nexus_core::offboard::wire::gcs_heartbeat(),
+        &mut hb,
+    )
+    .map_err(|e| format!("{e:?}"))?;
+    let mut next_hb = Instant::now();
     loop {
+        if Instant::now() >= next_hb {
+            // Before a peer is known a udpin link has nowhere to send: nothing is lost.
+            let _ = link.send(&hb[..hb_len]);
+            let _ = link.flush();
+            next_hb += Duration::from_secs(1);
+        }
         let wait = match deadline {
             Some(d) => match d.checked_duration_since(Instant::now()) {
                 Some(left) => left.min(Duration::from_millis(200)),
                 None => break,
             },
             None => Duration::from_millis(200),
-        };
+        }
+        .min(next_hb.saturating_duration_since(Instant::now()));
         poll.poll(&mut events, Some(wait))
             .map_err(|e| e.to_string())?;
         while let Some(n) = link.recv(&mut buf).map_err(|e| e.to_string())? {
@@ -280,11 +304,12 @@ fn discover(mut link: Link, deadline: Option<Instant>) -> Result<Option<(Link, u
                 {
                     if hb.autopilot != mav::MavAutopilot::MAV_AUTOPILOT_INVALID
                         && hb.mavtype != mav::MavType::MAV_TYPE_GCS
+                        && sysid.is_none_or(|s| s == header.sysid)
+                        && compid.is_none_or(|c| c == header.compid)
                     {
-                        let id = header.sysid;
                         link.deregister(poll.registry())
                             .map_err(|e| e.to_string())?;
-                        return Ok(Some((link, id)));
+                        return Ok(Some((link, header.sysid, header.compid)));
                     }
                 }
             }

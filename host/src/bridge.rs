@@ -27,11 +27,16 @@
 //! * **Datagram → datagram**: each datagram as it came.
 //! * **Datagram → stream**: each datagram's bytes as they came; with a message filter
 //!   ([`BridgeOptions::stream_filter`]) the datagram is cut into checked frames and only the
-//!   allowed ones are written.
+//!   allowed ones are written; on a paced or impaired stream side it is cut into frames too,
+//!   so the line drops frames, not whole datagrams.
 //!
 //! A serial port paces itself; a TCP stream standing in for one (QEMU's UART) does not, so
 //! [`BridgeOptions::stream_baud`] paces the bytes written to a stream side like a UART of that
 //! rate, with a bounded backlog (see [`throttle`]).
+//!
+//! # Impairment
+//! [`BridgeOptions::impair`] ([`impair`]) drops, delays, duplicates and reorders what crosses,
+//! and limits every side's byte rate, deterministically: a radio on the bench.
 //!
 //! # Threads
 //! [`bridge`] opens both links at once (every OS error surfaces there) and runs them on one
@@ -40,6 +45,7 @@
 //! ([`Bridge::stop`] returns it). Nothing outlives the handle.
 
 mod framer;
+pub mod impair;
 pub mod throttle;
 
 use std::io;
@@ -52,6 +58,7 @@ use std::time::Instant;
 use crate::transport::mio::{Events, Poll, Token, Waker};
 use crate::transport::{ConnString, Framing, Link, LinkOptions, OpenError, PeerRule, SendOutcome};
 use framer::Framer;
+use impair::{Impairer, Impairment};
 use throttle::Throttle;
 
 /// Default most bytes a paced stream side holds back before it drops frames: about a tenth of
@@ -88,7 +95,7 @@ impl MsgFilter {
 }
 
 /// How the bridge treats the stream side(s), the narrow link.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BridgeOptions {
     /// Pace bytes written to a stream side like a UART at this many bits/s (8N1: ten bits a
     /// byte). `None`: as fast as the link takes them (right for a real serial port).
@@ -102,6 +109,9 @@ pub struct BridgeOptions {
     /// Where every frame the bridge receives is recorded (`--tlog`), before any filter: from
     /// the first link as [`crate::tlog::Direction::Received`], from the second as `Sent`.
     pub tlog: Option<crate::tlog::Tlog>,
+    /// Loss, latency, jitter, duplication, reordering and a byte-rate limit applied to both
+    /// directions (default: none).
+    pub impair: Impairment,
 }
 
 impl Default for BridgeOptions {
@@ -112,6 +122,7 @@ impl Default for BridgeOptions {
             stream_filter: MsgFilter::All,
             link: LinkOptions::default(),
             tlog: None,
+            impair: Impairment::default(),
         }
     }
 }
@@ -146,6 +157,12 @@ pub struct DirectionStats {
     /// Datagrams a UDP source side received from senders other than its latched peer:
     /// counted, never forwarded.
     pub ignored: u64,
+    /// Frames the impairment dropped ([`BridgeOptions::impair`] loss).
+    pub impair_lost: u64,
+    /// Frames the impairment sent twice.
+    pub impair_duplicated: u64,
+    /// Frames the impairment held back so that later ones overtook them.
+    pub impair_reordered: u64,
 }
 
 /// Counters of both directions.
@@ -206,10 +223,12 @@ pub fn bridge(
     if opts.stream_baud == Some(0) {
         return Err(BridgeError::InvalidOption("stream baud must be above 0"));
     }
+    opts.impair.check().map_err(BridgeError::InvalidOption)?;
     let poll = Poll::new().map_err(BridgeError::Poll)?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(BridgeError::Poll)?);
-    let mut a = Side::open(from, &opts)?;
-    let mut b = Side::open(to, &opts)?;
+    // Frames written to `a` travel backward (direction 1), to `b` forward (0).
+    let mut a = Side::open(from, &opts, 1)?;
+    let mut b = Side::open(to, &opts, 0)?;
     a.link
         .register(poll.registry(), FROM)
         .map_err(BridgeError::Poll)?;
@@ -302,12 +321,15 @@ struct Side {
     /// Frames arriving from this side (stream input, or filtered datagrams).
     framer: Framer,
     epoch: u64,
-    /// Pacing of bytes written to this side (stream sides with a baud).
+    /// Pacing of bytes written to this side (stream sides with a baud; any side under an
+    /// impairment's rate limit).
     throttle: Option<Throttle>,
+    /// Impairment of the frames written to this side.
+    impairer: Option<Impairer>,
 }
 
 impl Side {
-    fn open(conn: &ConnString, opts: &BridgeOptions) -> Result<Side, BridgeError> {
+    fn open(conn: &ConnString, opts: &BridgeOptions, direction: u64) -> Result<Side, BridgeError> {
         let mut link = Link::open_with(conn, &opts.link)?;
         // A UDP side takes one peer, the first source of a heartbeat (the vehicle or the
         // ground station), for the life of the bridge, as PX4 latches its client; others are
@@ -316,20 +338,25 @@ impl Side {
             link.set_peer_rule(PeerRule::FirstHeartbeat);
         }
         let framing = link.framing();
-        let throttle = match (framing, opts.stream_baud) {
-            (Framing::Stream, Some(baud)) => Some(Throttle::new(
-                baud,
-                opts.stream_backlog_bytes,
-                Instant::now(),
-            )),
-            _ => None,
+        let baud = match (framing, opts.stream_baud, opts.impair.rate_baud) {
+            // The slower line wins.
+            (Framing::Stream, Some(b), Some(r)) => Some(b.min(r)),
+            (Framing::Stream, Some(b), None) => Some(b),
+            (_, _, r) => r,
         };
+        let throttle =
+            baud.map(|baud| Throttle::new(baud, opts.stream_backlog_bytes, Instant::now()));
+        let impairer = opts
+            .impair
+            .is_active()
+            .then(|| Impairer::new(opts.impair, direction));
         Ok(Side {
             epoch: link.peer_epoch(),
             link,
             framing,
             framer: Framer::default(),
             throttle,
+            impairer,
         })
     }
 
@@ -353,8 +380,17 @@ impl Side {
         Ok(())
     }
 
-    /// Write a unit, through the pacing if this side has one.
+    /// Write a unit, through the impairment and the pacing if this side has them.
     fn deliver(&mut self, unit: &[u8], st: &mut DirectionStats) -> Result<(), BridgeError> {
+        if let Some(imp) = self.impairer.as_mut() {
+            imp.offer(unit, Instant::now(), st);
+            return Ok(());
+        }
+        self.pace(unit, st)
+    }
+
+    /// Write a unit through the pacing if this side has one.
+    fn pace(&mut self, unit: &[u8], st: &mut DirectionStats) -> Result<(), BridgeError> {
         match self.throttle.as_mut() {
             Some(t) => {
                 if !t.offer(unit) {
@@ -366,8 +402,18 @@ impl Side {
         }
     }
 
-    /// Write what the pacing allows now.
+    /// Write what the impairment's delays and the pacing allow now.
     fn release(&mut self, now: Instant, st: &mut DirectionStats) -> Result<(), BridgeError> {
+        if let Some(mut imp) = self.impairer.take() {
+            let mut result = Ok(());
+            imp.release(now, |frame| {
+                if result.is_ok() {
+                    result = self.pace(frame, st);
+                }
+            });
+            self.impairer = Some(imp);
+            result?;
+        }
         let Some(mut t) = self.throttle.take() else {
             return Ok(());
         };
@@ -402,7 +448,13 @@ impl Runner {
             let now = Instant::now();
             let timeout = [&self.a, &self.b]
                 .iter()
-                .filter_map(|s| s.throttle.as_ref()?.next_release(now))
+                .flat_map(|s| {
+                    [
+                        s.throttle.as_ref().and_then(|t| t.next_release(now)),
+                        s.impairer.as_ref().and_then(|i| i.next_release(now)),
+                    ]
+                })
+                .flatten()
                 .min();
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() != io::ErrorKind::Interrupted {
@@ -461,7 +513,11 @@ fn forward(
     tlog: Option<(&crate::tlog::Tlog, crate::tlog::Direction)>,
 ) -> Result<(), BridgeError> {
     let framed_src = src.framing == Framing::Stream;
-    let filtered = dst.framing == Framing::Stream && *filter != MsgFilter::All;
+    // Into a stream, a datagram is cut into frames when a filter picks them, and when the
+    // line is paced or impaired: a slow line (a radio) then drops frames, not whole
+    // datagrams of many.
+    let filtered = dst.framing == Framing::Stream
+        && (*filter != MsgFilter::All || dst.throttle.is_some() || dst.impairer.is_some());
     while let Some(n) = src.link.recv(buf).map_err(|e| src.lost(e))? {
         if n == 0 {
             // Foreign datagrams set aside; more may be waiting.

@@ -376,6 +376,10 @@ impl Vehicle {
     }
 
     fn send_autopilot_version(&mut self) {
+        if self.cfg.hardware_identity {
+            self.send_hardware_version();
+            return;
+        }
         const UUID: &[u8; 16] = b"SIMULATIONID0000";
         let instance = self.sysid.wrapping_sub(1);
         let word = |i: usize| u32::from_le_bytes(UUID[4 * i..4 * i + 4].try_into().unwrap());
@@ -396,6 +400,30 @@ impl Vehicle {
             board_version: 1,
             vendor_id: 0,
             product_id: 0,
+            uid2,
+            ..Default::default()
+        });
+    }
+
+    /// AUTOPILOT_VERSION as PX4 on a Pixhawk 6C (NuttX) fills it: the board's USB vendor and
+    /// product id (Holybro 0x3162 / 0x0056), `board_version` the product id, and a GUID whose
+    /// architecture id is the STM32H7's (0x0006) — what a real flight controller says.
+    fn send_hardware_version(&mut self) {
+        let mut uid2 = [0u8; 18];
+        uid2[..2].copy_from_slice(&0x0006u16.to_be_bytes());
+        uid2[2..14].copy_from_slice(b"\x00\x35\x00\x2b\x31\x32\x51\x0e\x33\x39\x36\x36");
+        uid2[14] = self.sysid;
+        self.io.out.push(&mav::AUTOPILOT_VERSION_DATA {
+            capabilities: mav::MavProtocolCapability::from_bits_retain(
+                0x1 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80 | 0x100 | 0x400 | 0x800 | 0x2000 | 0x4000,
+            ),
+            uid: 0x0035_002b_3132_510e,
+            flight_sw_version: 0x010f_00ff,
+            middleware_sw_version: 0x010f_00ff,
+            os_sw_version: 0x0b00_00ff,
+            board_version: 0x0056,
+            vendor_id: 0x3162,
+            product_id: 0x0056,
             uid2,
             ..Default::default()
         });

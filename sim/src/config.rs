@@ -52,6 +52,10 @@ pub struct VehicleConfig {
     pub params: Vec<(String, f64)>,
     /// Texts PX4 emits during boot: (sim ms, MAV_SEVERITY, text).
     pub boot_texts: Vec<(u64, u8, String)>,
+    /// Identify as PX4 on flight-controller hardware (AUTOPILOT_VERSION as a Pixhawk 6C on
+    /// NuttX sends it) instead of as SITL: a stand-in for a real vehicle, so tests can check
+    /// what a client refuses to do to one. Everything else still simulates.
+    pub hardware_identity: bool,
     /// Seed of the deterministic pseudo-random parts (garbage bytes, altitude steps).
     pub seed: u64,
 }
@@ -68,6 +72,7 @@ impl VehicleConfig {
             boot: BootTimings::default(),
             params: Vec::new(),
             boot_texts: vec![(900, 4, "Preflight: GPS fix too low\t".to_owned())],
+            hardware_identity: false,
             seed: 0x5eed_0000 + n as u64,
         }
     }

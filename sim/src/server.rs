@@ -2,7 +2,9 @@
 //! one thread per instance, and the handle the host drives it with.
 //!
 //! Like PX4: bind `bind_ip:14580+N`, send to `remote_ip:14540+N` until a client speaks, then
-//! latch onto the first client's source address and port for the life of the vehicle. Several
+//! latch onto the first client's source address and port for the life of the vehicle. With
+//! [`SimConfig::px4_port_rule`], instances above 9 send to 14549 instead until then, as PX4's
+//! `px4-rc.mavlink` does ("to avoid port overlaps"): their client must speak first. Several
 //! frames share a datagram. Real-time mode paces sim time at `speed` × wall; lockstep mode
 //! advances it only in [`SimHandle::step`], as fast as the CPU allows, handling inbound
 //! datagrams every [`LOCKSTEP_IO_US`] of sim time. Dropping the handle (or [`SimHandle::stop`])
@@ -47,6 +49,10 @@ pub struct SimConfig {
     pub remote_port_base: u16,
     /// Real time with a speed factor, or lockstep.
     pub clock: ClockMode,
+    /// PX4's rule above instance 9: send to `remote_port_base + 9` (PX4: 14549), not
+    /// `remote_port_base + N`, until a client speaks. Off by default, so existing clients that
+    /// only listen keep hearing instances above 9.
+    pub px4_port_rule: bool,
 }
 
 impl SimConfig {
@@ -59,6 +65,7 @@ impl SimConfig {
             local_port_base: 14580,
             remote_port_base: 14540,
             clock: ClockMode::RealTime { speed },
+            px4_port_rule: false,
         }
     }
 
@@ -76,10 +83,20 @@ impl SimConfig {
             .wrapping_add(self.vehicle.instance as u16)
     }
 
-    /// The UDP port the vehicle first sends to, where a client listens (14540 + N).
+    /// The UDP port a client of this instance listens on (14540 + N).
     pub fn remote_port(&self) -> u16 {
         self.remote_port_base
             .wrapping_add(self.vehicle.instance as u16)
+    }
+
+    /// The UDP port the vehicle sends to until a client speaks: [`SimConfig::remote_port`],
+    /// or under [`SimConfig::px4_port_rule`] above instance 9, `remote_port_base + 9` (14549).
+    pub fn first_remote_port(&self) -> u16 {
+        if self.px4_port_rule && self.vehicle.instance > 9 {
+            self.remote_port_base.wrapping_add(9)
+        } else {
+            self.remote_port()
+        }
     }
 }
 
@@ -208,7 +225,7 @@ impl SimHandle {
             frames_sent: 0,
         }));
         let (tx, rx) = mpsc::channel();
-        let remote = SocketAddr::new(cfg.remote_ip, cfg.remote_port());
+        let remote = SocketAddr::new(cfg.remote_ip, cfg.first_remote_port());
         let clock = cfg.clock;
         let sh = shared.clone();
         let thread = std::thread::Builder::new()

@@ -472,12 +472,13 @@ fn connected(instance: u8, speed: f64) -> nexus_cli::vehicle::Connected {
     let link = client.link().expect("link");
     nexus_cli::vehicle::Connected {
         sim,
-        client,
+        client: Some(client),
         link,
         kind: "sim",
         what: format!("simulated PX4 (instance {instance})"),
         system_id: port.system_id,
         port: port.port,
+        attached: None,
     }
 }
 

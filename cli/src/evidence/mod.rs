@@ -124,7 +124,11 @@ pub fn close_link(
     tlog: Option<&Tlog>,
     path: Option<&Path>,
 ) -> Result<LinkReport, String> {
-    flight.vehicle.client.close();
+    match &flight.vehicle.client {
+        Some(c) => c.close(),
+        // Attached (`--connect`): no client of ours, the link alone.
+        None => flight.vehicle.link.close(),
+    }
     let c = flight.vehicle.link.status().counters;
     let mut r = LinkReport {
         rx_frames: c.frames,

@@ -53,6 +53,12 @@ impl LinkCtx<'_> {
         self.now
     }
 
+    /// Send `msg`, a message the core does not send itself (a stream-rate request), as the
+    /// link's next frame, with the link's ids and sequence counter; whether it went out.
+    pub fn send_message<M: mavlink::MessageData>(&mut self, msg: &M) -> bool {
+        self.state.send_message(msg)
+    }
+
     /// The link's core client: verbs, queries, telemetry. Frames a verb queues are sent as
     /// soon as the call returns.
     pub fn client(&mut self) -> &mut HostClient {

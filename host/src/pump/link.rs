@@ -309,7 +309,26 @@ impl LinkState {
         }
     }
 
+    /// Encode `msg` as the link's next frame and send it (a message the core does not send
+    /// itself); whether it was encoded.
+    pub(crate) fn send_message<M: mavlink::MessageData>(&mut self, msg: &M) -> bool {
+        match self.client.encode(msg, &mut self.tx) {
+            Ok(n) => {
+                self.send(n);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     fn send(&mut self, n: usize) {
+        // MAVLink 2: the message id is bytes 7–9, little-endian (v1: byte 5).
+        let msgid = match self.tx[..n] {
+            [0xFD, _, _, _, _, _, _, a, b, c, ..] => u32::from_le_bytes([a, b, c, 0]),
+            [0xFE, _, _, _, _, m, ..] => u32::from(m),
+            _ => u32::MAX,
+        };
+        self.counters.tx_requests.count(msgid);
         match self.link.send(&self.tx[..n]) {
             Ok(SendOutcome::Sent) | Ok(SendOutcome::Queued) => {
                 self.counters.tx_frames += 1;

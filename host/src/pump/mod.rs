@@ -34,6 +34,7 @@ mod handle;
 mod link;
 mod params;
 mod slot;
+pub mod slow_link;
 mod status;
 mod supervise;
 
@@ -57,7 +58,8 @@ pub use handle::{
 };
 pub use params::{ParamError, ParamValue, PARAM_RETRY_MS};
 pub use status::{
-    LinkCounters, LinkEvent, LinkStatus, MissionStatus, ProgramReport, Vitals, EVENT_LOG_LEN,
+    LinkCounters, LinkEvent, LinkStatus, MissionStatus, ProgramReport, TxRequests, Vitals,
+    EVENT_LOG_LEN,
 };
 pub use supervise::{Supervision, VehicleProbe, PROBE_PERIOD_MS};
 

@@ -112,6 +112,38 @@ pub struct LinkCounters {
     pub peer_changes: u64,
     /// Events the client dropped because they were not drained in time (should stay 0).
     pub events_lost: u64,
+    /// What was sent, by request kind: with what the flight asked for, the retries it took.
+    pub tx_requests: TxRequests,
+}
+
+/// Frames sent of the kinds a lossy link makes the client repeat. Each count includes the
+/// first send: retries are the count less the requests made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxRequests {
+    /// COMMAND_LONG / COMMAND_INT (mode, arm, takeoff, mission start, stream requests, …).
+    pub commands: u64,
+    /// PARAM_SET.
+    pub param_sets: u64,
+    /// MISSION_COUNT (an upload's start).
+    pub mission_counts: u64,
+    /// MISSION_ITEM_INT (upload items, asked for by the vehicle, sent again when asked again).
+    pub mission_items: u64,
+    /// MISSION_REQUEST_LIST and MISSION_REQUEST_INT (a download's requests).
+    pub mission_requests: u64,
+}
+
+impl TxRequests {
+    /// Count a frame by its MAVLink message id.
+    pub fn count(&mut self, msgid: u32) {
+        match msgid {
+            75 | 76 => self.commands += 1,
+            23 => self.param_sets += 1,
+            44 => self.mission_counts += 1,
+            73 => self.mission_items += 1,
+            43 | 51 => self.mission_requests += 1,
+            _ => {}
+        }
+    }
 }
 
 /// The vehicle and link as of the pump's last batch. Cheap to read: it is published, not

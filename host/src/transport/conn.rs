@@ -11,6 +11,18 @@
 //! An IPv6 host goes in brackets (`udpin:[::]:14540`). A serial path may itself contain colons
 //! (`/dev/serial/by-path/pci-0000:00:14.0-usb-0:2:1.0-port0`): the baud is whatever follows the
 //! last one. Parsing never touches the network; names are resolved when the link opens.
+//!
+//! The spellings users bring from pymavlink and MAVSDK are read as the same links (and display
+//! in the canonical form above):
+//!
+//! | string | read as |
+//! | --- | --- |
+//! | `udp:HOST:PORT` (pymavlink: listen) | `udpin:HOST:PORT` |
+//! | `udp://HOST:PORT`, `udpin://HOST:PORT`, `udp://:PORT` (MAVSDK; no host: every interface) | `udpin:HOST:PORT`, `udpin:0.0.0.0:PORT` |
+//! | `udpout://HOST:PORT` (MAVSDK) | `udpout:HOST:PORT` |
+//! | `tcpout:HOST:PORT`, `tcp://HOST:PORT`, `tcpout://HOST:PORT` | `tcp:HOST:PORT` |
+//! | `tcpin://HOST:PORT`, `tcpin://:PORT` | `tcpin:HOST:PORT` |
+//! | `serial:///dev/ttyACM0:57600`, `serial:///dev/ttyACM0` (MAVSDK; default 57600) | `serial:/dev/ttyACM0:57600` |
 
 use std::fmt;
 use std::str::FromStr;
@@ -57,6 +69,9 @@ pub enum ConnString {
         baud: u32,
     },
 }
+
+/// The baud MAVSDK assumes for a `serial://PATH` without one.
+pub const MAVSDK_DEFAULT_BAUD: u32 = 57_600;
 
 /// The schemes [`ConnString`] understands, as they are spelled in a connection string.
 pub const SCHEMES: [&str; 5] = ["udpin", "udpout", "tcp", "tcpin", "serial"];
@@ -222,7 +237,41 @@ fn parse(s: &str) -> Result<ConnString, Problem> {
         return Err(Problem::Empty);
     }
     let (scheme, rest) = s.split_once(':').ok_or(Problem::MissingScheme)?;
-    let scheme_lc = scheme.to_ascii_lowercase();
+    let mut scheme_lc = scheme.to_ascii_lowercase();
+    // MAVSDK's URL form: `scheme://…`; an empty host means every interface.
+    let url = rest.strip_prefix("//");
+    let owned;
+    let rest = match url {
+        Some(after) if scheme_lc == "serial" => {
+            if !after.starts_with('/') {
+                return Err(Problem::MissingPath);
+            }
+            // MAVSDK's serial URL may leave out the baud (its default is 57600).
+            let has_baud = after
+                .rsplit_once(':')
+                .is_some_and(|(_, b)| !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit()));
+            owned = if has_baud {
+                after.to_string()
+            } else {
+                format!("{after}:{MAVSDK_DEFAULT_BAUD}")
+            };
+            owned.as_str()
+        }
+        Some(after) => {
+            owned = match after.strip_prefix(':') {
+                Some(port) => format!("0.0.0.0:{port}"),
+                None => after.to_string(),
+            };
+            owned.as_str()
+        }
+        None => rest,
+    };
+    // pymavlink's `udp:` listens; MAVSDK's `udp://` is its listening form too.
+    match scheme_lc.as_str() {
+        "udp" => scheme_lc = "udpin".into(),
+        "tcpout" => scheme_lc = "tcp".into(),
+        _ => {}
+    }
     match scheme_lc.as_str() {
         "udpin" | "tcpin" => {
             let (host, port) = host_port(rest)?;
@@ -383,6 +432,82 @@ mod tests {
     }
 
     #[test]
+    fn pymavlink_and_mavsdk_spellings_parse_as_the_canonical_links() {
+        let udp_in = |host: &str, port| ConnString::UdpIn {
+            host: host.into(),
+            port,
+        };
+        let serial = |path: &str, baud| ConnString::Serial {
+            path: path.into(),
+            baud,
+        };
+        let cases = [
+            ("udp:0.0.0.0:14540", udp_in("0.0.0.0", 14540)),
+            ("udp:127.0.0.1:14541", udp_in("127.0.0.1", 14541)),
+            ("udp://:14540", udp_in("0.0.0.0", 14540)),
+            ("udp://127.0.0.1:14542", udp_in("127.0.0.1", 14542)),
+            ("udpin://0.0.0.0:14543", udp_in("0.0.0.0", 14543)),
+            (
+                "udpout://127.0.0.1:14580",
+                ConnString::UdpOut {
+                    host: "127.0.0.1".into(),
+                    port: 14580,
+                },
+            ),
+            (
+                "tcp://localhost:5760",
+                ConnString::Tcp {
+                    host: "localhost".into(),
+                    port: 5760,
+                },
+            ),
+            (
+                "tcpout:localhost:5761",
+                ConnString::Tcp {
+                    host: "localhost".into(),
+                    port: 5761,
+                },
+            ),
+            (
+                "tcpin://:5762",
+                ConnString::TcpIn {
+                    host: "0.0.0.0".into(),
+                    port: 5762,
+                },
+            ),
+            ("serial:///dev/ttyACM0:57600", serial("/dev/ttyACM0", 57600)),
+            (
+                "serial:///dev/ttyUSB1",
+                serial("/dev/ttyUSB1", MAVSDK_DEFAULT_BAUD),
+            ),
+            ("serial:/dev/pts/3:921600", serial("/dev/pts/3", 921600)),
+        ];
+        for (s, want) in cases {
+            let got: ConnString = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_eq!(got, want, "{s}");
+        }
+        // The URL form keeps the canonical form's checks.
+        assert!(matches!(
+            "udpout://127.0.0.1:0"
+                .parse::<ConnString>()
+                .unwrap_err()
+                .problem(),
+            Problem::ZeroPort
+        ));
+        assert!(matches!(
+            "udp://host".parse::<ConnString>().unwrap_err().problem(),
+            Problem::MissingPort
+        ));
+        assert!(matches!(
+            "serial://dev/ttyACM0:57600"
+                .parse::<ConnString>()
+                .unwrap_err()
+                .problem(),
+            Problem::MissingPath
+        ));
+    }
+
+    #[test]
     fn scheme_is_case_insensitive_and_whitespace_trimmed() {
         let c: ConnString = "  UDPIN:0.0.0.0:14540\n".parse().unwrap();
         assert_eq!(c, ConnString::udp_in_any(14540));
@@ -405,8 +530,8 @@ mod tests {
                 "udpout:127.0.0.1:0 — port 0 is not a destination (only udpin and tcpin may bind port 0 to let the OS pick)",
             ),
             (
-                "udp:127.0.0.1:14540",
-                "udp:127.0.0.1:14540 — unknown scheme 'udp' (expected udpin, udpout, tcp, tcpin, serial)",
+                "udpbcast:127.0.0.1:14540",
+                "udpbcast:127.0.0.1:14540 — unknown scheme 'udpbcast' (expected udpin, udpout, tcp, tcpin, serial)",
             ),
             (
                 "/dev/ttyUSB0",
@@ -440,8 +565,8 @@ mod tests {
 
     #[test]
     fn error_exposes_the_problem_for_matching() {
-        let e = "udp:1.2.3.4:5".parse::<ConnString>().unwrap_err();
-        assert_eq!(e.problem(), &Problem::UnknownScheme("udp".into()));
-        assert_eq!(e.input(), "udp:1.2.3.4:5");
+        let e = "mqtt:1.2.3.4:5".parse::<ConnString>().unwrap_err();
+        assert_eq!(e.problem(), &Problem::UnknownScheme("mqtt".into()));
+        assert_eq!(e.input(), "mqtt:1.2.3.4:5");
     }
 }

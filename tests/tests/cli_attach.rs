@@ -1,0 +1,227 @@
+//! `nexus fly`/`run --connect`: flying a vehicle nexus did not start — a separate `nexus sim`,
+//! a separately started stand-in PX4 (`tests/fixtures/fake-px4`) — found by its first autopilot
+//! heartbeat, named in the report as attached; the `--real-vehicle` guard against a vehicle
+//! that does not identify as a simulator; silence still ends the flight `died`.
+//!
+//! SITL instances of these tests: 200–209 (ports 14740–14749 and 14780–14789).
+
+mod cli_support;
+
+use cli_support::{json, nexus, nexus_exe, repo, Scratch};
+use predicates::prelude::*;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A vehicle started apart from the command under test, in a process group of its own; the
+/// whole group is ended when dropped.
+struct Vehicle(Child);
+
+impl Vehicle {
+    fn spawn(mut cmd: Command) -> Vehicle {
+        cmd.process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        Vehicle(cmd.spawn().expect("start the vehicle"))
+    }
+
+    /// `nexus sim` as instance `n` at `speed`, with extra arguments.
+    fn sim(n: u8, speed: &str, extra: &[&str]) -> Vehicle {
+        let mut cmd = Command::new(nexus_exe());
+        cmd.args(["sim", "--instance", &n.to_string(), "--speed", speed])
+            .args(extra);
+        Vehicle::spawn(cmd)
+    }
+
+    /// The stand-in PX4 binary as instance `n`, flying the simulated vehicle (`fly` mode).
+    fn fake_px4(n: u8, speed: &str, work: &Scratch, hardware: bool) -> Vehicle {
+        let fixture = repo("tests/fixtures/fake-px4");
+        let mut cmd = Command::new(fixture.join("bin/px4"));
+        cmd.args(["-i", &n.to_string(), "-d", "-w"])
+            .arg(&work.0)
+            .arg(fixture.join("etc"))
+            .env("PX4_SIMULATOR", "sihsim")
+            .env("PX4_SIM_MODEL", "sihsim_quadx")
+            .env("PX4_SIM_SPEED_FACTOR", speed)
+            .env("FAKE_PX4_MODE", "fly")
+            .env("FAKE_PX4_NEXUS", nexus_exe());
+        if hardware {
+            cmd.env("FAKE_PX4_HARDWARE", "1");
+        }
+        Vehicle::spawn(cmd)
+    }
+
+    /// End the vehicle's process group now.
+    fn kill(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Vehicle {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[test]
+fn run_attached_to_a_separate_sim_passes_and_the_report_names_it() {
+    let _vehicle = Vehicle::sim(200, "10", &[]);
+    // MAVSDK's spelling: listen on every interface, port 14740 (instance 200's offboard port).
+    let out = nexus(&[
+        "run",
+        "examples/takeoff-hover-land.toml",
+        "--connect",
+        "udp://:14740",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::contains(
+        "nexus: attached vehicle on udpin:0.0.0.0:14740 (a simulator), system id 201",
+    ))
+    .stderr(predicate::str::contains("PASS: all 4 steps met"))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(r["passed"], true, "{r}");
+    let v = &r["vehicle"];
+    assert_eq!(v["kind"], "attached", "{v}");
+    assert_eq!(v["connection"], "udpin:0.0.0.0:14740", "{v}");
+    assert_eq!(v["system_id"], 201, "{v}");
+    assert_eq!(v["component_id"], 1, "{v}");
+    assert_eq!(v["simulator"], true, "{v}");
+    // It identified as a simulator, so the height is its ground truth, as on a vehicle we start.
+    let takeoff = &r["steps"][0]["snapshot"];
+    assert!(takeoff["height_m"].as_f64().unwrap() >= 4.5, "{takeoff}");
+}
+
+#[test]
+fn fly_attached_to_a_separately_started_fake_px4_passes() {
+    let work = Scratch::new("attach-fake-px4");
+    let _px4 = Vehicle::fake_px4(201, "10", &work, false);
+    let out = nexus(&[
+        "fly",
+        "examples/box.plan",
+        "--connect",
+        "udpin:127.0.0.1:14741",
+        "--sysid",
+        "202",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::contains(
+        "PASS: mission complete: 6 items flown",
+    ))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    let v = &r["vehicle"];
+    assert_eq!(v["kind"], "attached", "{v}");
+    assert_eq!(v["connection"], "udpin:127.0.0.1:14741", "{v}");
+    assert_eq!(v["system_id"], 202, "{v}");
+    assert_eq!(v["simulator"], true, "{v}");
+    assert_eq!(
+        r["mission"]["items"].as_array().map(Vec::len),
+        Some(6),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_vehicle_that_says_it_is_real_is_refused_unless_real_vehicle_is_given() {
+    let work = Scratch::new("attach-real");
+    let _px4 = Vehicle::fake_px4(202, "10", &work, true);
+    let conn = "udpin:127.0.0.1:14742";
+    // The program arms and takes off: refused before anything is sent that could fly it.
+    nexus(&["run", "examples/takeoff-hover-land.toml", "--connect", conn])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "refusing to fly system 203 on udpin:127.0.0.1:14742: it does not identify as a \
+             simulator (AUTOPILOT_VERSION did not identify PX4 SITL)",
+        ))
+        .stderr(predicate::str::contains("pass --real-vehicle"));
+    // `fly` always starts a mission: refused too.
+    nexus(&["fly", "examples/box.plan", "--connect", conn])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not identify as a simulator"));
+    // Said plainly, it flies; the report says it is not a simulator.
+    let out = nexus(&[
+        "run",
+        "examples/takeoff-hover-land.toml",
+        "--connect",
+        conn,
+        "--real-vehicle",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::contains("(not a simulator), system id 203"))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(r["vehicle"]["simulator"], false, "{r}");
+    assert_eq!(r["passed"], true, "{r}");
+}
+
+#[test]
+fn an_attached_vehicle_that_goes_silent_ends_the_flight_died() {
+    let mut vehicle = Vehicle::sim(203, "1", &[]);
+    let started = Instant::now();
+    let run = std::thread::spawn(|| {
+        nexus(&[
+            "run",
+            "examples/takeoff-hover-land.toml",
+            "--connect",
+            "udpin:127.0.0.1:14743",
+            "--json",
+        ])
+        .output()
+        .expect("run nexus")
+    });
+    // In flight (the take-off step holds for 2 s after 5 m), the vehicle vanishes.
+    std::thread::sleep(Duration::from_secs(8));
+    vehicle.kill();
+    let out = run.join().expect("the run thread");
+    // Supervision's 5 s of silence, on the wall clock, plus the shutdown: well under a minute.
+    assert!(started.elapsed() < Duration::from_secs(60), "took too long");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let r = json(&out.stdout);
+    let died = r["died"].as_str().unwrap_or_default();
+    assert!(died.contains("silent"), "{r}");
+    assert_eq!(r["vehicle"]["kind"], "attached");
+}
+
+#[test]
+fn speed_and_a_bad_connection_string_are_refused_before_anything_opens() {
+    nexus(&[
+        "run",
+        "examples/takeoff-hover-land.toml",
+        "--connect",
+        "udpin:127.0.0.1:14744",
+        "--speed",
+        "10",
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("runs at its own pace"));
+    nexus(&[
+        "fly",
+        "examples/box.plan",
+        "--connect",
+        "udpout://127.0.0.1:0",
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("port 0 is not a destination"));
+    nexus(&["fly", "examples/box.plan", "--sysid", "3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--connect"));
+}

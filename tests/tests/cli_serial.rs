@@ -1,0 +1,285 @@
+//! `nexus run --connect serial:…` through a serial line end to end: two pseudo-terminals joined
+//! back to back (as `socat pty pty` does) stand for a serial cable; `nexus bridge` puts one end
+//! on UDP to a separately started simulated vehicle, `nexus run` flies the box mission over the
+//! other — at 921 600 baud, and at 57 600 baud with a radio's byte rate on the bridge.
+//!
+//! SITL instances of these tests: 204–207 (ports 14744–14747 and 14784–14787).
+
+mod cli_support;
+
+use cli_support::{json, nexus, nexus_exe, repo, Scratch};
+use nix::poll::{poll, PollFd, PollFlags};
+use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
+use std::os::fd::RawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A pseudo-terminal in raw mode: the master we relay, the slave's path for nexus. The slave
+/// stays open here too, so the master never sees a hang-up between nexus's opens.
+struct Pty {
+    master: RawFd,
+    slave: RawFd,
+    path: String,
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = nix::unistd::close(self.master);
+        let _ = nix::unistd::close(self.slave);
+    }
+}
+
+fn openpty() -> Pty {
+    let p = nix::pty::openpty(None, None).expect("openpty");
+    let mut tio = tcgetattr(p.slave).expect("tcgetattr");
+    cfmakeraw(&mut tio);
+    tcsetattr(p.slave, SetArg::TCSANOW, &tio).expect("raw mode");
+    let path = std::fs::read_link(format!("/proc/self/fd/{}", p.slave))
+        .expect("the slave's path")
+        .display()
+        .to_string();
+    Pty {
+        master: p.master,
+        slave: p.slave,
+        path,
+    }
+}
+
+/// Two pseudo-terminals joined back to back: what is written to one slave is read from the
+/// other, both ways, until dropped.
+struct Cable {
+    ends: [String; 2],
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Cable {
+    fn new() -> Cable {
+        let (a, b) = (openpty(), openpty());
+        let ends = [a.path.clone(), b.path.clone()];
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let thread = std::thread::spawn(move || relay(a, b, &stop2));
+        Cable {
+            ends,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Cable {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn relay(a: Pty, b: Pty, stop: &AtomicBool) {
+    let fds = [a.master, b.master];
+    let mut buf = [0u8; 4096];
+    while !stop.load(Ordering::SeqCst) {
+        let mut pfd = fds.map(|fd| PollFd::new(fd, PollFlags::POLLIN));
+        if !poll(&mut pfd, 50).is_ok_and(|n| n > 0) {
+            continue;
+        }
+        for (i, p) in pfd.iter().enumerate() {
+            let ev = p.revents().unwrap_or(PollFlags::empty());
+            if !ev.contains(PollFlags::POLLIN) {
+                if ev.contains(PollFlags::POLLHUP) {
+                    // Nobody has the slave open right now: do not spin on it.
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                continue;
+            }
+            let Ok(got) = nix::unistd::read(fds[i], &mut buf) else {
+                continue;
+            };
+            let mut rest = &buf[..got];
+            while !rest.is_empty() {
+                match nix::unistd::write(fds[1 - i], rest) {
+                    Ok(put) if put > 0 => rest = &rest[put..],
+                    // The other end's buffer is full (a slow reader): a serial line loses it.
+                    _ => break,
+                }
+            }
+        }
+    }
+}
+
+/// A background `nexus` (the vehicle, the bridge), its process group ended when dropped.
+struct Bg(Child);
+
+impl Bg {
+    fn nexus(args: &[&str]) -> Bg {
+        let mut cmd = Command::new(nexus_exe());
+        cmd.args(args)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        Bg(cmd.spawn().expect("start nexus"))
+    }
+}
+
+impl Drop for Bg {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+/// Fly the box mission over a serial line at `baud`, the bridge given `bridge_extra`; the report.
+fn box_mission_over_serial(instance: u8, baud: u32, bridge_extra: &[&str]) -> serde_json::Value {
+    program_over_serial(
+        instance,
+        baud,
+        "examples/box-mission.toml",
+        "5",
+        bridge_extra,
+    )
+}
+
+/// Run `program` over a serial line at `baud`, the vehicle at `speed`, the bridge given
+/// `bridge_extra`; the report.
+fn program_over_serial(
+    instance: u8,
+    baud: u32,
+    program: &str,
+    speed: &str,
+    bridge_extra: &[&str],
+) -> serde_json::Value {
+    let cable = Cable::new();
+    let _vehicle = Bg::nexus(&["sim", "--instance", &instance.to_string(), "--speed", speed]);
+    let vehicle_port = 14580 + u16::from(instance);
+    let mut bridge_args = vec![
+        "bridge".to_string(),
+        format!("serial:{}:{baud}", cable.ends[0]),
+        format!("udpout:127.0.0.1:{vehicle_port}"),
+    ];
+    bridge_args.extend(bridge_extra.iter().map(|s| s.to_string()));
+    let bridge_args: Vec<&str> = bridge_args.iter().map(String::as_str).collect();
+    let _bridge = Bg::nexus(&bridge_args);
+    let conn = format!("serial:{}:{baud}", cable.ends[1]);
+    let out = nexus(&["run", program, "--connect", &conn, "--json"])
+        .timeout(Duration::from_secs(400))
+        .output()
+        .expect("run nexus");
+    assert!(
+        !out.stdout.is_empty(),
+        "no report, exit {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&out.stdout);
+    assert!(
+        out.status.success(),
+        "exit {:?}: {r}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(r["vehicle"]["kind"], "attached");
+    assert_eq!(r["vehicle"]["connection"], conn.as_str());
+    assert_eq!(r["vehicle"]["system_id"], instance as u64 + 1);
+    r
+}
+
+#[test]
+fn the_box_mission_flies_over_a_serial_line_at_921600() {
+    let r = box_mission_over_serial(204, 921_600, &[]);
+    assert_eq!(r["passed"], true, "{r}");
+}
+
+#[test]
+fn the_box_mission_flies_over_a_57600_radio() {
+    let r = box_mission_over_serial(205, 57_600, &["--rate-baud", "57600"]);
+    assert_eq!(r["passed"], true, "{r}");
+    let events = r["events"].to_string();
+    assert!(events.contains("slow link (5760 B/s"), "{events}");
+}
+
+/// Upload, a parameter set, a mode, the arm (the mission start) and a landing, at 20 % loss
+/// each way, 200 ms latency (±50 ms jitter) and a 57 600 baud radio's byte rate, the vehicle
+/// in real time as a real one is: every request gets through in the end, and the report
+/// counts what it took.
+#[test]
+fn upload_param_mode_and_arm_succeed_at_20_pct_loss_200_ms_and_57600() {
+    let dir = Scratch::new("serial-impaired");
+    let plan = repo("examples/box.plan");
+    let program = dir.file(
+        "impaired.toml",
+        &format!(
+            r#"name = "impaired radio"
+
+[[step]]
+name = "upload"
+action = "upload"
+plan = "{}"
+
+[[step]]
+name = "param"
+action = "param"
+param = "MIS_TAKEOFF_ALT"
+real = 5.0
+until = {{ time = 2 }}
+timeout_s = 30
+
+[[step]]
+name = "hold"
+action = "mode"
+mode = "Hold"
+until = {{ mode = "Hold" }}
+timeout_s = 120
+
+[[step]]
+name = "start"
+action = "start"
+until = "armed"
+timeout_s = 300
+
+[[step]]
+name = "land"
+action = "land"
+until = "disarmed"
+timeout_s = 300
+"#,
+            plan.display()
+        ),
+    );
+    let r = program_over_serial(
+        206,
+        57_600,
+        &program.display().to_string(),
+        "1",
+        &[
+            "--loss-pct",
+            "20",
+            "--latency-ms",
+            "200",
+            "--jitter-ms",
+            "50",
+            "--rate-baud",
+            "57600",
+            "--impair-sequence",
+            "14",
+        ],
+    );
+    assert_eq!(r["passed"], true, "{r}");
+    assert_eq!(r["mission"]["uploaded"], true, "{r}");
+    let q = &r["requests"];
+    eprintln!("requests over the impaired radio: {q}");
+    assert_eq!(q["mission_items"], 6, "{q}");
+    assert!(q["mission_items_sent"].as_u64().unwrap() >= 6, "{q}");
+    assert!(q["param_sets_sent"].as_u64().unwrap() >= 1, "{q}");
+    // Mode, mission start, arm and the stream requests, each at least once.
+    assert!(q["commands_sent"].as_u64().unwrap() >= 3, "{q}");
+    let events = r["events"].to_string();
+    assert!(!events.contains("gave up"), "{events}");
+}
