@@ -179,7 +179,10 @@ impl Watchdog {
         }
         let moved = self.clock_moved?;
         let stalled = now.saturating_since(moved).total_micros();
-        if stalled >= stall {
+        // A stopped clock is news only while messages still flow; a link that went quiet is
+        // silence, reported when its own window ends (the last frames of a dying link can
+        // carry no timestamp, so its clock seems to stop a little before it goes silent).
+        if stalled >= stall && silent < stall / 4 {
             return Some(DeathCause::ClockStalled {
                 stalled_s: stalled as f32 / 1e6,
             });
@@ -193,9 +196,16 @@ impl Watchdog {
         let rx = self
             .last_rx
             .map(|t| Instant::from_micros(t.total_micros() + stall));
+        // The clock's window counts only if messages are still flowing when it ends (see
+        // `check`); else the silence window decides.
         let clock = self
             .clock_moved
-            .map(|t| Instant::from_micros(t.total_micros() + stall));
+            .map(|t| t.total_micros() + stall)
+            .filter(|&end| {
+                self.last_rx
+                    .is_none_or(|rx| end < rx.total_micros() + stall / 4)
+            })
+            .map(Instant::from_micros);
         match (rx, clock) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -222,6 +232,26 @@ mod tests {
             Some(DeathCause::LinkSilent { silent_s }) => assert!((silent_s - 1.5).abs() < 1e-3),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_link_that_goes_quiet_is_silence_even_if_its_clock_stopped_first() {
+        // The last time-stamped frame came at 0 ms, untimed frames (a HEARTBEAT) until 150 ms,
+        // then nothing: at 1000 ms the clock has not moved for its whole window, but the link
+        // has been quiet for most of it, so the verdict waits for the silence window.
+        let mut w = Watchdog::new(Some(1.0));
+        w.on_rx(ms(0), Some(5000));
+        w.on_rx(ms(150), Some(5000));
+        assert_eq!(w.check(ms(1000)), None);
+        assert_eq!(
+            w.deadline(),
+            Some(ms(1150)),
+            "no wake-up at the clock's stale window"
+        );
+        assert!(matches!(
+            w.check(ms(1150)),
+            Some(DeathCause::LinkSilent { .. })
+        ));
     }
 
     #[test]
