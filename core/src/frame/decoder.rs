@@ -206,6 +206,13 @@ impl Decoder {
         d
     }
 
+    /// From now on return every checked frame (`None`) or only those `reads` accepts: a
+    /// driver that starts recording or forwarding every frame switches without losing a
+    /// partial frame it holds.
+    pub fn set_reads(&mut self, reads: Option<fn(u32) -> bool>) {
+        self.reads = reads;
+    }
+
     /// Counters since creation.
     pub fn stats(&self) -> DecoderStats {
         self.stats

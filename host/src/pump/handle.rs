@@ -214,7 +214,11 @@ impl LinkHandle {
         msg_id: u32,
     ) -> Result<mpsc::Receiver<nexus_core::mav::MavMessage>, PumpError> {
         let (tx, rx) = mpsc::channel();
-        self.call(move |ctx| ctx.state.subs.push((msg_id, tx)))?;
+        self.call(move |ctx| {
+            ctx.state.subs.push((msg_id, tx));
+            // A subscriber may want any message: the link's framer stops skipping unread ones.
+            ctx.state.read_every_frame();
+        })?;
         Ok(rx)
     }
 

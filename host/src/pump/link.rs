@@ -221,7 +221,7 @@ impl LinkState {
         if epoch != self.epoch {
             // A new peer starts a new byte stream: a half frame from the old one is garbage.
             self.epoch = epoch;
-            self.decoder = link_decoder(self.tlog.is_some());
+            self.decoder = link_decoder(self.tlog.is_some() || !self.subs.is_empty());
             self.counters.peer_changes += 1;
             let peer = self.link.peer();
             self.shared.events().push(LinkEvent::PeerChanged(peer));
@@ -276,6 +276,12 @@ impl LinkState {
             self.last_rx_wall = Some(std::time::Instant::now());
         }
         self.transmit(now);
+    }
+
+    /// Hand on every checked frame from now on, not only those the core reads (a subscriber
+    /// may want any message).
+    pub fn read_every_frame(&mut self) {
+        self.decoder.set_reads(None);
     }
 
     /// Send everything the client has due now, each frame as it is encoded.

@@ -18,18 +18,26 @@ pub const PX4_STREAM_BYTES_PER_S: u32 = 25_000;
 
 /// Message id and the rate asked for on a slow link, Hz (negative: off). About 1.5 KB/s in
 /// all, a quarter of a 57 600 baud line, leaving room for commands and mission transfers.
-pub const SLOW_LINK_RATES_HZ: [(u32, f32); 11] = [
-    (30, 2.0),   // ATTITUDE: heading
-    (31, -1.0),  // ATTITUDE_QUATERNION: not read
-    (105, -1.0), // HIGHRES_IMU: not read
-    (331, -1.0), // ODOMETRY: not read
-    (33, 5.0),   // GLOBAL_POSITION_INT: position, height
-    (32, 2.0),   // LOCAL_POSITION_NED
-    (141, 1.0),  // ALTITUDE
-    (24, 1.0),   // GPS_RAW_INT
-    (74, 4.0),   // VFR_HUD: airspeed
-    (1, 2.0),    // SYS_STATUS: health
-    (245, 2.0),  // EXTENDED_SYS_STATE: landed state
+pub const SLOW_LINK_RATES_HZ: [(u32, f32); 19] = [
+    (30, 2.0),     // ATTITUDE: heading
+    (31, -1.0),    // ATTITUDE_QUATERNION: not read
+    (105, -1.0),   // HIGHRES_IMU: not read
+    (331, -1.0),   // ODOMETRY: not read
+    (83, -1.0),    // ATTITUDE_TARGET: not read (10 Hz)
+    (85, -1.0),    // POSITION_TARGET_LOCAL_NED: not read (10 Hz)
+    (87, -1.0),    // POSITION_TARGET_GLOBAL_INT: not read (10 Hz)
+    (36, -1.0),    // SERVO_OUTPUT_RAW: not read (10 Hz)
+    (132, -1.0),   // DISTANCE_SENSOR: not read (10 Hz)
+    (111, -1.0),   // TIMESYNC: not read (10 Hz)
+    (230, -1.0),   // ESTIMATOR_STATUS: not read
+    (12901, -1.0), // OPEN_DRONE_ID_LOCATION: not read
+    (33, 5.0),     // GLOBAL_POSITION_INT: position, height
+    (32, 2.0),     // LOCAL_POSITION_NED
+    (141, 1.0),    // ALTITUDE
+    (24, 1.0),     // GPS_RAW_INT
+    (74, 4.0),     // VFR_HUD: airspeed
+    (1, 2.0),      // SYS_STATUS: health
+    (245, 2.0),    // EXTENDED_SYS_STATE: landed state
 ];
 
 /// The offboard machine's settings for a slow, lossy line: the same retry intervals (they
