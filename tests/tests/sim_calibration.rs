@@ -84,11 +84,7 @@ fn nexus_fly_box_plan_in_px4s_time() {
         .unwrap();
     compare(
         "fly-box",
-        &[
-            to_last - armed,
-            step_t(&r, 2) - to_last,
-            total(&r),
-        ],
+        &[to_last - armed, step_t(&r, 2) - to_last, total(&r)],
     );
     // A mission that ends landed disarms at once (box-x4: 0.1 s after "Landing detected").
     let after = text_t(&r, "Disarmed by landing") - text_t(&r, "Landing detected");
