@@ -26,10 +26,13 @@
 //! a real frame always does and a false start in garbage does with probability ~2/256. Otherwise
 //! (the frame ends its input, or the next byte is not a start byte) the frame is checked as
 //! usual, so a false start is resynchronised on the byte after its marker as always.
-//! The trade-off: a false start whose length happens to end on a start byte hides the real
-//! frames it covers (at most 280 bytes), where the checking decoder would find them; nothing
-//! false is ever *delivered*, since every returned frame is checked. On a clean link nothing is
-//! lost; on a garbled one the loss is that 1-in-128 chance per false start of an unread id.
+//! Only a MAVLink 2 header whose 3-byte message id is a known one is skipped so: a false start in
+//! garbage almost never names a known id (~300 of 16 M), while a MAVLink 1 false start (a
+//! one-byte id, nearly all known) could claim up to 263 bytes of real frames — MAVLink 1 frames
+//! are always checked. The trade-off that remains: a false MAVLink 2 start of a known unread id
+//! whose length happens to end on a start byte hides the real frames it covers, where the
+//! checking decoder would find them; nothing false is ever *delivered*, since every returned
+//! frame is checked. On a clean link nothing is lost.
 
 use super::crc::frame_crc;
 use super::crc_extra::crc_extra;
@@ -338,7 +341,14 @@ impl Decoder {
                 f[5] as u32
             };
             let unread = self.reads.is_some_and(|reads| !reads(msgid));
-            if unread && f.get(total).is_some_and(|&b| is_magic(b)) {
+            // Unchecked skips only for a MAVLink 2 header of a known message: a false start's
+            // 3-byte id is almost never one, while a MAVLink 1 false start (one-byte id, most of
+            // them known; PX4 sends no MAVLink 1) could claim 255 bytes of real frames.
+            if unread
+                && v2
+                && crc_extra(msgid).is_some()
+                && f.get(total).is_some_and(|&b| is_magic(b))
+            {
                 self.stats.skipped = self.stats.skipped.wrapping_add(1);
                 at += total;
                 continue;
