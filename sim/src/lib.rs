@@ -34,7 +34,7 @@
 //!   DO_SET_MODE from a mission planner (compid 190), as commander does; on disarm the mode
 //!   reverts to the last intended mode that does not prevent arming (Land/RTL → Hold).
 //! * Arming: the checks of the selected mode; throttle checks in manual modes; the stick
-//!   gesture (throttle < 10 %, yaw > 80 % held COM_RC_ARM_HYST = 1 s) only in manual modes;
+//!   gesture (throttle < 10 %, yaw > 80 % held 1 s, fixed on PX4 main) only in manual modes;
 //!   "Armed by external command", "Disarmed by landing", "… by auto preflight disarming"
 //!   (`arm_disarm_reason_str`); home set at arming; COM_FLIGHT_UUID bumped at disarm and sent
 //!   unsolicited.
