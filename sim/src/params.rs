@@ -284,4 +284,51 @@ mod tests {
             Err(SetError::Unknown)
         );
     }
+
+    fn row(name: &str) -> (ParamKind, f64) {
+        let (_, kind, v) = TABLE
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .unwrap_or_else(|| panic!("{name} missing from PX4's table"));
+        (*kind, *v)
+    }
+
+    #[test]
+    fn table_has_what_clients_touch_with_px4s_types_and_defaults() {
+        use ParamKind::{Int32, Real32};
+        // Measured on PX4 main v1.18 dev (PX4-WIRE.md).
+        for (name, kind, v) in [
+            ("RTL_RETURN_ALT", Real32, 30.0),
+            ("RTL_DESCEND_ALT", Real32, 10.0),
+            ("MPC_YAWRAUTO_MAX", Real32, 60.0),
+            ("NAV_RCL_ACT", Int32, 2.0),
+            ("COM_DISARM_LAND", Real32, 2.0),
+            ("COM_DISARM_PRFLT", Real32, 10.0),
+            // From PX4's sources: QGroundControl's safety and battery pages, mavsdk_tests.
+            ("NAV_DLL_ACT", Int32, 0.0),
+            ("GF_ACTION", Int32, 2.0),
+            ("GF_MAX_HOR_DIST", Real32, 0.0),
+            ("BAT_LOW_THR", Real32, 0.15),
+            ("BAT1_V_EMPTY", Real32, 3.6),
+            ("BAT1_N_CELLS", Int32, 0.0),
+            ("BAT2_SOURCE", Int32, -1.0),
+            ("COM_FLTMODE1", Int32, -1.0),
+            ("COM_DL_LOSS_T", Int32, 10.0),
+            // MAVSDK Action.
+            ("MIS_TAKEOFF_ALT", Real32, 2.5),
+            ("MPC_XY_CRUISE", Real32, 5.0),
+        ] {
+            let (k, d) = row(name);
+            assert_eq!((k, d as f32), (kind, v as f32), "{name}");
+        }
+        // Types PX4 sent in the recordings (values are SITL's calibration).
+        assert_eq!(row("CAL_ACC0_ID").0, Int32);
+        assert_eq!(row("CAL_GYRO0_ID").0, Int32);
+        assert_eq!(row("CAL_MAG0_ID").0, Int32);
+        // Not on PX4 main: answered with PARAM_ERROR like any unknown name.
+        let p = Params::new(1);
+        assert_eq!(p.index_of("COM_RC_ARM_HYST"), None);
+        assert_eq!(p.index_of("LNDMC_TRIG_TIME"), None);
+        assert!(p.count() as usize == TABLE.len() && TABLE.len() > 100);
+    }
 }
