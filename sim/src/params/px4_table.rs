@@ -18,6 +18,8 @@
     ("BAT2_V_CHARGED", ParamKind::Real32, 4.05), // PX4/PX4-Autopilot src/lib/battery/module.yaml, commit 042778a5985dea183b4fe883d919a11ccd7af562 (name/type/default only)
     ("BAT2_V_EMPTY", ParamKind::Real32, 3.6), // PX4/PX4-Autopilot src/lib/battery/module.yaml, commit 042778a5985dea183b4fe883d919a11ccd7af562 (name/type/default only)
     ("BAT2_V_LOAD_DROP", ParamKind::Real32, 0.3), // PX4/PX4-Autopilot src/lib/battery/module.yaml, commit 042778a5985dea183b4fe883d919a11ccd7af562 (name/type/default only)
+    ("BAT_CRIT_THR", ParamKind::Real32, 0.07), // PX4/PX4-Autopilot battery parameters (stored file id 36048583925, path not named by the index)
+    ("BAT_EMERGEN_THR", ParamKind::Real32, 0.05), // PX4/PX4-Autopilot battery parameters (stored file id 36048583925, path not named by the index)
     ("BAT_LOW_THR", ParamKind::Real32, 0.15), // PX4/PX4-Autopilot battery parameters (stored file id 36048583925, path not named by the index)
     ("CAL_ACC0_ID", ParamKind::Int32, 1310988.0), // measured: px4-traces wait-for-text-with-reaction-x4.px4-to-nexus.tlog
     ("CAL_ACC0_PRIO", ParamKind::Int32, 50.0), // measured: px4-traces box-x4.px4-to-nexus.tlog
@@ -151,6 +153,7 @@
     ("SENS_DPRES_OFF", ParamKind::Real32, 0.001), // measured: px4-traces wait-for-text-with-reaction-x4.px4-to-nexus.tlog
     ("SYS_AUTOCONFIG", ParamKind::Int32, 0.0), // measured: px4-traces wait-for-text-with-reaction-x4.px4-to-nexus.tlog
     ("SYS_AUTOSTART", ParamKind::Int32, 10040.0), // sim model (calibrated to PX4 main, issue 18)
+    ("SYS_HITL", ParamKind::Int32, 0.0), // PX4/PX4-Autopilot system parameters (stored file id 47623236, path not named by the index)
     ("TRIM_PITCH", ParamKind::Real32, 0.0), // PX4/PX4-Autopilot src/modules/commander/commander_params.c, commit 00a42abc6907b2d27e725a94b46d06a7f00e4a28 (PARAM_DEFINE lines)
     ("TRIM_ROLL", ParamKind::Real32, 0.0), // PX4/PX4-Autopilot src/modules/commander/commander_params.c, commit 00a42abc6907b2d27e725a94b46d06a7f00e4a28 (PARAM_DEFINE lines)
     ("TRIM_YAW", ParamKind::Real32, 0.0), // PX4/PX4-Autopilot src/modules/commander/commander_params.c, commit 00a42abc6907b2d27e725a94b46d06a7f00e4a28 (PARAM_DEFINE lines)
