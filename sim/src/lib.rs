@@ -81,7 +81,7 @@
 //! | RTL_RETURN_ALT 30, RTL_DESCEND_ALT 10, MPC_YAWRAUTO_MAX 60 | modelled (PX4's multicopter defaults) | |
 //! | Position-mode sticks | approximated: MPC_XY_MAN_EXPO 0.6 up to 10 m/s, gaining speed at expo(stick)·MPC_ACC_HOR/2 | pitch 0.5 for 4 s: ~3.3 vs 3.2–3.5 m |
 //! | boot → armable | approximated: 4.5 s; the traces' PX4 armed at 8.9 s (Takeoff) and 11.1 s (Mission) | |
-//! | parameters | approximated: 153 of PX4's 897, generated from PX4's parameter definitions and measured values (`scripts/gen-px4-params`, [`params::TABLE`]); list, read by name/index, set by type | PARAM_REQUEST_LIST: count = table (`sim_params`) |
+//! | parameters | approximated: 165 of PX4's 897, generated from PX4's parameter definitions and measured values (`scripts/gen-px4-params`, [`params::TABLE`]); list, read by name/index, set by type | PARAM_REQUEST_LIST: count = table (`sim_params`) |
 //! | EVENT / CURRENT_EVENT_SEQUENCE (events protocol), AVAILABLE_MODES, GPS_GLOBAL_ORIGIN | not modelled | |
 //! | stream contents (ESTIMATOR_STATUS, VIBRATION, OPEN_DRONE_ID_*, …) | approximated: present at PX4's rate, fields mostly zero | |
 //!
