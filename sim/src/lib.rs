@@ -34,7 +34,7 @@
 //!   DO_SET_MODE from a mission planner (compid 190), as commander does; on disarm the mode
 //!   reverts to the last intended mode that does not prevent arming (Land/RTL → Hold).
 //! * Arming: the checks of the selected mode; throttle checks in manual modes; the stick
-//!   gesture (throttle < 10 %, yaw > 80 % held COM_RC_ARM_HYST = 1 s) only in manual modes;
+//!   gesture (throttle < 10 %, yaw > 80 % held 1 s, fixed on PX4 main) only in manual modes;
 //!   "Armed by external command", "Disarmed by landing", "… by auto preflight disarming"
 //!   (`arm_disarm_reason_str`); home set at arming; COM_FLIGHT_UUID bumped at disarm and sent
 //!   unsolicited.
@@ -81,7 +81,7 @@
 //! | RTL_RETURN_ALT 30, RTL_DESCEND_ALT 10, MPC_YAWRAUTO_MAX 60 | modelled (PX4's multicopter defaults) | |
 //! | Position-mode sticks | approximated: MPC_XY_MAN_EXPO 0.6 up to 10 m/s, gaining speed at expo(stick)·MPC_ACC_HOR/2 | pitch 0.5 for 4 s: ~3.3 vs 3.2–3.5 m |
 //! | boot → armable | approximated: 4.5 s; the traces' PX4 armed at 8.9 s (Takeoff) and 11.1 s (Mission) | |
-//! | parameters | not modelled: 37 of PX4's ~900 (no table generated from PX4's metadata yet) | |
+//! | parameters | approximated: 165 of PX4's 897, generated from PX4's parameter definitions and measured values (`scripts/gen-px4-params`, [`params::TABLE`]); list, read by name/index, set by type | PARAM_REQUEST_LIST: count = table (`sim_params`) |
 //! | EVENT / CURRENT_EVENT_SEQUENCE (events protocol), AVAILABLE_MODES, GPS_GLOBAL_ORIGIN | not modelled | |
 //! | stream contents (ESTIMATOR_STATUS, VIBRATION, OPEN_DRONE_ID_*, …) | approximated: present at PX4's rate, fields mostly zero | |
 //!

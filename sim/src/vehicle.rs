@@ -26,6 +26,9 @@ const LAND_DETECT_S: f32 = 6.0;
 /// The same for a vehicle that never left the ground since arming: Land commanded on the
 /// ground gives "Landing detected" 1.5 s later (wait-for-text-with-reaction-x4).
 const LAND_DETECT_UNFLOWN_S: f32 = 1.4;
+/// How long the arm/disarm stick gesture must be held, us: a fixed 1 s on PX4 main, which has
+/// no COM_RC_ARM_HYST parameter any more.
+const STICK_GESTURE_HOLD_US: u64 = 1_000_000;
 /// Height above the pad that counts as having flown, m.
 const FLEW_HEIGHT_M: f32 = 0.3;
 use super::wire::{Command, TxFault};
@@ -657,7 +660,7 @@ impl Vehicle {
                     self.manual.gesture_arm = arm;
                     self.manual.gesture_fired = false;
                 }
-                let hold = self.params.i(P::COM_RC_ARM_HYST).max(0) as u64 * 1000;
+                let hold = STICK_GESTURE_HOLD_US;
                 let since = self.manual.gesture_since_us.unwrap_or(now);
                 if !self.manual.gesture_fired && now.saturating_sub(since) >= hold {
                     self.manual.gesture_fired = true;
@@ -722,7 +725,7 @@ impl Vehicle {
             self.nav.reactivate();
             self.params
                 .set_int(P::COM_FLIGHT_UUID, self.commander.flights as i32);
-            self.streams.unsolicited_param = Some(P::COM_FLIGHT_UUID as usize);
+            self.streams.unsolicited_param = Some(self.params.row(P::COM_FLIGHT_UUID));
             self.alt_steps.active = false;
         }
         ok

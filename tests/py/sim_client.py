@@ -190,7 +190,10 @@ class Client:
             opaque = struct.unpack_from("<I", raw_payload(m, 9), 5)[0]
             self.emit("mission_count", count=m.count, opaque=opaque)
         elif t == "PARAM_VALUE":
-            self.emit("param", name=m.param_id, value=m.param_value, type=m.param_type,
+            # An INT32's bits can read as NaN (e.g. -1): JSON has no NaN, so such a value is null;
+            # `bits` always carries it.
+            value = m.param_value if math.isfinite(m.param_value) else None
+            self.emit("param", name=m.param_id, value=value, type=m.param_type,
                       bits=struct.unpack("<I", struct.pack("<f", m.param_value))[0])
 
     def _complete(self, key):
