@@ -1,0 +1,129 @@
+//! Geofence and rally points over UDP against the simulated PX4 (lockstep, instances 252–253):
+//! uploaded, downloaded and cleared through the mission protocol with mission_type 1 and 2,
+//! each beside the mission and independent of it.
+
+mod host_support;
+
+use host_support::*;
+use nexus_core::mav;
+use nexus_core::mission::MissionItem;
+use nexus_core::offboard::{GeoKind, GeoStatus, MissionError};
+use nexus_core::plan::{read_geo, GeoPlan};
+use nexus_host::offboard_client::OffboardClient;
+use nexus_host::run::Sim;
+
+fn example() -> GeoPlan<64, 16> {
+    let src = std::fs::read(root().join("examples/fenced.plan")).unwrap();
+    read_geo(&src).unwrap()
+}
+
+fn settled(sim: &Sim, op: &OffboardClient, kind: GeoKind) -> GeoStatus {
+    sim.wait_until(|| op.geo_status(kind).unwrap() != GeoStatus::Busy, 30.0)
+        .unwrap_or_else(|e| panic!("{kind:?}: {e}\n{}", events(op)));
+    op.geo_status(kind).unwrap()
+}
+
+fn download(sim: &Sim, op: &OffboardClient, kind: GeoKind) -> Vec<MissionItem> {
+    op.download_geo(kind).unwrap();
+    let st = settled(sim, op, kind);
+    let items = op.geo_items(kind).unwrap();
+    assert_eq!(
+        st,
+        GeoStatus::Downloaded {
+            count: items.len() as u16
+        }
+    );
+    items
+}
+
+#[test]
+fn fence_and_rally_round_trip_beside_the_mission() {
+    let g = example();
+    assert_eq!(
+        g.fence.len(),
+        5,
+        "a 4-vertex inclusion polygon and an exclusion circle"
+    );
+    assert_eq!(g.rally.len(), 2);
+    let (sim, op) = connect(lockstep(252));
+    op.upload_mission(plan("MC_mission_box.plan").as_path())
+        .unwrap();
+    sim.wait_until(|| op.mission_uploaded(), 30.0).unwrap();
+    let mission = op.mission_items().unwrap();
+
+    op.upload_geo(GeoKind::Fence, &g.fence).unwrap();
+    op.upload_geo(GeoKind::Rally, &g.rally).unwrap();
+    assert_eq!(
+        settled(&sim, &op, GeoKind::Fence),
+        GeoStatus::Uploaded { count: 5 }
+    );
+    assert_eq!(
+        settled(&sim, &op, GeoKind::Rally),
+        GeoStatus::Uploaded { count: 2 }
+    );
+
+    // Download into a new client's empty plans: what the vehicle holds, item for item.
+    drop(op);
+    let other = OffboardClient::connect(&sim, 10.0).unwrap();
+    assert!(other.geo_items(GeoKind::Fence).unwrap().is_empty());
+    assert_eq!(download(&sim, &other, GeoKind::Fence), g.fence.to_vec());
+    assert_eq!(download(&sim, &other, GeoKind::Rally), g.rally.to_vec());
+    // The mission is untouched by both.
+    other.download_mission().unwrap();
+    sim.wait_until(
+        || other.mission_items().unwrap().len() == mission.len(),
+        30.0,
+    )
+    .unwrap();
+    assert_eq!(other.mission_count(), mission.len());
+
+    // Clearing the fence leaves the rally points and the mission.
+    other.clear_geo(GeoKind::Fence).unwrap();
+    assert_eq!(settled(&sim, &other, GeoKind::Fence), GeoStatus::Cleared);
+    assert!(other.geo_items(GeoKind::Fence).unwrap().is_empty());
+    assert!(download(&sim, &other, GeoKind::Fence).is_empty());
+    assert_eq!(download(&sim, &other, GeoKind::Rally), g.rally.to_vec());
+    other.download_mission().unwrap();
+    sim.wait_until(
+        || other.mission_items().unwrap().len() == mission.len(),
+        30.0,
+    )
+    .unwrap();
+}
+
+#[test]
+fn bad_fence_input_is_a_typed_error_or_a_rejection() {
+    let (sim, op) = connect(lockstep(253));
+    // Empty: an error, nothing sent (clearing is clear_geo).
+    assert!(op.upload_geo(GeoKind::Fence, &[]).is_err());
+    assert_eq!(op.geo_status(GeoKind::Fence).unwrap(), GeoStatus::Idle);
+    // More than the machine holds: an error before anything goes out.
+    let mut many = example().rally.to_vec();
+    while many.len() <= nexus_core::offboard::RALLY_ITEMS {
+        let mut it = many[0];
+        it.seq = many.len() as u16;
+        many.push(it);
+    }
+    assert!(op.upload_geo(GeoKind::Rally, &many).is_err());
+    // A polygon of two vertices: PX4's feasibility check refuses it (MAV_MISSION_ERROR, "Fence:
+    // too few vertices"), and the status says so.
+    let mut wrong = example().fence.to_vec();
+    wrong.truncate(2);
+    for v in &mut wrong {
+        v.params[0] = 2.0;
+    }
+    op.upload_geo(GeoKind::Fence, &wrong).unwrap();
+    let st = settled(&sim, &op, GeoKind::Fence);
+    assert_eq!(
+        st,
+        GeoStatus::Failed(MissionError::Rejected {
+            result: mav::MavMissionResult::MAV_MISSION_ERROR as u8
+        })
+    );
+    // The vehicle holds no fence after the refusal.
+    op.download_geo(GeoKind::Fence).unwrap();
+    assert_eq!(
+        settled(&sim, &op, GeoKind::Fence),
+        GeoStatus::Downloaded { count: 0 }
+    );
+}
