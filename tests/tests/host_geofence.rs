@@ -1,4 +1,4 @@
-//! Geofence and rally points over UDP against the simulated PX4 (lockstep, instances 252–253):
+//! Geofence and rally points over UDP against the simulated PX4 (lockstep, instance 252):
 //! uploaded, downloaded and cleared through the mission protocol with mission_type 1 and 2,
 //! each beside the mission and independent of it.
 
@@ -89,14 +89,15 @@ fn fence_and_rally_round_trip_beside_the_mission() {
         30.0,
     )
     .unwrap();
+    bad_fence_input_is_a_typed_error_or_a_rejection(&sim, &other);
 }
 
-#[test]
-fn bad_fence_input_is_a_typed_error_or_a_rejection() {
-    let (sim, op) = connect(lockstep(253));
-    // Empty: an error, nothing sent (clearing is clear_geo).
+/// Bad fence input on the link of `op`: a typed error, or PX4's refusal as a status.
+fn bad_fence_input_is_a_typed_error_or_a_rejection(sim: &Sim, op: &OffboardClient) {
+    // Empty: an error, nothing started (clearing is clear_geo).
+    let before = op.geo_status(GeoKind::Fence).unwrap();
     assert!(op.upload_geo(GeoKind::Fence, &[]).is_err());
-    assert_eq!(op.geo_status(GeoKind::Fence).unwrap(), GeoStatus::Idle);
+    assert_eq!(op.geo_status(GeoKind::Fence).unwrap(), before);
     // More than the machine holds: an error before anything goes out.
     let mut many = example().rally.to_vec();
     while many.len() <= nexus_core::offboard::RALLY_ITEMS {
@@ -104,7 +105,9 @@ fn bad_fence_input_is_a_typed_error_or_a_rejection() {
         it.seq = many.len() as u16;
         many.push(it);
     }
+    let before = op.geo_status(GeoKind::Rally).unwrap();
     assert!(op.upload_geo(GeoKind::Rally, &many).is_err());
+    assert_eq!(op.geo_status(GeoKind::Rally).unwrap(), before);
     // A polygon of two vertices: PX4's feasibility check refuses it (MAV_MISSION_ERROR, "Fence:
     // too few vertices"), and the status says so.
     let mut wrong = example().fence.to_vec();
@@ -113,7 +116,7 @@ fn bad_fence_input_is_a_typed_error_or_a_rejection() {
         v.params[0] = 2.0;
     }
     op.upload_geo(GeoKind::Fence, &wrong).unwrap();
-    let st = settled(&sim, &op, GeoKind::Fence);
+    let st = settled(sim, op, GeoKind::Fence);
     assert_eq!(
         st,
         GeoStatus::Failed(MissionError::Rejected {
@@ -123,7 +126,7 @@ fn bad_fence_input_is_a_typed_error_or_a_rejection() {
     // The vehicle holds no fence after the refusal.
     op.download_geo(GeoKind::Fence).unwrap();
     assert_eq!(
-        settled(&sim, &op, GeoKind::Fence),
+        settled(sim, op, GeoKind::Fence),
         GeoStatus::Downloaded { count: 0 }
     );
 }
