@@ -1,16 +1,27 @@
-//! Geofence and rally points over UDP against the simulated PX4 (lockstep, instance 252):
-//! uploaded, downloaded and cleared through the mission protocol with mission_type 1 and 2,
-//! each beside the mission and independent of it.
+//! Geofence and rally points over UDP against the simulated PX4 (lockstep, instance 252, one
+//! test at a time): uploaded, downloaded and cleared through the mission protocol with
+//! mission_type 1 and 2, each beside the mission and independent of it; and a breach answered
+//! with GF_ACTION's action.
 
 mod host_support;
 
 use host_support::*;
+use nexus_core::engine::{Condition, Reason, Wait};
 use nexus_core::mav;
 use nexus_core::mission::MissionItem;
 use nexus_core::offboard::{GeoKind, GeoStatus, MissionError};
 use nexus_core::plan::{read_geo, GeoPlan};
+use nexus_core::Mode;
 use nexus_host::offboard_client::OffboardClient;
 use nexus_host::run::Sim;
+use nexus_host::session::Session;
+
+/// The tests share instance 252: one at a time.
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one() -> std::sync::MutexGuard<'static, ()> {
+    ONE.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn example() -> GeoPlan<64, 16> {
     let src = std::fs::read(root().join("examples/fenced.plan")).unwrap();
@@ -45,6 +56,7 @@ fn fence_and_rally_round_trip_beside_the_mission() {
         "a 4-vertex inclusion polygon and an exclusion circle"
     );
     assert_eq!(g.rally.len(), 2);
+    let _one = one();
     let (sim, op) = connect(lockstep(252));
     op.upload_mission(plan("MC_mission_box.plan").as_path())
         .unwrap();
@@ -129,4 +141,87 @@ fn bad_fence_input_is_a_typed_error_or_a_rejection(sim: &Sim, op: &OffboardClien
         settled(sim, op, GeoKind::Fence),
         GeoStatus::Downloaded { count: 0 }
     );
+}
+
+/// An inclusion circle of `radius_m` around the box mission's home.
+fn circle_at_home(radius_m: f32) -> MissionItem {
+    MissionItem {
+        seq: 0,
+        frame: 5,
+        command: 5003,
+        autocontinue: true,
+        params: [radius_m, 0.0, 0.0, 0.0],
+        x: 473_977_420,
+        y: 85_455_940,
+        z: 0.0,
+    }
+}
+
+/// Fly the box mission inside a 10 m circle: its first leg goes 15 m north, out of it.
+fn breach(gf_action: Option<i32>, expected: Mode) -> Session {
+    let s = session(lockstep(252));
+    let op = s.client();
+    if let Some(a) = gf_action {
+        op.param_set_int("GF_ACTION", a).unwrap();
+    }
+    op.upload_geo(GeoKind::Fence, &[circle_at_home(10.0)])
+        .unwrap();
+    s.sim()
+        .wait_until(
+            || op.geo_status(GeoKind::Fence).unwrap() != GeoStatus::Busy,
+            30.0,
+        )
+        .unwrap();
+    assert_eq!(
+        op.geo_status(GeoKind::Fence).unwrap(),
+        GeoStatus::Uploaded { count: 1 }
+    );
+    op.upload_mission(plan("MC_mission_box.plan").as_path())
+        .unwrap();
+    s.sim().wait_until(|| op.mission_uploaded(), 30.0).unwrap();
+    op.start_mission().unwrap();
+    let r = s
+        .wait_until(
+            &Wait::until(Condition::text("Geofence violation")).timeout_s(120.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "{r:?}\n{}", events(op));
+    let r = s
+        .wait_until(
+            &Wait::mode(expected)
+                .guard(Condition::landed())
+                .timeout_s(5.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "the failsafe takes over: {r:?}");
+    s
+}
+
+#[test]
+fn leaving_the_fence_holds_as_px4s_default_gf_action() {
+    let _one = one();
+    // GF_ACTION 2 (PX4's default): Hold.
+    let s = breach(None, Mode::Hold);
+    let op = s.client();
+    // Held at the fence, short of the waypoint 15 m north: 5 s on, still Hold, item 1 unreached.
+    let r = s
+        .wait_until(
+            &Wait::time_s(5.0)
+                .guard(Condition::mode(Mode::Mission))
+                .timeout_s(10.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "{r:?}");
+    assert_eq!(op.flight_mode(), Some(Mode::Hold));
+    assert!(op.mission_reached() < 1, "reached {}", op.mission_reached());
+    assert!(op.is_armed());
+}
+
+#[test]
+fn leaving_the_fence_returns_with_gf_action_3() {
+    let _one = one();
+    breach(Some(3), Mode::Rtl);
 }
