@@ -4,6 +4,8 @@
 //! with GF_ACTION's action.
 
 mod host_support;
+#[path = "sim_support/mod.rs"]
+mod sim_support;
 
 use host_support::*;
 use nexus_core::engine::{Condition, Reason, Wait};
@@ -224,4 +226,67 @@ fn leaving_the_fence_holds_as_px4s_default_gf_action() {
 fn leaving_the_fence_returns_with_gf_action_3() {
     let _one = one();
     breach(Some(3), Mode::Rtl);
+}
+
+/// MAVSDK's C++ core as an autopilot (MissionRawServer, `tests/py/mavsdk_autopilot.py`) takes
+/// the fence and rally transfers item for item, with their mission_type. On UDP 14792, instance
+/// 252's client port (free while this test holds the instance).
+#[test]
+fn mavsdk_as_an_autopilot_accepts_the_fence_and_rally_transfers() {
+    use nexus_host::offboard_client::OffboardOptions;
+    use std::time::{Duration, Instant};
+    let _one = one();
+    let port = 14792u16;
+    let mut sc =
+        sim_support::Scenario::spawn("mavsdk_autopilot.py", &[port.to_string(), "120".into()]);
+    sc.wait_event("ready", Duration::from_secs(30));
+    let op = OffboardClient::new(
+        &format!("udpin:127.0.0.1:{port}"),
+        OffboardOptions {
+            system_id: 1,
+            ..OffboardOptions::default()
+        },
+    )
+    .unwrap();
+    op.open().unwrap();
+    let t0 = Instant::now();
+    while !op.connected() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no heartbeat from MAVSDK"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let g = example();
+    for (kind, items, ty) in [
+        (GeoKind::Fence, &g.fence[..], 1),
+        (GeoKind::Rally, &g.rally[..], 2),
+    ] {
+        op.upload_geo(kind, items).unwrap();
+        let t0 = Instant::now();
+        while op.geo_status(kind).unwrap() == GeoStatus::Busy {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "{kind:?}: no answer\n{}",
+                events(&op)
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(
+            op.geo_status(kind).unwrap(),
+            GeoStatus::Uploaded {
+                count: items.len() as u16
+            }
+        );
+        let e = sc.wait_event("mission", Duration::from_secs(20));
+        assert_eq!(e["result"], "SUCCESS", "{e}");
+        let got = e["items"].as_array().unwrap();
+        assert_eq!(got.len(), items.len(), "{e}");
+        for (got, want) in got.iter().zip(items) {
+            assert_eq!(got["mission_type"], ty, "{got}");
+            assert_eq!(got["command"], want.command, "{got}");
+            assert_eq!(got["x"], want.x, "{got}");
+            assert_eq!(got["y"], want.y, "{got}");
+        }
+    }
 }
