@@ -803,7 +803,7 @@ impl OffboardClient {
     }
 
     /// Upload the geofence or the rally points (fence vertices and circles, or rally points, as
-    /// [`MissionItem`]s: [`nexus_core::plan::Plan::fence`] and `rally` read them from a `.plan`);
+    /// [`MissionItem`]s: [`nexus_core::plan::read_geo`] reads them from a `.plan`);
     /// wait with [`OffboardClient::geo_status`]. Independent of the mission and its progress.
     pub fn upload_geo(&self, kind: GeoKind, items: &[MissionItem]) -> Result<(), ClientError> {
         let items = items.to_vec();

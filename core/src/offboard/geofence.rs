@@ -9,7 +9,6 @@
 use super::clock::{earliest, Stamp};
 use super::config::Timing;
 use super::events::{MissionError, OffboardEvent};
-#[allow(unused_imports)] // the docs' links
 use super::mission::{MissionState, Transfer};
 use super::mission_download::{Clear, Download};
 use super::mission_upload::Upload;
