@@ -13,7 +13,7 @@ use super::report::{
 use super::vehicle::Connected;
 use nexus_core::engine::{Program, ProgramEnd, Reason, StepRecord};
 use nexus_core::mission::MissionItem;
-use nexus_core::offboard::OffboardEvent;
+use nexus_core::offboard::{GeoKind, GeoStatus, OffboardEvent};
 use nexus_host::pump::{LinkEvent, LinkStatus, PendingProgram};
 use nexus_host::transport::{ForeignSource, ForeignTraffic, FOREIGN_SOURCES};
 use std::time::{Duration, Instant};
@@ -185,7 +185,7 @@ impl Flight {
                     LinkEvent::Offboard(e) => {
                         self.note_event(&e);
                         match e {
-                            OffboardEvent::MissionUploaded { .. } => return Ok(()),
+                            OffboardEvent::MissionUploaded { .. } => return self.upload_geo(plan),
                             OffboardEvent::MissionUploadFailed(err) => {
                                 return Err(format!("PX4 did not take the mission: {err}"))
                             }
@@ -207,6 +207,72 @@ impl Flight {
             "no answer to the mission upload within {} s",
             UPLOAD_TIMEOUT.as_secs()
         ))
+    }
+
+    /// Upload the plan's geofence and rally points, if it has them, and wait for PX4's answer
+    /// to each (after the mission: PX4 takes one transfer at a time per type, and a fence
+    /// refused must not pass for a flight that has one).
+    fn upload_geo(&mut self, plan: &PlanFile) -> Result<(), String> {
+        for (kind, items, what) in [
+            (GeoKind::Fence, &plan.geo.fence[..], "geofence items"),
+            (GeoKind::Rally, &plan.geo.rally[..], "rally points"),
+        ] {
+            if items.is_empty() {
+                continue;
+            }
+            let owned = items.to_vec();
+            self.vehicle
+                .link
+                .call(move |ctx| ctx.client().offboard_mut().0.upload_geo(kind, &owned))
+                .map_err(|e| e.to_string())?
+                .map_err(|e| format!("{}: cannot upload: {e}", plan.path.display()))?;
+            self.view.line(&format!(
+                "uploading {} {what} from {}",
+                items.len(),
+                plan.path.display()
+            ));
+            let start = Instant::now();
+            loop {
+                if start.elapsed() >= UPLOAD_TIMEOUT {
+                    return Err(format!(
+                        "no answer to the {what} upload within {} s",
+                        UPLOAD_TIMEOUT.as_secs()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+                if self.interrupt() {
+                    return Err(self.abort_reason.clone().unwrap_or_default());
+                }
+                self.look();
+                let st = self
+                    .vehicle
+                    .link
+                    .call(move |ctx| ctx.client().offboard().geo_status(kind))
+                    .map_err(|e| e.to_string())?;
+                match st {
+                    GeoStatus::Busy => {}
+                    GeoStatus::Uploaded { .. } => break,
+                    GeoStatus::Failed(err) => {
+                        return Err(format!("PX4 did not take the {what}: {err}"))
+                    }
+                    other => return Err(format!("the {what} upload ended as {other:?}")),
+                }
+                for (_, ev) in self.new_events() {
+                    match ev {
+                        LinkEvent::Offboard(e) => self.note_event(&e),
+                        LinkEvent::Died(why) => {
+                            self.died = Some(why.clone());
+                            return Err(format!("the vehicle died during the upload: {why}"));
+                        }
+                        LinkEvent::Ignored(src) => self.note_ignored(src),
+                        _ => {}
+                    }
+                }
+                let st = self.display_status("upload");
+                self.view.update(&st);
+            }
+        }
+        Ok(())
     }
 
     /// Run `program` to its end, printing each step as it starts and settles.

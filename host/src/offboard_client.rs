@@ -34,7 +34,7 @@ use nexus_core::client::ClientConfig;
 pub use nexus_core::ground_truth::GroundTruth;
 use nexus_core::mission::MissionItem;
 use nexus_core::mode::Mode;
-use nexus_core::offboard::{OffboardConfig, Refusal, Setpoint, Yaw};
+use nexus_core::offboard::{GeoKind, GeoStatus, OffboardConfig, Refusal, Setpoint, Yaw};
 use nexus_core::plan::{line_col, read_plan};
 use nexus_core::rc::RcSticks;
 use nexus_core::telemetry::{
@@ -800,6 +800,40 @@ impl OffboardClient {
     /// The held mission (lodged, uploaded or downloaded).
     pub fn mission_items(&self) -> Result<Vec<MissionItem>, ClientError> {
         self.verb(|ctx| Ok(ctx.client().offboard().mission_items().to_vec()))
+    }
+
+    /// Upload the geofence or the rally points (fence vertices and circles, or rally points, as
+    /// [`MissionItem`]s: [`nexus_core::plan::read_geo`] reads them from a `.plan`);
+    /// wait with [`OffboardClient::geo_status`]. Independent of the mission and its progress.
+    pub fn upload_geo(&self, kind: GeoKind, items: &[MissionItem]) -> Result<(), ClientError> {
+        let items = items.to_vec();
+        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.upload_geo(kind, &items)?))
+    }
+
+    /// Download the vehicle's geofence or rally points (see [`OffboardClient::geo_items`]).
+    pub fn download_geo(&self, kind: GeoKind) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            ctx.client().offboard_mut().0.download_geo(kind);
+            Ok(())
+        })
+    }
+
+    /// Clear the vehicle's geofence or rally points (that type only; the mission stays).
+    pub fn clear_geo(&self, kind: GeoKind) -> Result<(), ClientError> {
+        self.verb(move |ctx| {
+            ctx.client().offboard_mut().0.clear_geo(kind);
+            Ok(())
+        })
+    }
+
+    /// The held geofence or rally points (uploaded or downloaded).
+    pub fn geo_items(&self, kind: GeoKind) -> Result<Vec<MissionItem>, ClientError> {
+        self.verb(move |ctx| Ok(ctx.client().offboard().geo_items(kind).to_vec()))
+    }
+
+    /// How the last fence or rally transfer ended, or `Busy` while one runs.
+    pub fn geo_status(&self, kind: GeoKind) -> Result<GeoStatus, ClientError> {
+        self.verb(move |ctx| Ok(ctx.client().offboard().geo_status(kind)))
     }
 }
 

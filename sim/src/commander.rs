@@ -81,6 +81,8 @@ pub enum Failsafe {
     OffboardLost,
     /// The manual-control stream stopped while flying a manual mode.
     ManualControlLost,
+    /// The vehicle left the geofence (GF_ACTION Hold, Return or Land).
+    Geofence,
 }
 
 /// PX4's `nav_state_names` for the modes the simulator knows.

@@ -111,6 +111,7 @@ pub mod config;
 pub mod dynamics;
 pub mod faults;
 pub mod geo;
+pub mod geofence;
 mod handlers;
 pub mod io;
 pub mod mission;

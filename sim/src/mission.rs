@@ -439,6 +439,9 @@ impl MissionManager {
         self.transfer_crc = crc_for_item(it, self.transfer_crc);
         let wrong_type = match self.ty {
             0 => FENCE_RALLY_CMDS.contains(&item.command),
+            // PX4's feasibility check of a polygon vertex: its polygon has at least 3
+            // ("Fence: too few vertices", MAV_MISSION_ERROR).
+            1 => matches!(item.command, 5001 | 5002) && ((item.params[0] + 0.5) as i32) < 3,
             _ => false,
         };
         if wrong_type {

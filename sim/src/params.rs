@@ -88,6 +88,7 @@ modelled! {
     COM_RC_LOSS_T,
     COM_SPOOLUP_TIME,
     COM_TAKEOFF_ACT,
+    GF_ACTION,
     MAV_SYS_ID,
     MIS_TAKEOFF_ALT,
     MPC_ACC_DOWN_MAX,

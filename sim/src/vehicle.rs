@@ -10,6 +10,7 @@ use super::config::VehicleConfig;
 use super::dynamics::{Body, Limits, Setpoint};
 use super::faults::{ExitStatus, Fault};
 use super::geo::LocalFrame;
+use super::geofence::GeofenceAction;
 use super::io::Io;
 use super::mission::{MissionManager, VehicleView};
 use super::navigator::{Inputs, NavEvent, Navigator, OffboardSp, SpType};
@@ -129,6 +130,8 @@ pub struct Vehicle {
     pub(super) tick_us: u64,
     pub(super) params: Params,
     pub(super) frame: LocalFrame,
+    /// The "Geofence violation" message went out for the breach in progress.
+    fence_warned: bool,
     pub(super) body: Body,
     pub(super) commander: Commander,
     pub(super) nav: Navigator,
@@ -177,6 +180,7 @@ impl Vehicle {
         let cfg = VehicleConfig { boot_texts, ..cfg };
         Vehicle {
             frame: LocalFrame::new(cfg.origin),
+            fence_warned: false,
             rng: cfg.seed | 1,
             sysid,
             now_us: 0,
@@ -540,6 +544,32 @@ impl Vehicle {
             Some((Failsafe::ManualControlLost, !c.manual_control, Mode::Rtl))
         } else {
             None
+        };
+        // The geofence, in the air: it outranks the stream failsafes.
+        let breached = self.commander.armed
+            && !self.commander.landed
+            && crate::geofence::breached(
+                &self.mission.plans[1].items,
+                &self.frame,
+                [self.body.pos_ned_m[0], self.body.pos_ned_m[1]],
+            );
+        let action = GeofenceAction::from_param(self.params.i(P::GF_ACTION));
+        if breached && !self.fence_warned && action != GeofenceAction::None {
+            self.fence_warned = true;
+            self.io.critical(now, "navigator", "Geofence violation\t");
+        }
+        if !breached {
+            self.fence_warned = false;
+        }
+        let fence_mode = match action {
+            GeofenceAction::Hold => Some(Mode::Hold),
+            GeofenceAction::Return => Some(Mode::Rtl),
+            GeofenceAction::Land => Some(Mode::Land),
+            GeofenceAction::None | GeofenceAction::Warn => None,
+        };
+        let watched = match fence_mode {
+            Some(m) if breached => Some((Failsafe::Geofence, true, m)),
+            _ => watched,
         };
         if self.commander.update_failsafe(now, watched) {
             if self.commander.failsafe == Some(Failsafe::ManualControlLost) {

@@ -158,3 +158,29 @@ fn a_mission_px4_rejects_fails_with_its_answer() {
     assert_eq!(r["steps"].as_array().unwrap().len(), 0);
     assert_eq!(r["final"]["armed"], false);
 }
+
+#[test]
+fn a_plan_with_a_geofence_and_rally_points_uploads_them_after_the_mission() {
+    nexus(&[
+        "fly",
+        "examples/fenced.plan",
+        "--speed",
+        SPEED,
+        "--instance",
+        "253",
+    ])
+    .assert()
+    .success()
+    .stdout(
+        predicate::str::contains("uploading 4 mission items from examples/fenced.plan")
+            .and(predicate::str::contains(
+                "uploading 5 geofence items from examples/fenced.plan",
+            ))
+            .and(predicate::str::contains(
+                "uploading 2 rally points from examples/fenced.plan",
+            ))
+            .and(predicate::str::contains(
+                "PASS: mission complete: 4 items flown",
+            )),
+    );
+}

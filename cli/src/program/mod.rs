@@ -40,7 +40,8 @@ use crate::diag::{read_bytes, read_text, FileError, SourceError};
 use crate::ITEMS;
 use fields::{Fields, Src};
 use nexus_core::engine::Program;
-use nexus_core::plan::{read_plan, Plan};
+use nexus_core::offboard::{FENCE_ITEMS, RALLY_ITEMS};
+use nexus_core::plan::{read_geo, read_plan, GeoPlan, Plan};
 use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
@@ -54,6 +55,9 @@ pub struct PlanFile {
     pub path: PathBuf,
     /// The plan.
     pub plan: Box<Plan<ITEMS>>,
+    /// Its `geoFence` and `rallyPoints` (empty when the file has none): uploaded after the
+    /// mission.
+    pub geo: Box<GeoPlan<FENCE_ITEMS, RALLY_ITEMS>>,
 }
 
 impl PlanFile {
@@ -70,10 +74,17 @@ impl PlanFile {
                         .into(),
                 )
             }
-            Ok(plan) => Ok(PlanFile {
-                path: path.to_path_buf(),
-                plan: Box::new(plan),
-            }),
+            Ok(plan) => match read_geo::<FENCE_ITEMS, RALLY_ITEMS>(&bytes) {
+                Ok(geo) => Ok(PlanFile {
+                    path: path.to_path_buf(),
+                    plan: Box::new(plan),
+                    geo: Box::new(geo),
+                }),
+                Err(e) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    Err(SourceError::at(path, &text, e.offset(), None, e.to_string()).into())
+                }
+            },
             Err(e) => {
                 let text = String::from_utf8_lossy(&bytes);
                 Err(SourceError::at(path, &text, e.offset(), None, e.to_string()).into())

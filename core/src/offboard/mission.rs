@@ -39,6 +39,9 @@ pub(crate) enum Transfer {
 
 #[derive(Debug, Clone)]
 pub(crate) struct MissionState<const N: usize> {
+    /// Which of PX4's plans this state transfers: the mission, the geofence or the rally points
+    /// (MAV_MISSION_TYPE); frames of another type are not this state's.
+    pub kind: mav::MavMissionType,
     pub items: Vec<MissionItem, N>,
     pub transfer: Transfer,
     /// A MISSION_ACK we owe PX4 (end of a download, or an abort).
@@ -62,7 +65,13 @@ pub(crate) struct MissionState<const N: usize> {
 
 impl<const N: usize> MissionState<N> {
     pub fn new() -> Self {
+        Self::of(mav::MavMissionType::MAV_MISSION_TYPE_MISSION)
+    }
+
+    /// An empty state for the plan of this MAV_MISSION_TYPE.
+    pub fn of(kind: mav::MavMissionType) -> Self {
         MissionState {
+            kind,
             items: Vec::new(),
             transfer: Transfer::Idle,
             ack_out: None,
@@ -113,24 +122,25 @@ impl<const N: usize> MissionState<N> {
     }
 
     pub fn on_frame(&mut self, now: Stamp, frame: &Frame, ev: &mut EventQueue) {
+        let mine = |t: mav::MavMissionType| t == self.kind;
+        let is_mission = is_mission(self.kind);
         #[allow(deprecated)] // legacy MISSION_REQUEST: answered like MISSION_REQUEST_INT
         match &frame.msg {
-            Msg::MissionCurrent(m) => self.on_current(m),
+            Msg::MissionCurrent(m) if is_mission => self.on_current(m),
             Msg::MissionItemReached(m)
-                if self.fresh
+                if is_mission
+                    && self.fresh
                     && m.seq <= self.current
                     && self.reached.is_none_or(|r| m.seq > r) =>
             {
                 self.reached = Some(m.seq);
                 self.progress_known = true;
             }
-            Msg::MissionRequestInt(m) if is_mission(m.mission_type) => {
-                self.on_request(now, m.seq, ev)
-            }
-            Msg::MissionRequest(m) if is_mission(m.mission_type) => self.on_request(now, m.seq, ev),
-            Msg::MissionAck(m) if is_mission(m.mission_type) => self.on_ack(m, ev),
-            Msg::MissionCount(m) if is_mission(m.mission_type) => self.on_count(now, m.count, ev),
-            Msg::MissionItemInt(m) if is_mission(m.mission_type) => self.on_item(now, m, ev),
+            Msg::MissionRequestInt(m) if mine(m.mission_type) => self.on_request(now, m.seq, ev),
+            Msg::MissionRequest(m) if mine(m.mission_type) => self.on_request(now, m.seq, ev),
+            Msg::MissionAck(m) if mine(m.mission_type) => self.on_ack(m, ev),
+            Msg::MissionCount(m) if mine(m.mission_type) => self.on_count(now, m.count, ev),
+            Msg::MissionItemInt(m) if mine(m.mission_type) => self.on_item(now, m, ev),
             _ => {}
         }
     }

@@ -32,6 +32,8 @@ mod config;
 mod error;
 mod events;
 pub mod geo;
+#[cfg(feature = "geofence")]
+pub mod geofence;
 mod mission;
 mod mission_download;
 mod mission_upload;
@@ -49,6 +51,8 @@ pub use events::{
     OffboardEvent, Refusal, Request, TransferStage, REFUSAL_TEXT_LEN,
 };
 pub use geo::Anchor;
+#[cfg(feature = "geofence")]
+pub use geofence::{GeoKind, GeoStatus, FENCE_ITEMS, RALLY_ITEMS};
 pub use queries::{News, Pending};
 pub use requests::{ArmWait, ACK_WAIT_MS};
 #[cfg(feature = "setpoints")]
@@ -99,6 +103,8 @@ pub(crate) enum Tx {
     MissionRequestInt(u16),
     MissionAck(mav::MavMissionResult),
     MissionClearAll,
+    #[cfg(feature = "geofence")]
+    Geo(geofence::GeoKind, geofence::GeoTx),
     OneShot(OneShot),
 }
 
@@ -184,6 +190,8 @@ pub struct Offboard<const ITEMS: usize> {
     anchor: Option<Anchor>,
     target: Option<Target>,
     mission: MissionState<ITEMS>,
+    #[cfg(feature = "geofence")]
+    geo: geofence::Geo,
     events: EventQueue,
     connected: bool,
     last_poll: Option<Instant>,
@@ -207,6 +215,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             anchor: None,
             target: None,
             mission: MissionState::new(),
+            #[cfg(feature = "geofence")]
+            geo: geofence::Geo::new(),
             events: EventQueue::default(),
             connected: false,
             last_poll: None,
@@ -226,6 +236,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.req
             .on_frame(st, tel, frame, &self.t, &mut self.rc, &mut self.events);
         self.mission.on_frame(st, frame, &mut self.events);
+        #[cfg(feature = "geofence")]
+        self.geo.on_frame(st, frame);
         self.after_transfer();
         self.req.tick(st, tel, &self.t, &mut self.events);
     }
@@ -275,6 +287,10 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.after_transfer();
         if tx.is_some() {
             return tx;
+        }
+        #[cfg(feature = "geofence")]
+        if let Some((kind, g)) = self.geo.poll(st, &self.t) {
+            return Some(Tx::Geo(kind, g));
         }
         if let Some(sticks) = self.stream_sticks() {
             if self.rc_last.is_none_or(|s| s.either_done(st, self.t.rc_ms)) {
@@ -357,6 +373,30 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             Tx::MissionRequestInt(seq) => enc.encode(&wire::mission_request_int(to, *seq), buf),
             Tx::MissionAck(r) => enc.encode(&wire::mission_ack(to, *r), buf),
             Tx::MissionClearAll => enc.encode(&wire::mission_clear_all(to), buf),
+            #[cfg(feature = "geofence")]
+            Tx::Geo(kind, g) => {
+                use geofence::GeoTx;
+                let ty = kind.mission_type();
+                match g {
+                    GeoTx::Count(n) => enc.encode(&wire::mission_count_of(to, *n, ty), buf),
+                    GeoTx::Item(seq) => {
+                        let item = self.geo.item(*kind, *seq)?;
+                        let p = wire::mission_item_int_payload(to, item, false, ty);
+                        enc.encode_payload(
+                            <mav::MISSION_ITEM_INT_DATA as MessageData>::ID,
+                            <mav::MISSION_ITEM_INT_DATA as MessageData>::EXTRA_CRC,
+                            &p,
+                            buf,
+                        )
+                    }
+                    GeoTx::RequestList => enc.encode(&wire::mission_request_list_of(to, ty), buf),
+                    GeoTx::RequestInt(seq) => {
+                        enc.encode(&wire::mission_request_int_of(to, *seq, ty), buf)
+                    }
+                    GeoTx::Ack(r) => enc.encode(&wire::mission_ack_of(to, *r, ty), buf),
+                    GeoTx::ClearAll => enc.encode(&wire::mission_clear_all_of(to, ty), buf),
+                }
+            }
             Tx::OneShot(OneShot::Disarm) => enc.encode(&wire::arm_disarm(to, false, 0), buf),
             Tx::OneShot(OneShot::Reposition {
                 lat_e7,
@@ -407,6 +447,10 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             }
             d = earliest(d, self.req.deadline(&self.t));
             d = earliest(d, self.mission.deadline(&self.t));
+            #[cfg(feature = "geofence")]
+            {
+                d = earliest(d, self.geo.deadline(&self.t));
+            }
         }
         // A deadline at or before the last poll was due then and did not fire: something other
         // than time holds it (a mode to confirm, a position to arrive), and a frame or a verb,
@@ -431,7 +475,15 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             d = earliest(d, self.sp_last.map(|s| s.wall_after(self.t.rc_ms)));
         }
         // Wall timers still ahead of the last poll count too.
-        for t in [self.req.deadline(&self.t), self.mission.deadline(&self.t)] {
+        #[cfg(feature = "geofence")]
+        let geo = self.geo.deadline(&self.t);
+        #[cfg(not(feature = "geofence"))]
+        let geo = None;
+        for t in [
+            self.req.deadline(&self.t),
+            self.mission.deadline(&self.t),
+            geo,
+        ] {
             if let (Some(x), Some(p)) = (t, self.last_poll) {
                 if x > p {
                     d = earliest(d, Some(x));

@@ -298,51 +298,94 @@ pub fn mission_item_int_payload(
 
 /// MISSION_COUNT (mission type MISSION, no opaque id: PX4 computes its own).
 pub fn mission_count(to: Addr, count: u16) -> mav::MISSION_COUNT_DATA {
+    mission_count_of(to, count, mav::MavMissionType::MAV_MISSION_TYPE_MISSION)
+}
+
+/// MISSION_COUNT of the plan `mission_type` (mission, fence or rally).
+pub fn mission_count_of(
+    to: Addr,
+    count: u16,
+    mission_type: mav::MavMissionType,
+) -> mav::MISSION_COUNT_DATA {
     mav::MISSION_COUNT_DATA {
         count,
         target_system: to.system,
         target_component: to.component,
-        mission_type: mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
+        mission_type,
         opaque_id: 0,
     }
 }
 
 /// MISSION_REQUEST_LIST (start of a download).
 pub fn mission_request_list(to: Addr) -> mav::MISSION_REQUEST_LIST_DATA {
+    mission_request_list_of(to, mav::MavMissionType::MAV_MISSION_TYPE_MISSION)
+}
+
+/// MISSION_REQUEST_LIST of the plan `mission_type` (start of its download).
+pub fn mission_request_list_of(
+    to: Addr,
+    mission_type: mav::MavMissionType,
+) -> mav::MISSION_REQUEST_LIST_DATA {
     mav::MISSION_REQUEST_LIST_DATA {
         target_system: to.system,
         target_component: to.component,
-        mission_type: mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
+        mission_type,
     }
 }
 
 /// MISSION_REQUEST_INT for item `seq` (download).
 pub fn mission_request_int(to: Addr, seq: u16) -> mav::MISSION_REQUEST_INT_DATA {
+    mission_request_int_of(to, seq, mav::MavMissionType::MAV_MISSION_TYPE_MISSION)
+}
+
+/// MISSION_REQUEST_INT for item `seq` of the plan `mission_type` (download).
+pub fn mission_request_int_of(
+    to: Addr,
+    seq: u16,
+    mission_type: mav::MavMissionType,
+) -> mav::MISSION_REQUEST_INT_DATA {
     mav::MISSION_REQUEST_INT_DATA {
         seq,
         target_system: to.system,
         target_component: to.component,
-        mission_type: mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
+        mission_type,
     }
 }
 
 /// MISSION_ACK with `result` (end of a download, or an abort).
 pub fn mission_ack(to: Addr, result: mav::MavMissionResult) -> mav::MISSION_ACK_DATA {
+    mission_ack_of(to, result, mav::MavMissionType::MAV_MISSION_TYPE_MISSION)
+}
+
+/// MISSION_ACK with `result` for the plan `mission_type`.
+pub fn mission_ack_of(
+    to: Addr,
+    result: mav::MavMissionResult,
+    mission_type: mav::MavMissionType,
+) -> mav::MISSION_ACK_DATA {
     mav::MISSION_ACK_DATA {
         target_system: to.system,
         target_component: to.component,
         mavtype: result,
-        mission_type: mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
+        mission_type,
         opaque_id: 0,
     }
 }
 
 /// MISSION_CLEAR_ALL of the mission (not fence or rally points).
 pub fn mission_clear_all(to: Addr) -> mav::MISSION_CLEAR_ALL_DATA {
+    mission_clear_all_of(to, mav::MavMissionType::MAV_MISSION_TYPE_MISSION)
+}
+
+/// MISSION_CLEAR_ALL of the plan `mission_type` only (PX4 clears one type per request).
+pub fn mission_clear_all_of(
+    to: Addr,
+    mission_type: mav::MavMissionType,
+) -> mav::MISSION_CLEAR_ALL_DATA {
     mav::MISSION_CLEAR_ALL_DATA {
         target_system: to.system,
         target_component: to.component,
-        mission_type: mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
+        mission_type,
     }
 }
 

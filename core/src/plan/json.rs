@@ -482,6 +482,12 @@ pub fn locate(src: &[u8], path: &[Seg]) -> Option<usize> {
     Some(at)
 }
 
+/// Offset of one child of the container at `at` in a valid document: [`locate`] from there.
+#[cfg(feature = "geofence")]
+pub(crate) fn child_at(src: &[u8], at: usize, seg: Seg) -> Option<usize> {
+    child(src, at, seg)
+}
+
 /// Offset of one child of the container at `at`.
 fn child(src: &[u8], at: usize, seg: Seg) -> Option<usize> {
     let mut t = Tokens::new(src, at);

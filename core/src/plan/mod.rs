@@ -39,6 +39,8 @@
 //! 64 KiB flash. Strings are compared as written (escapes are not decoded): a `"fileType"`
 //! spelled with `\u` escapes is not recognised.
 
+#[cfg(feature = "geofence")]
+mod geofence;
 pub mod json;
 mod number;
 mod reader;
@@ -48,6 +50,8 @@ use core::fmt;
 use heapless::{String, Vec};
 use json::{Tok, Tokens};
 
+#[cfg(feature = "geofence")]
+pub use geofence::{read_geo, GeoPlan};
 pub use json::{line_col, SyntaxError, SyntaxKind};
 pub use reader::KIND_LEN;
 
@@ -180,6 +184,15 @@ pub enum PlanError {
         /// What the field allows, in words.
         allowed: &'static str,
     },
+    /// A `geoFence` or `rallyPoints` value that is not what QGroundControl writes there (a
+    /// polygon of fewer than 3 vertices, a vertex that is not `[lat, lon]`, a radius that is
+    /// not a positive number of metres, …).
+    BadGeo {
+        /// Offset of the value.
+        offset: usize,
+        /// What the value should be, in words.
+        problem: &'static str,
+    },
     /// A value of the wrong type (a string where a number goes, …).
     Type {
         /// Offset of the value.
@@ -204,6 +217,7 @@ impl PlanError {
             | PlanError::TooManyItems { offset, .. }
             | PlanError::BadHome { offset, .. }
             | PlanError::OutOfRange { offset, .. }
+            | PlanError::BadGeo { offset, .. }
             | PlanError::Type { offset, .. } => *offset,
         }
     }
@@ -263,6 +277,9 @@ impl fmt::Display for PlanError {
                 }
                 let value = value.as_ref().map_or("?", |v| v.as_str());
                 write!(f, "{field} {value} is out of range: {allowed}")
+            }
+            PlanError::BadGeo { offset, problem } => {
+                write!(f, "bad geofence or rally value at byte {offset}: {problem}")
             }
             PlanError::Type {
                 offset, expected, ..

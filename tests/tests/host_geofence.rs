@@ -1,0 +1,292 @@
+//! Geofence and rally points over UDP against the simulated PX4 (lockstep, instance 252, one
+//! test at a time): uploaded, downloaded and cleared through the mission protocol with
+//! mission_type 1 and 2, each beside the mission and independent of it; and a breach answered
+//! with GF_ACTION's action.
+
+mod host_support;
+#[path = "sim_support/mod.rs"]
+mod sim_support;
+
+use host_support::*;
+use nexus_core::engine::{Condition, Reason, Wait};
+use nexus_core::mav;
+use nexus_core::mission::MissionItem;
+use nexus_core::offboard::{GeoKind, GeoStatus, MissionError};
+use nexus_core::plan::{read_geo, GeoPlan};
+use nexus_core::Mode;
+use nexus_host::offboard_client::OffboardClient;
+use nexus_host::run::Sim;
+use nexus_host::session::Session;
+
+/// The tests share instance 252: one at a time.
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one() -> std::sync::MutexGuard<'static, ()> {
+    ONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn example() -> GeoPlan<64, 16> {
+    let src = std::fs::read(root().join("examples/fenced.plan")).unwrap();
+    read_geo(&src).unwrap()
+}
+
+fn settled(sim: &Sim, op: &OffboardClient, kind: GeoKind) -> GeoStatus {
+    sim.wait_until(|| op.geo_status(kind).unwrap() != GeoStatus::Busy, 30.0)
+        .unwrap_or_else(|e| panic!("{kind:?}: {e}\n{}", events(op)));
+    op.geo_status(kind).unwrap()
+}
+
+fn download(sim: &Sim, op: &OffboardClient, kind: GeoKind) -> Vec<MissionItem> {
+    op.download_geo(kind).unwrap();
+    let st = settled(sim, op, kind);
+    let items = op.geo_items(kind).unwrap();
+    assert_eq!(
+        st,
+        GeoStatus::Downloaded {
+            count: items.len() as u16
+        }
+    );
+    items
+}
+
+#[test]
+fn fence_and_rally_round_trip_beside_the_mission() {
+    let g = example();
+    assert_eq!(
+        g.fence.len(),
+        5,
+        "a 4-vertex inclusion polygon and an exclusion circle"
+    );
+    assert_eq!(g.rally.len(), 2);
+    let _one = one();
+    let (sim, op) = connect(lockstep(252));
+    op.upload_mission(plan("MC_mission_box.plan").as_path())
+        .unwrap();
+    sim.wait_until(|| op.mission_uploaded(), 30.0).unwrap();
+    let mission = op.mission_items().unwrap();
+
+    op.upload_geo(GeoKind::Fence, &g.fence).unwrap();
+    op.upload_geo(GeoKind::Rally, &g.rally).unwrap();
+    assert_eq!(
+        settled(&sim, &op, GeoKind::Fence),
+        GeoStatus::Uploaded { count: 5 }
+    );
+    assert_eq!(
+        settled(&sim, &op, GeoKind::Rally),
+        GeoStatus::Uploaded { count: 2 }
+    );
+
+    // Download into a new client's empty plans: what the vehicle holds, item for item.
+    drop(op);
+    let other = OffboardClient::connect(&sim, 10.0).unwrap();
+    assert!(other.geo_items(GeoKind::Fence).unwrap().is_empty());
+    assert_eq!(download(&sim, &other, GeoKind::Fence), g.fence.to_vec());
+    assert_eq!(download(&sim, &other, GeoKind::Rally), g.rally.to_vec());
+    // The mission is untouched by both.
+    other.download_mission().unwrap();
+    sim.wait_until(
+        || other.mission_items().unwrap().len() == mission.len(),
+        30.0,
+    )
+    .unwrap();
+    assert_eq!(other.mission_count(), mission.len());
+
+    // Clearing the fence leaves the rally points and the mission.
+    other.clear_geo(GeoKind::Fence).unwrap();
+    assert_eq!(settled(&sim, &other, GeoKind::Fence), GeoStatus::Cleared);
+    assert!(other.geo_items(GeoKind::Fence).unwrap().is_empty());
+    assert!(download(&sim, &other, GeoKind::Fence).is_empty());
+    assert_eq!(download(&sim, &other, GeoKind::Rally), g.rally.to_vec());
+    other.download_mission().unwrap();
+    sim.wait_until(
+        || other.mission_items().unwrap().len() == mission.len(),
+        30.0,
+    )
+    .unwrap();
+    bad_fence_input_is_a_typed_error_or_a_rejection(&sim, &other);
+}
+
+/// Bad fence input on the link of `op`: a typed error, or PX4's refusal as a status.
+fn bad_fence_input_is_a_typed_error_or_a_rejection(sim: &Sim, op: &OffboardClient) {
+    // Empty: an error, nothing started (clearing is clear_geo).
+    let before = op.geo_status(GeoKind::Fence).unwrap();
+    assert!(op.upload_geo(GeoKind::Fence, &[]).is_err());
+    assert_eq!(op.geo_status(GeoKind::Fence).unwrap(), before);
+    // More than the machine holds: an error before anything goes out.
+    let mut many = example().rally.to_vec();
+    while many.len() <= nexus_core::offboard::RALLY_ITEMS {
+        let mut it = many[0];
+        it.seq = many.len() as u16;
+        many.push(it);
+    }
+    let before = op.geo_status(GeoKind::Rally).unwrap();
+    assert!(op.upload_geo(GeoKind::Rally, &many).is_err());
+    assert_eq!(op.geo_status(GeoKind::Rally).unwrap(), before);
+    // A polygon of two vertices: PX4's feasibility check refuses it (MAV_MISSION_ERROR, "Fence:
+    // too few vertices"), and the status says so.
+    let mut wrong = example().fence.to_vec();
+    wrong.truncate(2);
+    for v in &mut wrong {
+        v.params[0] = 2.0;
+    }
+    op.upload_geo(GeoKind::Fence, &wrong).unwrap();
+    let st = settled(sim, op, GeoKind::Fence);
+    assert_eq!(
+        st,
+        GeoStatus::Failed(MissionError::Rejected {
+            result: mav::MavMissionResult::MAV_MISSION_ERROR as u8
+        })
+    );
+    // The vehicle holds no fence after the refusal.
+    op.download_geo(GeoKind::Fence).unwrap();
+    assert_eq!(
+        settled(sim, op, GeoKind::Fence),
+        GeoStatus::Downloaded { count: 0 }
+    );
+}
+
+/// An inclusion circle of `radius_m` around the box mission's home.
+fn circle_at_home(radius_m: f32) -> MissionItem {
+    MissionItem {
+        seq: 0,
+        frame: 5,
+        command: 5003,
+        autocontinue: true,
+        params: [radius_m, 0.0, 0.0, 0.0],
+        x: 473_977_420,
+        y: 85_455_940,
+        z: 0.0,
+    }
+}
+
+/// Fly the box mission inside a 10 m circle: its first leg goes 15 m north, out of it.
+fn breach(gf_action: Option<i32>, expected: Mode) -> Session {
+    let s = session(lockstep(252));
+    let op = s.client();
+    if let Some(a) = gf_action {
+        op.param_set_int("GF_ACTION", a).unwrap();
+    }
+    op.upload_geo(GeoKind::Fence, &[circle_at_home(10.0)])
+        .unwrap();
+    s.sim()
+        .wait_until(
+            || op.geo_status(GeoKind::Fence).unwrap() != GeoStatus::Busy,
+            30.0,
+        )
+        .unwrap();
+    assert_eq!(
+        op.geo_status(GeoKind::Fence).unwrap(),
+        GeoStatus::Uploaded { count: 1 }
+    );
+    op.upload_mission(plan("MC_mission_box.plan").as_path())
+        .unwrap();
+    s.sim().wait_until(|| op.mission_uploaded(), 30.0).unwrap();
+    op.start_mission().unwrap();
+    let r = s
+        .wait_until(
+            &Wait::until(Condition::text("Geofence violation")).timeout_s(120.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "{r:?}\n{}", events(op));
+    let r = s
+        .wait_until(
+            &Wait::mode(expected)
+                .guard(Condition::landed())
+                .timeout_s(5.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "the failsafe takes over: {r:?}");
+    s
+}
+
+#[test]
+fn leaving_the_fence_holds_as_px4s_default_gf_action() {
+    let _one = one();
+    // GF_ACTION 2 (PX4's default): Hold.
+    let s = breach(None, Mode::Hold);
+    let op = s.client();
+    // Held at the fence, short of the waypoint 15 m north: 5 s on, still Hold, item 1 unreached.
+    let r = s
+        .wait_until(
+            &Wait::time_s(5.0)
+                .guard(Condition::mode(Mode::Mission))
+                .timeout_s(10.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "{r:?}");
+    assert_eq!(op.flight_mode(), Some(Mode::Hold));
+    assert!(op.mission_reached() < 1, "reached {}", op.mission_reached());
+    assert!(op.is_armed());
+}
+
+#[test]
+fn leaving_the_fence_returns_with_gf_action_3() {
+    let _one = one();
+    breach(Some(3), Mode::Rtl);
+}
+
+/// MAVSDK's C++ core as an autopilot (MissionRawServer, `tests/py/mavsdk_autopilot.py`) takes
+/// the fence and rally transfers item for item, with their mission_type. On UDP 14792, instance
+/// 252's client port (free while this test holds the instance).
+#[test]
+fn mavsdk_as_an_autopilot_accepts_the_fence_and_rally_transfers() {
+    use nexus_host::offboard_client::OffboardOptions;
+    use std::time::{Duration, Instant};
+    let _one = one();
+    let port = 14792u16;
+    let mut sc =
+        sim_support::Scenario::spawn("mavsdk_autopilot.py", &[port.to_string(), "120".into()]);
+    sc.wait_event("ready", Duration::from_secs(30));
+    let op = OffboardClient::new(
+        &format!("udpin:127.0.0.1:{port}"),
+        OffboardOptions {
+            system_id: 1,
+            ..OffboardOptions::default()
+        },
+    )
+    .unwrap();
+    op.open().unwrap();
+    let t0 = Instant::now();
+    while !op.connected() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no heartbeat from MAVSDK"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let g = example();
+    for (kind, items, ty) in [
+        (GeoKind::Fence, &g.fence[..], 1),
+        (GeoKind::Rally, &g.rally[..], 2),
+    ] {
+        op.upload_geo(kind, items).unwrap();
+        let t0 = Instant::now();
+        while op.geo_status(kind).unwrap() == GeoStatus::Busy {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "{kind:?}: no answer\n{}",
+                events(&op)
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(
+            op.geo_status(kind).unwrap(),
+            GeoStatus::Uploaded {
+                count: items.len() as u16
+            }
+        );
+        let e = sc.wait_event("mission", Duration::from_secs(20));
+        assert_eq!(e["result"], "SUCCESS", "{e}");
+        let got = e["items"].as_array().unwrap();
+        assert_eq!(got.len(), items.len(), "{e}");
+        for (got, want) in got.iter().zip(items) {
+            assert_eq!(got["mission_type"], ty, "{got}");
+            assert_eq!(got["command"], want.command, "{got}");
+            assert_eq!(got["x"], want.x, "{got}");
+            assert_eq!(got["y"], want.y, "{got}");
+        }
+    }
+}
