@@ -492,10 +492,7 @@ impl Flight {
             self.trace
                 .push(super::evidence::Sample::new(s, self.position_deg));
         }
-        if matches!(
-            self.status.landed_state,
-            nexus_core::LandedState::InAir | nexus_core::LandedState::TakingOff
-        ) {
+        if self.status.airborne_seen {
             self.airborne = true;
         }
     }

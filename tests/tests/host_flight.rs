@@ -70,6 +70,9 @@ fn takeoff_goto_land() {
     sim.wait_until(Condition::disarmed(), 30.0).unwrap();
     assert_eq!(op.landed_state(), LandedState::OnGround);
     assert!(!op.is_armed());
+    // Back on the ground, the pump still knows the vehicle flew (a caller that never looked
+    // while it was in the air — `nexus fly --speed max` — relies on it).
+    assert!(op.link().unwrap().status().airborne_seen);
 }
 
 #[test]

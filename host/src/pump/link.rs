@@ -647,6 +647,10 @@ impl LinkState {
         s.mode = tel.mode();
         s.at_target = ob.at_target(tel);
         s.landed_state = tel.landed_state();
+        s.airborne_seen |= matches!(
+            s.landed_state,
+            nexus_core::LandedState::InAir | nexus_core::LandedState::TakingOff
+        );
         s.landed = tel.landed();
         s.relative_alt_m = tel.relative_alt_m();
         s.vitals = super::status::Vitals::from_telemetry(tel);

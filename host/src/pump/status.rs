@@ -160,6 +160,10 @@ pub struct LinkStatus {
     pub at_target: bool,
     /// EXTENDED_SYS_STATE's landed state.
     pub landed_state: LandedState,
+    /// Whether the vehicle reported itself taking off or in the air at any time since the link
+    /// opened: kept on the pump thread, which sees every message, so a flight too fast for a
+    /// caller's look (`--speed max`) is not missed.
+    pub airborne_seen: bool,
     /// On the ground by seed 000's rule (landed state, or disarmed within 0.3 m of the pad).
     pub landed: Option<bool>,
     /// GLOBAL_POSITION_INT.relative_alt, m.
@@ -200,6 +204,7 @@ impl Default for LinkStatus {
             mode: None,
             at_target: false,
             landed_state: LandedState::Unknown,
+            airborne_seen: false,
             landed: None,
             relative_alt_m: None,
             vitals: Vitals::default(),
