@@ -316,7 +316,7 @@ mod tests {
             ("RTL_TYPE", Int32, 0.0),
             ("MPC_LAND_CRWL", Real32, 0.3),
             ("BAT1_V_EMPTY", Real32, 3.6),
-            ("BAT1_N_CELLS", Int32, 0.0),
+            ("BAT1_N_CELLS", Int32, 4.0), // PX4 SITL's rcS sets 4
             ("BAT2_SOURCE", Int32, -1.0),
             ("COM_FLTMODE1", Int32, -1.0),
             ("COM_DL_LOSS_T", Int32, 10.0),

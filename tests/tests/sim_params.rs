@@ -1,6 +1,7 @@
 //! pymavlink against the simulated PX4's parameter table (issue 18): PARAM_REQUEST_LIST gives
 //! every parameter of PX4's generated table once, with PX4's types; reads by name and by index;
-//! sets of the right type, INT32 bytewise. Instance 248.
+//! sets of the right type, INT32 bytewise; and every parameter QGroundControl, MAVSDK and PX4's
+//! mavsdk_tests touch is there with PX4's type. Instance 175.
 
 mod sim_support;
 
@@ -10,9 +11,157 @@ use serde_json::json;
 use sim_support::*;
 use std::time::Duration;
 
+/// The parameters QGroundControl (PX4 firmware plugin and vehicle setup pages: airframe, radio,
+/// flight modes, sensors, power, safety, actuators), MAVSDK (action, telemetry health, param)
+/// and PX4's test/mavsdk_tests read or set, with the type PX4's definition gives them
+/// (`type: float` REAL32; int32, enum, boolean and bitmask INT32).
+const CLIENTS: &[(&str, ParamKind)] = {
+    use ParamKind::{Int32 as I, Real32 as R};
+    &[
+        // Airframe, system, sensors.
+        ("SYS_AUTOSTART", I),
+        ("SYS_AUTOCONFIG", I),
+        ("SYS_HITL", I),
+        ("SYS_HAS_MAG", I),
+        ("SYS_HAS_BARO", I),
+        ("SYS_HAS_GPS", I),
+        ("MAV_SYS_ID", I),
+        ("MAV_TYPE", I),
+        ("CA_AIRFRAME", I),
+        ("CA_ROTOR_COUNT", I),
+        ("CAL_ACC0_ID", I),
+        ("CAL_GYRO0_ID", I),
+        ("CAL_MAG0_ID", I),
+        ("CAL_MAG0_ROT", I),
+        ("SENS_BOARD_ROT", I),
+        ("SENS_BOARD_X_OFF", R),
+        ("SENS_BOARD_Y_OFF", R),
+        ("SENS_BOARD_Z_OFF", R),
+        ("SENS_DPRES_OFF", R),
+        ("CBRK_SUPPLY_CHK", I),
+        // Arming and pre-arm.
+        ("COM_ARM_WO_GPS", I),
+        ("COM_ARM_CHK_ESCS", I),
+        ("COM_PREARM_MODE", I),
+        ("COM_DISARM_LAND", R),
+        ("COM_DISARM_PRFLT", R),
+        // Radio, flight modes, manual control.
+        ("COM_RC_IN_MODE", I),
+        ("COM_RC_LOSS_T", R),
+        ("RC_CHAN_CNT", I),
+        ("RC1_MIN", R),
+        ("RC1_MAX", R),
+        ("RC1_TRIM", R),
+        ("RC1_REV", I),
+        ("RC_MAP_ROLL", I),
+        ("RC_MAP_PITCH", I),
+        ("RC_MAP_YAW", I),
+        ("RC_MAP_THROTTLE", I),
+        ("RC_MAP_FLTMODE", I),
+        ("RC_MAP_RETURN_SW", I),
+        ("RC_MAP_KILL_SW", I),
+        ("RC_MAP_OFFB_SW", I),
+        ("RC_MAP_LOITER_SW", I),
+        ("RC_MAP_ARM_SW", I),
+        ("COM_FLTMODE1", I),
+        ("COM_FLTMODE2", I),
+        ("COM_FLTMODE3", I),
+        ("COM_FLTMODE4", I),
+        ("COM_FLTMODE5", I),
+        ("COM_FLTMODE6", I),
+        ("TRIM_ROLL", R),
+        ("TRIM_PITCH", R),
+        ("TRIM_YAW", R),
+        // Safety: failsafes, geofence, return.
+        ("NAV_RCL_ACT", I),
+        ("NAV_DLL_ACT", I),
+        ("COM_DL_LOSS_T", I),
+        ("COM_LOW_BAT_ACT", I),
+        ("COM_OBL_RC_ACT", I),
+        ("COM_OF_LOSS_T", R),
+        ("GF_ACTION", I),
+        ("GF_MAX_HOR_DIST", R),
+        ("GF_MAX_VER_DIST", R),
+        ("RTL_RETURN_ALT", R),
+        ("RTL_DESCEND_ALT", R),
+        ("RTL_LAND_DELAY", R),
+        // Power.
+        ("BAT_LOW_THR", R),
+        ("BAT_CRIT_THR", R),
+        ("BAT_EMERGEN_THR", R),
+        ("BAT1_N_CELLS", I),
+        ("BAT1_SOURCE", I),
+        ("BAT1_V_EMPTY", R),
+        ("BAT1_V_CHARGED", R),
+        ("BAT1_V_LOAD_DROP", R),
+        ("BAT1_R_INTERNAL", R),
+        ("BAT1_CAPACITY", R),
+        // Missions, takeoff, speeds (QGC plan view and guided actions, MAVSDK Action).
+        ("MIS_TAKEOFF_ALT", R),
+        ("MIS_DIST_1WP", R),
+        ("NAV_ACC_RAD", R),
+        ("MPC_XY_CRUISE", R),
+        ("MPC_XY_VEL_MAX", R),
+        ("MPC_Z_VEL_MAX_UP", R),
+        ("MPC_Z_VEL_MAX_DN", R),
+        ("MPC_LAND_SPEED", R),
+        ("MPC_TKO_SPEED", R),
+        ("MPC_MAN_Y_MAX", R),
+        ("MPC_YAWRAUTO_MAX", R),
+    ]
+};
+
+fn wire_type(kind: ParamKind) -> u64 {
+    match kind {
+        ParamKind::Real32 => 9,
+        ParamKind::Int32 => 6,
+    }
+}
+
+fn row(name: &str) -> Option<(ParamKind, f64)> {
+    TABLE
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, kind, v)| (*kind, *v))
+}
+
+#[test]
+fn what_clients_touch_is_in_px4s_table_with_px4s_types() {
+    let missing: Vec<&str> = CLIENTS
+        .iter()
+        .filter(|(name, _)| row(name).is_none())
+        .map(|(name, _)| *name)
+        .collect();
+    assert!(missing.is_empty(), "missing from the table: {missing:?}");
+    for (name, kind) in CLIENTS {
+        assert_eq!(row(name).map(|r| r.0), Some(*kind), "{name}");
+    }
+    // PX4 SITL's values for the SIH quadrotor where they differ from the definitions'
+    // defaults (its startup scripts rcS and rc.mc_defaults, and the recordings).
+    for (name, v) in [
+        ("BAT1_N_CELLS", 4.0),
+        ("CBRK_SUPPLY_CHK", 894281.0),
+        ("COM_RC_IN_MODE", 1.0),
+        ("MAV_TYPE", 2.0),
+        ("NAV_ACC_RAD", 2.0),
+        ("RTL_RETURN_ALT", 30.0),
+        ("CAL_ACC0_ID", 1310988.0),
+    ] {
+        assert_eq!(row(name).map(|r| r.1), Some(v), "{name}");
+    }
+    // Gone from PX4 main (answered PARAM_ERROR like any unknown name).
+    for gone in ["COM_OBL_ACT", "COM_ARM_SDCARD", "COM_RC_ARM_HYST", "LNDMC_TRIG_TIME"] {
+        assert!(row(gone).is_none(), "{gone}");
+    }
+    // Sorted by name, as PX4 indexes them, each name once.
+    for w in TABLE.windows(2) {
+        assert!(w[0].0 < w[1].0, "{} !< {}", w[0].0, w[1].0);
+    }
+}
+
 #[test]
 fn pymavlink_fetches_px4s_whole_table_and_reads_and_sets() {
-    let cfg = SimConfig::realtime(248, speed());
+    let cfg = SimConfig::realtime(175, speed());
     let mut run = Scenario::spawn(
         "sim_params.py",
         &[
@@ -42,11 +191,11 @@ fn pymavlink_fetches_px4s_whole_table_and_reads_and_sets() {
     let table: Vec<&str> = TABLE.iter().map(|(n, _, _)| *n).collect();
     assert_eq!(names, table, "indexed as the table, sorted by name");
     for (name, kind, _) in TABLE {
-        let want = match kind {
-            ParamKind::Real32 => 9,
-            ParamKind::Int32 => 6,
-        };
-        assert_eq!(list["types"][name], want, "{name}");
+        assert_eq!(list["types"][name], wire_type(*kind), "{name}");
+    }
+    // What clients look for arrives on the wire with PX4's type.
+    for (name, kind) in CLIENTS {
+        assert_eq!(list["types"][name], wire_type(*kind), "{name} on the wire");
     }
 
     for (name, ty, value) in [

@@ -78,7 +78,8 @@ fn params_answer_at_once_int32_bytewise() {
         target_system: 1,
         target_component: 1,
     });
-    g.run(100);
+    // PX4's ~1000-row table at PARAMS_PER_TICK a tick: well within a second.
+    g.run(1000);
     let n = g
         .events(from)
         .iter()
