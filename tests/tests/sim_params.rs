@@ -108,6 +108,8 @@ const CLIENTS: &[(&str, ParamKind)] = {
         ("MPC_TKO_SPEED", R),
         ("MPC_MAN_Y_MAX", R),
         ("MPC_YAWRAUTO_MAX", R),
+        // MAVSDK Failure, as PX4's mavsdk_tests use it.
+        ("SYS_FAILURE_EN", I),
     ]
 };
 
@@ -153,9 +155,13 @@ fn what_clients_touch_is_in_px4s_table_with_px4s_types() {
     for gone in ["COM_OBL_ACT", "COM_ARM_SDCARD", "COM_RC_ARM_HYST", "LNDMC_TRIG_TIME"] {
         assert!(row(gone).is_none(), "{gone}");
     }
-    // Sorted by name, as PX4 indexes them, each name once.
+    // Sorted by name, as PX4 indexes them, each name once; every name fits PARAM_VALUE's
+    // 16-byte param_id.
     for w in TABLE.windows(2) {
         assert!(w[0].0 < w[1].0, "{} !< {}", w[0].0, w[1].0);
+    }
+    for (name, _, _) in TABLE {
+        assert!(!name.is_empty() && name.len() <= 16, "{name}");
     }
 }
 

@@ -1137,6 +1137,7 @@
     ("SYS_CAL_TMIN", ParamKind::Int32, 5.0), // PX4/PX4-Autopilot src/lib/systemlib/system_params.yaml, commit 014866564299bf6818138f8591403a208571f100
     ("SYS_DM_BACKEND", ParamKind::Int32, 0.0), // PX4/PX4-Autopilot src/modules/dataman/parameters.yaml, commit 4f0eb72b32a99129ef5a9ddb18e4606d4fa49092
     ("SYS_FAC_CAL_MODE", ParamKind::Int32, 0.0), // PX4/PX4-Autopilot src/lib/systemlib/system_params.yaml, commit 014866564299bf6818138f8591403a208571f100
+    ("SYS_FAILURE_EN", ParamKind::Int32, 0.0), // PX4/PX4-Autopilot src/lib/systemlib/system_params.c, stored file id 47623236
     ("SYS_HAS_BARO", ParamKind::Int32, 1.0), // PX4/PX4-Autopilot src/lib/systemlib/system_params.yaml, commit 014866564299bf6818138f8591403a208571f100
     ("SYS_HAS_GPS", ParamKind::Int32, 1.0), // PX4/PX4-Autopilot src/lib/systemlib/system_params.yaml, commit 014866564299bf6818138f8591403a208571f100
     ("SYS_HAS_MAG", ParamKind::Int32, 1.0), // PX4/PX4-Autopilot src/lib/systemlib/system_params.yaml, commit 014866564299bf6818138f8591403a208571f100
