@@ -108,8 +108,11 @@ const CLIENTS: &[(&str, ParamKind)] = {
         ("MPC_TKO_SPEED", R),
         ("MPC_MAN_Y_MAX", R),
         ("MPC_YAWRAUTO_MAX", R),
-        // MAVSDK Failure, as PX4's mavsdk_tests use it.
+        // PX4's mavsdk_tests (autopilot_tester: failure injection, height source, RC loss
+        // exceptions).
         ("SYS_FAILURE_EN", I),
+        ("EKF2_HGT_REF", I),
+        ("COM_RCL_EXCEPT", I),
     ]
 };
 
