@@ -155,7 +155,12 @@ fn what_clients_touch_is_in_px4s_table_with_px4s_types() {
         assert_eq!(row(name).map(|r| r.1), Some(v), "{name}");
     }
     // Gone from PX4 main (answered PARAM_ERROR like any unknown name).
-    for gone in ["COM_OBL_ACT", "COM_ARM_SDCARD", "COM_RC_ARM_HYST", "LNDMC_TRIG_TIME"] {
+    for gone in [
+        "COM_OBL_ACT",
+        "COM_ARM_SDCARD",
+        "COM_RC_ARM_HYST",
+        "LNDMC_TRIG_TIME",
+    ] {
         assert!(row(gone).is_none(), "{gone}");
     }
     // Sorted by name, as PX4 indexes them, each name once; every name fits PARAM_VALUE's
