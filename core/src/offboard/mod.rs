@@ -289,7 +289,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             return tx;
         }
         #[cfg(feature = "geofence")]
-        if let Some((kind, g)) = self.geo.poll(st, &self.t) {
+        if let Some((kind, g)) = self.geo.poll(st, &self.t, self.mission_uploaded()) {
             return Some(Tx::Geo(kind, g));
         }
         if let Some(sticks) = self.stream_sticks() {

@@ -285,6 +285,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.mission.reset_progress();
         self.req.restart = None;
         self.mission.transfer = Transfer::Upload(Upload::new(self.mission.items.len() as u16));
+        #[cfg(feature = "geofence")]
+        self.geo.mission_upload_started();
         Ok(())
     }
 
