@@ -1,8 +1,8 @@
 //! Flight programs: the TOML file `nexus run` reads, turned into a core [`Program`].
 //!
-//! A program is seed 000's steps written down. Each `[[step]]` does one action, then waits
-//! `until` a condition holds, at most `timeout_s` sim seconds, and on a timeout stops the
-//! program (`on_timeout = "stop"`, the default) or goes on (`"continue"`):
+//! A program is the wait engine's steps ([`Program`]) written down. Each `[[step]]` does one
+//! action, then waits `until` a condition holds, at most `timeout_s` sim seconds, and on a timeout
+//! stops the program (`on_timeout = "stop"`, the default) or goes on (`"continue"`):
 //!
 //! ```toml
 //! name = "takeoff, hover, land"
