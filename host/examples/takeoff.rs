@@ -12,17 +12,7 @@
 use nexus_host::offboard_client::OffboardClient;
 use nexus_host::run::{Sim, SimOptions};
 
-fn main() -> std::process::ExitCode {
-    match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let arg = std::env::args().nth(1).unwrap_or_else(|| "10".into());
     let options = match arg.as_str() {
         "lockstep" => SimOptions::simulated(0).lockstep(),

@@ -396,9 +396,7 @@ fn read_kind(
     };
     Ok(match kind {
         "altitude" => {
-            let v = f
-                .number_in("altitude", ALT_MIN_M, ALT_MAX_M, " m")?
-                .map_or(0.0, |(v, _)| v);
+            let v = number_in(f, "altitude", ALT_MIN_M, ALT_MAX_M, " m")?;
             (
                 Condition::altitude_m(v),
                 format!("altitude {}", cmp(" m", v)),
@@ -480,18 +478,14 @@ fn read_kind(
             (cond, format!("{kind} {}", cmp(" m/s", v)))
         }
         "heading" => {
-            let v = f
-                .number_in("heading", 0.0, 360.0, "°")?
-                .map_or(0.0, |(v, _)| v);
+            let v = number_in(f, "heading", 0.0, 360.0, "°")?;
             (
                 Condition::heading_deg(v),
                 format!("heading {}", cmp("°", v)),
             )
         }
         "battery_remaining" => {
-            let v = f
-                .number_in("battery_remaining", 0.0, 100.0, " %")?
-                .map_or(0.0, |(v, _)| v);
+            let v = number_in(f, "battery_remaining", 0.0, 100.0, " %")?;
             (
                 Condition::battery_remaining_pct(v),
                 format!("battery {}", cmp(" %", v)),
@@ -692,6 +686,17 @@ fn read_landed_states(
 
 fn number(f: &Fields<'_, '_>, key: &str) -> Result<f32, SourceError> {
     Ok(f.number(key)?.map(|(v, _)| v).unwrap_or(0.0))
+}
+
+/// The number at `key`, within `lo..=hi` (in `unit`), or 0 when it is not a number.
+fn number_in(
+    f: &Fields<'_, '_>,
+    key: &str,
+    lo: f64,
+    hi: f64,
+    unit: &str,
+) -> Result<f32, SourceError> {
+    Ok(f.number_in(key, lo, hi, unit)?.map_or(0.0, |(v, _)| v))
 }
 
 /// `{ roll, pitch, throttle, yaw }`; missing sticks are centred (throttle at mid).

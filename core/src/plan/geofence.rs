@@ -278,21 +278,18 @@ fn polygon<const N: usize>(src: &[u8], v: &Token, out: &mut Sink<'_, N>) -> Resu
     };
     // Two passes: the vertex count goes into every vertex's param1.
     let mut count = 0usize;
-    each(
-        src,
-        p,
-        "a polygon is an array of [lat, lon] vertices",
-        |e| {
-            let [lat, lon] = numbers::<2>(src, e, "a vertex is [lat, lon]")?;
-            lat_lon(src, lat, lon)?;
-            count += 1;
-            Ok(())
-        },
-    )?;
+    vertices(src, p, |_, _, _| count += 1)?;
     if count < 3 {
         return Err(bad(p, "a polygon has at least 3 vertices"));
     }
     let command = if inc { 5001 } else { 5002 };
+    vertices(src, p, |at, x, y| {
+        out.push(at, item(command, FENCE_FRAME, count as f32, x, y, 0.0))
+    })
+}
+
+/// Each vertex of the polygon array at `p`, checked: its offset and MISSION_ITEM_INT x, y.
+fn vertices(src: &[u8], p: usize, mut f: impl FnMut(usize, i32, i32)) -> Result<(), PlanError> {
     each(
         src,
         p,
@@ -300,7 +297,7 @@ fn polygon<const N: usize>(src: &[u8], v: &Token, out: &mut Sink<'_, N>) -> Resu
         |e| {
             let [lat, lon] = numbers::<2>(src, e, "a vertex is [lat, lon]")?;
             let (x, y) = lat_lon(src, lat, lon)?;
-            out.push(e.start, item(command, FENCE_FRAME, count as f32, x, y, 0.0));
+            f(e.start, x, y);
             Ok(())
         },
     )
