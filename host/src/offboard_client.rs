@@ -811,6 +811,15 @@ impl OffboardClient {
         self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.upload_geo(kind, &items)?))
     }
 
+    /// Lodge the geofence or the rally points to go up after the mission: every
+    /// [`OffboardClient::upload_mission`] from now on sends them once PX4 has accepted the
+    /// mission, the fence first, then the rally points (PX4 takes one transfer at a time; a
+    /// fence refused sends no rally points). [`OffboardClient::geo_status`] is `Idle` until then.
+    pub fn lodge_geo(&self, kind: GeoKind, items: &[MissionItem]) -> Result<(), ClientError> {
+        let items = items.to_vec();
+        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.lodge_geo(kind, &items)?))
+    }
+
     /// Download the vehicle's geofence or rally points (see [`OffboardClient::geo_items`]).
     pub fn download_geo(&self, kind: GeoKind) -> Result<(), ClientError> {
         self.verb(move |ctx| {
