@@ -27,7 +27,10 @@
 //!
 //! `upload` steps name a QGroundControl `.plan` relative to the program file; it is read (and
 //! its errors reported) when the program loads. The vehicle holds one mission at a time, so
-//! every `upload` of a program names the same plan.
+//! every `upload` of a program names the same plan. The plan's geofence and rally points go up
+//! after its mission, as `nexus fly` sends them: once PX4 has accepted the mission, in the
+//! pump's own ticks ([`nexus_core::offboard::Offboard::lodge_geo`]); a fence PX4 refuses ends
+//! the run.
 
 mod fields;
 mod step;
