@@ -14,14 +14,14 @@
 //! counts the items PX4 reported reached, never the plan's length.
 
 use super::evidence::EvidenceArgs;
-use super::exec::StepMeta;
+use super::exec::{Flight, StepMeta};
 use super::outcome::Command;
 use super::output::Out;
 use super::program::{PlanFile, STEPS};
 use super::report::Report;
 use super::vehicle::VehicleArgs;
 use super::{exit, EXIT_SETUP};
-use nexus_core::engine::{Condition, Program, Step, Wait};
+use nexus_core::engine::{Condition, Program, ProgramEnd, Step, Wait};
 use nexus_core::mission::{last_reachable, unreachable_items, NAV_RETURN_TO_LAUNCH};
 use nexus_core::Action;
 use std::path::PathBuf;
@@ -118,6 +118,55 @@ fn flight_program(last_item: Option<u16>, timeout_s: f32) -> (Program<STEPS>, Ve
     (program, metas)
 }
 
+/// The flight's verdict: the program's failure, else every reason the plan was not flown (not
+/// just the first), with how many of its `n` items were.
+fn judge(
+    flight: &Flight,
+    end: ProgramEnd,
+    meta: &[StepMeta],
+    last_item: Option<u16>,
+    unreachable: usize,
+    n: usize,
+) -> Result<ProgramEnd, String> {
+    let flown = flight.items_flown();
+    match flight.failure(end, meta) {
+        Some(why) => Err(format!("{why} ({flown} of {n} items flown)")),
+        None => {
+            let mut not_flown = Vec::new();
+            if !flight.mission_complete() {
+                not_flown.push(
+                    "PX4 never reported the mission's last reachable item reached".to_string(),
+                );
+            }
+            if !flight.airborne() {
+                not_flown.push(
+                    "PX4 reported the mission complete, but the vehicle never left the \
+                     ground"
+                        .to_string(),
+                );
+            }
+            if unreachable > 0 {
+                not_flown.push(format!(
+                    "{unreachable} of the plan's {n} items come after {} and are never \
+                     flown",
+                    match last_item {
+                        Some(l) => format!("item {l}, the last one PX4 flies,"),
+                        None => "the first RTL".to_string(),
+                    }
+                ));
+            }
+            if not_flown.is_empty() {
+                Ok(end)
+            } else {
+                Err(format!(
+                    "{} ({flown} of {n} items flown)",
+                    not_flown.join("; ")
+                ))
+            }
+        }
+    }
+}
+
 /// Run `nexus fly`.
 pub fn main(args: &FlyArgs) -> ExitCode {
     let out = Out::new(args.json.as_deref());
@@ -198,46 +247,7 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         Err(e) => Err(format!("mission upload failed: {e}")),
         Ok(()) => {
             let end = flight.run(program, &meta);
-            let flown = flight.items_flown();
-            let n = items.len();
-            match flight.failure(end, &meta) {
-                Some(why) => Err(format!("{why} ({flown} of {n} items flown)")),
-                None => {
-                    // Every reason the plan was not flown, not just the first.
-                    let mut not_flown = Vec::new();
-                    if !flight.mission_complete() {
-                        not_flown.push(
-                            "PX4 never reported the mission's last reachable item reached"
-                                .to_string(),
-                        );
-                    }
-                    if !flight.airborne() {
-                        not_flown.push(
-                            "PX4 reported the mission complete, but the vehicle never left the \
-                             ground"
-                                .to_string(),
-                        );
-                    }
-                    if unreachable > 0 {
-                        not_flown.push(format!(
-                            "{unreachable} of the plan's {n} items come after {} and are never \
-                             flown",
-                            match last_item {
-                                Some(l) => format!("item {l}, the last one PX4 flies,"),
-                                None => "the first RTL".to_string(),
-                            }
-                        ));
-                    }
-                    if not_flown.is_empty() {
-                        Ok(end)
-                    } else {
-                        Err(format!(
-                            "{} ({flown} of {n} items flown)",
-                            not_flown.join("; ")
-                        ))
-                    }
-                }
-            }
+            judge(&flight, end, &meta, last_item, unreachable, items.len())
         }
     };
     flight.view.finish();
