@@ -127,16 +127,7 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         eprintln!("nexus check: no autopilot HEARTBEAT in the recording (pass --system-id)");
         return exit(EXIT_SETUP);
     };
-    let meta: Vec<StepMeta> = prog
-        .steps
-        .iter()
-        .map(|s| StepMeta {
-            name: s.name.clone(),
-            action: s.action_name.clone(),
-            action_text: s.action_text.clone(),
-            until: s.until_text.clone(),
-        })
-        .collect();
+    let meta: Vec<StepMeta> = prog.steps.iter().map(StepMeta::from).collect();
     let total = meta.len();
     let title = prog.name.as_deref().unwrap_or("flight program");
     out.line(&format!(

@@ -41,6 +41,17 @@ pub struct StepMeta {
     pub until: String,
 }
 
+impl From<&super::program::StepSpec> for StepMeta {
+    fn from(s: &super::program::StepSpec) -> Self {
+        StepMeta {
+            name: s.name.clone(),
+            action: s.action_name.clone(),
+            action_text: s.action_text.clone(),
+            until: s.until_text.clone(),
+        }
+    }
+}
+
 impl StepMeta {
     /// "step 2/4 (take off)".
     pub fn label(&self, index: usize, total: usize) -> String {
@@ -92,6 +103,20 @@ pub struct Flight {
     airborne: bool,
     /// The vehicle as seen at each look with a new autopilot clock (the `--report` plots).
     pub trace: Vec<super::evidence::Sample>,
+    /// The geofence and rally uploads not yet seen accepted, in the order they go up.
+    geo: Vec<GeoUpload>,
+    /// The plan they come from, for lines.
+    geo_path: String,
+}
+
+/// A geofence or rally upload that goes up after the mission.
+struct GeoUpload {
+    kind: GeoKind,
+    count: usize,
+    /// "geofence items", "rally points".
+    what: &'static str,
+    /// Its start was said.
+    seen: bool,
 }
 
 impl Flight {
@@ -127,6 +152,8 @@ impl Flight {
             explanations: std::collections::HashMap::new(),
             airborne: false,
             trace: Vec::new(),
+            geo: Vec::new(),
+            geo_path: String::new(),
         }
     }
 
@@ -145,18 +172,45 @@ impl Flight {
         &self.texts
     }
 
-    /// Lodge `plan` with the offboard machine (an `upload` step sends it).
+    /// Lodge `plan` with the offboard machine (an `upload` step sends it), its geofence and
+    /// rally points to go up after the mission ([`nexus_core::offboard::Offboard::lodge_geo`]).
     pub fn lodge(&mut self, plan: &PlanFile) -> Result<(), String> {
         let items: Vec<MissionItem> = plan.plan.items.to_vec();
         self.items = items.clone();
+        let fence = plan.geo.fence.to_vec();
+        let rally = plan.geo.rally.to_vec();
+        self.geo = [
+            (GeoKind::Fence, fence.len(), "geofence items"),
+            (GeoKind::Rally, rally.len(), "rally points"),
+        ]
+        .into_iter()
+        .filter(|&(_, n, _)| n > 0)
+        .map(|(kind, count, what)| GeoUpload {
+            kind,
+            count,
+            what,
+            seen: false,
+        })
+        .collect();
+        self.geo_path = plan.path.display().to_string();
         self.vehicle
             .link
-            .call(move |ctx| ctx.client().offboard_mut().0.lodge_mission(&items))
+            .call(move |ctx| {
+                let op = ctx.client().offboard_mut().0;
+                op.lodge_mission(&items)?;
+                for (kind, geo) in [(GeoKind::Fence, fence), (GeoKind::Rally, rally)] {
+                    if !geo.is_empty() {
+                        op.lodge_geo(kind, &geo)?;
+                    }
+                }
+                Ok::<(), nexus_core::offboard::OffboardError>(())
+            })
             .map_err(|e| e.to_string())?
             .map_err(|e| format!("{}: cannot hold this mission: {e}", plan.path.display()))
     }
 
-    /// Upload `plan` and wait for PX4's answer.
+    /// Upload `plan`, then its geofence and rally points, and wait for PX4's answer to each
+    /// (a fence refused must not pass for a flight that has one).
     pub fn upload(&mut self, plan: &PlanFile) -> Result<(), String> {
         self.lodge(plan)?;
         self.vehicle
@@ -172,6 +226,7 @@ impl Flight {
         let start = Instant::now();
         let pump = self.vehicle.link.pump().clone();
         let mut seen = pump.news();
+        let mut mission_up = false;
         while start.elapsed() < UPLOAD_TIMEOUT {
             // Woken by the pump's news (the upload's end comes as an event), a tick at most:
             // under `--speed max` the whole flight is a fraction of a second.
@@ -185,7 +240,7 @@ impl Flight {
                     LinkEvent::Offboard(e) => {
                         self.note_event(&e);
                         match e {
-                            OffboardEvent::MissionUploaded { .. } => return self.upload_geo(plan),
+                            OffboardEvent::MissionUploaded { .. } => mission_up = true,
                             OffboardEvent::MissionUploadFailed(err) => {
                                 return Err(format!("PX4 did not take the mission: {err}"))
                             }
@@ -200,79 +255,53 @@ impl Flight {
                     _ => {}
                 }
             }
+            if mission_up && self.follow_geo()? {
+                return Ok(());
+            }
             let st = self.display_status("upload");
             self.view.update(&st);
         }
+        let what = match self.geo.first() {
+            Some(g) if mission_up => g.what,
+            _ => "mission",
+        };
         Err(format!(
-            "no answer to the mission upload within {} s",
+            "no answer to the {what} upload within {} s",
             UPLOAD_TIMEOUT.as_secs()
         ))
     }
 
-    /// Upload the plan's geofence and rally points, if it has them, and wait for PX4's answer
-    /// to each (after the mission: PX4 takes one transfer at a time per type, and a fence
-    /// refused must not pass for a flight that has one).
-    fn upload_geo(&mut self, plan: &PlanFile) -> Result<(), String> {
-        for (kind, items, what) in [
-            (GeoKind::Fence, &plan.geo.fence[..], "geofence items"),
-            (GeoKind::Rally, &plan.geo.rally[..], "rally points"),
-        ] {
-            if items.is_empty() {
-                continue;
-            }
-            let owned = items.to_vec();
-            self.vehicle
+    /// Follow the geofence and rally uploads that go up after the mission: says each as it
+    /// starts; whether all are up, or why PX4 did not take one.
+    fn follow_geo(&mut self) -> Result<bool, String> {
+        while let Some(g) = self.geo.first_mut() {
+            let kind = g.kind;
+            let st = self
+                .vehicle
                 .link
-                .call(move |ctx| ctx.client().offboard_mut().0.upload_geo(kind, &owned))
-                .map_err(|e| e.to_string())?
-                .map_err(|e| format!("{}: cannot upload: {e}", plan.path.display()))?;
-            self.view.line(&format!(
-                "uploading {} {what} from {}",
-                items.len(),
-                plan.path.display()
-            ));
-            let start = Instant::now();
-            loop {
-                if start.elapsed() >= UPLOAD_TIMEOUT {
-                    return Err(format!(
-                        "no answer to the {what} upload within {} s",
-                        UPLOAD_TIMEOUT.as_secs()
-                    ));
+                .call(move |ctx| ctx.client().offboard().geo_status(kind))
+                .map_err(|e| e.to_string())?;
+            if st == GeoStatus::Idle {
+                // Not started: the mission is not accepted yet.
+                return Ok(false);
+            }
+            if !g.seen {
+                g.seen = true;
+                let line = format!("uploading {} {} from {}", g.count, g.what, self.geo_path);
+                self.view.line(&line);
+            }
+            match st {
+                GeoStatus::Busy => return Ok(false),
+                GeoStatus::Uploaded { .. } => {
+                    self.geo.remove(0);
                 }
-                std::thread::sleep(Duration::from_millis(5));
-                if self.interrupt() {
-                    return Err(self.abort_reason.clone().unwrap_or_default());
+                GeoStatus::Failed(err) => {
+                    return Err(format!("PX4 did not take the {}: {err}", g.what))
                 }
-                self.look();
-                let st = self
-                    .vehicle
-                    .link
-                    .call(move |ctx| ctx.client().offboard().geo_status(kind))
-                    .map_err(|e| e.to_string())?;
-                match st {
-                    GeoStatus::Busy => {}
-                    GeoStatus::Uploaded { .. } => break,
-                    GeoStatus::Failed(err) => {
-                        return Err(format!("PX4 did not take the {what}: {err}"))
-                    }
-                    other => return Err(format!("the {what} upload ended as {other:?}")),
-                }
-                for (_, ev) in self.new_events() {
-                    match ev {
-                        LinkEvent::Offboard(e) => self.note_event(&e),
-                        LinkEvent::Died(why) => {
-                            self.died = Some(why.clone());
-                            return Err(format!("the vehicle died during the upload: {why}"));
-                        }
-                        LinkEvent::Ignored(src) => self.note_ignored(src),
-                        _ => {}
-                    }
-                }
-                let st = self.display_status("upload");
-                self.view.update(&st);
+                other => return Err(format!("the {} upload ended as {other:?}", g.what)),
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Run `program` to its end, printing each step as it starts and settles.
@@ -352,6 +381,15 @@ impl Flight {
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
                     LinkEvent::ProgramFinished(_) | LinkEvent::PeerChanged(_) => {}
+                }
+            }
+            // A program's `upload` sends the plan's fence and rally points after the mission: a
+            // fence PX4 refused ends the program, as it ends `fly`.
+            if !self.geo.is_empty() && self.abort_reason.is_none() && report.is_none() {
+                if let Err(e) = self.follow_geo() {
+                    self.view.line(&e);
+                    self.abort_reason = Some(e);
+                    let _ = self.vehicle.link.abort_program();
                 }
             }
             if let Some(report) = report {

@@ -13,14 +13,15 @@
 //! after an RTL but the RTL itself ([`nexus_core::mission::last_reachable`]). "Items flown"
 //! counts the items PX4 reported reached, never the plan's length.
 
-use super::evidence::{EvidenceArgs, Sample};
+use super::evidence::EvidenceArgs;
 use super::exec::{Flight, StepMeta};
+use super::outcome::Command;
 use super::output::Out;
 use super::program::{PlanFile, STEPS};
-use super::report::{IgnoredReport, Report};
-use super::vehicle::{start_interruptible, StartError, VehicleArgs};
-use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
-use nexus_core::engine::{Condition, Program, Step, Wait};
+use super::report::Report;
+use super::vehicle::VehicleArgs;
+use super::{exit, EXIT_SETUP};
+use nexus_core::engine::{Condition, Program, ProgramEnd, Step, Wait};
 use nexus_core::mission::{last_reachable, unreachable_items, NAV_RETURN_TO_LAUNCH};
 use nexus_core::Action;
 use std::path::PathBuf;
@@ -117,6 +118,55 @@ fn flight_program(last_item: Option<u16>, timeout_s: f32) -> (Program<STEPS>, Ve
     (program, metas)
 }
 
+/// The flight's verdict: the program's failure, else every reason the plan was not flown (not
+/// just the first), with how many of its `n` items were.
+fn judge(
+    flight: &Flight,
+    end: ProgramEnd,
+    meta: &[StepMeta],
+    last_item: Option<u16>,
+    unreachable: usize,
+    n: usize,
+) -> Result<ProgramEnd, String> {
+    let flown = flight.items_flown();
+    match flight.failure(end, meta) {
+        Some(why) => Err(format!("{why} ({flown} of {n} items flown)")),
+        None => {
+            let mut not_flown = Vec::new();
+            if !flight.mission_complete() {
+                not_flown.push(
+                    "PX4 never reported the mission's last reachable item reached".to_string(),
+                );
+            }
+            if !flight.airborne() {
+                not_flown.push(
+                    "PX4 reported the mission complete, but the vehicle never left the \
+                     ground"
+                        .to_string(),
+                );
+            }
+            if unreachable > 0 {
+                not_flown.push(format!(
+                    "{unreachable} of the plan's {n} items come after {} and are never \
+                     flown",
+                    match last_item {
+                        Some(l) => format!("item {l}, the last one PX4 flies,"),
+                        None => "the first RTL".to_string(),
+                    }
+                ));
+            }
+            if not_flown.is_empty() {
+                Ok(end)
+            } else {
+                Err(format!(
+                    "{} ({flown} of {n} items flown)",
+                    not_flown.join("; ")
+                ))
+            }
+        }
+    }
+}
+
 /// Run `nexus fly`.
 pub fn main(args: &FlyArgs) -> ExitCode {
     let out = Out::new(args.json.as_deref());
@@ -176,93 +226,31 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
-    // A signal from here on ends the command in order, with its report: while the vehicle
-    // starts, that start is cut short (nothing flew); afterwards the flight ends `aborted`.
-    let _interrupts = nexus_host::interrupt::handle();
-    let vehicle = match start_interruptible(&args.vehicle, true, tlog.clone()) {
-        Ok(v) => v,
-        Err(StartError::Setup(e)) => {
-            eprintln!("nexus fly: {e}");
-            return exit(EXIT_SETUP);
-        }
-        Err(e) => {
-            if let StartError::Died(why) = &e {
-                report.died = Some(why.clone());
-            }
-            return finish(
-                &out,
-                report,
-                Err(e.message().to_string()),
-                None,
-                &args.evidence,
-            );
-        }
+    let cmd = Command {
+        name: "nexus fly",
+        out: &out,
+        evidence: &args.evidence,
     };
-    out.line(&vehicle.banner());
-    report.vehicle = vehicle.report(&args.vehicle);
-    let notes = vehicle.notes();
-    let mut flight = Flight::new(vehicle, &out, items.len(), true);
-    flight.events.extend(notes);
+    let (mut flight, _interrupts) = match cmd.start(
+        &args.vehicle,
+        true,
+        tlog.clone(),
+        &mut report,
+        items.len(),
+        true,
+    ) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
     let (program, meta) = flight_program(last_item, args.timeout_s);
     let outcome = match flight.upload(&plan) {
         Err(e) => Err(format!("mission upload failed: {e}")),
         Ok(()) => {
             let end = flight.run(program, &meta);
-            let flown = flight.items_flown();
-            let n = items.len();
-            match flight.failure(end, &meta) {
-                Some(why) => Err(format!("{why} ({flown} of {n} items flown)")),
-                None => {
-                    // Every reason the plan was not flown, not just the first.
-                    let mut not_flown = Vec::new();
-                    if !flight.mission_complete() {
-                        not_flown.push(
-                            "PX4 never reported the mission's last reachable item reached"
-                                .to_string(),
-                        );
-                    }
-                    if !flight.airborne() {
-                        not_flown.push(
-                            "PX4 reported the mission complete, but the vehicle never left the \
-                             ground"
-                                .to_string(),
-                        );
-                    }
-                    if unreachable > 0 {
-                        not_flown.push(format!(
-                            "{unreachable} of the plan's {n} items come after {} and are never \
-                             flown",
-                            match last_item {
-                                Some(l) => format!("item {l}, the last one PX4 flies,"),
-                                None => "the first RTL".to_string(),
-                            }
-                        ));
-                    }
-                    if not_flown.is_empty() {
-                        Ok(end)
-                    } else {
-                        Err(format!(
-                            "{} ({flown} of {n} items flown)",
-                            not_flown.join("; ")
-                        ))
-                    }
-                }
-            }
+            judge(&flight, end, &meta, last_item, unreachable, items.len())
         }
     };
     flight.view.finish();
-    report.steps = flight.step_reports(&meta);
-    report.mission = Some(flight.mission_report(&plan));
-    report.texts = flight.text_reports();
-    report.events = flight.events.clone();
-    report.died = flight.died().map(str::to_string);
-    report.final_state = Some(flight.final_snapshot());
-    flight.fill_times(&mut report);
-    report.ignored = IgnoredReport::from(&flight.summarize_ignored());
-    report.requests = super::report::RequestsReport::new(
-        &flight.vehicle.link.status().counters.tx_requests,
-        items.len() as u64,
-    );
     let outcome = outcome.map(|_| {
         let rtl = if ends_in_rtl {
             ", then the final RTL"
@@ -278,50 +266,6 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             flight.wall_text()
         )
     });
-    match super::evidence::close_link(&mut flight, tlog.as_ref(), args.evidence.tlog.as_deref()) {
-        Ok(l) => report.link = Some(l),
-        Err(e) => report.events.push(e),
-    }
-    finish(&out, report, outcome, Some(&flight), &args.evidence)
-}
-
-fn finish(
-    out: &Out,
-    mut report: Report,
-    outcome: Result<String, String>,
-    flight: Option<&Flight>,
-    evidence: &EvidenceArgs,
-) -> ExitCode {
-    let (code, verdict) = match outcome {
-        Ok(v) => (EXIT_OK, format!("PASS: {v}")),
-        // Interrupted: the shell's 128 + signal number (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
-        Err(e) => (
-            nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
-            format!("FAIL: {e}"),
-        ),
-    };
-    if code != EXIT_OK {
-        if let Some(f) = flight {
-            let tail = f.console_tail(8);
-            if !tail.is_empty() && report.died.is_some() {
-                out.line("vehicle console (last lines):");
-                for l in tail {
-                    out.line(&format!("  {l}"));
-                }
-            }
-        }
-    }
-    out.line(&verdict);
-    report.passed = code == EXIT_OK;
-    report.verdict = verdict;
-    report.exit_code = code;
-    let trace: &[Sample] = flight.map_or(&[], |f| &f.trace);
-    if let Err(e) = out
-        .write_json(&report)
-        .and_then(|()| evidence.write(&report, trace))
-    {
-        eprintln!("nexus fly: {e}");
-        return exit(EXIT_SETUP);
-    }
-    exit(code)
+    cmd.fill(&mut report, &mut flight, &meta, Some(&plan), tlog.as_ref());
+    cmd.finish(report, outcome, Some(&flight))
 }

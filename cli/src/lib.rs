@@ -33,6 +33,7 @@ pub mod exec;
 pub mod fly;
 pub mod multi;
 pub use nexus_host::limits;
+pub mod outcome;
 pub mod output;
 pub mod program;
 pub mod progress;

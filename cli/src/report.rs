@@ -150,7 +150,7 @@ pub struct VehicleReport {
     pub simulator: Option<bool>,
 }
 
-/// One step's outcome (seed 000's WaitResult plus what the step was).
+/// One step's outcome (the engine's WaitResult plus what the step was).
 #[derive(Debug, Clone, Serialize)]
 pub struct StepReport {
     /// 1-based.
@@ -184,7 +184,7 @@ pub struct StepReport {
     pub explanation: Option<String>,
 }
 
-/// Seed 000's Snapshot.
+/// The engine's Snapshot of the vehicle.
 #[derive(Debug, Clone, Serialize)]
 pub struct SnapshotReport {
     /// Autopilot clock, s (`null` before it was known).
@@ -230,7 +230,7 @@ impl From<&Snapshot> for SnapshotReport {
     }
 }
 
-/// `snapshot_at` as the seed writes it.
+/// `snapshot_at` as the wait engine's spec writes it.
 pub fn snapshot_at_name(at: SnapshotAt) -> &'static str {
     match at {
         SnapshotAt::Settle => "settle",

@@ -1,13 +1,14 @@
 //! `nexus run PROGRAM.toml`: run a flight program (see [`super::program`]) and report each
 //! step's wait result as it settles.
 
-use super::evidence::{EvidenceArgs, Sample};
-use super::exec::{Flight, StepMeta};
+use super::evidence::EvidenceArgs;
+use super::exec::StepMeta;
+use super::outcome::Command;
 use super::output::Out;
 use super::program::ProgramFile;
-use super::report::{IgnoredReport, Report};
-use super::vehicle::{start_interruptible, StartError, VehicleArgs};
-use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
+use super::report::Report;
+use super::vehicle::VehicleArgs;
+use super::{exit, EXIT_OK, EXIT_SETUP};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -56,16 +57,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
         }
     };
     let total = prog.steps.len();
-    let meta: Vec<StepMeta> = prog
-        .steps
-        .iter()
-        .map(|s| StepMeta {
-            name: s.name.clone(),
-            action: s.action_name.clone(),
-            action_text: s.action_text.clone(),
-            until: s.until_text.clone(),
-        })
-        .collect();
+    let meta: Vec<StepMeta> = prog.steps.iter().map(StepMeta::from).collect();
     let title = prog.name.as_deref().unwrap_or("flight program");
     out.line(&format!(
         "nexus run: {} — {title}, {total} steps",
@@ -107,37 +99,26 @@ pub fn main(args: &RunArgs) -> ExitCode {
     // A program that can make the vehicle fly is refused on a real one without --real-vehicle.
     let actions: Vec<&str> = meta.iter().map(|m| m.action.as_str()).collect();
     let moves = super::vehicle::actions_move(&actions);
-    // A signal from here on ends the command in order, with its report: while the vehicle
-    // starts, that start is cut short (nothing flew); afterwards the flight ends `aborted`.
-    let _interrupts = nexus_host::interrupt::handle();
-    let vehicle = match start_interruptible(&args.vehicle, moves, tlog.clone()) {
-        Ok(v) => v,
-        Err(StartError::Setup(e)) => {
-            eprintln!("nexus run: {e}");
-            return exit(EXIT_SETUP);
-        }
-        Err(e) => {
-            if let StartError::Died(why) = &e {
-                report.died = Some(why.clone());
-            }
-            return finish(
-                &out,
-                report,
-                Err(e.message().to_string()),
-                &args.evidence,
-                &[],
-            );
-        }
+    let cmd = Command {
+        name: "nexus run",
+        out: &out,
+        evidence: &args.evidence,
     };
-    out.line(&vehicle.banner());
-    report.vehicle = vehicle.report(&args.vehicle);
-    let notes = vehicle.notes();
     let items = prog.plan.as_ref().map_or(0, |p| p.plan.items.len());
-    let mut flight = Flight::new(vehicle, &out, items, false);
-    flight.events.extend(notes);
+    let (mut flight, _interrupts) = match cmd.start(
+        &args.vehicle,
+        moves,
+        tlog.clone(),
+        &mut report,
+        items,
+        false,
+    ) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
     if let Some(plan) = &prog.plan {
         if let Err(e) = flight.lodge(plan) {
-            return finish(&out, report, Err(e), &args.evidence, &flight.trace);
+            return cmd.finish(report, Err(e), Some(&flight));
         }
     }
     let end = flight.run(prog.to_program(), &meta);
@@ -150,50 +131,12 @@ pub fn main(args: &RunArgs) -> ExitCode {
             flight.wall_text()
         )),
     };
-    report.steps = flight.step_reports(&meta);
-    report.mission = prog.plan.as_ref().map(|p| flight.mission_report(p));
-    report.texts = flight.text_reports();
-    report.events = flight.events.clone();
-    report.died = flight.died().map(str::to_string);
-    report.final_state = Some(flight.final_snapshot());
-    flight.fill_times(&mut report);
-    report.ignored = IgnoredReport::from(&flight.summarize_ignored());
-    report.requests = super::report::RequestsReport::new(
-        &flight.vehicle.link.status().counters.tx_requests,
-        items as u64,
+    cmd.fill(
+        &mut report,
+        &mut flight,
+        &meta,
+        prog.plan.as_ref(),
+        tlog.as_ref(),
     );
-    match super::evidence::close_link(&mut flight, tlog.as_ref(), args.evidence.tlog.as_deref()) {
-        Ok(l) => report.link = Some(l),
-        Err(e) => report.events.push(e),
-    }
-    finish(&out, report, outcome, &args.evidence, &flight.trace)
-}
-
-fn finish(
-    out: &Out,
-    mut report: Report,
-    outcome: Result<String, String>,
-    evidence: &EvidenceArgs,
-    trace: &[Sample],
-) -> ExitCode {
-    let (code, verdict) = match outcome {
-        Ok(v) => (EXIT_OK, format!("PASS: {v}")),
-        // Interrupted: the shell's 128 + signal number (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
-        Err(e) => (
-            nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
-            format!("FAIL: {e}"),
-        ),
-    };
-    out.line(&verdict);
-    report.passed = code == EXIT_OK;
-    report.verdict = verdict;
-    report.exit_code = code;
-    if let Err(e) = out
-        .write_json(&report)
-        .and_then(|()| evidence.write(&report, trace))
-    {
-        eprintln!("nexus run: {e}");
-        return exit(EXIT_SETUP);
-    }
-    exit(code)
+    cmd.finish(report, outcome, Some(&flight))
 }

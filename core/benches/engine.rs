@@ -157,6 +157,15 @@ fn frames(bytes: &[u8]) -> Vec<Frame> {
     out
 }
 
+/// `tel` and an engine holding `waits` (registered at 1 ms), cloned fresh for each batch.
+fn loaded(tel: Tel, waits: &[Wait]) -> (Tel, Engine<MAX_WAITS>) {
+    let mut engine = Engine::<MAX_WAITS>::new();
+    for w in waits {
+        engine.register(Instant::from_millis(1), &tel, w).unwrap();
+    }
+    (tel, engine)
+}
+
 /// `k` waits of mixed kinds that stay pending on the benchmark stream (armed, in the air,
 /// 0–0.3 m above the arming altitude, Hold, waypoint 1): every kind of condition, some with
 /// hold_s and guards.
@@ -320,11 +329,7 @@ fn px4_trace(c: &mut Criterion) {
             target_sysid: 6,
             ..LinkIds::default()
         });
-        let mut engine = Engine::<MAX_WAITS>::new();
-        for w in trace_waits(k) {
-            engine.register(Instant::from_millis(1), &tel, &w).unwrap();
-        }
-        let fresh = (tel, engine);
+        let fresh = loaded(tel, &trace_waits(k));
         g.bench_function(name, |b| {
             b.iter_batched(
                 || fresh.clone(),
@@ -414,11 +419,7 @@ fn bench(c: &mut Criterion) {
         ("decode_handle_evaluate_16", 16, true),
     ] {
         let tel = Tel::new(LinkIds::default());
-        let mut engine = Engine::<MAX_WAITS>::new();
-        for w in waits(k) {
-            engine.register(Instant::from_millis(1), &tel, &w).unwrap();
-        }
-        let fresh = (tel, engine);
+        let fresh = loaded(tel, &waits(k));
         g.bench_function(name, |b| {
             b.iter_batched(
                 || fresh.clone(),

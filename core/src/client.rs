@@ -1,7 +1,7 @@
 //! [`Client`]: everything one vehicle link needs, behind one sans-IO interface.
 //!
 //! The client owns the [`Telemetry`] cache, the PX4 [`Offboard`] machine, the wait [`Engine`]
-//! and a step-[`ProgramRunner`], and wires them so the rules of seed 000 hold without the
+//! and a step-[`ProgramRunner`], and wires them so the wait engine's rules hold without the
 //! driver's help:
 //!
 //! * every accepted frame updates telemetry, then the offboard machine, then evaluates waits;
@@ -402,7 +402,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         }
     }
 
-    /// Register a wait (seed 000's `wait_until`). A wait already decided settles at once, its
+    /// Register a wait (`wait_until`). A wait already decided settles at once, its
     /// reactions applied now.
     pub fn wait(&mut self, now: Instant, wait: &Wait) -> Result<WaitId, ClientError> {
         self.sync_mission();
@@ -444,7 +444,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         self.settle_tick(now);
     }
 
-    /// Start a step program (seed 000's steps): step 0's action is applied and its wait
+    /// Start a step program (the engine's steps): step 0's action is applied and its wait
     /// registered now.
     pub fn start_program(
         &mut self,

@@ -15,8 +15,8 @@
 //!   since arm, never `relative_alt`), [`telemetry::Snapshot`];
 //! * [`ground_truth`]: recognising PX4 SITL and asking it for its true state;
 //! * [`mode`]: PX4's flight-mode table;
-//! * [`engine`]: wait conditions, reactions, reasons and step programs (seed 000);
-//! * [`offboard`]: the PX4 offboard state machine (seed 002);
+//! * [`engine`]: wait conditions, reactions, reasons and step programs;
+//! * [`offboard`]: the PX4 offboard state machine (the Python `OffboardClient`'s, in Rust);
 //! * [`explain`]: why a wait ended without its condition, in the vehicle's own words;
 //! * [`mission`] and [`plan`]: mission items and the QGroundControl `.plan` reader;
 //! * [`client`]: all of the above behind one `handle` / `poll_transmit` / `next_deadline` /

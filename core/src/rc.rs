@@ -1,4 +1,4 @@
-//! Stick positions for MANUAL_CONTROL, as the seed's `set_rc` defines them.
+//! Stick positions for MANUAL_CONTROL, as the Python client's `set_rc` defines them.
 
 /// Normalised stick positions. Roll, pitch and yaw in [-1, 1]; throttle in [0, 1], 0.5 is
 /// mid-stick (hover in the position-holding modes).
@@ -66,7 +66,7 @@ impl RcSticks {
     }
 
     /// MANUAL_CONTROL's `(x, y, z, r)`: pitch, roll, throttle, yaw, clamped then scaled by 1000
-    /// and truncated toward zero, as the seed does (`int(clamp(v) * 1000)`).
+    /// and truncated toward zero, as the Python client does (`int(clamp(v) * 1000)`).
     pub fn to_manual_control(self) -> (i16, i16, i16, i16) {
         let c = self.clamped();
         (
@@ -83,7 +83,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clamps_and_scales_like_the_seed() {
+    fn clamps_and_scales_like_the_python_client() {
         let s = RcSticks {
             roll: 2.0,
             pitch: -0.2345,

@@ -1,4 +1,4 @@
-//! Seed 000's tables, row by row: every condition × every applicable op × every reason, plus
+//! The wait engine's tables, row by row: every condition × every applicable op × every reason, plus
 //! the "message not yet arrived" rule and the registration errors.
 
 mod engine_support;

@@ -1,5 +1,5 @@
 //! Property: for random message streams and random waits, every registered wait settles
-//! exactly once, in the very message where a reference evaluation (written here from the seed,
+//! exactly once, in the very message where a reference evaluation (written here from the spec,
 //! independently of the engine: no text cursor, no cached readings, no bitmasks) says its
 //! condition first held for `hold_s`, a guard fired, or its timeout passed — never before,
 //! never after — with reactions only on met and before the result.
@@ -380,7 +380,7 @@ fn run(events: Vec<Ev>) -> Result<(), TestCaseError> {
                 Some(mission_current(*s))
             }
             Ev::Landed(v) => {
-                m.landed_state = Some(*v); // UNDEFINED still counts as arrived (seed)
+                m.landed_state = Some(*v); // UNDEFINED still counts as arrived (the spec)
                 Some(engine_support::landed_state(landed_state(*v)))
             }
             Ev::Text(i) => {

@@ -153,7 +153,7 @@ fn not_a_plan() {
         read_plan::<8>(b"[1, 2]"),
         Err(PlanError::NotAPlan { offset: 0, .. })
     ));
-    // Not a plan beats everything the mission holds (the seed checks it first).
+    // Not a plan beats everything the mission holds (the Python client checks it first).
     let doc = s(SURVEY).replace("\"Plan\"", "\"plan\"");
     assert!(matches!(
         read_plan::<8>(doc.as_bytes()),
@@ -230,7 +230,7 @@ fn six_params() {
         "{e:?}"
     );
     assert_eq!(e.to_string(), "item 2 has 6 params, expected 7");
-    // The first bad item wins, as in the seed: a complex item before it.
+    // The first bad item wins, as in the Python client: a complex item before it.
     let doc = doc.replacen("\"type\": \"SimpleItem\"", "\"type\": \"ComplexItem\"", 2);
     assert!(matches!(
         read_plan::<8>(doc.as_bytes()),

@@ -1,5 +1,5 @@
-//! Seed 002's takeoff snippet, in Rust: start a run of the built-in simulated PX4, connect the
-//! offboard client, take off to 2 m and wait (in sim time) until the vehicle is there.
+//! The Python OffboardClient's takeoff snippet, in Rust: start a run of the built-in simulated PX4,
+//! connect the offboard client, take off to 2 m and wait (in sim time) until the vehicle is there.
 //!
 //! ```text
 //! cargo run -p nexus-host --example takeoff            # 10× real time
@@ -12,17 +12,7 @@
 use nexus_host::offboard_client::OffboardClient;
 use nexus_host::run::{Sim, SimOptions};
 
-fn main() -> std::process::ExitCode {
-    match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
-fn run() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let arg = std::env::args().nth(1).unwrap_or_else(|| "10".into());
     let options = match arg.as_str() {
         "lockstep" => SimOptions::simulated(0).lockstep(),
@@ -32,7 +22,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     let sim = Sim::new(options);
     sim.start()?;
-    let op = OffboardClient::connect(&sim, 10.0)?; // sim.ports()["offboard"]: UDP 14540 on instance 0
+    // sim.ports()?.get("offboard"): UDP 14540 on instance 0
+    let op = OffboardClient::connect(&sim, 10.0)?;
     op.takeoff(2.0)?;
     let waited = sim.wait_until(|| op.at_target(), 60.0)?;
 

@@ -8,9 +8,9 @@
 //! * [`launcher`]: starts and supervises real PX4 SITL processes;
 //! * [`pump`]: one background thread driving any number of vehicle links (the core client per
 //!   link, reactions on the wire in the tick their condition is met);
-//! * [`offboard_client`]: seed 002's `OffboardClient` for PX4; [`run`]: a run (`Sim`) that owns
-//!   the vehicle; [`session`]: seed 000's wait service with wall-clock caps and an idle reaper;
-//!   [`error`]: their errors.
+//! * [`offboard_client`]: the Python `OffboardClient` for PX4, in Rust; [`run`]: a run (`Sim`) that
+//!   owns the vehicle; [`session`]: the wait engine as a service with wall-clock caps and an idle
+//!   reaper; [`error`]: their errors.
 //! * [`tlog`]: records a link's frames as a QGroundControl `.tlog` and reads one back.
 //! * [`bridge`]: forwards MAVLink between a serial/TCP byte stream and UDP (`nexus bridge`).
 //!

@@ -1,4 +1,4 @@
-//! [`OffboardClient`]: seed 002's Python `OffboardClient` for PX4, in Rust.
+//! [`OffboardClient`]: the Python `OffboardClient` for PX4, in Rust.
 //!
 //! The client is a handle on one link of a [`Pump`]: every verb is applied by the pump thread
 //! to the link's core offboard machine (which owns the ordering rules: Takeoff mode confirmed
@@ -12,18 +12,19 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let sim = Sim::new(SimOptions::simulated(0).speed(10.0));
 //! sim.start()?;
-//! let op = OffboardClient::connect(&sim, 10.0)?; // sim.ports()["offboard"]: UDP 14540, instance 0
+//! // sim.ports()?.get("offboard"): UDP 14540, instance 0
+//! let op = OffboardClient::connect(&sim, 10.0)?;
 //! op.takeoff(2.0)?;
 //! sim.wait_until(|| op.at_target(), 60.0)?;
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! Differences from the seed, where Rust has a better shape: `Drop` closes (no context
+//! Differences from the Python client, where Rust has a better shape: `Drop` closes (no context
 //! manager); verbs return `Result` (an unknown mode, a bad parameter name, a full queue are
 //! typed errors); `mission_reached` is `Option<u16>` in [`OffboardClient::mission_progress`]
-//! (the seed's `-1` is [`OffboardClient::mission_reached`]); PX4's refusals and the requests the
-//! machine gave up on are in [`OffboardClient::events_since`] and
+//! (the Python client's `-1` is [`OffboardClient::mission_reached`]); PX4's refusals and the
+//! requests the machine gave up on are in [`OffboardClient::events_since`] and
 //! [`OffboardClient::last_refusal`].
 
 use std::path::{Path, PathBuf};
@@ -162,8 +163,8 @@ impl<'a> From<&'a str> for MissionSource<'a> {
     }
 }
 
-/// Read a QGroundControl `.plan` file (seed 002's `read_plan`): items in file order, `seq` =
-/// index, no implicit home item. Errors name the file, line and column.
+/// Read a QGroundControl `.plan` file (the Python client's `read_plan`): items in file order, `seq`
+/// = index, no implicit home item. Errors name the file, line and column.
 pub fn read_plan_file(path: impl AsRef<Path>) -> Result<Box<HostPlan>, ClientError> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| ClientError::Plan {
@@ -190,8 +191,8 @@ fn known_modes() -> String {
         .join(", ")
 }
 
-/// The PX4 offboard link's client (seed 002). `Send + Sync`: verbs and queries from any
-/// thread. Closes on `Drop`.
+/// The PX4 offboard link's client (the Python OffboardClient's API). `Send + Sync`: verbs and
+/// queries from any thread. Closes on `Drop`.
 #[derive(Debug)]
 pub struct OffboardClient {
     conn: ConnString,
@@ -212,7 +213,7 @@ impl OffboardClient {
         })
     }
 
-    /// The seed's default: listen on [`OFFBOARD_PORT`] for instance 0.
+    /// The Python client's default: listen on [`OFFBOARD_PORT`] for instance 0.
     pub fn instance_0() -> OffboardClient {
         OffboardClient {
             conn: ConnString::udp_in_any(OFFBOARD_PORT),
@@ -386,7 +387,7 @@ impl OffboardClient {
         self.read(|s| s.landed_state)
     }
 
-    /// On the ground by seed 000's rule (landed state; before that, disarmed near the pad).
+    /// On the ground by the wait engine's rule (landed state; before that, disarmed near the pad).
     pub fn landed(&self) -> bool {
         self.read(|s| s.landed.unwrap_or(false))
     }
@@ -491,7 +492,7 @@ impl OffboardClient {
         lock(&self.link).as_ref().map(LinkHandle::status)
     }
 
-    /// The seed's snapshot of the vehicle now.
+    /// The wait engine's snapshot of the vehicle now.
     pub fn snapshot(&self) -> Option<Snapshot> {
         lock(&self.link)
             .as_ref()
@@ -808,6 +809,15 @@ impl OffboardClient {
     pub fn upload_geo(&self, kind: GeoKind, items: &[MissionItem]) -> Result<(), ClientError> {
         let items = items.to_vec();
         self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.upload_geo(kind, &items)?))
+    }
+
+    /// Lodge the geofence or the rally points to go up after the mission: every
+    /// [`OffboardClient::upload_mission`] from now on sends them once PX4 has accepted the
+    /// mission, the fence first, then the rally points (PX4 takes one transfer at a time; a
+    /// fence refused sends no rally points). [`OffboardClient::geo_status`] is `Idle` until then.
+    pub fn lodge_geo(&self, kind: GeoKind, items: &[MissionItem]) -> Result<(), ClientError> {
+        let items = items.to_vec();
+        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.lodge_geo(kind, &items)?))
     }
 
     /// Download the vehicle's geofence or rally points (see [`OffboardClient::geo_items`]).

@@ -1,10 +1,10 @@
-//! [`Session`]: seed 000's wait service on one run, and [`Sessions`], the registry that closes
+//! [`Session`]: the wait engine as a service on one run, and [`Sessions`], the registry that closes
 //! runs on request (`kill_instance`) or when they sit unused (the idle reaper).
 //!
 //! A session is a run ([`Sim`]) and the [`OffboardClient`] connected to it. Its
-//! [`Session::wait_until`] is seed 000's `wait_until`: a [`Wait`] (condition, op, `timeout_s`
-//! in sim seconds, `since_seq`, `relative`, guards, reactions) evaluated by the pump after
-//! every message, plus a wall-clock cap (`Option<Duration>`). Every call returns a
+//! [`Session::wait_until`] is the wait engine's `wait_until`: a [`Wait`] (condition, op,
+//! `timeout_s` in sim seconds, `since_seq`, `relative`, guards, reactions) evaluated by the pump
+//! after every message, plus a wall-clock cap (`Option<Duration>`). Every call returns a
 //! [`WaitResult`] with its reason:
 //!
 //! * `met`, `timeout`, `guard` from the engine; `died` when the vehicle exited, panicked,
@@ -38,7 +38,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// One run and its offboard client, served as seed 000's wait service. Cheap to clone,
+/// One run and its offboard client, served as the wait engine's service. Cheap to clone,
 /// `Send + Sync`; the run closes when [`Session::close_sitl`] is called or the last clone goes.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -106,7 +106,7 @@ impl Session {
         self.inner.sim.instance()
     }
 
-    /// The offboard client (every verb and query of seed 002).
+    /// The offboard client (every verb and query of the Python OffboardClient).
     pub fn client(&self) -> &OffboardClient {
         &self.inner.client
     }
@@ -172,7 +172,7 @@ impl Session {
             .wait_on_link_explained(&link, wait, wall_cap)?)
     }
 
-    /// Run a step program (seed 000's steps) to its end; with a wall `limit`, abort it when
+    /// Run a step program (the wait engine's steps) to its end; with a wall `limit`, abort it when
     /// the limit passes. The report has every step's [`WaitResult`].
     pub fn run_steps(
         &self,

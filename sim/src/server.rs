@@ -100,7 +100,7 @@ impl SimConfig {
     }
 }
 
-/// The offboard link a client connects to (seed: `sim.ports["offboard"]`).
+/// The offboard link a client connects to (the Python client's `sim.ports["offboard"]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OffboardLink {
     /// UDP port the client listens on (14540 + N).

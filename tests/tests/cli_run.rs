@@ -294,3 +294,83 @@ fn the_box_mission_program_uploads_flies_and_lands() {
     assert_eq!(r["steps"][2]["snapshot"]["waypoint"], 5);
     assert_eq!(r["final"]["armed"], false);
 }
+
+/// A plan whose first leg leaves its fence: a 10 m inclusion circle at home, then a waypoint
+/// 22 m north.
+const FENCED_OUT: &str = r#"{
+    "fileType": "Plan", "groundStation": "QGroundControl", "version": 1,
+    "geoFence": {
+        "circles": [
+            { "circle": { "center": [47.397742, 8.545594], "radius": 10 },
+              "inclusion": true, "version": 1 }
+        ],
+        "polygons": [], "version": 2
+    },
+    "mission": {
+        "cruiseSpeed": 5, "firmwareType": 12, "hoverSpeed": 5,
+        "items": [
+            { "autoContinue": true, "command": 22, "doJumpId": 1, "frame": 3,
+              "params": [0, 0, 0, null, 47.397742, 8.545594, 10], "type": "SimpleItem" },
+            { "autoContinue": true, "command": 16, "doJumpId": 2, "frame": 3,
+              "params": [0, 0, 0, null, 47.397942, 8.545594, 10], "type": "SimpleItem" },
+            { "autoContinue": true, "command": 21, "doJumpId": 3, "frame": 3,
+              "params": [0, 0, 0, null, 47.397942, 8.545594, 0], "type": "SimpleItem" }
+        ],
+        "plannedHomePosition": [47.397742, 8.545594, 488], "vehicleType": 2, "version": 2
+    },
+    "rallyPoints": { "points": [[47.39760, 8.54560, 15]], "version": 2 }
+}"#;
+
+#[test]
+fn a_programs_upload_puts_the_plans_fence_on_the_vehicle() {
+    let scratch = Scratch::new("run-fence");
+    scratch.file("fenced.plan", FENCED_OUT);
+    let prog = scratch.file(
+        "fence.toml",
+        r#"
+[[step]]
+action = "upload"
+plan = "fenced.plan"
+
+[[step]]
+action = "start"
+until = "armed"
+timeout_s = 60
+
+[[step]]
+name = "leave the fence"
+# Only a vehicle holding the fence says so (PX4's default GF_ACTION then holds it).
+until = { text = "Geofence violation", guards = ["disarmed"] }
+timeout_s = 120
+
+[[step]]
+name = "held at the fence"
+until = { mode = "Hold" }
+timeout_s = 5
+"#,
+    );
+    let out = nexus(&[
+        "run",
+        prog.to_str().unwrap(),
+        "--speed",
+        SPEED,
+        "--instance",
+        "170",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(reasons(&r), ["met", "met", "met", "met"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("uploading 1 geofence items from") && err.contains("uploading 1 rally points"),
+        "{err}"
+    );
+    // Held short of the waypoint 22 m north: item 1 never reached.
+    assert_eq!(r["mission"]["uploaded"], true);
+    let reached = &r["mission"]["reached"];
+    assert!(reached.as_u64().is_none_or(|n| n < 1), "{reached}");
+}

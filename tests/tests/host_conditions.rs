@@ -1,4 +1,4 @@
-//! Seed 000's `wait_until` through a [`Session`], one condition after another, on a lockstep
+//! The wait engine's `wait_until` through a [`Session`], one condition after another, on a lockstep
 //! run of the simulated PX4 (deterministic and fast): altitude, airspeed, waypoint, sim_time
 //! (absolute and relative), time, mode, text, armed, disarmed, landed — and the reasons
 //! timeout and guard, and the invalid spec refused.
@@ -17,7 +17,7 @@ fn met(r: &nexus_core::engine::WaitResult) {
 }
 
 #[test]
-fn every_condition_of_the_seed() {
+fn every_condition_of_the_wait_table() {
     let s = session(lockstep(110));
     let op = s.client();
 

@@ -1,5 +1,5 @@
-//! End-to-end flights through the host: the seed's takeoff snippet, takeoff → goto → land, the
-//! box mission from a `.plan`, parameters, the gesture arm, and the connect errors — against
+//! End-to-end flights through the host: the Python client's takeoff snippet, takeoff → goto → land,
+//! the box mission from a `.plan`, parameters, the gesture arm, and the connect errors — against
 //! the built-in simulated PX4 over real loopback UDP.
 
 mod host_support;
@@ -16,9 +16,10 @@ use nexus_host::pump::{LinkEvent, ParamError};
 use nexus_host::run::{Sim, SimOptions};
 use nexus_host::sim::Fault;
 
-/// Seed 002's snippet, in Rust: start a run, connect, take off, wait for the target.
+/// The Python OffboardClient's snippet, in Rust: start a run, connect, take off, wait for the
+/// target.
 #[test]
-fn the_seeds_takeoff_snippet() {
+fn the_python_clients_takeoff_snippet() {
     let sim = Sim::new(SimOptions::simulated(100).speed(speed()));
     sim.start().unwrap();
     let op = OffboardClient::connect(&sim, 10.0).unwrap(); // ports["offboard"]: UDP 14640
@@ -34,7 +35,7 @@ fn the_seeds_takeoff_snippet() {
         (alt - 2.0).abs() <= 1.0,
         "at_target within alt_tol_m: {alt}"
     );
-    // Seed: PX4 must first be armable (boot ~4.5 s) and settle 5 s before the arm.
+    // PX4 must first be armable (boot ~4.5 s) and settle 5 s before the arm.
     assert!(w.waited_sim_s > 5.0 && w.waited_sim_s < 60.0, "{w:?}");
     // Ground truth reaches the altitude condition: true height, not relative_alt.
     let truth = sim.true_height_m().unwrap();

@@ -290,3 +290,57 @@ fn mavsdk_as_an_autopilot_accepts_the_fence_and_rally_transfers() {
         }
     }
 }
+
+/// A fence and rally points lodged to follow the mission go up once PX4 has accepted it, the
+/// fence before the rally points, and the vehicle then holds both (instance 171, its own).
+#[test]
+fn lodged_fence_and_rally_go_up_after_the_mission() {
+    let g = example();
+    let (sim, op) = connect(lockstep(171));
+    op.lodge_geo(GeoKind::Fence, &g.fence).unwrap();
+    op.lodge_geo(GeoKind::Rally, &g.rally).unwrap();
+    // Lodged, not sent: 2 s sim on, nothing went up.
+    let r = sim.wait(Wait::time_s(2.0).timeout_s(5.0)).unwrap();
+    assert_eq!(r.reason, Reason::Met, "{r:?}");
+    assert_eq!(op.geo_status(GeoKind::Fence).unwrap(), GeoStatus::Idle);
+    assert_eq!(op.geo_status(GeoKind::Rally).unwrap(), GeoStatus::Idle);
+
+    op.upload_mission(plan("MC_mission_box.plan").as_path())
+        .unwrap();
+    // Looked at every lockstep step: the rally points never start before the fence is up,
+    // and neither before the mission is accepted.
+    let order = std::cell::Cell::new(Ok(()));
+    sim.wait_until(
+        || {
+            // Each read before what it is checked against: a later state only moves on.
+            let rally = op.geo_status(GeoKind::Rally).unwrap();
+            let fence = op.geo_status(GeoKind::Fence).unwrap();
+            let fence_up = matches!(fence, GeoStatus::Uploaded { .. });
+            if rally != GeoStatus::Idle && !fence_up {
+                order.set(Err(format!("rally {rally:?} while the fence is {fence:?}")));
+            }
+            if fence != GeoStatus::Idle && !op.mission_uploaded() {
+                order.set(Err(format!(
+                    "fence {fence:?} before the mission was accepted"
+                )));
+            }
+            matches!(rally, GeoStatus::Uploaded { .. } | GeoStatus::Failed(_))
+        },
+        30.0,
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{}", events(&op)));
+    order.into_inner().unwrap();
+    assert_eq!(
+        op.geo_status(GeoKind::Fence).unwrap(),
+        GeoStatus::Uploaded { count: 5 }
+    );
+    assert_eq!(
+        op.geo_status(GeoKind::Rally).unwrap(),
+        GeoStatus::Uploaded { count: 2 }
+    );
+    // What the vehicle holds, item for item.
+    drop(op);
+    let other = OffboardClient::connect(&sim, 10.0).unwrap();
+    assert_eq!(download(&sim, &other, GeoKind::Fence), g.fence.to_vec());
+    assert_eq!(download(&sim, &other, GeoKind::Rally), g.rally.to_vec());
+}

@@ -155,7 +155,7 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     }
 
     // start_mission: MISSION_SET_CURRENT 0 confirmed by MISSION_CURRENT, then Mission mode
-    // confirmed by the heartbeat, then the arm: in that order, as the seed requires.
+    // confirmed by the heartbeat, then the arm: in that order, as the Python OffboardClient does.
     let from = sc.events.len();
     op.start_mission().unwrap();
     eventually("armed for the mission", t, &op, || op.is_armed());
@@ -234,7 +234,7 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     }
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     // DO_REPOSITION gets no COMMAND_ACK from MAVSDK either: goto is one-shot by design (the
-    // seed's), so it returns at once and nothing waits on the missing ack.
+    // Python client's), so it returns at once and nothing waits on the missing ack.
     let t0 = Instant::now();
     op.goto(5.0, 0.0, 3.0, None).unwrap();
     assert!(t0.elapsed() < Duration::from_secs(1));

@@ -1,5 +1,5 @@
-//! The Session service (seed 000): cap and resume with `since_seq` without losing a text,
-//! `closed` when the session closes during a wait (close_sitl, kill_instance, the idle
+//! The Session service (the wait engine on a run): cap and resume with `since_seq` without losing a
+//! text, `closed` when the session closes during a wait (close_sitl, kill_instance, the idle
 //! reaper), concurrent waits from several threads, step programs and `abort_steps`.
 
 mod host_support;

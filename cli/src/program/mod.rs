@@ -1,8 +1,8 @@
 //! Flight programs: the TOML file `nexus run` reads, turned into a core [`Program`].
 //!
-//! A program is seed 000's steps written down. Each `[[step]]` does one action, then waits
-//! `until` a condition holds, at most `timeout_s` sim seconds, and on a timeout stops the
-//! program (`on_timeout = "stop"`, the default) or goes on (`"continue"`):
+//! A program is the wait engine's steps ([`Program`]) written down. Each `[[step]]` does one
+//! action, then waits `until` a condition holds, at most `timeout_s` sim seconds, and on a timeout
+//! stops the program (`on_timeout = "stop"`, the default) or goes on (`"continue"`):
 //!
 //! ```toml
 //! name = "takeoff, hover, land"
@@ -27,7 +27,10 @@
 //!
 //! `upload` steps name a QGroundControl `.plan` relative to the program file; it is read (and
 //! its errors reported) when the program loads. The vehicle holds one mission at a time, so
-//! every `upload` of a program names the same plan.
+//! every `upload` of a program names the same plan. The plan's geofence and rally points go up
+//! after its mission, as `nexus fly` sends them: once PX4 has accepted the mission, in the
+//! pump's own ticks ([`nexus_core::offboard::Offboard::lodge_geo`]); a fence PX4 refuses ends
+//! the run.
 
 mod fields;
 mod step;

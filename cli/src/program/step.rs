@@ -95,16 +95,7 @@ pub(crate) fn read_step(
     if let Some(n) = &name {
         f.what = format!("step {} ({n})", index + 1);
     }
-    let (action_name, aspan) = f.string("action")?.unwrap_or(("none", span.clone()));
-    let Some((_, keys)) = ACTIONS.iter().find(|(a, _)| *a == action_name) else {
-        let names: Vec<&str> = ACTIONS.iter().map(|(a, _)| *a).collect();
-        let mut msg = format!("unknown action \"{action_name}\" in {}", f.what);
-        if let Some(c) = super::fields::closest(action_name, &names) {
-            msg.push_str(&format!(" (did you mean \"{c}\"?)"));
-        }
-        msg.push_str(&format!("; expected one of: {}", names.join(", ")));
-        return Err(f.err_at(&aspan, "action", msg));
-    };
+    let (action_name, keys) = find_action(&f, span.clone())?;
     let allowed: Vec<&str> = COMMON.iter().chain(keys.iter()).copied().collect();
     let whose = |mut e: SourceError| {
         // A key of another action: say which action it belongs to.
@@ -120,13 +111,56 @@ pub(crate) fn read_step(
         e
     };
     f.check_keys(&allowed).map_err(whose)?;
+    let (action, action_text, plan) = read_action(src, &f, action_name)?;
+    let (step, until_text) = read_wait(src, &f, action)?;
+    f.finish(&allowed).map_err(whose)?;
+    Ok(StepSpec {
+        name,
+        action_name: action_name.to_string(),
+        action_text,
+        until_text,
+        step,
+        line: crate::diag::SourceError::at(src.path, src.text, span.start, None, "").line,
+        plan,
+    })
+}
+
+/// The step's `action` (`none` when not given) and the keys it takes; an unknown one is an
+/// error naming the closest and every known action.
+fn find_action<'a>(
+    f: &Fields<'a, '_>,
+    span: Range<usize>,
+) -> Result<(&'a str, &'static [&'static str]), SourceError> {
+    let (action_name, aspan) = f.string("action")?.unwrap_or(("none", span.clone()));
+    let Some(&(_, keys)) = ACTIONS.iter().find(|(a, _)| *a == action_name) else {
+        let names: Vec<&str> = ACTIONS.iter().map(|(a, _)| *a).collect();
+        let mut msg = format!("unknown action \"{action_name}\" in {}", f.what);
+        if let Some(c) = super::fields::closest(action_name, &names) {
+            msg.push_str(&format!(" (did you mean \"{c}\"?)"));
+        }
+        msg.push_str(&format!("; expected one of: {}", names.join(", ")));
+        return Err(f.err_at(&aspan, "action", msg));
+    };
+    Ok((action_name, keys))
+}
+
+/// A `.plan` path as written (relative to the program's directory) and where it is written.
+type PlanRef = (PathBuf, Range<usize>);
+
+/// The action `action_name` with its arguments, in words, and for `upload` the plan it names.
+/// A new action is one arm here (and its keys in [`ACTIONS`]).
+fn read_action(
+    src: Src<'_>,
+    f: &Fields<'_, '_>,
+    action_name: &str,
+) -> Result<(Action, String, Option<PlanRef>), SourceError> {
     let mut plan = None;
     let (action, action_text) = match action_name {
         "none" => (Action::None, "nothing".to_string()),
         "mode" => {
             let got = f.string("mode")?;
             let (m, mspan) = f.required("mode", got, " (a PX4 mode name, e.g. \"Hold\")")?;
-            let mode = mode_named(&f, m, &mspan, "mode")?;
+            let mode = mode_named(f, m, &mspan, "mode")?;
             (Action::SetMode(mode), format!("mode {mode}"))
         }
         "arm" => match f.boolean("gesture")? {
@@ -134,181 +168,16 @@ pub(crate) fn read_step(
             _ => (Action::Arm, "arm".into()),
         },
         "disarm" => (Action::Disarm, "disarm".into()),
-        "takeoff" => {
-            let got = f.number_in("alt_m", 0.0, ALT_MAX_M, " m")?;
-            let (alt_m, s) = f.required("alt_m", got, " (takeoff altitude over home, m)")?;
-            if alt_m <= 0.0 {
-                return Err(f.err_at(&s, "alt_m", "`alt_m` must be above 0"));
-            }
-            (
-                Action::Takeoff { alt_m },
-                format!("takeoff to {} m", fmt_num(alt_m)),
-            )
-        }
-        "goto" => {
-            let hint =
-                " (world frame: x forward/north, y left/west, z up over the launch point, m)";
-            let x = f.number_in("x_m", -XY_MAX_M, XY_MAX_M, " m")?;
-            let y = f.number_in("y_m", -XY_MAX_M, XY_MAX_M, " m")?;
-            let z = f.number_in("z_m", ALT_MIN_M, ALT_MAX_M, " m")?;
-            let (x_m, _) = f.required("x_m", x, hint)?;
-            let (y_m, _) = f.required("y_m", y, hint)?;
-            let (z_m, _) = f.required("z_m", z, hint)?;
-            let yaw = f.number("yaw_deg")?.map(|(d, _)| d);
-            let text = match yaw {
-                Some(d) => format!(
-                    "goto x {} m, y {} m, z {} m, yaw {}°",
-                    fmt_num(x_m),
-                    fmt_num(y_m),
-                    fmt_num(z_m),
-                    fmt_num(d)
-                ),
-                None => format!(
-                    "goto x {} m, y {} m, z {} m",
-                    fmt_num(x_m),
-                    fmt_num(y_m),
-                    fmt_num(z_m)
-                ),
-            };
-            let yaw_rad = yaw.map(f32::to_radians);
-            (
-                Action::Goto {
-                    x_m,
-                    y_m,
-                    z_m,
-                    yaw_rad,
-                },
-                text,
-            )
-        }
-        "offboard" => {
-            use nexus_core::offboard::{Setpoint, Yaw};
-            const HINT: &str = " (an offboard setpoint is a position north_m, east_m, down_m \
-                                or a velocity v_north_m_s, v_east_m_s, v_down_m_s, local NED)";
-            let pos = ["north_m", "east_m", "down_m"];
-            let vel = ["v_north_m_s", "v_east_m_s", "v_down_m_s"];
-            let has = |keys: &[&str]| keys.iter().any(|k| f.has(k));
-            let yaw = f.number("yaw_deg")?.map(|(d, _)| d);
-            let three =
-                |keys: [&str; 3], lo: f64, hi: f64, unit: &str| -> Result<[f32; 3], SourceError> {
-                    let mut out = [0.0; 3];
-                    for (i, k) in keys.iter().enumerate() {
-                        let got = f.number_in(k, lo, hi, unit)?;
-                        out[i] = f.required(k, got, HINT)?.0;
-                    }
-                    Ok(out)
-                };
-            let yaw_text = yaw.map_or(String::new(), |d| format!(", yaw {}°", fmt_num(d)));
-            match (has(&pos), has(&vel)) {
-                (true, false) => {
-                    let [n, e, d] = three(pos, -XY_MAX_M, XY_MAX_M, " m")?;
-                    (
-                        Action::Offboard(Setpoint::PositionNed {
-                            north_m: n,
-                            east_m: e,
-                            down_m: d,
-                            yaw_rad: yaw.map(f32::to_radians),
-                        }),
-                        format!(
-                            "offboard to NED ({}, {}, {}) m{yaw_text}",
-                            fmt_num(n),
-                            fmt_num(e),
-                            fmt_num(d)
-                        ),
-                    )
-                }
-                (false, true) => {
-                    let [n, e, d] = three(vel, -50.0, 50.0, " m/s")?;
-                    (
-                        Action::Offboard(Setpoint::VelocityNed {
-                            v_north_m_s: n,
-                            v_east_m_s: e,
-                            v_down_m_s: d,
-                            yaw: yaw.map_or(Yaw::Free, |d| Yaw::Angle(d.to_radians())),
-                        }),
-                        format!(
-                            "offboard at NED ({}, {}, {}) m/s{yaw_text}",
-                            fmt_num(n),
-                            fmt_num(e),
-                            fmt_num(d)
-                        ),
-                    )
-                }
-                (true, true) => {
-                    return Err(f.err_table(
-                        Some("v_north_m_s"),
-                        format!("{} gives a position and a velocity; give one{HINT}", f.what),
-                    ))
-                }
-                (false, false) => {
-                    return Err(f.err_table(
-                        Some("north_m"),
-                        format!("{} needs a setpoint{HINT}", f.what),
-                    ))
-                }
-            }
-        }
+        "takeoff" => read_takeoff(f)?,
+        "goto" => read_goto(f)?,
+        "offboard" => read_offboard(f)?,
         "stop_offboard" => (Action::StopOffboard, "stop offboard (Hold)".into()),
         "land" => (Action::Land, "land".into()),
         "rtl" => (Action::ReturnToLaunch, "return to launch".into()),
         "hold" => (Action::Hold, "hold".into()),
-        "rc" => {
-            let got = f.table("sticks")?;
-            let (t, tspan) = f.required(
-                "sticks",
-                got,
-                " (e.g. sticks = { roll = 0, pitch = 0, throttle = 0.5, yaw = 0 })",
-            )?;
-            let what = format!("{}'s sticks", f.what);
-            let s = read_sticks(src, t, tspan, &what, "sticks.")?;
-            (Action::Rc(s), format!("sticks {}", sticks_text(&s)))
-        }
+        "rc" => read_rc(src, f)?,
         "stop_rc" => (Action::StopRc, "stop the stick stream".into()),
-        "param" => {
-            let got = f.string("param")?;
-            let (pname, pspan) = f.required("param", got, " (the PX4 parameter name)")?;
-            let Some(name) = param_name(pname).filter(|n| !n.is_empty()) else {
-                return Err(f.err_at(
-                    &pspan,
-                    "param",
-                    format!("`param` must be 1 to {PARAM_NAME_LEN} characters, found \"{pname}\""),
-                ));
-            };
-            let real = f.number("real")?;
-            let int = f.int_in("int", i32::MIN as i64, i32::MAX as i64)?;
-            match (real, int) {
-                (Some((value, _)), None) => (
-                    Action::ParamReal { name, value },
-                    format!("set {pname} = {} (REAL32)", fmt_num(value)),
-                ),
-                (None, Some(value)) => (
-                    Action::ParamInt {
-                        name,
-                        value: value as i32,
-                    },
-                    format!("set {pname} = {value} (INT32)"),
-                ),
-                (Some(_), Some(_)) => {
-                    return Err(f.err_table(
-                        Some("int"),
-                        format!(
-                        "{} gives both `real` and `int`: give the one that is the parameter's type",
-                        f.what
-                    ),
-                    ))
-                }
-                (None, None) => {
-                    return Err(f.err_table(
-                        Some("real"),
-                        format!(
-                            "{} needs the value as `real = …` (a REAL32 parameter) or `int = …` \
-                             (an INT32 parameter): PX4 ignores a value of the wrong type",
-                            f.what
-                        ),
-                    ))
-                }
-            }
-        }
+        "param" => read_param(f)?,
         "upload" => {
             let got = f.string("plan")?;
             let (p, pspan) = f.required(
@@ -333,7 +202,15 @@ pub(crate) fn read_step(
         }
         _ => unreachable!("every name in ACTIONS is matched above"),
     };
+    Ok((action, action_text, plan))
+}
 
+/// The step's wait (`until`, `timeout_s`, `on_timeout`) around `action`, and the wait in words.
+fn read_wait(
+    src: Src<'_>,
+    f: &Fields<'_, '_>,
+    action: Action,
+) -> Result<(Step, String), SourceError> {
     let until = match f.get("until") {
         Some(v) => Some(read_until(src, v, &f.what)?),
         None => None,
@@ -351,7 +228,7 @@ pub(crate) fn read_step(
             ))
         }
     };
-    let (step, until_text) = match until {
+    Ok(match until {
         None => {
             if f.has("timeout_s") || on_timeout.is_some() {
                 let key = if f.has("timeout_s") {
@@ -395,15 +272,175 @@ pub(crate) fn read_step(
             );
             (Step::new(action, wait).on_timeout(on), text)
         }
-    };
-    f.finish(&allowed).map_err(whose)?;
-    Ok(StepSpec {
-        name,
-        action_name: action_name.to_string(),
-        action_text,
-        until_text,
-        step,
-        line: crate::diag::SourceError::at(src.path, src.text, span.start, None, "").line,
-        plan,
     })
+}
+
+/// `takeoff`: `alt_m` over home, above 0.
+fn read_takeoff(f: &Fields<'_, '_>) -> Result<(Action, String), SourceError> {
+    let got = f.number_in("alt_m", 0.0, ALT_MAX_M, " m")?;
+    let (alt_m, s) = f.required("alt_m", got, " (takeoff altitude over home, m)")?;
+    if alt_m <= 0.0 {
+        return Err(f.err_at(&s, "alt_m", "`alt_m` must be above 0"));
+    }
+    Ok((
+        Action::Takeoff { alt_m },
+        format!("takeoff to {} m", fmt_num(alt_m)),
+    ))
+}
+
+/// `goto`: a world-frame point (x forward/north, y left, z up, m) and an optional yaw.
+fn read_goto(f: &Fields<'_, '_>) -> Result<(Action, String), SourceError> {
+    let hint = " (world frame: x forward/north, y left/west, z up over the launch point, m)";
+    let x = f.number_in("x_m", -XY_MAX_M, XY_MAX_M, " m")?;
+    let y = f.number_in("y_m", -XY_MAX_M, XY_MAX_M, " m")?;
+    let z = f.number_in("z_m", ALT_MIN_M, ALT_MAX_M, " m")?;
+    let (x_m, _) = f.required("x_m", x, hint)?;
+    let (y_m, _) = f.required("y_m", y, hint)?;
+    let (z_m, _) = f.required("z_m", z, hint)?;
+    let yaw = f.number("yaw_deg")?.map(|(d, _)| d);
+    let text = match yaw {
+        Some(d) => format!(
+            "goto x {} m, y {} m, z {} m, yaw {}°",
+            fmt_num(x_m),
+            fmt_num(y_m),
+            fmt_num(z_m),
+            fmt_num(d)
+        ),
+        None => format!(
+            "goto x {} m, y {} m, z {} m",
+            fmt_num(x_m),
+            fmt_num(y_m),
+            fmt_num(z_m)
+        ),
+    };
+    let yaw_rad = yaw.map(f32::to_radians);
+    Ok((
+        Action::Goto {
+            x_m,
+            y_m,
+            z_m,
+            yaw_rad,
+        },
+        text,
+    ))
+}
+
+/// `offboard`: a local NED position or velocity setpoint (one of the two), optional yaw.
+fn read_offboard(f: &Fields<'_, '_>) -> Result<(Action, String), SourceError> {
+    use nexus_core::offboard::{Setpoint, Yaw};
+    const HINT: &str = " (an offboard setpoint is a position north_m, east_m, down_m \
+                        or a velocity v_north_m_s, v_east_m_s, v_down_m_s, local NED)";
+    let pos = ["north_m", "east_m", "down_m"];
+    let vel = ["v_north_m_s", "v_east_m_s", "v_down_m_s"];
+    let has = |keys: &[&str]| keys.iter().any(|k| f.has(k));
+    let yaw = f.number("yaw_deg")?.map(|(d, _)| d);
+    let three = |keys: [&str; 3], lo: f64, hi: f64, unit: &str| -> Result<[f32; 3], SourceError> {
+        let mut out = [0.0; 3];
+        for (i, k) in keys.iter().enumerate() {
+            let got = f.number_in(k, lo, hi, unit)?;
+            out[i] = f.required(k, got, HINT)?.0;
+        }
+        Ok(out)
+    };
+    let yaw_text = yaw.map_or(String::new(), |d| format!(", yaw {}°", fmt_num(d)));
+    match (has(&pos), has(&vel)) {
+        (true, false) => {
+            let [n, e, d] = three(pos, -XY_MAX_M, XY_MAX_M, " m")?;
+            Ok((
+                Action::Offboard(Setpoint::PositionNed {
+                    north_m: n,
+                    east_m: e,
+                    down_m: d,
+                    yaw_rad: yaw.map(f32::to_radians),
+                }),
+                format!(
+                    "offboard to NED ({}, {}, {}) m{yaw_text}",
+                    fmt_num(n),
+                    fmt_num(e),
+                    fmt_num(d)
+                ),
+            ))
+        }
+        (false, true) => {
+            let [n, e, d] = three(vel, -50.0, 50.0, " m/s")?;
+            Ok((
+                Action::Offboard(Setpoint::VelocityNed {
+                    v_north_m_s: n,
+                    v_east_m_s: e,
+                    v_down_m_s: d,
+                    yaw: yaw.map_or(Yaw::Free, |d| Yaw::Angle(d.to_radians())),
+                }),
+                format!(
+                    "offboard at NED ({}, {}, {}) m/s{yaw_text}",
+                    fmt_num(n),
+                    fmt_num(e),
+                    fmt_num(d)
+                ),
+            ))
+        }
+        (true, true) => Err(f.err_table(
+            Some("v_north_m_s"),
+            format!("{} gives a position and a velocity; give one{HINT}", f.what),
+        )),
+        (false, false) => Err(f.err_table(
+            Some("north_m"),
+            format!("{} needs a setpoint{HINT}", f.what),
+        )),
+    }
+}
+
+/// `rc`: the stick positions.
+fn read_rc(src: Src<'_>, f: &Fields<'_, '_>) -> Result<(Action, String), SourceError> {
+    let got = f.table("sticks")?;
+    let (t, tspan) = f.required(
+        "sticks",
+        got,
+        " (e.g. sticks = { roll = 0, pitch = 0, throttle = 0.5, yaw = 0 })",
+    )?;
+    let what = format!("{}'s sticks", f.what);
+    let s = read_sticks(src, t, tspan, &what, "sticks.")?;
+    Ok((Action::Rc(s), format!("sticks {}", sticks_text(&s))))
+}
+
+/// `param`: a PX4 parameter and its value, as `real` (REAL32) or `int` (INT32).
+fn read_param(f: &Fields<'_, '_>) -> Result<(Action, String), SourceError> {
+    let got = f.string("param")?;
+    let (pname, pspan) = f.required("param", got, " (the PX4 parameter name)")?;
+    let Some(name) = param_name(pname).filter(|n| !n.is_empty()) else {
+        return Err(f.err_at(
+            &pspan,
+            "param",
+            format!("`param` must be 1 to {PARAM_NAME_LEN} characters, found \"{pname}\""),
+        ));
+    };
+    let real = f.number("real")?;
+    let int = f.int_in("int", i32::MIN as i64, i32::MAX as i64)?;
+    match (real, int) {
+        (Some((value, _)), None) => Ok((
+            Action::ParamReal { name, value },
+            format!("set {pname} = {} (REAL32)", fmt_num(value)),
+        )),
+        (None, Some(value)) => Ok((
+            Action::ParamInt {
+                name,
+                value: value as i32,
+            },
+            format!("set {pname} = {value} (INT32)"),
+        )),
+        (Some(_), Some(_)) => Err(f.err_table(
+            Some("int"),
+            format!(
+                "{} gives both `real` and `int`: give the one that is the parameter's type",
+                f.what
+            ),
+        )),
+        (None, None) => Err(f.err_table(
+            Some("real"),
+            format!(
+                "{} needs the value as `real = …` (a REAL32 parameter) or `int = …` \
+                     (an INT32 parameter): PX4 ignores a value of the wrong type",
+                f.what
+            ),
+        )),
+    }
 }

@@ -557,3 +557,68 @@ timeout_s = 5
     let (_, _, key, _) = e("v_north_m_s = 100\nv_east_m_s = 0\nv_down_m_s = 0");
     assert_eq!(key.as_deref(), Some("v_north_m_s"));
 }
+
+#[test]
+fn each_modifier_is_refused_where_it_does_not_apply() {
+    let cases = [
+        // No condition at all.
+        ("until = { hold_s = 1 }", None, "names no condition"),
+        (
+            "until = { armed = true, within = 1 }",
+            Some("until.within"),
+            "does not apply to `armed`",
+        ),
+        (
+            "until = { altitude = 5, op = \"<=\", within = 1 }",
+            Some("until.within"),
+            "cannot go with `op`",
+        ),
+        (
+            "until = { altitude = 5, within = -1 }",
+            Some("until.within"),
+            "must not be negative",
+        ),
+        (
+            "until = { altitude = 5, op = \"<\" }",
+            Some("until.op"),
+            "expected \">=\"",
+        ),
+        (
+            "until = { armed = true, since_seq = 3 }",
+            Some("until.since_seq"),
+            "only applies to `text`",
+        ),
+        (
+            "until = { time = 5, relative = true }",
+            Some("until.relative"),
+            "only applies to `sim_time`",
+        ),
+        (
+            "until = { altitude = 5, to = \"home\" }",
+            Some("until.to"),
+            "only applies to `distance`",
+        ),
+    ];
+    for (until, want_key, want) in cases {
+        let (line, _, key, msg) = err(&format!("[[step]]\n{until}\ntimeout_s = 10\n"));
+        assert_eq!(line, 2, "{until}: {msg}");
+        if want_key.is_some() {
+            assert_eq!(key.as_deref(), want_key, "{until}: {msg}");
+        }
+        assert!(msg.contains(want), "{until}: {msg}");
+    }
+    // What is allowed reads as the core condition: relative sim time, since_seq on a text.
+    let p = parse(
+        "[[step]]\nuntil = { sim_time = 5, relative = true }\ntimeout_s = 10\n\n\
+         [[step]]\nuntil = { text = \"Takeoff\", since_seq = 2 }\ntimeout_s = 10\n",
+    )
+    .unwrap();
+    assert_eq!(
+        p.steps[0].until_text,
+        "sim time since step start >= 5 s (timeout 10 s, then stop)"
+    );
+    assert_eq!(
+        p.steps[1].until_text,
+        "text \"Takeoff\" after text #2 (timeout 10 s, then stop)"
+    );
+}

@@ -1,4 +1,4 @@
-//! `until = { … }`: one condition of seed 000's table, its modifiers, guards and reactions.
+//! `until = { … }`: one condition of the wait engine's table, its modifiers, guards and reactions.
 
 use super::fields::{Fields, Src, Val};
 use crate::diag::SourceError;
@@ -9,7 +9,7 @@ use nexus_core::{LandedState, Mode, RcSticks};
 use std::ops::Range;
 use toml::de::DeValue;
 
-/// The condition keys, one per row of seed 000's table.
+/// The condition keys, one per row of the wait engine's condition table.
 pub const CONDITION_KEYS: [&str; 22] = [
     "altitude",
     "airspeed",
@@ -221,36 +221,73 @@ pub(crate) fn mode_named(
 
 /// One condition and its modifiers from `f` (the caller finishes `f`).
 fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError> {
+    let (kind, kspan) = which_condition(f)?;
+    let m = read_modifiers(f, &kind, &kspan)?;
+    let (mut cond, text) = read_kind(f, &kind, &kspan, &m)?;
+    if let Some(op) = m.op {
+        cond = cond.op(op);
+    }
+    if let Some(tol) = m.within {
+        cond = cond.within(tol);
+    }
+    if let Some(seq) = m.since_seq {
+        cond = cond.since_seq(seq as u32);
+    }
+    if m.relative {
+        cond = cond.relative();
+    }
+    let text = match m.since_seq {
+        Some(seq) => format!("{text} after text #{seq}"),
+        None => text,
+    };
+    Ok((cond, text))
+}
+
+/// The one condition key of `f` and where it is written; none or two are errors.
+fn which_condition(f: &Fields<'_, '_>) -> Result<(String, Range<usize>), SourceError> {
     let present: Vec<(String, Range<usize>)> = f
         .keys()
         .into_iter()
         .filter(|(k, _)| CONDITION_KEYS.contains(&k.as_str()))
         .collect();
-    let (kind, kspan) = match present.as_slice() {
-        [] => {
-            return Err(f.err_table(
-                None,
-                format!(
-                    "{} names no condition; give exactly one of: {}",
-                    f.what,
-                    CONDITION_KEYS.join(", ")
-                ),
-            ))
-        }
-        [one] => one.clone(),
-        [first, second, ..] => {
-            return Err(f.err_at(
-                &second.1,
-                &second.0,
-                format!(
-                    "{} has two conditions (`{}` and `{}`); a wait has one — put the other in \
+    match present.as_slice() {
+        [] => Err(f.err_table(
+            None,
+            format!(
+                "{} names no condition; give exactly one of: {}",
+                f.what,
+                CONDITION_KEYS.join(", ")
+            ),
+        )),
+        [one] => Ok(one.clone()),
+        [first, second, ..] => Err(f.err_at(
+            &second.1,
+            &second.0,
+            format!(
+                "{} has two conditions (`{}` and `{}`); a wait has one — put the other in \
                      `guards` (fails the step) or in a step of its own",
-                    f.what, first.0, second.0
-                ),
-            ))
-        }
-    };
-    let numeric = NUMERIC_KEYS.contains(&kind.as_str());
+                f.what, first.0, second.0
+            ),
+        )),
+    }
+}
+
+/// A condition's modifiers, checked against its kind.
+struct Modifiers {
+    op: Option<Op>,
+    within: Option<f32>,
+    since_seq: Option<i64>,
+    relative: bool,
+}
+
+/// `op`, `within`, `since_seq`, `relative` and `to`, each refused where it does not apply to
+/// the condition `kind` (written at `kspan`).
+fn read_modifiers(
+    f: &Fields<'_, '_>,
+    kind: &str,
+    kspan: &Range<usize>,
+) -> Result<Modifiers, SourceError> {
+    let numeric = NUMERIC_KEYS.contains(&kind);
     let op = match f.string("op")? {
         None => None,
         Some((s, span)) => {
@@ -336,17 +373,30 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
         }
     }
 
-    let cmp = |unit: &str, v: f32| match (within, op) {
+    Ok(Modifiers {
+        op,
+        within,
+        since_seq,
+        relative,
+    })
+}
+
+/// The condition `kind` (written at `kspan`) with its target, and it in words.
+fn read_kind(
+    f: &Fields<'_, '_>,
+    kind: &str,
+    kspan: &Range<usize>,
+    m: &Modifiers,
+) -> Result<(Condition, String), SourceError> {
+    let cmp = |unit: &str, v: f32| match (m.within, m.op) {
         (Some(tol), _) => format!("within {} of {}{unit}", fmt_num(tol), fmt_num(v)),
         (None, Some(Op::Le)) => format!("<= {}{unit}", fmt_num(v)),
         (None, Some(Op::Eq)) => format!("== {}{unit}", fmt_num(v)),
         _ => format!(">= {}{unit}", fmt_num(v)),
     };
-    let (mut cond, text) = match kind.as_str() {
+    Ok(match kind {
         "altitude" => {
-            let v = f
-                .number_in("altitude", ALT_MIN_M, ALT_MAX_M, " m")?
-                .map_or(0.0, |(v, _)| v);
+            let v = number_in(f, "altitude", ALT_MIN_M, ALT_MAX_M, " m")?;
             (
                 Condition::altitude_m(v),
                 format!("altitude {}", cmp(" m", v)),
@@ -375,7 +425,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
         }
         "sim_time" => {
             let v = f.nonneg("sim_time", " s")?.unwrap_or(0.0);
-            let what = if relative {
+            let what = if m.relative {
                 "sim time since step start"
             } else {
                 "sim time"
@@ -412,14 +462,14 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
         }
         "distance" => {
             let v = f.nonneg("distance", " m")?.unwrap_or(0.0);
-            let to = read_place(f, &kspan)?;
+            let to = read_place(f, kspan)?;
             (
                 Condition::distance_m(v, to),
                 format!("distance to {to} {}", cmp(" m", v)),
             )
         }
         "groundspeed" | "climb_rate" => {
-            let v = number(f, &kind)?;
+            let v = number(f, kind)?;
             let cond = if kind == "groundspeed" {
                 Condition::groundspeed_m_s(v)
             } else {
@@ -428,18 +478,14 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
             (cond, format!("{kind} {}", cmp(" m/s", v)))
         }
         "heading" => {
-            let v = f
-                .number_in("heading", 0.0, 360.0, "°")?
-                .map_or(0.0, |(v, _)| v);
+            let v = number_in(f, "heading", 0.0, 360.0, "°")?;
             (
                 Condition::heading_deg(v),
                 format!("heading {}", cmp("°", v)),
             )
         }
         "battery_remaining" => {
-            let v = f
-                .number_in("battery_remaining", 0.0, 100.0, " %")?
-                .map_or(0.0, |(v, _)| v);
+            let v = number_in(f, "battery_remaining", 0.0, 100.0, " %")?;
             (
                 Condition::battery_remaining_pct(v),
                 format!("battery {}", cmp(" %", v)),
@@ -453,7 +499,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
             )
         }
         "gps_fix" => {
-            let fix = read_fix(f, &kspan)?;
+            let fix = read_fix(f, kspan)?;
             (
                 Condition::gps_fix(fix),
                 format!("GPS fix {}", cmp("", fix as u8 as f32)),
@@ -467,56 +513,47 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
             )
         }
         "landed_state" => {
-            let states = read_landed_states(f, &kspan)?;
+            let states = read_landed_states(f, kspan)?;
             let names: Vec<&str> = states.iter().map(|s| s.name()).collect();
             (
                 Condition::landed_state(&states),
                 format!("landed state {}", names.join(" or ")),
             )
         }
-        flag => {
-            let (b, span) = f.boolean(flag)?.unwrap_or((true, kspan.clone()));
-            if !b {
-                let hint = match flag {
-                    "armed" => "write `disarmed = true`",
-                    "disarmed" => "write `armed = true`",
-                    "mission_complete" => "wait on `reached` for an item instead",
-                    "at_target" => "wait on `distance` instead",
-                    _ => "wait on `altitude` instead (e.g. { altitude = 1 })",
-                };
-                return Err(f.err_at(
-                    &span,
-                    flag,
-                    format!("`{}` can only be true: {hint}", f.full_key(flag)),
-                ));
-            }
-            let cond = match flag {
-                "armed" => Condition::armed(),
-                "disarmed" => Condition::disarmed(),
-                "mission_complete" => Condition::mission_complete(),
-                "at_target" => Condition::at_target(),
-                _ => Condition::landed(),
-            };
-            (cond, flag.to_string())
-        }
+        flag => read_flag(f, flag, kspan)?,
+    })
+}
+
+/// A condition that can only be true (`armed`, `disarmed`, `landed`, `mission_complete`,
+/// `at_target`).
+fn read_flag(
+    f: &Fields<'_, '_>,
+    flag: &str,
+    kspan: &Range<usize>,
+) -> Result<(Condition, String), SourceError> {
+    let (b, span) = f.boolean(flag)?.unwrap_or((true, kspan.clone()));
+    if !b {
+        let hint = match flag {
+            "armed" => "write `disarmed = true`",
+            "disarmed" => "write `armed = true`",
+            "mission_complete" => "wait on `reached` for an item instead",
+            "at_target" => "wait on `distance` instead",
+            _ => "wait on `altitude` instead (e.g. { altitude = 1 })",
+        };
+        return Err(f.err_at(
+            &span,
+            flag,
+            format!("`{}` can only be true: {hint}", f.full_key(flag)),
+        ));
+    }
+    let cond = match flag {
+        "armed" => Condition::armed(),
+        "disarmed" => Condition::disarmed(),
+        "mission_complete" => Condition::mission_complete(),
+        "at_target" => Condition::at_target(),
+        _ => Condition::landed(),
     };
-    if let Some(op) = op {
-        cond = cond.op(op);
-    }
-    if let Some(tol) = within {
-        cond = cond.within(tol);
-    }
-    if let Some(seq) = since_seq {
-        cond = cond.since_seq(seq as u32);
-    }
-    if relative {
-        cond = cond.relative();
-    }
-    let text = match since_seq {
-        Some(seq) => format!("{text} after text #{seq}"),
-        None => text,
-    };
-    Ok((cond, text))
+    Ok((cond, flag.to_string()))
 }
 
 /// `to` of a distance: `"home"`, `{ lat, lon }` (degrees) or `{ x, y, z }` (world FLU, m).
@@ -649,6 +686,17 @@ fn read_landed_states(
 
 fn number(f: &Fields<'_, '_>, key: &str) -> Result<f32, SourceError> {
     Ok(f.number(key)?.map(|(v, _)| v).unwrap_or(0.0))
+}
+
+/// The number at `key`, within `lo..=hi` (in `unit`), or 0 when it is not a number.
+fn number_in(
+    f: &Fields<'_, '_>,
+    key: &str,
+    lo: f64,
+    hi: f64,
+    unit: &str,
+) -> Result<f32, SourceError> {
+    Ok(f.number_in(key, lo, hi, unit)?.map_or(0.0, |(v, _)| v))
 }
 
 /// `{ roll, pitch, throttle, yaw }`; missing sticks are centred (throttle at mid).

@@ -1,4 +1,4 @@
-//! Conditions: seed 000's table as a spec ([`Condition`]), and compiled for evaluation.
+//! Conditions: the wait engine's table as a spec ([`Condition`]), and compiled for evaluation.
 //!
 //! A spec holds what the caller wrote; compiling it (at registration) checks it and turns
 //! every threshold into the form the hot path compares: `f32` for the numeric readings the
@@ -13,7 +13,7 @@ use crate::telemetry::{GpsFix, LandedState};
 use crate::time::secs_to_ms;
 use heapless::String;
 
-/// How a numeric reading compares with its target (seed 000: `op`, default `>=`).
+/// How a numeric reading compares with its target (`op`, default `>=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Op {
@@ -26,7 +26,7 @@ pub enum Op {
     Eq,
 }
 
-/// The rows of seed 000's condition table.
+/// The rows of the wait engine's condition table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum ConditionKind {
@@ -88,7 +88,7 @@ pub enum ConditionKind {
 }
 
 impl ConditionKind {
-    /// The seed's name (`"altitude"`, `"sim_time"`, …).
+    /// The condition's name (`"altitude"`, `"sim_time"`, …).
     pub fn name(self) -> &'static str {
         match self {
             ConditionKind::Altitude => "altitude",
@@ -126,7 +126,7 @@ impl ConditionKind {
         }
     }
 
-    /// Whether `op` (and `within`) apply: the numeric rows the seed marks "op applies".
+    /// Whether `op` (and `within`) apply: the numeric rows the spec marks "op applies".
     pub fn takes_op(self) -> bool {
         match self {
             ConditionKind::Altitude
@@ -203,7 +203,7 @@ enum Target {
     Landed(u8),
 }
 
-/// One condition as written: a row of seed 000's table plus its modifiers.
+/// One condition as written: a row of the condition table plus its modifiers.
 ///
 /// Build with the constructors and chain the modifiers; mistakes (an `op` on `armed`, a needle
 /// that is too long, an unknown mode name) are reported when the wait is validated or

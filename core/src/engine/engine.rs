@@ -14,7 +14,7 @@ use core::mem;
 /// Error text of a program step's wait ended by [`Engine::close`].
 pub const CLOSED_ERROR: &str = "session closed";
 
-/// Who registered a wait: the seed treats `wait_until` and program steps slightly differently
+/// Who registered a wait: the spec treats `wait_until` and program steps slightly differently
 /// (a step cannot be capped; closing the session aborts a step).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Origin {

@@ -19,7 +19,7 @@ pub enum SpecError {
         /// Which number (`"value"`, `"within"`, `"timeout_s"`, `"hold_s"`, `"then_speedup"`).
         field: &'static str,
     },
-    /// `op` was given to a condition it does not apply to (seed 000's table).
+    /// `op` was given to a condition it does not apply to (the condition table).
     OpNotApplicable(ConditionKind),
     /// `within` was given to a non-numeric condition.
     WithinNotApplicable(ConditionKind),
@@ -88,7 +88,7 @@ pub enum EngineError {
     StaleId,
     /// The wait has already settled; its result waits in [`super::Engine::poll_event`].
     NotPending,
-    /// A program step's wait cannot be capped (seed 000: `cap` is for `wait_until` only).
+    /// A program step's wait cannot be capped (`cap` is for `wait_until` only).
     NotCappable,
     /// A relative `sim_time` wait, but no wait or step on this engine has settled yet.
     NoPreviousSettle,

@@ -1,8 +1,8 @@
-//! The wait-condition engine (seed 000): conditions, reactions, reasons, and step programs.
+//! The wait-condition engine: conditions, reactions, reasons, and step programs.
 //!
 //! # Model
 //!
-//! A *wait* ([`Wait`]) names one [`Condition`] from seed 000's table (altitude, airspeed,
+//! A *wait* ([`Wait`]) names one [`Condition`] from the condition table (altitude, airspeed,
 //! waypoint, sim_time, time, mode, text, armed, disarmed, landed, and the mission progress rows
 //! reached and mission_complete, which read the mission progress the client feeds the engine
 //! from the offboard machine ([`Engine::set_mission_progress`]); with the `extra-conditions`
@@ -17,7 +17,7 @@
 //! while let Some(ev) = engine.poll_event() { /* Reaction: apply now; Settled: report */ }
 //! ```
 //!
-//! # Semantics (seed 000, exactly)
+//! # Semantics
 //!
 //! * A condition whose message has not arrived is never met (an airspeed wait before the
 //!   first VFR_HUD waits).

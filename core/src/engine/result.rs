@@ -5,7 +5,7 @@ use crate::mode::Mode;
 use crate::rc::RcSticks;
 use crate::telemetry::Snapshot;
 
-/// Why a wait ended (seed 000's reasons, plus `Guard`).
+/// Why a wait ended (the spec's reasons, plus `Guard`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Reason {
@@ -27,7 +27,7 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// The seed's lower-case name (`"met"`, `"timeout"`, …, `"guard"`).
+    /// The lower-case name (`"met"`, `"timeout"`, …, `"guard"`).
     pub fn name(self) -> &'static str {
         match self {
             Reason::Met => "met",

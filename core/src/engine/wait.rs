@@ -9,7 +9,7 @@ use crate::rc::RcSticks;
 use crate::time::secs_to_ms;
 use heapless::Vec;
 
-/// What to do in the tick the condition is met (seed 000: `then_rc`, `then_mode`,
+/// What to do in the tick the condition is met (`then_rc`, `then_mode`,
 /// `then_speedup`). Never done on timeout, guard, cap, died, closed or aborted.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

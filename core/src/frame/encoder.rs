@@ -80,8 +80,8 @@ impl Encoder {
     }
 
     /// Encode a payload laid out by hand (MAVLink 2 wire order, extensions included) as the
-    /// next frame of message `id` with checksum seed `crc_extra`; trailing zero bytes are
-    /// truncated. Returns the frame's length; the sequence number advances only on success.
+    /// next frame of message `id` with its checksum's extra byte `crc_extra`; trailing zero bytes
+    /// are truncated. Returns the frame's length; the sequence number advances only on success.
     pub fn encode_payload(
         &mut self,
         id: u32,

@@ -1,7 +1,7 @@
 //! The two clocks the machine paces itself by.
 //!
 //! PX4 under SITL lockstep runs on sim time, possibly 10× faster or 20× slower than the wall.
-//! Two rules follow (CONTRACTS.md, time rules):
+//! Two rules follow:
 //! * periodic streams (our HEARTBEAT, MANUAL_CONTROL) are due when *either* clock has run a
 //!   period since the last send, so PX4 is never starved at 10× and the streams keep flowing
 //!   when sim time stalls;

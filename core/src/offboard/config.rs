@@ -1,20 +1,20 @@
-//! The machine's settings: the seed's `OffboardClient` keyword arguments plus the pacing,
-//! retry and give-up limits the seed leaves implicit.
+//! The machine's settings: the Python `OffboardClient`'s keyword arguments plus the pacing,
+//! retry and give-up limits the Python client leaves implicit.
 
 use crate::time::secs_to_ms;
 
-/// Settings of an [`super::Offboard`] machine. `Default` is the seed's defaults.
+/// Settings of an [`super::Offboard`] machine. `Default` is the Python client's defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct OffboardConfig {
-    /// 3D arrival radius for `at_target` after a goto, m (seed: 2.0).
+    /// 3D arrival radius for `at_target` after a goto, m (Python client: 2.0).
     pub arrive_m: f32,
-    /// Heading tolerance for `at_target` when a goto commanded a yaw, rad (seed: 5°).
+    /// Heading tolerance for `at_target` when a goto commanded a yaw, rad (Python client: 5°).
     pub yaw_tol_rad: f32,
-    /// Altitude tolerance for `at_target` after a takeoff, m (seed: 1.0).
+    /// Altitude tolerance for `at_target` after a takeoff, m (Python client: 1.0).
     pub alt_tol_m: f32,
     /// Seconds the vehicle must be failure-free, counted from the arm request, before an arm
-    /// goes out (seed: 5.0). Sim seconds once sim time is known.
+    /// goes out (Python client: 5.0). Sim seconds once sim time is known.
     pub wait_clear_s: f32,
     /// Our HEARTBEAT period, ms (1 Hz, as a GCS sends it).
     pub heartbeat_period_ms: u32,

@@ -79,7 +79,7 @@ impl Anchor {
 }
 
 /// Horizontal north/east offset from `(lat_a, lon_a)` to `(lat_b, lon_b)`, m, on the plane
-/// around latitude `lat0_deg` (what the seed's `at_target` measures).
+/// around latitude `lat0_deg` (what the Python client's `at_target` measures).
 pub fn ne_offset_m(lat0_deg: f64, a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
     let dn = (b.0 - a.0) * M_PER_DEG;
     let de = (b.1 - a.1) * M_PER_DEG * libm::cos(lat0_deg.to_radians());

@@ -147,11 +147,21 @@ impl<const N: usize> Plan<N> {
     }
 }
 
+/// An upload of `items` (at most the plan's capacity: checked before).
+fn upload(items: &[MissionItem]) -> Transfer {
+    Transfer::Upload(Upload::new(items.len() as u16))
+}
+
 /// The fence and rally plans of an [`Offboard`] machine.
 #[derive(Debug, Clone)]
 pub(crate) struct Geo {
     fence: Plan<FENCE_ITEMS>,
     rally: Plan<RALLY_ITEMS>,
+    /// Fence, rally: lodged to go up after each accepted mission upload
+    /// ([`Offboard::lodge_geo`]).
+    follows: [bool; 2],
+    /// Fence, rally: due out once the mission upload in flight is accepted.
+    due: [bool; 2],
 }
 
 impl Geo {
@@ -159,6 +169,30 @@ impl Geo {
         Geo {
             fence: Plan::new(GeoKind::Fence),
             rally: Plan::new(GeoKind::Rally),
+            follows: [false; 2],
+            due: [false; 2],
+        }
+    }
+
+    /// A mission upload starts: the plans lodged to follow it are due after it.
+    pub fn mission_upload_started(&mut self) {
+        self.due = self.follows;
+    }
+
+    /// Start the plans due once the mission is accepted: the fence first, the rally points
+    /// when the fence is up (PX4 runs one transfer at a time; a refused fence sends no rally).
+    fn follow_mission(&mut self, mission_uploaded: bool) {
+        if !mission_uploaded {
+            return;
+        }
+        if self.due[0] {
+            self.due[0] = false;
+            self.fence.start(upload(&self.fence.state.items));
+        } else if self.due[1]
+            && !matches!(self.fence.status, GeoStatus::Busy | GeoStatus::Failed(_))
+        {
+            self.due[1] = false;
+            self.rally.start(upload(&self.rally.state.items));
         }
     }
 
@@ -167,7 +201,13 @@ impl Geo {
         self.rally.on_frame(now, frame);
     }
 
-    pub fn poll(&mut self, now: Stamp, t: &Timing) -> Option<(GeoKind, GeoTx)> {
+    pub fn poll(
+        &mut self,
+        now: Stamp,
+        t: &Timing,
+        mission_uploaded: bool,
+    ) -> Option<(GeoKind, GeoTx)> {
+        self.follow_mission(mission_uploaded);
         if let Some(tx) = self.fence.poll(now, t) {
             return Some((GeoKind::Fence, tx));
         }
@@ -200,11 +240,32 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         kind: GeoKind,
         items: &[MissionItem],
     ) -> Result<(), OffboardError> {
+        self.hold_geo(kind, items)?;
+        match kind {
+            GeoKind::Fence => self.geo.fence.start(upload(items)),
+            GeoKind::Rally => self.geo.rally.start(upload(items)),
+        }
+        Ok(())
+    }
+
+    /// Lodge `items` as the geofence or rally points that go up after the mission: each
+    /// [`Offboard::upload_mission`] from now on uploads them once PX4 has accepted the
+    /// mission, the fence first, then the rally points (PX4 takes one transfer at a time).
+    /// Watch [`Offboard::geo_status`]: `Idle` (or the last transfer's end) until the mission
+    /// is accepted. Errors as [`Offboard::upload_geo`].
+    pub fn lodge_geo(&mut self, kind: GeoKind, items: &[MissionItem]) -> Result<(), OffboardError> {
+        self.hold_geo(kind, items)?;
+        self.geo.follows[kind as usize] = true;
+        Ok(())
+    }
+
+    /// Check `items` and hold them as the plan of `kind`, abandoning a transfer in flight.
+    fn hold_geo(&mut self, kind: GeoKind, items: &[MissionItem]) -> Result<(), OffboardError> {
         if items.is_empty() {
             return Err(OffboardError::NoMission);
         }
         validate_mission(items)?;
-        fn lodge<const N: usize>(
+        fn hold<const N: usize>(
             p: &mut Plan<N>,
             items: &[MissionItem],
         ) -> Result<(), OffboardError> {
@@ -217,12 +278,12 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             p.state.items.clear();
             // Cannot fail: the length was checked above.
             let _ = p.state.items.extend_from_slice(items);
-            p.start(Transfer::Upload(Upload::new(items.len() as u16)));
+            p.state.transfer = Transfer::Idle;
             Ok(())
         }
         match kind {
-            GeoKind::Fence => lodge(&mut self.geo.fence, items),
-            GeoKind::Rally => lodge(&mut self.geo.rally, items),
+            GeoKind::Fence => hold(&mut self.geo.fence, items),
+            GeoKind::Rally => hold(&mut self.geo.rally, items),
         }
     }
 

@@ -1,4 +1,4 @@
-//! The PX4 offboard state machine (seed 002's `OffboardClient`), sans-IO.
+//! The PX4 offboard state machine (the Python `OffboardClient`'s, in Rust), sans-IO.
 //!
 //! [`Offboard`] is what a companion computer runs to fly a PX4 over MAVLink. It never touches
 //! a socket or a clock; a driver (firmware main loop, the host pump, the future `Client`) feeds
@@ -24,8 +24,9 @@
 //! * the mission protocol (upload, download, clear).
 //!
 //! Everything but the heartbeat waits for the vehicle's first HEARTBEAT. Streams are paced by
-//! either clock, timers by sim time once known (see [`OffboardConfig`] and the time rules in
-//! CONTRACTS.md). Things the application must know come out of [`Offboard::poll_event`].
+//! either clock (so PX4 is never starved at 10× and streams flow when sim time stalls), timers
+//! by sim time once known (see [`OffboardConfig`]). Things the application must know come out of
+//! [`Offboard::poll_event`].
 
 mod clock;
 mod config;
@@ -289,7 +290,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             return tx;
         }
         #[cfg(feature = "geofence")]
-        if let Some((kind, g)) = self.geo.poll(st, &self.t) {
+        if let Some((kind, g)) = self.geo.poll(st, &self.t, self.mission_uploaded()) {
             return Some(Tx::Geo(kind, g));
         }
         if let Some(sticks) = self.stream_sticks() {

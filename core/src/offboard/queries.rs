@@ -134,8 +134,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         &self.mission.items
     }
 
-    /// Highest item PX4 reported reached in this mission run; `None` before any (the seed's
-    /// -1). Never decreases within a run; reset by an upload, a lodge or a start.
+    /// Highest item PX4 reported reached in this mission run; `None` before any (the Python
+    /// client's -1). Never decreases within a run; reset by an upload, a lodge or a start.
     pub fn mission_reached(&self) -> Option<u16> {
         self.mission.reached
     }

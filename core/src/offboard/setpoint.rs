@@ -220,6 +220,15 @@ pub(crate) fn setpoint_msg(sp: &Setpoint, sys: u8, comp: u8, time_boot_ms: u32) 
         Some(_) => IGNORE_YAW_RATE,
         None => IGNORE_YAW | IGNORE_YAW_RATE,
     };
+    // A local NED setpoint ignoring what `type_mask` says, to this system.
+    let local = |type_mask: u16| mav::SET_POSITION_TARGET_LOCAL_NED_DATA {
+        time_boot_ms,
+        type_mask: mav::PositionTargetTypemask::from_bits_truncate(type_mask),
+        target_system: sys,
+        target_component: comp,
+        coordinate_frame: mav::MavFrame::MAV_FRAME_LOCAL_NED,
+        ..Default::default()
+    };
     match *sp {
         Setpoint::PositionNed {
             north_m,
@@ -227,18 +236,11 @@ pub(crate) fn setpoint_msg(sp: &Setpoint, sys: u8, comp: u8, time_boot_ms: u32) 
             down_m,
             yaw_rad,
         } => SetpointMsg::Local(mav::SET_POSITION_TARGET_LOCAL_NED_DATA {
-            time_boot_ms,
             x: north_m,
             y: east_m,
             z: down_m,
             yaw: yaw_rad.unwrap_or(0.0),
-            type_mask: mav::PositionTargetTypemask::from_bits_truncate(
-                IGNORE_VEL | IGNORE_ACC | yaw_bits(yaw_rad),
-            ),
-            target_system: sys,
-            target_component: comp,
-            coordinate_frame: mav::MavFrame::MAV_FRAME_LOCAL_NED,
-            ..Default::default()
+            ..local(IGNORE_VEL | IGNORE_ACC | yaw_bits(yaw_rad))
         }),
         Setpoint::VelocityNed {
             v_north_m_s,
@@ -252,19 +254,12 @@ pub(crate) fn setpoint_msg(sp: &Setpoint, sys: u8, comp: u8, time_boot_ms: u32) 
                 Yaw::Rate(r) => (0.0, r, IGNORE_YAW),
             };
             SetpointMsg::Local(mav::SET_POSITION_TARGET_LOCAL_NED_DATA {
-                time_boot_ms,
                 vx: v_north_m_s,
                 vy: v_east_m_s,
                 vz: v_down_m_s,
                 yaw: yaw_v,
                 yaw_rate: rate_v,
-                type_mask: mav::PositionTargetTypemask::from_bits_truncate(
-                    IGNORE_POS | IGNORE_ACC | bits,
-                ),
-                target_system: sys,
-                target_component: comp,
-                coordinate_frame: mav::MavFrame::MAV_FRAME_LOCAL_NED,
-                ..Default::default()
+                ..local(IGNORE_POS | IGNORE_ACC | bits)
             })
         }
         Setpoint::Global {

@@ -170,22 +170,22 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// Land in place (Land mode). Clears the target and drops a pending mission start or arm
     /// (an arm after a land request would only arm in Land mode).
     pub fn land(&mut self) {
-        #[cfg(feature = "setpoints")]
-        self.stop_setpoints();
-        self.target = None;
-        self.req.restart = None;
-        self.req.arm = None;
-        self.set_mode(Mode::Land);
+        self.end_flight_in(Mode::Land);
     }
 
     /// Return to launch (RTL mode). Clears the target, drops a pending mission start or arm.
     pub fn return_to_launch(&mut self) {
+        self.end_flight_in(Mode::Rtl);
+    }
+
+    /// Land and RTL: no setpoints, no target, no pending mission start or arm, then `mode`.
+    fn end_flight_in(&mut self, mode: Mode) {
         #[cfg(feature = "setpoints")]
         self.stop_setpoints();
         self.target = None;
         self.req.restart = None;
         self.req.arm = None;
-        self.set_mode(Mode::Rtl);
+        self.set_mode(mode);
     }
 
     /// Hold position (Hold mode). Drops a pending mission start.
@@ -285,6 +285,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.mission.reset_progress();
         self.req.restart = None;
         self.mission.transfer = Transfer::Upload(Upload::new(self.mission.items.len() as u16));
+        #[cfg(feature = "geofence")]
+        self.geo.mission_upload_started();
         Ok(())
     }
 

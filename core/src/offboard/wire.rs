@@ -227,7 +227,8 @@ pub fn manual_control(
     }
 }
 
-/// MANUAL_CONTROL for these sticks (clamped and scaled as the seed's `set_rc`), no buttons.
+/// MANUAL_CONTROL for these sticks (clamped and scaled as the Python client's `set_rc`), no
+/// buttons.
 pub fn manual_control_sticks(target: u8, sticks: RcSticks) -> mav::MANUAL_CONTROL_DATA {
     let (x, y, z, r) = sticks.to_manual_control();
     manual_control(target, x, y, z, r, 0)

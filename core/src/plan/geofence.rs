@@ -265,34 +265,43 @@ fn member(src: &[u8], at: usize, key: &'static str) -> Option<usize> {
     json::child_at(src, at, Seg::Key(key))
 }
 
-fn polygon<const N: usize>(src: &[u8], v: &Token, out: &mut Sink<'_, N>) -> Result<(), PlanError> {
+/// A polygon's or circle's object at `v`: its `inclusion` and the offset of its `key` member
+/// (`not_object` and `missing` say what is wrong otherwise).
+fn area(
+    src: &[u8],
+    v: &Token,
+    (not_object, key): (&'static str, &'static str),
+    missing: &'static str,
+) -> Result<(bool, usize), PlanError> {
     if v.tok != Tok::Open(true) {
-        return Err(bad(v.start, "a polygon is an object"));
+        return Err(bad(v.start, not_object));
     }
     let inc = inclusion(src, v.start)?;
-    let Some(p) = member(src, v.start, "polygon") else {
-        return Err(bad(
-            v.start,
-            "a polygon has a 'polygon' array of [lat, lon] vertices",
-        ));
-    };
+    let at = member(src, v.start, key).ok_or_else(|| bad(v.start, missing))?;
+    Ok((inc, at))
+}
+
+fn polygon<const N: usize>(src: &[u8], v: &Token, out: &mut Sink<'_, N>) -> Result<(), PlanError> {
+    let (inc, p) = area(
+        src,
+        v,
+        ("a polygon is an object", "polygon"),
+        "a polygon has a 'polygon' array of [lat, lon] vertices",
+    )?;
     // Two passes: the vertex count goes into every vertex's param1.
     let mut count = 0usize;
-    each(
-        src,
-        p,
-        "a polygon is an array of [lat, lon] vertices",
-        |e| {
-            let [lat, lon] = numbers::<2>(src, e, "a vertex is [lat, lon]")?;
-            lat_lon(src, lat, lon)?;
-            count += 1;
-            Ok(())
-        },
-    )?;
+    vertices(src, p, |_, _, _| count += 1)?;
     if count < 3 {
         return Err(bad(p, "a polygon has at least 3 vertices"));
     }
     let command = if inc { 5001 } else { 5002 };
+    vertices(src, p, |at, x, y| {
+        out.push(at, item(command, FENCE_FRAME, count as f32, x, y, 0.0))
+    })
+}
+
+/// Each vertex of the polygon array at `p`, checked: its offset and MISSION_ITEM_INT x, y.
+fn vertices(src: &[u8], p: usize, mut f: impl FnMut(usize, i32, i32)) -> Result<(), PlanError> {
     each(
         src,
         p,
@@ -300,23 +309,19 @@ fn polygon<const N: usize>(src: &[u8], v: &Token, out: &mut Sink<'_, N>) -> Resu
         |e| {
             let [lat, lon] = numbers::<2>(src, e, "a vertex is [lat, lon]")?;
             let (x, y) = lat_lon(src, lat, lon)?;
-            out.push(e.start, item(command, FENCE_FRAME, count as f32, x, y, 0.0));
+            f(e.start, x, y);
             Ok(())
         },
     )
 }
 
 fn circle<const N: usize>(src: &[u8], v: &Token, out: &mut Sink<'_, N>) -> Result<(), PlanError> {
-    if v.tok != Tok::Open(true) {
-        return Err(bad(v.start, "a circle is an object"));
-    }
-    let inc = inclusion(src, v.start)?;
-    let Some(c) = member(src, v.start, "circle") else {
-        return Err(bad(
-            v.start,
-            "a circle has a 'circle' object with center and radius",
-        ));
-    };
+    let (inc, c) = area(
+        src,
+        v,
+        ("a circle is an object", "circle"),
+        "a circle has a 'circle' object with center and radius",
+    )?;
     let (Some(center), Some(radius)) = (member(src, c, "center"), member(src, c, "radius")) else {
         return Err(bad(c, "a circle has a center [lat, lon] and a radius"));
     };

@@ -2,7 +2,7 @@
 //!
 //! A `.plan` is JSON: `{"fileType": "Plan", "mission": {"items": [...], "plannedHomePosition":
 //! [lat, lon, alt]}, "geoFence": …, "rallyPoints": …}`. [`read_plan`] reads the mission and
-//! nothing else, exactly as seed 002's `read_plan`:
+//! nothing else, exactly as the Python OffboardClient's `read_plan`:
 //!
 //! * items keep their file order and get `seq` = index; there is no implicit home item (PX4
 //!   takes the mission as sent, as MAVSDK sends it);
@@ -20,10 +20,10 @@
 //! * unknown keys (`AMSLAltAboveTerrain`, `Altitude`, `doJumpId`, `cruiseSpeed`, …) and the
 //!   `geoFence` and `rallyPoints` sections are skipped.
 //!
-//! Errors come in the seed's order: JSON syntax; not a plan (`fileType` is not `"Plan"`); no
-//! `mission` object; the first item that is not a SimpleItem, lacks seven params or has a bad
-//! field; then, beyond the seed, more items than the capacity `N`. Every error carries the byte
-//! offset it concerns ([`PlanError::offset`]; [`line_col`] turns it into a line and column).
+//! Errors come in the Python client's order: JSON syntax; not a plan (`fileType` is not `"Plan"`);
+//! no `mission` object; the first item that is not a SimpleItem, lacks seven params or has a bad
+//! field; then, beyond the Python client, more items than the capacity `N`. Every error carries the
+//! byte offset it concerns ([`PlanError::offset`]; [`line_col`] turns it into a line and column).
 //!
 //! How: one small tokenizer ([`json`]) does everything. It checks the whole document first
 //! (a syntax error anywhere wins, with its byte offset), noting where the top-level `fileType`
@@ -380,7 +380,7 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
     };
     let mut m = reader::Mission::<N>::new();
     let halted = reader::read_mission(src, mission_at, &mut m);
-    // An item problem found before a wrong-typed value still comes first, as in the seed.
+    // An item problem found before a wrong-typed value still comes first, as in the Python client.
     if let Some((index, offset, problem)) = m.first_problem {
         return Err(item_error(src, index, offset, problem));
     }

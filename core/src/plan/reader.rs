@@ -1,9 +1,9 @@
 //! The `mission` object, read token by token with byte offsets.
 //!
-//! Item-level problems the seed's reader raises (not a SimpleItem, not seven params, …) are
-//! recorded, not raised, so the first one in item order wins, as in the seed; reading goes on
-//! so items past the capacity are still checked and counted. A value of the wrong type stops
-//! the reading at once, with its offset.
+//! Item-level problems the Python client's reader raises (not a SimpleItem, not seven params, …)
+//! are recorded, not raised, so the first one in item order wins, as in the Python client; reading
+//! goes on so items past the capacity are still checked and counted. A value of the wrong type
+//! stops the reading at once, with its offset.
 
 use super::json::{SyntaxError, Tok, Token, Tokens};
 use super::number::Decimal;
@@ -13,7 +13,7 @@ use heapless::{String, Vec};
 /// Longest `type` string kept for an error message.
 pub const KIND_LEN: usize = 20;
 
-/// A problem with one item, in the order the seed checks them.
+/// A problem with one item, in the order the Python client checks them.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ItemProblem {
     NotSimple(Option<String<KIND_LEN>>),
@@ -109,7 +109,7 @@ impl Field {
     }
 }
 
-/// One item's fields as read, before the seed's checks.
+/// One item's fields as read, before the Python client's checks.
 #[derive(Default)]
 struct RawItem<'a> {
     kind: Option<&'a [u8]>,
@@ -243,7 +243,7 @@ fn read_item<'a>(src: &'a [u8], t: &mut Tokens<'a>, open: &Token) -> Result<RawI
             }
             name @ (b"frame" | b"command") => {
                 let field = match v.tok {
-                    // `null` is a number that is not whole (NaN), as the seed reads it.
+                    // `null` is a number that is not whole (NaN), as the Python client reads it.
                     Tok::Null => Field::Null,
                     Tok::Num => Field::Num(v.start, v.end),
                     _ => return Err(type_error(&v, "a number")),
@@ -370,7 +370,7 @@ fn check_values(raw: &RawItem<'_>, src: &[u8]) -> Result<(), ItemProblem> {
     Ok(())
 }
 
-/// The seed's checks, in its order, then the conversion.
+/// The Python client's checks, in its order, then the conversion.
 fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, ItemProblem> {
     if raw.kind != Some(b"SimpleItem") {
         return Err(ItemProblem::NotSimple(

@@ -30,7 +30,7 @@ use mavlink::dialects::common as mav;
 pub const AUTOPILOT_COMPID: u8 = 1;
 /// SYS_STATUS sensor bit PX4 sets once its prearm checks pass.
 pub const PREARM_CHECK_BIT: u32 = 0x1000_0000;
-/// Height within which a vehicle that is disarmed counts as on the pad, m (seed 000, `landed`).
+/// Height within which a vehicle that is disarmed counts as on the pad, m (the `landed` condition).
 pub const PAD_TOLERANCE_M: f32 = 0.3;
 
 /// Who we talk to and who we are.

@@ -54,7 +54,7 @@ impl LandedState {
             .find(|s| s.name().eq_ignore_ascii_case(name))
     }
 
-    /// The seed's names: `ON_GROUND`, `IN_AIR`, `TAKING_OFF`, `LANDING`, `UNKNOWN`.
+    /// The wait engine's names: `ON_GROUND`, `IN_AIR`, `TAKING_OFF`, `LANDING`, `UNKNOWN`.
     pub fn name(self) -> &'static str {
         match self {
             LandedState::Unknown => "UNKNOWN",
@@ -96,7 +96,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Sim time in seconds (`t_sim_s` in the seed); 0 before the clock is known.
+    /// Sim time in seconds (`t_sim_s` in the wait engine's spec); 0 before the clock is known.
     pub fn t_sim_s(&self) -> f64 {
         self.sim_ms.unwrap_or(0) as f64 / 1000.0
     }

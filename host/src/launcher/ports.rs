@@ -49,7 +49,7 @@ impl PortMap {
         }
     }
 
-    /// Look a link up by the name the seed uses (`sim.ports["offboard"]`).
+    /// Look a link up by the name the Python client uses (`sim.ports["offboard"]`).
     pub fn get(&self, name: &str) -> Option<OffboardPort> {
         match name {
             "offboard" => Some(self.offboard),

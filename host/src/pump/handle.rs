@@ -233,7 +233,7 @@ impl LinkHandle {
         })
     }
 
-    /// Register a wait (seed 000's `wait_until` on this link) and return at once.
+    /// Register a wait (`wait_until` on this link) and return at once.
     pub fn register(&self, wait: &Wait) -> Result<PendingWait, WaitError> {
         let slot: WaitSlot = Arc::new(Slot::new());
         let why: WhySlot = Arc::default();
@@ -401,7 +401,7 @@ impl PendingWait {
     }
 
     /// End the wait with `cap` now, unless it settled first: either way, its one result
-    /// (seed 000: `snapshot_at` Return for a cap; continue with `since_seq = snapshot.seq`).
+    /// (the wait engine: `snapshot_at` Return for a cap; continue with `since_seq = snapshot.seq`).
     pub fn cap(mut self) -> WaitResult {
         if let Some(r) = self.try_result() {
             return r;

@@ -24,7 +24,7 @@ pub struct MissionStatus {
     pub ack: Option<u8>,
     /// MISSION_ACK.opaque_id of the last accepted upload.
     pub opaque_id: Option<u32>,
-    /// Highest item reached in this run (the seed's -1 is `None`).
+    /// Highest item reached in this run (the Python client's -1 is `None`).
     pub reached: Option<u16>,
     /// Item PX4 is flying to (MISSION_CURRENT.seq; 0 before the first report).
     pub current: u16,
@@ -35,7 +35,7 @@ pub struct MissionStatus {
 }
 
 impl MissionStatus {
-    /// The seed's `mission_reached()`: the highest item reached, or -1 before any.
+    /// The Python client's `mission_reached()`: the highest item reached, or -1 before any.
     pub fn reached_or_minus_one(&self) -> i32 {
         self.reached.map_or(-1, i32::from)
     }
@@ -164,7 +164,7 @@ pub struct LinkStatus {
     /// opened: kept on the pump thread, which sees every message, so a flight too fast for a
     /// caller's look (`--speed max`) is not missed.
     pub airborne_seen: bool,
-    /// On the ground by seed 000's rule (landed state, or disarmed within 0.3 m of the pad).
+    /// On the ground by the wait engine's rule (landed state, or disarmed within 0.3 m of the pad).
     pub landed: Option<bool>,
     /// GLOBAL_POSITION_INT.relative_alt, m.
     pub relative_alt_m: Option<f32>,
@@ -176,7 +176,7 @@ pub struct LinkStatus {
     pub mission: MissionStatus,
     /// Requests the offboard machine is still pursuing.
     pub pending: Pending,
-    /// The seed's snapshot (sim time, text seq, armed, mode, height, airspeed, waypoint, …).
+    /// The wait engine's snapshot (sim time, text seq, armed, mode, height, airspeed, waypoint, …).
     pub snapshot: Snapshot,
     /// PX4's last refusal, with the STATUSTEXT that explained it.
     pub last_refusal: Option<Refusal>,

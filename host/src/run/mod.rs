@@ -241,7 +241,7 @@ enum State {
     Closed,
 }
 
-/// A run (seed 002's `Sim`): owns the vehicle and the pump its offboard link runs on.
+/// A run (the Python client's `Sim`): owns the vehicle and the pump its offboard link runs on.
 /// `Send + Sync`; closes on `Drop` (the vehicle stops, PX4 is killed, nothing outlives it).
 #[derive(Debug)]
 pub struct Sim {
@@ -389,8 +389,9 @@ impl Sim {
             .to_owned()
     }
 
-    /// The run's port map (seed: `sim.ports`): `ports()?.get("offboard")` → the UDP port the
-    /// client listens on and PX4's system id. A run without a vehicle has none, and says why.
+    /// The run's port map (the Python client's `sim.ports`): `ports()?.get("offboard")` → the UDP
+    /// port the client listens on and PX4's system id. A run without a vehicle has none, and says
+    /// why.
     pub fn ports(&self) -> Result<PortMap, RunError> {
         let run = self.running()?;
         run.ports.ok_or_else(|| RunError::NoOffboardLink {

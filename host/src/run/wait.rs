@@ -304,7 +304,7 @@ impl Sim {
         }
     }
 
-    /// Wait on `link` with the link's wait engine (seed 000): the result, or after `cap`
+    /// Wait on `link` with the link's wait engine: the result, or after `cap`
     /// (wall) the cap. A lockstep run is stepped meanwhile.
     pub fn wait_on_link(
         &self,
@@ -451,8 +451,8 @@ fn barrier(link: &LinkHandle, target_ms: u64) {
 }
 
 impl Sim {
-    /// Run a step program on `link` (seed 000's steps) until it ends, stepping a lockstep run;
-    /// with a wall `limit`, abort it when the limit passes (it then ends `aborted`).
+    /// Run a step program on `link` (the wait engine's steps) until it ends, stepping a lockstep
+    /// run; with a wall `limit`, abort it when the limit passes (it then ends `aborted`).
     pub fn run_program(
         &self,
         link: &LinkHandle,

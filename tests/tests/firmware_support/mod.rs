@@ -189,8 +189,8 @@ pub fn stack_high_water(out: &str) -> Option<u32> {
 }
 
 /// Line noise with false start bytes in it (deterministic).
-pub fn garbage(len: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.max(1);
+pub fn garbage(len: usize, start: u32) -> Vec<u8> {
+    let mut x = start.max(1);
     (0..len)
         .map(|i| {
             x ^= x << 13;

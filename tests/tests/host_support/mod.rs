@@ -39,7 +39,7 @@ pub fn plan(name: &str) -> PathBuf {
 }
 
 /// Options for the simulated vehicle as `instance`, in real time at [`speed`], with a short
-/// arm settle window (the seed's 5 s is PX4's; the tests need not wait it out).
+/// arm settle window (the Python client's 5 s is PX4's; the tests need not wait it out).
 pub fn realtime(instance: u8) -> SimOptions {
     SimOptions::simulated(instance)
         .speed(speed())

@@ -16,11 +16,11 @@
 //! * **Ordering**: the arm waits for any pending mode and restart; Mission mode waits for a
 //!   pending restart (over a finished mission it would end at once). Giving up a mode or a
 //!   restart drops the arm ordered after it: it would arm in the wrong mode.
-//! * **Armable** (seed): pending mode confirmed, a position estimate (GLOBAL_POSITION_INT) has
-//!   arrived, and no failure for `wait_clear_s` since the request. A failure is a refusal, a
-//!   STATUSTEXT of severity CRITICAL or worse (PX4's "Preflight Fail: …", "Arming denied: …"),
-//!   a SYS_STATUS with PX4's prearm-check bit clear, or a HEARTBEAT system_status CRITICAL or
-//!   EMERGENCY. Each failure restarts the window.
+//! * **Armable** (as the Python client): pending mode confirmed, a position estimate
+//!   (GLOBAL_POSITION_INT) has arrived, and no failure for `wait_clear_s` since the request. A
+//!   failure is a refusal, a STATUSTEXT of severity CRITICAL or worse (PX4's "Preflight Fail: …",
+//!   "Arming denied: …"), a SYS_STATUS with PX4's prearm-check bit clear, or a HEARTBEAT
+//!   system_status CRITICAL or EMERGENCY. Each failure restarts the window.
 
 mod refusals;
 

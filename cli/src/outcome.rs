@@ -1,0 +1,134 @@
+//! What `fly` and `run` do around their flight, written once: start the vehicle (a signal cuts
+//! the start short), fill the report from the flight, and end with the verdict line, the
+//! `--json` report and the evidence files.
+
+use super::evidence::{EvidenceArgs, Sample};
+use super::exec::{Flight, StepMeta};
+use super::output::Out;
+use super::program::PlanFile;
+use super::report::{IgnoredReport, Report};
+use super::vehicle::{start_interruptible, StartError, VehicleArgs};
+use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
+use nexus_host::tlog::Tlog;
+use std::process::ExitCode;
+
+/// One `fly` or `run` command: its name for error lines, its output and its evidence.
+pub struct Command<'a> {
+    /// "nexus fly", "nexus run".
+    pub name: &'static str,
+    /// Where lines and the JSON report go.
+    pub out: &'a Out,
+    /// `--tlog`, `--report`, `--junit`.
+    pub evidence: &'a EvidenceArgs,
+}
+
+impl Command<'_> {
+    /// Start the vehicle and a flight on it (`items` mission items for the display; see
+    /// [`Flight::new`] for `abort_on_give_up`), with the vehicle in `report`. A start that
+    /// fails ends the command here: the exit code (2 for a setup error, else the verdict).
+    ///
+    /// A signal from the start on ends the command in order, with its report: while the
+    /// vehicle starts, that start is cut short (nothing flew); afterwards the flight ends
+    /// `aborted`. The returned guard keeps that so while it lives.
+    pub fn start(
+        &self,
+        vehicle: &VehicleArgs,
+        moves: bool,
+        tlog: Option<Tlog>,
+        report: &mut Report,
+        items: usize,
+        abort_on_give_up: bool,
+    ) -> Result<(Flight, nexus_host::interrupt::Handling), ExitCode> {
+        let interrupts = nexus_host::interrupt::handle();
+        let connected = match start_interruptible(vehicle, moves, tlog) {
+            Ok(v) => v,
+            Err(StartError::Setup(e)) => {
+                eprintln!("{}: {e}", self.name);
+                return Err(exit(EXIT_SETUP));
+            }
+            Err(e) => {
+                if let StartError::Died(why) = &e {
+                    report.died = Some(why.clone());
+                }
+                return Err(self.finish(report.clone(), Err(e.message().to_string()), None));
+            }
+        };
+        self.out.line(&connected.banner());
+        report.vehicle = connected.report(vehicle);
+        let notes = connected.notes();
+        let mut flight = Flight::new(connected, self.out, items, abort_on_give_up);
+        flight.events.extend(notes);
+        Ok((flight, interrupts))
+    }
+
+    /// Fill `report` from the ended flight (`plan` the one it flew, if any) and close its
+    /// link (the `--tlog` and the link's figures).
+    pub fn fill(
+        &self,
+        report: &mut Report,
+        flight: &mut Flight,
+        meta: &[StepMeta],
+        plan: Option<&PlanFile>,
+        tlog: Option<&Tlog>,
+    ) {
+        report.steps = flight.step_reports(meta);
+        report.mission = plan.map(|p| flight.mission_report(p));
+        report.texts = flight.text_reports();
+        report.events = flight.events.clone();
+        report.died = flight.died().map(str::to_string);
+        report.final_state = Some(flight.final_snapshot());
+        flight.fill_times(report);
+        report.ignored = IgnoredReport::from(&flight.summarize_ignored());
+        let items = plan.map_or(0, |p| p.plan.items.len());
+        report.requests = super::report::RequestsReport::new(
+            &flight.vehicle.link.status().counters.tx_requests,
+            items as u64,
+        );
+        match super::evidence::close_link(flight, tlog, self.evidence.tlog.as_deref()) {
+            Ok(l) => report.link = Some(l),
+            Err(e) => report.events.push(e),
+        }
+    }
+
+    /// Say the verdict of `outcome` (with the vehicle's last console lines when it died),
+    /// write the reports, and the exit code: 0 passed, 1 failed, 128 + the signal when
+    /// interrupted, 2 when a report could not be written.
+    pub fn finish(
+        &self,
+        mut report: Report,
+        outcome: Result<String, String>,
+        flight: Option<&Flight>,
+    ) -> ExitCode {
+        let (code, verdict) = match outcome {
+            Ok(v) => (EXIT_OK, format!("PASS: {v}")),
+            // Interrupted: the shell's 128 + signal number (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+            Err(e) => (
+                nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
+                format!("FAIL: {e}"),
+            ),
+        };
+        if code != EXIT_OK && report.died.is_some() {
+            let tail = flight.map_or_else(Vec::new, |f| f.console_tail(8));
+            if !tail.is_empty() {
+                self.out.line("vehicle console (last lines):");
+                for l in tail {
+                    self.out.line(&format!("  {l}"));
+                }
+            }
+        }
+        self.out.line(&verdict);
+        report.passed = code == EXIT_OK;
+        report.verdict = verdict;
+        report.exit_code = code;
+        let trace: &[Sample] = flight.map_or(&[], |f| &f.trace);
+        if let Err(e) = self
+            .out
+            .write_json(&report)
+            .and_then(|()| self.evidence.write(&report, trace))
+        {
+            eprintln!("{}: {e}", self.name);
+            return exit(EXIT_SETUP);
+        }
+        exit(code)
+    }
+}
