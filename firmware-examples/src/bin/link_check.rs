@@ -21,11 +21,8 @@ use nexus_core::mav;
 use nexus_core::telemetry::LinkIds;
 use nexus_core::{Duration, Frame, Instant, Msg, Telemetry};
 use nexus_firmware::pump::{self, Node, Outcome, Pump};
-use nexus_firmware::uart::Uart0;
-use nexus_firmware::{clock, exit, info};
+use nexus_firmware::{board, clock, info};
 
-/// UART0 rate (QEMU does not limit it; a bench rig would use this).
-const BAUD: u32 = 921_600;
 /// Who we are, and the autopilot we expect.
 const IDS: LinkIds = LinkIds {
     target_sysid: 1,
@@ -146,7 +143,10 @@ impl Node for LinkCheck {
                 "link up: {} heartbeats, {} texts, sim clock {} ms",
                 self.heartbeats,
                 texts,
-                self.tel.sim_ms().unwrap_or(0)
+                // Logged as a u32 (saturating): the log lines carry no u64.
+                self.tel
+                    .sim_ms()
+                    .map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX))
             );
             return Some(Outcome::Success);
         }
@@ -171,13 +171,7 @@ impl Node for LinkCheck {
 
 #[entry]
 fn main() -> ! {
-    let Some(core) = cortex_m::Peripherals::take() else {
-        exit::failure()
-    };
-    clock::start(core.SYST);
-    let Some(uart) = Uart0::take(BAUD) else {
-        exit::failure()
-    };
+    let uart = board::bring_up();
     info!("link_check: up, waiting for system {}", IDS.target_sysid);
     let mut pump = Pump::new(uart);
     let mut node = LinkCheck::new(clock::now());
