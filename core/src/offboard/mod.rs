@@ -35,6 +35,7 @@ pub mod geo;
 #[cfg(feature = "geofence")]
 pub mod geofence;
 mod mission;
+#[cfg(feature = "mission-download")]
 mod mission_download;
 mod mission_upload;
 mod queries;
@@ -99,9 +100,12 @@ pub(crate) enum Tx {
     MissionSetCurrent(u16),
     MissionCount(u16),
     MissionItem(u16),
+    #[cfg(feature = "mission-download")]
     MissionRequestList,
+    #[cfg(feature = "mission-download")]
     MissionRequestInt(u16),
     MissionAck(mav::MavMissionResult),
+    #[cfg(feature = "mission-download")]
     MissionClearAll,
     #[cfg(feature = "geofence")]
     Geo(geofence::GeoKind, geofence::GeoTx),
@@ -369,9 +373,12 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                     buf,
                 )
             }
+            #[cfg(feature = "mission-download")]
             Tx::MissionRequestList => enc.encode(&wire::mission_request_list(to), buf),
+            #[cfg(feature = "mission-download")]
             Tx::MissionRequestInt(seq) => enc.encode(&wire::mission_request_int(to, *seq), buf),
             Tx::MissionAck(r) => enc.encode(&wire::mission_ack(to, *r), buf),
+            #[cfg(feature = "mission-download")]
             Tx::MissionClearAll => enc.encode(&wire::mission_clear_all(to), buf),
             #[cfg(feature = "geofence")]
             Tx::Geo(kind, g) => {
