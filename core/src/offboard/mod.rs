@@ -21,7 +21,7 @@
 //! * one-shot frames the verbs queue: PARAM_SET, disarm, DO_REPOSITION;
 //! * the outstanding requests ([`requests`](self) docs: mode, arm, mission restart), re-commanded
 //!   every `command_retry_s` until telemetry confirms them, given up after bounded refusals;
-//! * the mission protocol (upload, download, clear).
+//! * the mission protocol (upload; download and clear with the `mission-download` feature).
 //!
 //! Everything but the heartbeat waits for the vehicle's first HEARTBEAT. Streams are paced by
 //! either clock, timers by sim time once known (see [`OffboardConfig`] and the time rules in
