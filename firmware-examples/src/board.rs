@@ -56,3 +56,21 @@ pub static __INTERRUPTS: [unsafe extern "C" fn(); IRQ_COUNT] = {
     table[Irq::Uart0Rx as usize] = crate::uart::uart0_rx_isr;
     table
 };
+
+/// UART0 rate of the link to the autopilot (QEMU does not limit it; a bench rig's flight
+/// controller would use this).
+pub const LINK_BAUD: u32 = 921_600;
+
+/// Bring the board up for a firmware on the serial link: take the core peripherals, start the
+/// SysTick clock ([`crate::clock`]), and take UART0 at [`LINK_BAUD`]. Exits with status 1 if
+/// either was taken already (a second call).
+pub fn bring_up() -> crate::uart::Uart0 {
+    let Some(core) = cortex_m::Peripherals::take() else {
+        crate::exit::failure()
+    };
+    crate::clock::start(core.SYST);
+    let Some(uart) = crate::uart::Uart0::take(LINK_BAUD) else {
+        crate::exit::failure()
+    };
+    uart
+}

@@ -48,9 +48,10 @@ pub fn sleep_unless(ready: impl FnOnce() -> bool) {
 }
 
 /// The async driver's timer ([`sleep_until`]): its deadline, µs, and its task. (Compared as
-/// ms × 1000, never divided: a u64 division would link 0.9 KB of compiler builtins.)
-static TIMER: Mutex<core::cell::RefCell<Option<(u64, core::task::Waker)>>> =
-    Mutex::new(core::cell::RefCell::new(None));
+/// ms × 1000, never divided: a u64 division would link 0.9 KB of compiler builtins.) A `Cell`
+/// taken and put back, not a `RefCell`: a `RefCell`'s borrow panic keeps its message's
+/// `Display` impl in flash.
+static TIMER: Mutex<Cell<Option<(u64, core::task::Waker)>>> = Mutex::new(Cell::new(None));
 
 /// Sleep (the task, not the core: other tasks run) until [`now`] reaches `at`. One timer:
 /// the async driver's loop is the only user. Cancel-safe.
@@ -61,9 +62,7 @@ pub async fn sleep_until(at: Instant) {
             if MILLIS.borrow(cs).get() * 1000 >= at_us {
                 return core::task::Poll::Ready(());
             }
-            TIMER
-                .borrow_ref_mut(cs)
-                .replace((at_us, cx.waker().clone()));
+            TIMER.borrow(cs).set(Some((at_us, cx.waker().clone())));
             core::task::Poll::Pending
         })
     })
@@ -75,10 +74,13 @@ fn SysTick() {
     let due = critical_section::with(|cs| {
         let ms = MILLIS.borrow(cs);
         ms.set(ms.get() + 1);
-        let mut t = TIMER.borrow_ref_mut(cs);
-        match &*t {
-            Some((at_us, _)) if *at_us <= ms.get() * 1000 => t.take().map(|(_, w)| w),
-            _ => None,
+        let timer = TIMER.borrow(cs);
+        match timer.take() {
+            Some((at_us, w)) if at_us <= ms.get() * 1000 => Some(w),
+            pending => {
+                timer.set(pending);
+                None
+            }
         }
     });
     if let Some(w) = due {

@@ -40,6 +40,10 @@ pub const STEPS: usize = 0;
 /// The core client the firmware runs.
 pub type MissionClient = Client<WAITS, TEXTS, ITEMS, STEPS>;
 
+/// The mission: the repository's `fixtures/plans/MC_mission_box.plan` as QGroundControl saved
+/// it, its indentation removed by build.rs (the same JSON document, 1476 bytes instead of 3845).
+pub static PLAN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/MC_mission_box.plan"));
+
 /// Who we are (a ground station), and the autopilot we fly (PX4's default system id).
 pub const IDS: LinkIds = LinkIds {
     target_sysid: 1,
@@ -64,6 +68,8 @@ pub const CONNECT_WALL_MS: u64 = 60_000;
 pub const UPLOAD_WALL_MS: u64 = 60_000;
 /// See [`CONNECT_WALL_MS`]; generous: at 1× the flight takes minutes.
 pub const FLIGHT_WALL_MS: u64 = 30 * 60_000;
+/// Backstop for the whole run, ms of driver time (each phase has its own, shorter limits).
+pub const RUN_CAP_MS: u64 = FLIGHT_WALL_MS + 120_000;
 /// No frame from the autopilot for this long (wall ms) after connecting: the link is lost.
 pub const LINK_LOST_MS: u64 = 5_000;
 /// The autopilot's clock standing still this long (wall ms) while frames still arrive: its
@@ -121,6 +127,25 @@ impl MissionFlight {
             logged_item: None,
             accepted: 0,
             clock: None,
+        }
+    }
+
+    /// Load [`PLAN`] ([`MissionFlight::load_plan`]) and log what the flight will run, on
+    /// `driver`; on an error, log it and exit with status 1.
+    pub fn load_stored_plan(&mut self, driver: &str) {
+        match self.load_plan(PLAN) {
+            Ok(n) => info!(
+                "mission: {} items from a {}-byte .plan; core client {} bytes; waiting for system {}; {}",
+                n,
+                PLAN.len(),
+                core::mem::size_of::<MissionClient>(),
+                IDS.target_sysid,
+                driver
+            ),
+            Err(why) => {
+                error!("result: failure: {}", why);
+                crate::exit::failure()
+            }
         }
     }
 

@@ -13,7 +13,7 @@
 //! wall-clock cap ends any run that the node does not end itself.
 
 use embedded_io::{Read, ReadReady, Write};
-use nexus_core::frame::{Decoder, DecoderStats, ReadError, MAX_FRAME_LEN};
+use nexus_core::frame::{Decoder, DecoderStats, RawFrame, ReadError, MAX_FRAME_LEN};
 use nexus_core::{Duration, Frame, Instant};
 
 use crate::clock;
@@ -75,15 +75,48 @@ pub struct LinkStats {
     pub sent: u32,
 }
 
-/// The loop: a byte stream, a decoder, and a transmit buffer.
-pub struct Pump<IO> {
-    io: IO,
-    decoder: Decoder,
-    tx: [u8; MAX_FRAME_LEN],
-    stats: LinkStats,
+impl LinkStats {
+    /// Decode one checked frame and hand it to `node`, counting what became of it: the one
+    /// path from framer to node, for both loops ([`Pump::run`], and `run_async` in
+    /// [`crate::apump`]).
+    pub(crate) fn deliver<N: Node>(&mut self, node: &mut N, now: Instant, raw: &RawFrame<'_>) {
+        match Frame::decode(raw) {
+            Ok(Some(frame)) => {
+                self.handled = self.handled.wrapping_add(1);
+                node.handle(now, &frame);
+            }
+            Ok(None) => self.skipped = self.skipped.wrapping_add(1),
+            Err(_) => self.malformed = self.malformed.saturating_add(1),
+        }
+    }
 }
 
-impl<IO: Read + ReadReady + Write> Pump<IO> {
+/// The next frame `node` wants sent now, encoded into `tx`.
+pub(crate) fn next_frame<'t, N: Node>(
+    tx: &'t mut [u8; MAX_FRAME_LEN],
+    node: &mut N,
+    now: Instant,
+) -> Option<&'t [u8]> {
+    loop {
+        let n = node.poll_transmit(now, tx)?;
+        // A node that claims more than the buffer holds is a bug; send nothing of it.
+        if n <= tx.len() {
+            return Some(&tx[..n]);
+        }
+    }
+}
+
+/// The loop: a byte stream, a decoder, a transmit buffer and the counters. [`Pump::run`]
+/// drives it over a blocking (`embedded-io`) stream; [`crate::apump`] adds `run_async`, the
+/// same loop over an `embedded-io-async` stream.
+pub struct Pump<IO> {
+    pub(crate) io: IO,
+    pub(crate) decoder: Decoder,
+    pub(crate) tx: [u8; MAX_FRAME_LEN],
+    pub(crate) stats: LinkStats,
+}
+
+impl<IO> Pump<IO> {
     /// A pump over `io`.
     pub fn new(io: IO) -> Self {
         Pump {
@@ -106,7 +139,9 @@ impl<IO: Read + ReadReady + Write> Pump<IO> {
             ..self.stats
         }
     }
+}
 
+impl<IO: Read + ReadReady + Write> Pump<IO> {
     /// Drive `node` until it finishes or `wall_cap` of driver time has passed.
     pub fn run<N: Node>(&mut self, node: &mut N, wall_cap: Duration) -> Outcome {
         let give_up = clock::now() + wall_cap;
@@ -133,31 +168,19 @@ impl<IO: Read + ReadReady + Write> Pump<IO> {
 
     fn receive<N: Node>(&mut self, node: &mut N, now: Instant) {
         for _ in 0..FRAMES_PER_TURN {
-            let raw = match self.decoder.poll_read(&mut self.io) {
-                Ok(raw) => raw,
+            match self.decoder.poll_read(&mut self.io) {
+                Ok(raw) => self.stats.deliver(node, now, &raw),
                 Err(nb::Error::WouldBlock) => return,
                 Err(nb::Error::Other(ReadError::Io(_) | ReadError::Eof)) => {
                     self.stats.read_errors = self.stats.read_errors.saturating_add(1);
                     return;
                 }
-            };
-            match Frame::decode(&raw) {
-                Ok(Some(frame)) => {
-                    self.stats.handled = self.stats.handled.wrapping_add(1);
-                    node.handle(now, &frame);
-                }
-                Ok(None) => self.stats.skipped = self.stats.skipped.wrapping_add(1),
-                Err(_) => self.stats.malformed = self.stats.malformed.saturating_add(1),
             }
         }
     }
 
     fn transmit<N: Node>(&mut self, node: &mut N, now: Instant) {
-        while let Some(n) = node.poll_transmit(now, &mut self.tx) {
-            let Some(frame) = self.tx.get(..n) else {
-                // A node that claims more than the buffer holds is a bug; send nothing of it.
-                continue;
-            };
+        while let Some(frame) = next_frame(&mut self.tx, node, now) {
             if self.io.write_all(frame).is_err() {
                 return;
             }
@@ -169,11 +192,7 @@ impl<IO: Read + ReadReady + Write> Pump<IO> {
 /// Log the run's outcome, link counters and stack high-water mark, then exit: status 0 on
 /// [`Outcome::Success`], 1 otherwise.
 pub fn finish(outcome: Outcome, pump: &Pump<crate::uart::Uart0>) -> ! {
-    finish_with(outcome, pump.stats(), pump.io().stats())
-}
-
-/// [`finish`] for any driver: its link counters and the UART's.
-pub fn finish_with(outcome: Outcome, s: LinkStats, u: crate::uart::UartStats) -> ! {
+    let (s, u) = (pump.stats(), pump.io().stats());
     crate::info!(
         "link: frames {} handled {} skipped {} malformed {} crc_errors {} unknown_ids {} dropped_bytes {} sent {}",
         s.decoder.frames,

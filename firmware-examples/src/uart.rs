@@ -17,7 +17,7 @@
 //! that arrive meanwhile overrun and are counted in [`UartStats::rx_overruns`]. The MAVLink
 //! decoder resynchronises either way.
 
-use core::cell::RefCell;
+use core::cell::Cell;
 use core::convert::Infallible;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -70,8 +70,10 @@ fn write_reg(offset: usize, value: u32) {
     }
 }
 
-/// The interrupt handler's half of the receive queue, handed over by [`Uart0::take`].
-static RX_PRODUCER: Mutex<RefCell<Option<Producer<'static, u8>>>> = Mutex::new(RefCell::new(None));
+/// The interrupt handler's half of the receive queue, handed over by [`Uart0::take`]. Shared
+/// state here is a `Cell` taken and put back, not a `RefCell`: a `RefCell`'s borrow panic keeps
+/// its message's `Display` impl in flash.
+static RX_PRODUCER: Mutex<Cell<Option<Producer<'static, u8>>>> = Mutex::new(Cell::new(None));
 /// Set by the handler when it stopped with a byte left in the UART because the queue was full.
 static RX_THROTTLED: AtomicBool = AtomicBool::new(false);
 /// Receive overruns reported by the hardware (bytes lost before the handler could read them).
@@ -80,11 +82,11 @@ static RX_OVERRUNS: AtomicU32 = AtomicU32::new(0);
 static RX_THROTTLES: AtomicU32 = AtomicU32::new(0);
 
 /// The task waiting for a byte (the async driver's, [`crate::apump`]); woken by the handler.
-static RX_WAKER: Mutex<RefCell<Option<core::task::Waker>>> = Mutex::new(RefCell::new(None));
+static RX_WAKER: Mutex<Cell<Option<core::task::Waker>>> = Mutex::new(Cell::new(None));
 
 /// Wake the async reader, if one waits.
 fn wake_rx() {
-    if let Some(w) = critical_section::with(|cs| RX_WAKER.borrow_ref_mut(cs).take()) {
+    if let Some(w) = critical_section::with(|cs| RX_WAKER.borrow(cs).take()) {
         w.wake();
     }
 }
@@ -104,8 +106,8 @@ fn uart0_rx_drain() {
         RX_OVERRUNS.fetch_add(1, Ordering::Relaxed);
     }
     critical_section::with(|cs| {
-        let mut producer = RX_PRODUCER.borrow_ref_mut(cs);
-        let Some(producer) = producer.as_mut() else {
+        let slot = RX_PRODUCER.borrow(cs);
+        let Some(mut producer) = slot.take() else {
             // Not taken yet: nobody wants the bytes, and the interrupt is masked until then.
             return;
         };
@@ -114,11 +116,12 @@ fn uart0_rx_drain() {
                 RX_THROTTLES.fetch_add(1, Ordering::Relaxed);
                 RX_THROTTLED.store(true, Ordering::Release);
                 NVIC::mask(Irq::Uart0Rx);
-                return;
+                break;
             }
             // `ready()` was true, so this cannot fail; a byte is never dropped here.
             let _ = producer.enqueue(read_reg(reg::DATA) as u8);
         }
+        slot.set(Some(producer));
     });
 }
 
@@ -150,7 +153,7 @@ impl Uart0 {
         let queue: &'static mut Queue<u8, RX_QUEUE_LEN> =
             cortex_m::singleton!(: Queue<u8, RX_QUEUE_LEN> = Queue::new())?;
         let (producer, consumer) = queue.split();
-        critical_section::with(|cs| RX_PRODUCER.borrow_ref_mut(cs).replace(producer));
+        critical_section::with(|cs| RX_PRODUCER.borrow(cs).set(Some(producer)));
 
         let div = (SYSCLK_HZ / baud.max(1)).clamp(16, 0xF_FFFF);
         write_reg(reg::CTRL, 0);
@@ -210,6 +213,21 @@ impl Uart0 {
         }
     }
 
+    /// Move what is queued into `buf` (as much as fits), then let reception resume; how many
+    /// bytes were moved.
+    fn take_queued(&mut self, buf: &mut [u8]) -> usize {
+        let mut n = 0;
+        for slot in buf.iter_mut() {
+            let Some(b) = self.rx.dequeue() else {
+                break;
+            };
+            *slot = b;
+            n += 1;
+        }
+        self.resume_rx();
+        n
+    }
+
     /// After a read made room: let the handler collect the byte it had to leave behind.
     fn resume_rx(&mut self) {
         if RX_THROTTLED.swap(false, Ordering::AcqRel) {
@@ -236,25 +254,12 @@ impl Uart0 {
             return core::task::Poll::Ready(0);
         }
         if !self.rx.ready() {
-            critical_section::with(|cs| {
-                RX_WAKER.borrow_ref_mut(cs).replace(cx.waker().clone());
-            });
+            critical_section::with(|cs| RX_WAKER.borrow(cs).set(Some(cx.waker().clone())));
             if !self.rx.ready() {
                 return core::task::Poll::Pending;
             }
         }
-        let mut n = 0;
-        while n < buf.len() {
-            match self.rx.dequeue() {
-                Some(b) => {
-                    buf[n] = b;
-                    n += 1;
-                }
-                None => break,
-            }
-        }
-        self.resume_rx();
-        core::task::Poll::Ready(n)
+        core::task::Poll::Ready(self.take_queued(buf))
     }
 }
 
@@ -298,18 +303,7 @@ impl embedded_io::Read for Uart0 {
         while !self.rx.ready() {
             crate::clock::sleep_unless(|| self.rx.ready());
         }
-        let mut n = 0;
-        while n < buf.len() {
-            match self.rx.dequeue() {
-                Some(b) => {
-                    buf[n] = b;
-                    n += 1;
-                }
-                None => break,
-            }
-        }
-        self.resume_rx();
-        Ok(n)
+        Ok(self.take_queued(buf))
     }
 }
 

@@ -20,6 +20,7 @@
 use super::clock::{earliest, Stamp};
 use super::config::Timing;
 use super::events::{MissionError, OffboardEvent};
+#[cfg(feature = "mission-download")]
 use super::mission_download::{Clear, Download};
 use super::mission_upload::Upload;
 use super::{EventQueue, Tx};
@@ -33,7 +34,9 @@ use mavlink::dialects::common as mav;
 pub(crate) enum Transfer {
     Idle,
     Upload(Upload),
+    #[cfg(feature = "mission-download")]
     Download(Download),
+    #[cfg(feature = "mission-download")]
     Clear(Clear),
 }
 
@@ -139,7 +142,9 @@ impl<const N: usize> MissionState<N> {
             Msg::MissionRequestInt(m) if mine(m.mission_type) => self.on_request(now, m.seq, ev),
             Msg::MissionRequest(m) if mine(m.mission_type) => self.on_request(now, m.seq, ev),
             Msg::MissionAck(m) if mine(m.mission_type) => self.on_ack(m, ev),
+            #[cfg(feature = "mission-download")]
             Msg::MissionCount(m) if mine(m.mission_type) => self.on_count(now, m.count, ev),
+            #[cfg(feature = "mission-download")]
             Msg::MissionItemInt(m) if mine(m.mission_type) => self.on_item(now, m, ev),
             _ => {}
         }
@@ -148,7 +153,9 @@ impl<const N: usize> MissionState<N> {
     fn on_ack(&mut self, m: &mav::MISSION_ACK_DATA, ev: &mut EventQueue) {
         match &self.transfer {
             Transfer::Upload(_) => self.upload_ack(m, ev),
+            #[cfg(feature = "mission-download")]
             Transfer::Download(_) => self.download_ack(m, ev),
+            #[cfg(feature = "mission-download")]
             Transfer::Clear(_) => self.clear_ack(m, ev),
             Transfer::Idle => {}
         }
@@ -162,7 +169,9 @@ impl<const N: usize> MissionState<N> {
         match &self.transfer {
             Transfer::Idle => None,
             Transfer::Upload(_) => self.upload_poll(now, t, ev),
+            #[cfg(feature = "mission-download")]
             Transfer::Download(_) => self.download_poll(now, t, ev),
+            #[cfg(feature = "mission-download")]
             Transfer::Clear(_) => self.clear_poll(now, t, ev),
         }
     }
@@ -173,7 +182,9 @@ impl<const N: usize> MissionState<N> {
         let d = match &self.transfer {
             Transfer::Idle => None,
             Transfer::Upload(u) => u.deadline(t),
+            #[cfg(feature = "mission-download")]
             Transfer::Download(d) => d.deadline(t),
+            #[cfg(feature = "mission-download")]
             Transfer::Clear(c) => c.deadline(t),
         };
         earliest(d, due_now.then_some(Instant::ZERO))
@@ -186,10 +197,13 @@ impl<const N: usize> MissionState<N> {
                 self.upload_failed = true;
                 OffboardEvent::MissionUploadFailed(e)
             }
+            #[cfg(feature = "mission-download")]
             Transfer::Download(_) => OffboardEvent::MissionDownloadFailed(e),
+            #[cfg(feature = "mission-download")]
             Transfer::Clear(_) => OffboardEvent::MissionClearFailed(e),
             Transfer::Idle => return,
         };
+        #[cfg(feature = "mission-download")]
         if let Transfer::Download(d) = &self.transfer {
             let keep = d.keeps_old_mission();
             if !keep {

@@ -21,7 +21,7 @@
 //! * one-shot frames the verbs queue: PARAM_SET, disarm, DO_REPOSITION;
 //! * the outstanding requests ([`requests`](self) docs: mode, arm, mission restart), re-commanded
 //!   every `command_retry_s` until telemetry confirms them, given up after bounded refusals;
-//! * the mission protocol (upload, download, clear).
+//! * the mission protocol (upload; download and clear with the `mission-download` feature).
 //!
 //! Everything but the heartbeat waits for the vehicle's first HEARTBEAT. Streams are paced by
 //! either clock (so PX4 is never starved at 10× and streams flow when sim time stalls), timers
@@ -36,6 +36,7 @@ pub mod geo;
 #[cfg(feature = "geofence")]
 pub mod geofence;
 mod mission;
+#[cfg(feature = "mission-download")]
 mod mission_download;
 mod mission_upload;
 mod queries;
@@ -100,9 +101,12 @@ pub(crate) enum Tx {
     MissionSetCurrent(u16),
     MissionCount(u16),
     MissionItem(u16),
+    #[cfg(feature = "mission-download")]
     MissionRequestList,
+    #[cfg(feature = "mission-download")]
     MissionRequestInt(u16),
     MissionAck(mav::MavMissionResult),
+    #[cfg(feature = "mission-download")]
     MissionClearAll,
     #[cfg(feature = "geofence")]
     Geo(geofence::GeoKind, geofence::GeoTx),
@@ -370,9 +374,12 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                     buf,
                 )
             }
+            #[cfg(feature = "mission-download")]
             Tx::MissionRequestList => enc.encode(&wire::mission_request_list(to), buf),
+            #[cfg(feature = "mission-download")]
             Tx::MissionRequestInt(seq) => enc.encode(&wire::mission_request_int(to, *seq), buf),
             Tx::MissionAck(r) => enc.encode(&wire::mission_ack(to, *r), buf),
+            #[cfg(feature = "mission-download")]
             Tx::MissionClearAll => enc.encode(&wire::mission_clear_all(to), buf),
             #[cfg(feature = "geofence")]
             Tx::Geo(kind, g) => {

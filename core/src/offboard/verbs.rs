@@ -5,6 +5,7 @@
 use super::clock::Stamp;
 use super::geo::{self, Anchor};
 use super::mission::Transfer;
+#[cfg(feature = "mission-download")]
 use super::mission_download::{Clear, Download};
 use super::mission_upload::Upload;
 use super::{Offboard, OffboardError, OneShot, Target};
@@ -302,11 +303,13 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     }
 
     /// Download the vehicle's mission into the held mission (see `mission_items`).
+    #[cfg(feature = "mission-download")]
     pub fn download_mission(&mut self) {
         self.mission.transfer = Transfer::Download(Download::new());
     }
 
     /// Clear the vehicle's mission (MISSION_CLEAR_ALL); the held one empties on PX4's ack.
+    #[cfg(feature = "mission-download")]
     pub fn clear_mission(&mut self) {
         self.mission.transfer = Transfer::Clear(Clear::new());
     }

@@ -18,14 +18,12 @@
 use cortex_m_rt::entry;
 use nexus_core::frame::Encoder;
 use nexus_core::mav;
+use nexus_core::offboard::wire;
 use nexus_core::telemetry::LinkIds;
 use nexus_core::{Duration, Frame, Instant, Msg, Telemetry};
 use nexus_firmware::pump::{self, Node, Outcome, Pump};
-use nexus_firmware::uart::Uart0;
-use nexus_firmware::{clock, exit, info};
+use nexus_firmware::{board, clock, info};
 
-/// UART0 rate (QEMU does not limit it; a bench rig would use this).
-const BAUD: u32 = 921_600;
 /// Who we are, and the autopilot we expect.
 const IDS: LinkIds = LinkIds {
     target_sysid: 1,
@@ -71,31 +69,14 @@ impl LinkCheck {
             .map(|a| a.result)
     }
 
-    fn heartbeat() -> mav::HEARTBEAT_DATA {
-        mav::HEARTBEAT_DATA {
-            custom_mode: 0,
-            mavtype: mav::MavType::MAV_TYPE_GCS,
-            autopilot: mav::MavAutopilot::MAV_AUTOPILOT_INVALID,
-            base_mode: mav::MavModeFlag::empty(),
-            system_status: mav::MavState::MAV_STATE_ACTIVE,
-            mavlink_version: 3,
-        }
-    }
-
     fn request_system_time(&self) -> mav::COMMAND_LONG_DATA {
-        mav::COMMAND_LONG_DATA {
-            param1: <mav::SYSTEM_TIME_DATA as mavlink::MessageData>::ID as f32,
-            param2: 0.0,
-            param3: 0.0,
-            param4: 0.0,
-            param5: 0.0,
-            param6: 0.0,
-            param7: 0.0,
-            command: mav::MavCmd::MAV_CMD_REQUEST_MESSAGE,
-            target_system: IDS.target_sysid,
-            target_component: self.tel.target_compid(),
-            confirmation: 0,
-        }
+        let to = wire::Addr {
+            system: IDS.target_sysid,
+            component: self.tel.target_compid(),
+        };
+        let id = <mav::SYSTEM_TIME_DATA as mavlink::MessageData>::ID as f32;
+        let params = [id, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        wire::command_long(to, mav::MavCmd::MAV_CMD_REQUEST_MESSAGE, params, 0)
     }
 }
 
@@ -112,7 +93,7 @@ impl Node for LinkCheck {
     fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         if now >= self.next_heartbeat {
             self.next_heartbeat = now + Duration::from_millis(PERIOD_MS);
-            return self.enc.encode(&Self::heartbeat(), buf).ok();
+            return self.enc.encode(&wire::gcs_heartbeat(), buf).ok();
         }
         if self.ack().is_none() && self.next_request.is_some_and(|t| now >= t) {
             self.next_request = Some(now + Duration::from_millis(PERIOD_MS));
@@ -146,7 +127,10 @@ impl Node for LinkCheck {
                 "link up: {} heartbeats, {} texts, sim clock {} ms",
                 self.heartbeats,
                 texts,
-                self.tel.sim_ms().unwrap_or(0)
+                // Logged as a u32 (saturating): the log lines carry no u64.
+                self.tel
+                    .sim_ms()
+                    .map_or(0, |ms| u32::try_from(ms).unwrap_or(u32::MAX))
             );
             return Some(Outcome::Success);
         }
@@ -171,13 +155,7 @@ impl Node for LinkCheck {
 
 #[entry]
 fn main() -> ! {
-    let Some(core) = cortex_m::Peripherals::take() else {
-        exit::failure()
-    };
-    clock::start(core.SYST);
-    let Some(uart) = Uart0::take(BAUD) else {
-        exit::failure()
-    };
+    let uart = board::bring_up();
     info!("link_check: up, waiting for system {}", IDS.target_sysid);
     let mut pump = Pump::new(uart);
     let mut node = LinkCheck::new(clock::now());

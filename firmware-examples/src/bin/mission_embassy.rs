@@ -9,20 +9,9 @@
 use cortex_m_rt::entry;
 use embassy_executor::Spawner;
 use nexus_core::Duration;
-use nexus_firmware::apump::AsyncPump;
-use nexus_firmware::mission::{MissionFlight, FLIGHT_WALL_MS};
-use nexus_firmware::pump;
-use nexus_firmware::uart::Uart0;
-use nexus_firmware::{clock, error, exit, info};
-
-/// UART0 rate (QEMU ignores it).
-const BAUD: u32 = 921_600;
-
-/// The repository's box mission, as the `mission` firmware stores it.
-static PLAN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/MC_mission_box.plan"));
-
-/// Backstop for the whole run, ms of driver time.
-const RUN_CAP_MS: u64 = FLIGHT_WALL_MS + 120_000;
+use nexus_firmware::mission::{MissionFlight, RUN_CAP_MS};
+use nexus_firmware::pump::{self, Pump};
+use nexus_firmware::{board, clock, exit};
 
 #[entry]
 fn main() -> ! {
@@ -36,24 +25,14 @@ fn main() -> ! {
 /// The flight, the executor's one task.
 #[embassy_executor::task]
 async fn flight(_spawner: Spawner) {
-    let Some(core) = cortex_m::Peripherals::take() else {
-        exit::failure()
-    };
-    clock::start(core.SYST);
-    let Some(uart) = Uart0::take(BAUD) else {
-        exit::failure()
-    };
+    let uart = board::bring_up();
     // The flight's state (the core client) is held across awaits: it lives in the task's
     // future, which embassy keeps in a static (.bss), not on the stack.
     let mut node = MissionFlight::new(clock::now());
-    match node.load_plan(PLAN) {
-        Ok(n) => info!("mission: {} items; embassy task, async UART", n),
-        Err(why) => {
-            error!("result: failure: {}", why);
-            exit::failure()
-        }
-    }
-    let mut pump = AsyncPump::new(uart);
-    let outcome = pump.run(&mut node, Duration::from_millis(RUN_CAP_MS)).await;
-    pump::finish_with(outcome, pump.stats(), pump.io().stats())
+    node.load_stored_plan("embassy task, async UART");
+    let mut pump = Pump::new(uart);
+    let outcome = pump
+        .run_async(&mut node, Duration::from_millis(RUN_CAP_MS))
+        .await;
+    pump::finish(outcome, &pump)
 }

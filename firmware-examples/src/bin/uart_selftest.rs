@@ -17,7 +17,7 @@
 use cortex_m_rt::entry;
 use embedded_io::{Read, ReadReady, Write};
 use nexus_firmware::uart::{Uart0, RX_QUEUE_LEN};
-use nexus_firmware::{clock, error, exit, info};
+use nexus_firmware::{board, clock, error, exit, info};
 
 /// Bytes the peer sends: many times the queue.
 const LEN: usize = 8 * RX_QUEUE_LEN;
@@ -42,13 +42,7 @@ fn fail(uart: &mut Uart0, why: &str) -> ! {
 
 #[entry]
 fn main() -> ! {
-    let Some(core) = cortex_m::Peripherals::take() else {
-        exit::failure()
-    };
-    clock::start(core.SYST);
-    let Some(mut uart) = Uart0::take(921_600) else {
-        exit::failure()
-    };
+    let mut uart = board::bring_up();
     let deadline = clock::millis() + TIMEOUT_MS;
     let _ = uart.write_all(b"READY\n");
 
