@@ -136,8 +136,10 @@ impl Flight {
     }
 
     /// Why the vehicle died, if it did.
-    pub fn died(&self) -> Option<&str> {
-        self.died.as_deref().or(self.status.died.as_deref())
+    pub fn died(&self) -> Option<String> {
+        self.died
+            .clone()
+            .or_else(|| self.status.died.as_ref().map(ToString::to_string))
     }
 
     /// Every STATUSTEXT so far.
@@ -193,7 +195,7 @@ impl Flight {
                         }
                     }
                     LinkEvent::Died(why) => {
-                        self.died = Some(why.clone());
+                        self.died = Some(why.to_string());
                         return Err(format!("the vehicle died during the upload: {why}"));
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
@@ -261,7 +263,7 @@ impl Flight {
                     match ev {
                         LinkEvent::Offboard(e) => self.note_event(&e),
                         LinkEvent::Died(why) => {
-                            self.died = Some(why.clone());
+                            self.died = Some(why.to_string());
                             return Err(format!("the vehicle died during the upload: {why}"));
                         }
                         LinkEvent::Ignored(src) => self.note_ignored(src),
@@ -348,7 +350,7 @@ impl Flight {
                     }
                     LinkEvent::Died(why) => {
                         self.view.line(&format!("vehicle died: {why}"));
-                        self.died = Some(why);
+                        self.died = Some(why.to_string());
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
                     LinkEvent::ProgramFinished(_) | LinkEvent::PeerChanged(_) => {}
@@ -633,7 +635,7 @@ impl Flight {
         self.look();
         let mut s = self.status.snapshot.clone();
         if let Some(why) = self.died() {
-            s.error = Some(nexus_core::telemetry::error_text(why));
+            s.error = Some(nexus_core::telemetry::error_text(&why));
         }
         SnapshotReport::from(&s)
     }
@@ -733,7 +735,7 @@ impl Flight {
             let why = self
                 .abort_reason
                 .clone()
-                .or_else(|| self.died().map(str::to_string))
+                .or_else(|| self.died())
                 .unwrap_or_else(|| "did not run".into());
             return Some(format!("{label} failed: {why}"));
         };

@@ -255,7 +255,7 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     report.mission = Some(flight.mission_report(&plan));
     report.texts = flight.text_reports();
     report.events = flight.events.clone();
-    report.died = flight.died().map(str::to_string);
+    report.died = flight.died();
     report.final_state = Some(flight.final_snapshot());
     flight.fill_times(&mut report);
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());

@@ -51,10 +51,11 @@ pub mod throttle;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::sync::lock;
 use crate::transport::mio::{Events, Poll, Token, Waker};
 use crate::transport::{ConnString, Framing, Link, LinkOptions, OpenError, PeerRule, SendOutcome};
 use framer::Framer;
@@ -208,10 +209,6 @@ pub struct Bridge {
     stats: Arc<Mutex<BridgeStats>>,
     from_addr: Option<SocketAddr>,
     to_addr: Option<SocketAddr>,
-}
-
-fn lock(m: &Mutex<BridgeStats>) -> MutexGuard<'_, BridgeStats> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Open `from` and `to` and forward MAVLink between them on a new thread until stopped.

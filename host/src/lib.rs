@@ -49,6 +49,7 @@ pub mod offboard_client;
 pub mod pump;
 pub mod run;
 pub mod session;
+pub mod sync;
 pub mod tlog;
 pub mod transport;
 

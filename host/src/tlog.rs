@@ -10,6 +10,7 @@
 //!
 //! [`read`] parses a tlog back into frames, so a recorded flight can be replayed.
 
+use crate::sync::lock;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -81,7 +82,7 @@ impl Tlog {
 
     /// Record one frame with its own timestamp, µs since the Unix epoch.
     pub fn record_at(&self, dir: Direction, epoch_us: u64, frame: &[u8]) {
-        let mut out = self.inner.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = lock(&self.inner.out);
         let Some(w) = out.as_mut() else { return };
         let r = w
             .write_all(&epoch_us.to_be_bytes())
@@ -97,7 +98,7 @@ impl Tlog {
             Err(e) => {
                 // A full disk stops the recording, never the flight; the error is kept.
                 *out = None;
-                *self.inner.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                *lock(&self.inner.error) = Some(e.to_string());
             }
         }
     }
@@ -112,20 +113,14 @@ impl Tlog {
 
     /// Write what is buffered to the file; the first write error, if recording stopped.
     pub fn flush(&self) -> Result<(), String> {
-        let mut out = self.inner.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = lock(&self.inner.out);
         if let Some(w) = out.as_mut() {
             if let Err(e) = w.flush() {
                 *out = None;
                 return Err(e.to_string());
             }
         }
-        match self
-            .inner
-            .error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        {
+        match lock(&self.inner.error).clone() {
             Some(e) => Err(e),
             None => Ok(()),
         }

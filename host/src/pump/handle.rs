@@ -16,6 +16,7 @@ use super::params::{ParamError, ParamValue};
 use super::slot::Slot;
 use super::status::{LinkEvent, LinkStatus, ProgramReport};
 use super::{Cmd, HostClient, HostProgram, LinkId, Pump, PumpError};
+use crate::sync::lock;
 use crate::transport::ConnString;
 
 /// Why a message could not be sent.
@@ -282,8 +283,7 @@ impl LinkHandle {
         let slot: Arc<Slot<Result<ParamValue, ParamError>>> = Arc::new(Slot::new());
         let s = Arc::clone(&slot);
         let n = name.to_owned();
-        let t = timeout.as_secs_f32();
-        self.call(move |ctx| ctx.state.read_param(ctx.now, n, t, s))
+        self.call(move |ctx| ctx.state.read_param(ctx.now, n, timeout, s))
             .map_err(|_| ParamError::Closed(name.to_owned()))?;
         // The pump ends the read at `timeout`; the margin only covers a stopped pump.
         slot.take_timeout(Some(timeout + Duration::from_secs(5)))
@@ -291,10 +291,9 @@ impl LinkHandle {
     }
 
     /// Declare the vehicle dead (a cause the pump cannot see itself): every wait ends `died`
-    /// with `reason`, now and from now on.
-    pub fn declare_died(&self, reason: &str) -> Result<(), PumpError> {
-        let r = reason.to_owned();
-        self.call(move |ctx| ctx.state.die(ctx.now, r))
+    /// with `cause`, now and from now on.
+    pub fn declare_died(&self, cause: crate::launcher::DeathCause) -> Result<(), PumpError> {
+        self.call(move |ctx| ctx.state.die(ctx.now, cause))
     }
 
     /// A lockstep vehicle is about to be stepped: silence until now was expected, so the
@@ -370,7 +369,7 @@ impl PendingWait {
     /// settled ([`nexus_core::explain::Explanation`]). `None` while pending, when met, capped
     /// or closed.
     pub fn explanation(&self) -> Option<String> {
-        self.why.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.why).clone()
     }
 
     /// Where the explanation will be, for a caller that consumes the wait to get its result.
@@ -382,7 +381,7 @@ impl PendingWait {
     pub fn wait_explained(self, cap: Option<Duration>) -> (WaitResult, Option<String>) {
         let why = Arc::clone(&self.why);
         let r = self.wait(cap);
-        let e = why.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let e = lock(&why).clone();
         (r, e)
     }
 

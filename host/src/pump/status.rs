@@ -185,7 +185,7 @@ pub struct LinkStatus {
     /// Where the link sends now.
     pub peer: Option<SocketAddr>,
     /// Why the vehicle or link died, once it has: every wait since ends `died` with this.
-    pub died: Option<String>,
+    pub died: Option<crate::launcher::DeathCause>,
     /// The link was closed; nothing is published any more.
     pub closed: bool,
     /// Wall time of the last frame received from the target autopilot.
@@ -263,7 +263,7 @@ pub enum LinkEvent {
         error: Option<String>,
     },
     /// The vehicle or link died.
-    Died(String),
+    Died(crate::launcher::DeathCause),
     /// The link now sends to a new peer.
     PeerChanged(Option<SocketAddr>),
     /// A UDP source that is not the vehicle sent something: it is ignored (counted in
@@ -331,18 +331,22 @@ impl ProgramReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launcher::DeathCause;
 
     #[test]
     fn the_log_numbers_events_and_drops_the_oldest() {
         let mut log = EventLog::default();
         for i in 0..(EVENT_LOG_LEN + 5) {
-            log.push(LinkEvent::Died(format!("{i}")));
+            log.push(LinkEvent::Died(DeathCause::Other(format!("{i}"))));
         }
         assert_eq!(log.lost, 5);
         assert_eq!(log.last_seq(), (EVENT_LOG_LEN + 5) as u64);
         let tail = log.since(log.last_seq() - 2);
         assert_eq!(tail.len(), 2);
-        assert_eq!(tail[1].1, LinkEvent::Died(format!("{}", EVENT_LOG_LEN + 4)));
+        assert_eq!(
+            tail[1].1,
+            LinkEvent::Died(DeathCause::Other(format!("{}", EVENT_LOG_LEN + 4)))
+        );
         assert_eq!(log.since(0).len(), EVENT_LOG_LEN);
     }
 }

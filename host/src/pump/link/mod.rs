@@ -25,6 +25,7 @@ use super::slot::Slot;
 use super::status::{EventLog, LinkStatus, ProgramReport};
 use super::supervise::{Supervision, VehicleProbe, Watchdog};
 use super::HostClient;
+use crate::launcher::DeathCause;
 use crate::transport::{ConnString, Link};
 
 mod param_reads;
@@ -34,6 +35,7 @@ mod supervision;
 mod tx;
 mod waits;
 
+use crate::sync::lock;
 pub(crate) use rx::Subscribers;
 use rx::{link_decoder, ForeignSeen};
 
@@ -48,10 +50,10 @@ pub(crate) struct LinkShared {
 
 impl LinkShared {
     pub fn status(&self) -> MutexGuard<'_, LinkStatus> {
-        self.status.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.status)
     }
     pub fn events(&self) -> MutexGuard<'_, EventLog> {
-        self.events.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.events)
     }
 }
 
@@ -88,7 +90,7 @@ pub(crate) struct LinkState {
     owed: Owed,
     epoch: u64,
     counters: super::status::LinkCounters,
-    died: Option<String>,
+    died: Option<DeathCause>,
     /// A read error: the link is gone (a stream closed, a device hung up); never read again.
     broken: bool,
     generation: u64,
@@ -114,7 +116,7 @@ impl LinkState {
             .is_some_and(|p| !p.add_waker(Arc::clone(waker)));
         let watchdog = Watchdog::new(
             supervision
-                .stall_s
+                .stall
                 .filter(|_| supervision.probe.as_ref().is_none_or(|p| p.free_running())),
         );
         LinkState {

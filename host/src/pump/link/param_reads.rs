@@ -1,6 +1,8 @@
 //! Parameter reads on the link: PARAM_REQUEST_READ sent and resent until the PARAM_VALUE
 //! comes (skipping those owed to earlier requests), a PARAM_ERROR refuses, or the timeout.
 
+use std::time::Duration;
+
 use nexus_core::mav;
 use nexus_core::msg::{Frame, Msg};
 use nexus_core::offboard::wire;
@@ -30,19 +32,19 @@ impl LinkState {
     }
 
     /// Start reading parameter `name`; the answer (or the give-up) goes to `slot`.
-    pub fn read_param(&mut self, now: Instant, name: String, timeout_s: f32, slot: ParamSlot) {
+    pub fn read_param(&mut self, now: Instant, name: String, timeout: Duration, slot: ParamSlot) {
         if wire::param_id(&name).is_err() {
             slot.fill(Err(ParamError::BadName(name)));
             return;
         }
-        if let Some(reason) = &self.died {
+        if let Some(cause) = &self.died {
             slot.fill(Err(ParamError::Died {
                 name,
-                reason: reason.clone(),
+                cause: cause.clone(),
             }));
             return;
         }
-        let timeout_us = (timeout_s.max(0.0) as f64 * 1e6) as u64;
+        let timeout_us = u64::try_from(timeout.as_micros()).unwrap_or(u64::MAX);
         let skip = self.owed.count(&name, now);
         self.params.push(ParamRead {
             skip,
@@ -50,8 +52,8 @@ impl LinkState {
             slot,
             sends: 0,
             next_send: now,
-            deadline: Instant::from_micros(now.total_micros() + timeout_us),
-            timeout_s,
+            deadline: Instant::from_micros(now.total_micros().saturating_add(timeout_us)),
+            timeout,
         });
         self.service_params(now);
     }
@@ -64,7 +66,7 @@ impl LinkState {
                 let p = self.params.swap_remove(i);
                 p.slot.fill(Err(ParamError::Timeout {
                     name: p.name,
-                    timeout_s: p.timeout_s,
+                    timeout: p.timeout,
                     sends: p.sends,
                 }));
                 continue;

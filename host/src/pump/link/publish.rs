@@ -9,6 +9,7 @@ use nexus_core::Instant;
 
 use super::{LinkState, ProgramSlot, WaitSlot};
 use crate::pump::status::{LinkEvent, ProgramReport};
+use crate::sync::lock;
 
 impl LinkState {
     /// Route the client's events and publish the status; wake waiting callers last.
@@ -22,8 +23,7 @@ impl LinkState {
                     if let Some(e) = self.waits.remove(&id) {
                         // In the tick it settled, before more frames: what was outstanding then.
                         if let Some(why) = self.client.explain(now, &e.wait, &result) {
-                            *e.why.lock().unwrap_or_else(|p| p.into_inner()) =
-                                Some(why.to_string());
+                            *lock(&e.why) = Some(why.to_string());
                         }
                         settled.push((e.slot, result));
                     }
@@ -81,7 +81,7 @@ impl LinkState {
         self.counters.events_lost = ob.events_lost() as u64 + program_lost as u64;
         let mut snapshot = c.snapshot();
         if let Some(r) = &self.died {
-            snapshot.error = Some(error_text(r));
+            snapshot.error = Some(error_text(&r.to_string()));
         }
         let mut s = self.shared.status();
         s.connected = tel.connected();

@@ -7,6 +7,7 @@ use nexus_core::msg::Frame;
 use nexus_core::Instant;
 
 use super::LinkState;
+use crate::launcher::DeathCause;
 use crate::pump::status::LinkEvent;
 
 /// What the pump has told about the link's foreign traffic (see [`LinkEvent::Ignored`]).
@@ -43,7 +44,7 @@ impl LinkState {
                 Err(e) => {
                     self.broken = true;
                     more = false;
-                    self.die(now, format!("link lost: {e}"));
+                    self.die(now, DeathCause::link_lost(&e));
                     break;
                 }
             }

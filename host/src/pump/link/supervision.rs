@@ -4,6 +4,7 @@
 use nexus_core::Instant;
 
 use super::LinkState;
+use crate::launcher::DeathCause;
 use crate::pump::params::ParamError;
 use crate::pump::status::LinkEvent;
 use crate::pump::supervise::PROBE_PERIOD_MS;
@@ -34,11 +35,11 @@ impl LinkState {
         self.transmit(now);
         if self.died.is_none() {
             if let Some(cause) = self.watchdog.check(now) {
-                let reason = match &self.probe {
+                let cause = match &self.probe {
                     Some(p) => p.declare_dead(cause),
-                    None => cause.to_string(),
+                    None => cause,
                 };
-                self.die(now, reason);
+                self.die(now, cause);
             }
         }
         if self.probe_polled && self.died.is_none() && now >= self.next_probe {
@@ -61,26 +62,26 @@ impl LinkState {
         if self.died.is_some() {
             return;
         }
-        if let Some(reason) = self.probe.as_ref().and_then(|p| p.death()) {
-            self.die(now, reason);
+        if let Some(cause) = self.probe.as_ref().and_then(|p| p.death()) {
+            self.die(now, cause);
             self.after_batch(now);
         }
     }
 
     /// The vehicle or link is dead: every wait ends `died` with `reason`, now and from now on.
-    pub fn die(&mut self, now: Instant, reason: String) {
+    pub fn die(&mut self, now: Instant, cause: DeathCause) {
         if self.died.is_some() {
             return;
         }
-        self.client.died(now, &reason);
+        self.client.died(now, &cause.to_string());
         for p in self.params.drain(..) {
             p.slot.fill(Err(ParamError::Died {
                 name: p.name,
-                reason: reason.clone(),
+                cause: cause.clone(),
             }));
         }
-        self.shared.events().push(LinkEvent::Died(reason.clone()));
-        self.died = Some(reason);
+        self.shared.events().push(LinkEvent::Died(cause.clone()));
+        self.died = Some(cause);
     }
 
     /// The pump came back `late_us` after its sleep should have ended: see

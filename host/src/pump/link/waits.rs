@@ -26,8 +26,8 @@ impl LinkState {
                 wait: Box::new(wait.clone()),
             },
         );
-        if let Some(reason) = self.died.clone() {
-            self.client.died(now, &reason);
+        if let Some(cause) = &self.died {
+            self.client.died(now, &cause.to_string());
         }
         self.transmit(now);
         self.after_batch(now);
@@ -63,8 +63,8 @@ impl LinkState {
             // Cannot happen (the runner refuses a second program); never leave a caller hanging.
             old.fill(self.report(ProgramEnd::Aborted { step: 0 }));
         }
-        if let Some(reason) = self.died.clone() {
-            self.client.died(now, &reason);
+        if let Some(cause) = &self.died {
+            self.client.died(now, &cause.to_string());
         }
         self.transmit(now);
         self.after_batch(now);
