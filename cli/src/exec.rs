@@ -293,7 +293,8 @@ impl Flight {
         let mut slowest = match self.vehicle.sim.options().clock {
             nexus_host::run::RunClock::RealTime { speed } => speed,
             // Lockstep and as fast as possible: never slower than real time.
-            nexus_host::run::RunClock::Lockstep | nexus_host::run::RunClock::Max => 1.0,
+            // (and any clock a newer host adds).
+            _ => 1.0,
         };
         // The step running, when it started (wall) and the vehicle clock then (ms).
         let mut current: Option<(usize, Instant, Option<u64>)> = None;
@@ -353,7 +354,7 @@ impl Flight {
                         self.died = Some(why.to_string());
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
-                    LinkEvent::ProgramFinished(_) | LinkEvent::PeerChanged(_) => {}
+                    _ => {}
                 }
             }
             if let Some(report) = report {

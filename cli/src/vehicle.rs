@@ -425,11 +425,9 @@ fn attach(
         // A radio loses what does not fit: resend more before giving up.
         options.offboard = nexus_host::pump::slow_link::slow_link_offboard(options.offboard);
     }
-    let supervision = Supervision {
-        stall: sim.options().client.stall,
-        probe: None,
-        tlog: sim.options().tlog.clone(),
-    };
+    let mut supervision = Supervision::default();
+    supervision.stall = sim.options().client.stall;
+    supervision.tlog = sim.options().tlog.clone();
     let link = pump
         .add_link(link, options.client_config(), supervision)
         .map_err(|e| StartError::Setup(e.to_string()))?;

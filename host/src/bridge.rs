@@ -74,6 +74,7 @@ const RECV_LEN: usize = 65_536;
 
 /// Which messages may be written to a stream side.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum MsgFilter {
     /// Everything (datagrams are written as they came).
     #[default]
@@ -130,6 +131,7 @@ impl Default for BridgeOptions {
 
 /// Counters of one direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct DirectionStats {
     /// Bytes received on the source side.
     pub bytes_in: u64,
@@ -168,6 +170,7 @@ pub struct DirectionStats {
 
 /// Counters of both directions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct BridgeStats {
     /// From the first link (FROM) to the second (TO).
     pub forward: DirectionStats,
@@ -177,6 +180,7 @@ pub struct BridgeStats {
 
 /// Why a bridge could not start or stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum BridgeError {
     /// A link could not be opened.
     #[error(transparent)]

@@ -124,6 +124,7 @@ impl OffboardOptions {
 
 /// What [`OffboardClient::upload_mission`] takes: a plan, bare items, or a `.plan` file.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum MissionSource<'a> {
     /// A parsed plan.
     Plan(&'a HostPlan),

@@ -51,6 +51,7 @@ impl Eq for Tlog {}
 
 /// Recorded frames by direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct TlogCounts {
     /// Frames received from the vehicle.
     pub received: u64,
@@ -140,6 +141,7 @@ pub fn record_datagram(tlog: &Tlog, dir: Direction, datagram: &[u8]) {
 
 /// One frame of a tlog read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct TlogFrame {
     /// Its timestamp, µs since the Unix epoch.
     pub epoch_us: u64,
@@ -149,6 +151,7 @@ pub struct TlogFrame {
 
 /// Why a tlog could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum TlogError {
     /// The file could not be read.
     #[error("cannot read the tlog: {0}")]

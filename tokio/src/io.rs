@@ -96,6 +96,10 @@ impl Io {
                     tx: Box::new(tx),
                 })
             }
+            other => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("nexus-tokio cannot open {other} yet"),
+            )),
         }
     }
 

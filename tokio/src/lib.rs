@@ -168,6 +168,8 @@ impl State {
                 },
                 Event::ProgramFinished(end) => LinkEvent::ProgramFinished(end),
                 Event::Offboard(e) => LinkEvent::Offboard(e),
+                // News of a newer core this client does not route yet.
+                _ => continue,
             };
             if self.events.len() == EVENTS_KEPT {
                 self.events.pop_front();

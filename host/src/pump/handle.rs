@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nexus_core::client::ClientError as CoreClientError;
-use nexus_core::engine::{Reason, SnapshotAt, Wait, WaitId, WaitResult};
+use nexus_core::engine::{Reason, Wait, WaitId, WaitResult};
+use nexus_core::telemetry::Snapshot;
 use nexus_core::Instant;
 
 use super::link::{LinkShared, LinkState, ProgramSlot, WaitSlot, WhySlot};
@@ -21,6 +22,7 @@ use crate::transport::ConnString;
 
 /// Why a message could not be sent.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum SendError {
     /// The pump or the link is gone.
     #[error(transparent)]
@@ -32,6 +34,7 @@ pub enum SendError {
 
 /// Why a wait or a program could not be started.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum WaitError {
     /// The pump or the link is gone.
     #[error(transparent)]
@@ -448,15 +451,7 @@ impl Drop for PendingWait {
 }
 
 fn closed_result() -> WaitResult {
-    WaitResult {
-        satisfied: false,
-        reason: Reason::Closed,
-        waited_sim_s: 0.0,
-        waited_wall_s: 0.0,
-        snapshot_at: SnapshotAt::Return,
-        snapshot: LinkStatus::default().snapshot,
-        guard: None,
-    }
+    WaitResult::ended(Reason::Closed, Snapshot::default())
 }
 
 /// A running step program; its [`ProgramReport`] comes out once it ends.

@@ -99,6 +99,7 @@ pub struct LinkConfig {
 
 /// Why the pump could not do something.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum PumpError {
     /// The pump thread or its poll could not be created.
     #[error("the pump could not start: {0}")]

@@ -27,6 +27,7 @@ pub const PARAM_OWED_MS: u64 = 3000;
 
 /// A parameter as the autopilot reported it (PARAM_VALUE).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive] // more fields may come
 pub struct ParamValue {
     /// The raw 32 bits of `param_value`: a REAL32's float bits, or an integer's own bits
     /// (PX4 sends integers bytewise).
@@ -68,6 +69,7 @@ impl ParamValue {
 
 /// Why a parameter read failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum ParamError {
     /// The name cannot be a MAVLink parameter id.
     #[error("parameter name '{0}' must be 1 to 16 bytes")]

@@ -15,6 +15,7 @@ use crate::transport::{ForeignSource, ForeignTraffic};
 
 /// Mission progress, as PX4 reported it to the offboard machine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct MissionStatus {
     /// Items in the held mission (0 before any upload).
     pub count: usize,
@@ -85,6 +86,7 @@ impl Vitals {
 
 /// Traffic counters of one link since it opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct LinkCounters {
     /// `recv` calls that returned data (datagrams for UDP).
     pub rx_reads: u64,
@@ -119,6 +121,7 @@ pub struct LinkCounters {
 /// Frames sent of the kinds a lossy link makes the client repeat. Each count includes the
 /// first send: retries are the count less the requests made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct TxRequests {
     /// COMMAND_LONG / COMMAND_INT (mode, arm, takeoff, mission start, stream requests, …).
     pub commands: u64,
@@ -149,6 +152,7 @@ impl TxRequests {
 /// The vehicle and link as of the pump's last batch. Cheap to read: it is published, not
 /// asked for.
 #[derive(Debug, Clone)]
+#[non_exhaustive] // more fields may come
 pub struct LinkStatus {
     /// PX4's HEARTBEAT has arrived: verbs have somewhere to go.
     pub connected: bool,
@@ -211,19 +215,7 @@ impl Default for LinkStatus {
             sim_ms: None,
             mission: MissionStatus::default(),
             pending: Pending::default(),
-            snapshot: Snapshot {
-                sim_ms: None,
-                seq: 0,
-                armed: false,
-                mode: None,
-                height_m: None,
-                height_source: None,
-                airspeed_m_s: None,
-                waypoint: None,
-                landed: LandedState::Unknown,
-                last_text: None,
-                error: None,
-            },
+            snapshot: Snapshot::default(),
             last_refusal: None,
             counters: LinkCounters::default(),
             peer: None,
@@ -238,6 +230,7 @@ impl Default for LinkStatus {
 
 /// Something that happened on a link that the application may want to see.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum LinkEvent {
     /// The offboard machine's news: a refusal, a request given up, a mission transfer's end.
     Offboard(OffboardEvent),
@@ -312,6 +305,7 @@ impl EventLog {
 
 /// How a step program ended, with every step's record.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive] // more fields may come
 pub struct ProgramReport {
     /// How it ended.
     pub end: ProgramEnd,

@@ -99,6 +99,7 @@ impl PauseDetector {
 
 /// How a link is supervised.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive] // more fields may come
 pub struct Supervision {
     /// Wall time of silence, or of a clock that does not advance while messages flow, after
     /// which the link is declared dead. `None` (or zero): never.

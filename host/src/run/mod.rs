@@ -57,6 +57,7 @@ pub const DEFAULT_PX4_READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What flies in a run.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum VehicleKind {
     /// The built-in simulated PX4 ([`crate::sim`]): the default, and what the tests fly.
     Simulated,
@@ -82,6 +83,7 @@ impl VehicleKind {
 
 /// How the run's clock goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum RunClock {
     /// Sim time follows wall time × `speed`.
     RealTime {
@@ -101,6 +103,7 @@ pub enum RunClock {
 
 /// How to run.
 #[derive(Debug, Clone)]
+#[non_exhaustive] // more fields may come
 pub struct SimOptions {
     /// SITL instance N: offboard UDP port 14540 + N, system id N + 1.
     pub instance: u8,

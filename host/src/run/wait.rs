@@ -25,6 +25,7 @@ const POLL_PERIOD: Duration = Duration::from_millis(2);
 
 /// How a `wait_until` went.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive] // more fields may come
 pub struct Waited {
     /// Sim seconds from the call to the condition holding.
     pub waited_sim_s: f64,

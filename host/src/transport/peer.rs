@@ -16,6 +16,7 @@ use nexus_core::msg::{Frame, Msg};
 
 /// How a UDP link chooses the one source it takes datagrams from and replies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum PeerRule {
     /// No latch: every datagram is delivered and a `udpin` link replies to whoever sent last.
     /// The bare transport's default, for byte-level tools; a vehicle link never uses it (the
@@ -155,6 +156,7 @@ impl fmt::Display for SystemIds {
 /// What arrived from one source (or from all the sources past the first
 /// [`FOREIGN_SOURCES`]) and was not delivered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct ForeignCounts {
     /// Datagrams.
     pub datagrams: u64,
@@ -212,6 +214,7 @@ impl ForeignCounts {
 
 /// One source that is not the link's peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct ForeignSource {
     /// Its address.
     pub addr: SocketAddr,
@@ -244,6 +247,7 @@ impl fmt::Display for ForeignSource {
 /// Everything a latching UDP link received from sources other than its peer: never decoded
 /// into the client, never made the peer, only counted here.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct ForeignTraffic {
     /// The first [`FOREIGN_SOURCES`] sources, in the order they first sent.
     pub sources: Vec<ForeignSource>,

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use nexus_core::client::ClientConfig;
-use nexus_core::engine::{ProgramEnd, Reason, SnapshotAt, Wait, WaitId, WaitResult};
+use nexus_core::engine::{ProgramEnd, Reason, Wait, WaitId, WaitResult};
 use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
 use nexus_core::{Client, Instant};
 
@@ -156,15 +156,7 @@ impl Drop for LinkState {
     fn drop(&mut self) {
         let snapshot = self.client.snapshot();
         for (_, WaitEntry { slot, .. }) in self.waits.drain() {
-            slot.fill(WaitResult {
-                satisfied: false,
-                reason: Reason::Closed,
-                waited_sim_s: 0.0,
-                waited_wall_s: 0.0,
-                snapshot_at: SnapshotAt::Return,
-                snapshot: snapshot.clone(),
-                guard: None,
-            });
+            slot.fill(WaitResult::ended(Reason::Closed, snapshot.clone()));
         }
         if let Some(slot) = self.program.take() {
             slot.fill(ProgramReport {

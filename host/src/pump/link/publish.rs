@@ -55,6 +55,8 @@ impl LinkState {
                     }
                 }
                 Event::Offboard(e) => log.push(LinkEvent::Offboard(e)),
+                // News of a newer core this link does not route yet.
+                _ => {}
             }
         }
         if !log.is_empty() {
