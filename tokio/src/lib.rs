@@ -43,7 +43,7 @@ use nexus_core::{Client, Instant, Mode};
 use nexus_host::error::ClientError;
 use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
-use nexus_host::pump::{LinkEvent, PumpError, WaitError};
+use nexus_host::pump::{LinkEvent, PumpError, WaitError, NO_SPEED_CONTROL};
 use nexus_host::run::Sim;
 use nexus_host::transport::{ConnString, ForeignTraffic, PeerRule, RECV_BUF_LEN};
 use tokio::sync::{watch, Notify};
@@ -151,21 +151,13 @@ impl State {
                 }
                 Event::Speedup(factor) => LinkEvent::Speedup {
                     factor,
-                    error: Some("this link has no vehicle whose speed can change".into()),
+                    error: Some(NO_SPEED_CONTROL.into()),
                 },
                 Event::Step {
                     step,
                     passed,
                     reason,
-                } => LinkEvent::Step {
-                    step,
-                    passed,
-                    reason,
-                    explanation: (!passed)
-                        .then(|| self.client.explain_step(now, step))
-                        .flatten()
-                        .map(|e| e.to_string()),
-                },
+                } => LinkEvent::step(&self.client, now, step, passed, reason),
                 Event::ProgramFinished(end) => LinkEvent::ProgramFinished(end),
                 Event::Offboard(e) => LinkEvent::Offboard(e),
                 // News of a newer core this client does not route yet.

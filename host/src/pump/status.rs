@@ -267,6 +267,32 @@ pub enum LinkEvent {
     Ignored(Option<ForeignSource>),
 }
 
+/// Why a `then_speedup` failed on a link without a vehicle whose speed can change.
+pub const NO_SPEED_CONTROL: &str = "this link has no vehicle whose speed can change";
+
+impl LinkEvent {
+    /// A program step ended: with the core's explanation, built now (in the tick it settled),
+    /// if it did not pass. What every driver of a [`super::HostClient`] logs for the core's
+    /// `Event::Step`.
+    pub fn step(
+        client: &super::HostClient,
+        now: nexus_core::Instant,
+        step: usize,
+        passed: bool,
+        reason: Reason,
+    ) -> Self {
+        LinkEvent::Step {
+            step,
+            passed,
+            reason,
+            explanation: (!passed)
+                .then(|| client.explain_step(now, step))
+                .flatten()
+                .map(|e| e.to_string()),
+        }
+    }
+}
+
 /// Events kept per link; older ones are dropped (and counted) when it is full.
 pub const EVENT_LOG_LEN: usize = 1024;
 

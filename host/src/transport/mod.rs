@@ -49,7 +49,8 @@ pub use error::{LinkError, OpenError};
 /// The mio version links register with (`Registry`, `Token`, `Poll`, `Waker`).
 pub use mio;
 pub use peer::{
-    ForeignCounts, ForeignSource, ForeignTraffic, PeerRule, SystemIds, FOREIGN_SOURCES,
+    find_heartbeat, is_autopilot, scan_frames, ForeignCounts, ForeignSource, ForeignTraffic,
+    PeerRule, SystemIds, FOREIGN_SOURCES,
 };
 pub use stream::OUT_QUEUE_LIMIT_BYTES;
 pub use tcp::TCP_CONNECT_TIMEOUT;

@@ -10,7 +10,9 @@
 use std::fmt;
 use std::net::SocketAddr;
 
-use nexus_core::frame::Decoder;
+use std::ops::ControlFlow;
+
+use nexus_core::frame::{Decoder, Header, RawFrame};
 use nexus_core::mav;
 use nexus_core::msg::{Frame, Msg};
 
@@ -51,10 +53,8 @@ impl PeerRule {
         match *self {
             PeerRule::MostRecent => true,
             PeerRule::Address(a) => from == a,
-            PeerRule::FirstAutopilot { sysid } => any_heartbeat(datagram, |sys, hb| {
-                hb.autopilot != mav::MavAutopilot::MAV_AUTOPILOT_INVALID
-                    && hb.mavtype != mav::MavType::MAV_TYPE_GCS
-                    && sysid.is_none_or(|s| s == sys)
+            PeerRule::FirstAutopilot { sysid } => any_heartbeat(datagram, |h, hb| {
+                is_autopilot(hb) && sysid.is_none_or(|s| s == h.sysid)
             }),
             PeerRule::FirstHeartbeat => any_heartbeat(datagram, |_, _| true),
         }
@@ -77,32 +77,56 @@ impl fmt::Display for PeerRule {
     }
 }
 
-/// Whether a datagram holds a HEARTBEAT `accept` likes. A UDP datagram holds whole frames, so
-/// a fresh decoder per datagram is exact (and a datagram can never splice into another's
-/// frame).
-fn any_heartbeat(datagram: &[u8], accept: impl Fn(u8, &mav::HEARTBEAT_DATA) -> bool) -> bool {
-    let mut decoder = Decoder::new();
-    let mut input = datagram;
+/// Whether a HEARTBEAT is an autopilot's (autopilot not `MAV_AUTOPILOT_INVALID`, type not
+/// GCS): what [`PeerRule::FirstAutopilot`] latches and what `nexus watch` waits for.
+pub fn is_autopilot(hb: &mav::HEARTBEAT_DATA) -> bool {
+    hb.autopilot != mav::MavAutopilot::MAV_AUTOPILOT_INVALID
+        && hb.mavtype != mav::MavType::MAV_TYPE_GCS
+}
+
+/// Feed `input` through `decoder` and hand each checked frame to `f` until it breaks; what it
+/// broke with. A frame cut at the end of `input` stays in `decoder` for the next call.
+pub fn scan_frames<B>(
+    decoder: &mut Decoder,
+    mut input: &[u8],
+    mut f: impl FnMut(&RawFrame<'_>) -> ControlFlow<B>,
+) -> Option<B> {
     while !input.is_empty() {
         let (used, raw) = decoder.feed(input);
         input = &input[used..];
-        let Some(raw) = raw else {
-            if used == 0 {
-                break;
+        match raw {
+            Some(raw) => {
+                if let ControlFlow::Break(b) = f(&raw) {
+                    return Some(b);
+                }
             }
-            continue;
-        };
-        if let Ok(Some(Frame {
-            header,
-            msg: Msg::Heartbeat(hb),
-        })) = Frame::decode(&raw)
-        {
-            if accept(header.sysid, &hb) {
-                return true;
-            }
+            None if used == 0 => break,
+            None => {}
         }
     }
-    false
+    None
+}
+
+/// The first HEARTBEAT in `input` (through `decoder`) that `accept` likes, with its header.
+pub fn find_heartbeat(
+    decoder: &mut Decoder,
+    input: &[u8],
+    accept: impl Fn(&Header, &mav::HEARTBEAT_DATA) -> bool,
+) -> Option<(Header, mav::HEARTBEAT_DATA)> {
+    scan_frames(decoder, input, |raw| match Frame::decode(raw) {
+        Ok(Some(Frame {
+            header,
+            msg: Msg::Heartbeat(hb),
+        })) if accept(&header, &hb) => ControlFlow::Break((header, hb)),
+        _ => ControlFlow::Continue(()),
+    })
+}
+
+/// Whether a datagram holds a HEARTBEAT `accept` likes. A UDP datagram holds whole frames, so
+/// a fresh decoder per datagram is exact (and a datagram can never splice into another's
+/// frame).
+fn any_heartbeat(datagram: &[u8], accept: impl Fn(&Header, &mav::HEARTBEAT_DATA) -> bool) -> bool {
+    find_heartbeat(&mut Decoder::new(), datagram, accept).is_some()
 }
 
 /// Sources of foreign traffic recorded one by one; later ones are added to
@@ -183,20 +207,11 @@ impl ForeignCounts {
             bytes: datagram.len() as u64,
             ..ForeignCounts::default()
         };
-        let mut decoder = Decoder::new();
-        let mut input = datagram;
-        while !input.is_empty() {
-            let (used, raw) = decoder.feed(input);
-            input = &input[used..];
-            let Some(raw) = raw else {
-                if used == 0 {
-                    break;
-                }
-                continue;
-            };
+        scan_frames::<()>(&mut Decoder::new(), datagram, |raw| {
             c.frames += 1;
             c.systems.insert(raw.header.sysid);
-        }
+            ControlFlow::Continue(())
+        });
         c
     }
 

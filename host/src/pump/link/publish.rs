@@ -8,7 +8,7 @@ use nexus_core::telemetry::error_text;
 use nexus_core::Instant;
 
 use super::{LinkState, ProgramSlot, WaitSlot};
-use crate::pump::status::{LinkEvent, ProgramReport};
+use crate::pump::status::{LinkEvent, ProgramReport, NO_SPEED_CONTROL};
 use crate::sync::lock;
 
 impl LinkState {
@@ -31,7 +31,7 @@ impl LinkState {
                 Event::Speedup(factor) => {
                     let error = match &self.probe {
                         Some(p) => p.set_speed(factor).err(),
-                        None => Some("this link has no vehicle whose speed can change".into()),
+                        None => Some(NO_SPEED_CONTROL.into()),
                     };
                     log.push(LinkEvent::Speedup { factor, error });
                 }
@@ -39,15 +39,7 @@ impl LinkState {
                     step,
                     passed,
                     reason,
-                } => log.push(LinkEvent::Step {
-                    step,
-                    passed,
-                    reason,
-                    explanation: (!passed)
-                        .then(|| self.client.explain_step(now, step))
-                        .flatten()
-                        .map(|e| e.to_string()),
-                }),
+                } => log.push(LinkEvent::step(&self.client, now, step, passed, reason)),
                 Event::ProgramFinished(end) => {
                     log.push(LinkEvent::ProgramFinished(end));
                     if let Some(slot) = self.program.take() {
