@@ -280,3 +280,45 @@ impl DeathWatch {
         state.wakers.push(waker);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_causes_a_link_or_a_run_finds_say_what_happened() {
+        let e = std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the device hung up");
+        let lost = DeathCause::link_lost(&e);
+        assert!(matches!(
+            &lost,
+            DeathCause::LinkLost {
+                kind: std::io::ErrorKind::BrokenPipe,
+                ..
+            }
+        ));
+        assert_eq!(lost.to_string(), "link lost: the device hung up");
+        assert_eq!(DeathCause::SimStopped.to_string(), crate::run::SIM_STOPPED);
+        let slow = DeathCause::NoClockProgress {
+            waited_sim_s: 0.25,
+            timeout_s: 1.0,
+            wall_s: 12.4,
+            speed: Some(10.0),
+        };
+        assert_eq!(
+            slow.to_string(),
+            "no progress of the vehicle clock: 0.2 s of its 1 s sim timeout passed in 12 s wall \
+             at ×10 (bound: timeout / speed × 2 + 10 s)"
+        );
+        let unknown_speed = DeathCause::NoClockProgress {
+            waited_sim_s: 0.25,
+            timeout_s: 1.0,
+            wall_s: 12.4,
+            speed: None,
+        };
+        assert!(
+            !unknown_speed.to_string().contains(" at ×"),
+            "{unknown_speed}"
+        );
+        assert_eq!(DeathCause::Other("gone".into()).to_string(), "gone");
+    }
+}

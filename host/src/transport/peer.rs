@@ -419,4 +419,38 @@ mod tests {
         assert_eq!(t.peer_before_latch, 4);
         assert_eq!(t.sources.len(), FOREIGN_SOURCES - 1);
     }
+
+    #[test]
+    fn a_heartbeat_split_across_reads_is_found_in_the_second_and_others_are_passed_over() {
+        let gcs = heartbeat(
+            255,
+            mav::MavType::MAV_TYPE_GCS,
+            mav::MavAutopilot::MAV_AUTOPILOT_INVALID,
+        );
+        let px4 = heartbeat(
+            7,
+            mav::MavType::MAV_TYPE_QUADROTOR,
+            mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+        );
+        // A stream: the GCS's heartbeat, then the autopilot's cut in two reads.
+        let bytes = [gcs.as_slice(), px4.as_slice()].concat();
+        let cut = gcs.len() + px4.len() / 2;
+        let mut decoder = Decoder::new();
+        let accept = |h: &Header, hb: &mav::HEARTBEAT_DATA| is_autopilot(hb) && h.sysid == 7;
+        assert!(find_heartbeat(&mut decoder, &bytes[..cut], accept).is_none());
+        let (header, hb) = find_heartbeat(&mut decoder, &bytes[cut..], accept).expect("found");
+        assert_eq!((header.sysid, header.compid), (7, 1));
+        assert_eq!(hb.autopilot, mav::MavAutopilot::MAV_AUTOPILOT_PX4);
+        // The frame scan stops where it was told to and counts every frame otherwise.
+        let mut seen = 0;
+        let stopped = scan_frames(&mut Decoder::new(), &bytes, |raw| {
+            seen += 1;
+            if raw.header.sysid == 7 {
+                ControlFlow::Break(seen)
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        assert_eq!(stopped, Some(2));
+    }
 }
