@@ -94,8 +94,8 @@ impl BridgeArgs {
             stream_filter,
             impair: Impairment {
                 loss_pct: self.loss_pct,
-                latency_ms: self.latency_ms,
-                jitter_ms: self.jitter_ms,
+                latency: Duration::from_millis(self.latency_ms),
+                jitter: Duration::from_millis(self.jitter_ms),
                 duplicate_pct: self.duplicate_pct,
                 reorder_pct: self.reorder_pct,
                 rate_baud: self.rate_baud,
@@ -269,8 +269,8 @@ mod tests {
         .unwrap();
         let i = a.options().impair;
         assert_eq!(
-            (i.loss_pct, i.latency_ms, i.rate_baud, i.sequence),
-            (20.0, 200, Some(57_600), 9)
+            (i.loss_pct, i.latency, i.rate_baud, i.sequence),
+            (20.0, Duration::from_millis(200), Some(57_600), 9)
         );
         assert!(i.is_active());
         assert_eq!(a.options().stream_baud, None);

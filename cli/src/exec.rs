@@ -163,8 +163,10 @@ impl Flight {
     }
 
     /// Why the vehicle died, if it did.
-    pub fn died(&self) -> Option<&str> {
-        self.died.as_deref().or(self.status.died.as_deref())
+    pub fn died(&self) -> Option<String> {
+        self.died
+            .clone()
+            .or_else(|| self.status.died.as_ref().map(ToString::to_string))
     }
 
     /// Every STATUSTEXT so far.
@@ -248,7 +250,7 @@ impl Flight {
                         }
                     }
                     LinkEvent::Died(why) => {
-                        self.died = Some(why.clone());
+                        self.died = Some(why.to_string());
                         return Err(format!("the vehicle died during the upload: {why}"));
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
@@ -320,7 +322,8 @@ impl Flight {
         let mut slowest = match self.vehicle.sim.options().clock {
             nexus_host::run::RunClock::RealTime { speed } => speed,
             // Lockstep and as fast as possible: never slower than real time.
-            nexus_host::run::RunClock::Lockstep | nexus_host::run::RunClock::Max => 1.0,
+            // (and any clock a newer host adds).
+            _ => 1.0,
         };
         // The step running, when it started (wall) and the vehicle clock then (ms).
         let mut current: Option<(usize, Instant, Option<u64>)> = None;
@@ -377,10 +380,10 @@ impl Flight {
                     }
                     LinkEvent::Died(why) => {
                         self.view.line(&format!("vehicle died: {why}"));
-                        self.died = Some(why);
+                        self.died = Some(why.to_string());
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
-                    LinkEvent::ProgramFinished(_) | LinkEvent::PeerChanged(_) => {}
+                    _ => {}
                 }
             }
             // A program's `upload` sends the plan's fence and rally points after the mission: a
@@ -671,7 +674,7 @@ impl Flight {
         self.look();
         let mut s = self.status.snapshot.clone();
         if let Some(why) = self.died() {
-            s.error = Some(nexus_core::telemetry::error_text(why));
+            s.error = Some(nexus_core::telemetry::error_text(&why));
         }
         SnapshotReport::from(&s)
     }
@@ -771,7 +774,7 @@ impl Flight {
             let why = self
                 .abort_reason
                 .clone()
-                .or_else(|| self.died().map(str::to_string))
+                .or_else(|| self.died())
                 .unwrap_or_else(|| "did not run".into());
             return Some(format!("{label} failed: {why}"));
         };

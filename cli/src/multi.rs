@@ -135,11 +135,11 @@ pub fn main(args: &RunArgs) -> ExitCode {
                     _ => format!("exit {}: {}", o.code, last_line(&o.output)),
                 };
                 eprintln!("  {} (instance {instance}): {line}", p.display());
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(o);
+                nexus_host::sync::lock(results)[i] = Some(o);
             });
         }
     });
-    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    let results = nexus_host::sync::into_inner(results);
     summarize(args, &set, results)
 }
 

@@ -75,7 +75,7 @@ impl Command<'_> {
         report.mission = plan.map(|p| flight.mission_report(p));
         report.texts = flight.text_reports();
         report.events = flight.events.clone();
-        report.died = flight.died().map(str::to_string);
+        report.died = flight.died();
         report.final_state = Some(flight.final_snapshot());
         flight.fill_times(report);
         report.ignored = IgnoredReport::from(&flight.summarize_ignored());

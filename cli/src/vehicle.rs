@@ -14,7 +14,7 @@ use nexus_host::error::{ConnectError, RunError};
 use nexus_host::launcher::{LaunchError, PX4_BUILD_ENV};
 use nexus_host::offboard_client::{GroundTruth, OffboardClient, OffboardOptions};
 use nexus_host::pump::{LinkHandle, Supervision};
-use nexus_host::run::{Sim, SimOptions, DEFAULT_STALL_S};
+use nexus_host::run::{Sim, SimOptions, DEFAULT_STALL};
 use nexus_host::transport::{ConnString, Link, LinkOptions, PeerRule};
 use nexus_sim::SimError;
 use std::path::PathBuf;
@@ -24,9 +24,9 @@ use std::time::{Duration, Instant};
 /// vehicle needs 1.5; PX4 a few).
 pub const CONNECT_TIMEOUT_SIM_S: f64 = 60.0;
 
-/// `--speed max`: sim ms the vehicle runs between two looks at whether the client has taken
-/// in what it sent.
-pub const MAX_SPEED_CHUNK_MS: u64 = 250;
+/// `--speed max`: sim seconds the vehicle runs between two looks at whether the client has
+/// taken in what it sent.
+pub const MAX_SPEED_CHUNK_S: f64 = 0.250;
 
 /// Wall seconds an attached vehicle may take to send its first autopilot heartbeat.
 pub const ATTACH_TIMEOUT_S: f64 = 30.0;
@@ -175,7 +175,7 @@ impl VehicleArgs {
                     self.compid.unwrap_or_default()
                 ));
             }
-            return Ok(SimOptions::no_vehicle().stall_s(Some(DEFAULT_STALL_S)));
+            return Ok(SimOptions::no_vehicle().stall(Some(DEFAULT_STALL)));
         }
         if let Speed::Factor(f) = self.speed {
             super::limits::speed("--speed", f, self.wants_px4())?;
@@ -198,7 +198,7 @@ impl VehicleArgs {
             // makes slow), and still a barrier every 250 ms of flight.
             Speed::Max => {
                 let mut o = opts.max_speed();
-                o.lockstep_chunk_ms = MAX_SPEED_CHUNK_MS;
+                o.lockstep_chunk_s = MAX_SPEED_CHUNK_S;
                 o
             }
         };
@@ -425,11 +425,9 @@ fn attach(
         // A radio loses what does not fit: resend more before giving up.
         options.offboard = nexus_host::pump::slow_link::slow_link_offboard(options.offboard);
     }
-    let supervision = Supervision {
-        stall_s: sim.options().stall_s,
-        probe: None,
-        tlog: sim.options().tlog.clone(),
-    };
+    let mut supervision = Supervision::default();
+    supervision.stall = sim.options().client.stall;
+    supervision.tlog = sim.options().tlog.clone();
     let link = pump
         .add_link(link, options.client_config(), supervision)
         .map_err(|e| StartError::Setup(e.to_string()))?;

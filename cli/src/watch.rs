@@ -9,10 +9,10 @@ use super::exec::severity_name;
 use super::limits;
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use nexus_core::frame::Decoder;
-use nexus_core::mav;
 use nexus_core::telemetry::LinkIds;
-use nexus_core::{Frame, Msg};
-use nexus_host::transport::{mio, ConnString, Link, LinkOptions, PeerRule, RECV_BUF_LEN};
+use nexus_host::transport::{
+    find_heartbeat, is_autopilot, mio, ConnString, Link, LinkOptions, PeerRule, RECV_BUF_LEN,
+};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -287,31 +287,15 @@ pub(crate) fn discover(
         poll.poll(&mut events, Some(wait))
             .map_err(|e| e.to_string())?;
         while let Some(n) = link.recv(&mut buf).map_err(|e| e.to_string())? {
-            let mut input = &buf[..n];
-            while !input.is_empty() {
-                let (used, raw) = decoder.feed(input);
-                input = &input[used..];
-                let Some(raw) = raw else {
-                    if used == 0 {
-                        break;
-                    }
-                    continue;
-                };
-                if let Ok(Some(Frame {
-                    header,
-                    msg: Msg::Heartbeat(hb),
-                })) = Frame::decode(&raw)
-                {
-                    if hb.autopilot != mav::MavAutopilot::MAV_AUTOPILOT_INVALID
-                        && hb.mavtype != mav::MavType::MAV_TYPE_GCS
-                        && sysid.is_none_or(|s| s == header.sysid)
-                        && compid.is_none_or(|c| c == header.compid)
-                    {
-                        link.deregister(poll.registry())
-                            .map_err(|e| e.to_string())?;
-                        return Ok(Some((link, header.sysid, header.compid)));
-                    }
-                }
+            let found = find_heartbeat(&mut decoder, &buf[..n], |h, hb| {
+                is_autopilot(hb)
+                    && sysid.is_none_or(|s| s == h.sysid)
+                    && compid.is_none_or(|c| c == h.compid)
+            });
+            if let Some((header, _)) = found {
+                link.deregister(poll.registry())
+                    .map_err(|e| e.to_string())?;
+                return Ok(Some((link, header.sysid, header.compid)));
             }
         }
     }

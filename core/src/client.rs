@@ -60,6 +60,7 @@ pub struct ClientConfig {
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[allow(clippy::large_enum_variant)] // a WaitResult travels by value; no heap
+#[non_exhaustive] // more news may come; match with a `_` arm
 pub enum Event {
     /// A `then_speedup` reaction fired (or a program step asked for it): set the simulator's
     /// speed factor now. Only the newest pending factor is kept.

@@ -339,6 +339,8 @@ impl MissionFlight {
                 }
                 // No programs run here, and no simulator to speed up.
                 Event::Step { .. } | Event::ProgramFinished(_) | Event::Speedup(_) => {}
+                // News this driver does not act on (the enum grows).
+                _ => {}
             }
         }
         self.log_progress();

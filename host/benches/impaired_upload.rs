@@ -114,7 +114,7 @@ fn settings() -> Vec<(&'static str, Impairment)> {
         (
             "latency 200 ms",
             Impairment {
-                latency_ms: 200,
+                latency: Duration::from_millis(200),
                 ..base
             },
         ),
@@ -129,7 +129,7 @@ fn settings() -> Vec<(&'static str, Impairment)> {
             "20 % + 200 ms + 57600",
             Impairment {
                 loss_pct: 20.0,
-                latency_ms: 200,
+                latency: Duration::from_millis(200),
                 rate_baud: Some(57_600),
                 ..base
             },

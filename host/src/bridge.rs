@@ -51,10 +51,11 @@ pub mod throttle;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::sync::lock;
 use crate::transport::mio::{Events, Poll, Token, Waker};
 use crate::transport::{ConnString, Framing, Link, LinkOptions, OpenError, PeerRule, SendOutcome};
 use framer::Framer;
@@ -73,6 +74,7 @@ const RECV_LEN: usize = 65_536;
 
 /// Which messages may be written to a stream side.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum MsgFilter {
     /// Everything (datagrams are written as they came).
     #[default]
@@ -129,6 +131,7 @@ impl Default for BridgeOptions {
 
 /// Counters of one direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct DirectionStats {
     /// Bytes received on the source side.
     pub bytes_in: u64,
@@ -167,6 +170,7 @@ pub struct DirectionStats {
 
 /// Counters of both directions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct BridgeStats {
     /// From the first link (FROM) to the second (TO).
     pub forward: DirectionStats,
@@ -176,6 +180,7 @@ pub struct BridgeStats {
 
 /// Why a bridge could not start or stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum BridgeError {
     /// A link could not be opened.
     #[error(transparent)]
@@ -208,10 +213,6 @@ pub struct Bridge {
     stats: Arc<Mutex<BridgeStats>>,
     from_addr: Option<SocketAddr>,
     to_addr: Option<SocketAddr>,
-}
-
-fn lock(m: &Mutex<BridgeStats>) -> MutexGuard<'_, BridgeStats> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Open `from` and `to` and forward MAVLink between them on a new thread until stopped.

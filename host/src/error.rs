@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use nexus_core::engine::WaitResult;
 use nexus_core::offboard::OffboardError;
 
-use crate::launcher::LaunchError;
+use crate::launcher::{DeathCause, LaunchError};
 use crate::pump::{ParamError, PumpError, WaitError};
 use crate::sim::SimError;
 use crate::transport::ConnStringError;
@@ -53,10 +53,10 @@ pub enum RunError {
         waited_wall_s: f64,
     },
     /// The run lost its vehicle (exit, PANIC, link silent, clock stalled).
-    #[error("the run lost its vehicle: {reason}")]
+    #[error("the run lost its vehicle: {cause}")]
     Died {
-        /// What happened (the same text every wait's `snapshot.error` carries).
-        reason: String,
+        /// What happened (its text is what every wait's `snapshot.error` carries).
+        cause: DeathCause,
     },
     /// A condition wait ended otherwise than met, timeout or died (closed, a cap, a guard).
     #[error("the wait ended {}", .0.reason.name())]
@@ -153,12 +153,12 @@ pub enum ConnectError {
         timeout_s: f64,
     },
     /// The run lost its vehicle while waiting for the heartbeat.
-    #[error("the run lost PX4 while waiting for its heartbeat on UDP port {port}: {reason}")]
+    #[error("the run lost PX4 while waiting for its heartbeat on UDP port {port}: {cause}")]
     LostPeer {
         /// The UDP port listened on.
         port: u16,
         /// What happened.
-        reason: String,
+        cause: DeathCause,
     },
     /// The client could not be opened.
     #[error(transparent)]

@@ -36,9 +36,10 @@
 //! ```
 //!
 //! **Time.** Sim time (the vehicle's clock, which a lockstep run advances only while someone
-//! waits) is `f64`/`f32` seconds named `_s` everywhere (`timeout_s`, `waited_sim_s`); wall
-//! time (caps, idle limits, parameter reads) is [`std::time::Duration`]. A [`prelude::Wait`]
-//! carries its own sim timeout, and every wait honours it.
+//! waits) is `f64`/`f32` seconds named `_s` everywhere (`timeout_s`, `waited_sim_s`,
+//! `lockstep_chunk_s`); wall time (caps, idle limits, parameter reads, the stall limit) is
+//! [`std::time::Duration`]. A [`prelude::Wait`] carries its own sim timeout, and every wait
+//! honours it.
 
 pub mod bridge;
 pub mod error;
@@ -49,6 +50,7 @@ pub mod offboard_client;
 pub mod pump;
 pub mod run;
 pub mod session;
+pub mod sync;
 pub mod tlog;
 pub mod transport;
 
@@ -58,6 +60,7 @@ pub use nexus_core;
 /// What a program that flies a vehicle imports: `use nexus_host::prelude::*;`.
 pub mod prelude {
     pub use crate::error::{ClientError, ConnectError, RunError, SessionError};
+    pub use crate::launcher::DeathCause;
     pub use crate::offboard_client::{read_plan_file, OffboardClient, OffboardOptions};
     pub use crate::run::{Sim, SimOptions};
     pub use crate::session::Session;

@@ -28,7 +28,7 @@
 //! [`OffboardClient::last_refusal`].
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use nexus_core::client::ClientConfig;
@@ -49,6 +49,7 @@ use crate::pump::{
     Supervision,
 };
 use crate::run::Sim;
+use crate::sync::lock;
 use crate::transport::{ConnString, LinkOptions, PeerRule};
 
 /// PX4's offboard and GCS API port of instance 0 (instance N: `OFFBOARD_PORT + N`).
@@ -73,9 +74,10 @@ pub struct OffboardOptions {
     /// `yaw_tol_rad`), the arm settle window (`wait_clear_s`), retries, give-up limits,
     /// stream periods. Default [`OffboardConfig::default`].
     pub offboard: OffboardConfig,
-    /// The link's supervision: wall seconds of silence or of a stopped autopilot clock after
-    /// which every wait ends `died`. `None`: not supervised. Default `Some(5.0)`.
-    pub stall_s: Option<f32>,
+    /// The link's supervision: wall time of silence or of a stopped autopilot clock after
+    /// which every wait ends `died`. `None`: not supervised. Default
+    /// `Some(`[`crate::run::DEFAULT_STALL`]`)` (5 s).
+    pub stall: Option<Duration>,
     /// Transport options (UDP receive buffer). Default [`LinkOptions::default`].
     pub transport: LinkOptions,
     /// The pump to join; `None` (the default): the process-wide pump ([`Pump::shared`]).
@@ -91,7 +93,7 @@ impl Default for OffboardOptions {
         OffboardOptions {
             system_id: 1,
             offboard: OffboardConfig::default(),
-            stall_s: Some(crate::run::DEFAULT_STALL_S),
+            stall: Some(crate::run::DEFAULT_STALL),
             transport: LinkOptions::default(),
             pump: None,
             ground_truth: GroundTruth::Auto,
@@ -123,6 +125,7 @@ impl OffboardOptions {
 
 /// What [`OffboardClient::upload_mission`] takes: a plan, bare items, or a `.plan` file.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum MissionSource<'a> {
     /// A parsed plan.
     Plan(&'a HostPlan),
@@ -256,11 +259,11 @@ impl OffboardClient {
                     timeout_s: timeout_sim_s,
                 })
             }
-            Err(RunError::Died { reason }) => {
+            Err(RunError::Died { cause }) => {
                 client.close();
                 Err(ConnectError::LostPeer {
                     port: port.port,
-                    reason,
+                    cause,
                 })
             }
             Err(e) => {
@@ -293,8 +296,8 @@ impl OffboardClient {
             return Ok(self);
         }
         let mut supervision = lock(&self.supervision).clone();
-        if supervision.stall_s.is_none() {
-            supervision.stall_s = self.options.stall_s;
+        if supervision.stall.is_none() {
+            supervision.stall = self.options.stall;
         }
         let config = LinkConfig {
             client: self.options.client_config(),
@@ -851,10 +854,6 @@ impl Drop for OffboardClient {
     fn drop(&mut self) {
         self.close();
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 //! step on this session settled.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -31,12 +31,9 @@ use crate::error::SessionError;
 use crate::offboard_client::OffboardClient;
 use crate::pump::{HostProgram, LinkHandle, ProgramReport};
 use crate::run::{Sim, SimOptions};
+use crate::sync::lock;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// One run and its offboard client, served as the wait engine's service. Cheap to clone,
 /// `Send + Sync`; the run closes when [`Session::close_sitl`] is called or the last clone goes.
@@ -286,9 +283,7 @@ impl Sessions {
                 .name("nexus-reaper".into())
                 .spawn(move || loop {
                     let stop = lock(&r.stop);
-                    let (stop, _) =
-                        r.cv.wait_timeout(stop, period)
-                            .unwrap_or_else(|p| p.into_inner());
+                    let stop = crate::sync::wait_timeout(&r.cv, stop, period);
                     if *stop {
                         return;
                     }

@@ -10,6 +10,7 @@
 //!
 //! [`read`] parses a tlog back into frames, so a recorded flight can be replayed.
 
+use crate::sync::lock;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -50,6 +51,7 @@ impl Eq for Tlog {}
 
 /// Recorded frames by direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct TlogCounts {
     /// Frames received from the vehicle.
     pub received: u64,
@@ -81,7 +83,7 @@ impl Tlog {
 
     /// Record one frame with its own timestamp, µs since the Unix epoch.
     pub fn record_at(&self, dir: Direction, epoch_us: u64, frame: &[u8]) {
-        let mut out = self.inner.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = lock(&self.inner.out);
         let Some(w) = out.as_mut() else { return };
         let r = w
             .write_all(&epoch_us.to_be_bytes())
@@ -97,7 +99,7 @@ impl Tlog {
             Err(e) => {
                 // A full disk stops the recording, never the flight; the error is kept.
                 *out = None;
-                *self.inner.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                *lock(&self.inner.error) = Some(e.to_string());
             }
         }
     }
@@ -112,20 +114,14 @@ impl Tlog {
 
     /// Write what is buffered to the file; the first write error, if recording stopped.
     pub fn flush(&self) -> Result<(), String> {
-        let mut out = self.inner.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = lock(&self.inner.out);
         if let Some(w) = out.as_mut() {
             if let Err(e) = w.flush() {
                 *out = None;
                 return Err(e.to_string());
             }
         }
-        match self
-            .inner
-            .error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        {
+        match lock(&self.inner.error).clone() {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -145,6 +141,7 @@ pub fn record_datagram(tlog: &Tlog, dir: Direction, datagram: &[u8]) {
 
 /// One frame of a tlog read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct TlogFrame {
     /// Its timestamp, µs since the Unix epoch.
     pub epoch_us: u64,
@@ -154,6 +151,7 @@ pub struct TlogFrame {
 
 /// Why a tlog could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum TlogError {
     /// The file could not be read.
     #[error("cannot read the tlog: {0}")]

@@ -10,6 +10,7 @@
 mod cli_support;
 
 use cli_support::{nexus, repo, Scratch};
+use nexus_host::launcher::DeathCause;
 use nexus_host::limits::{
     INSTANCE_MAX, MAX_DURATION_S, MAX_INPUT_BYTES, PX4_SPEED_MAX, SIM_SPEED_MAX, SPEED_MIN,
 };
@@ -465,7 +466,7 @@ fn an_unwritable_json_destination_stops_the_command_before_it_flies() {
 fn connected(instance: u8, speed: f64) -> nexus_cli::vehicle::Connected {
     use nexus_host::offboard_client::OffboardClient;
     use nexus_host::run::{Sim, SimOptions};
-    let sim = Sim::started(SimOptions::simulated(instance).speed(speed).stall_s(None))
+    let sim = Sim::started(SimOptions::simulated(instance).speed(speed).stall(None))
         .expect("start the simulated vehicle");
     let port = sim.offboard_port().expect("offboard port");
     let client = OffboardClient::connect(&sim, 60.0).expect("connect");
@@ -576,7 +577,7 @@ fn a_library_wait_on_a_stopped_clock_ends_at_its_wall_bound() {
     use nexus_host::error::RunError;
     use nexus_host::run::{Sim, SimOptions};
     // Instance 244's other users (the huge-plan test) never start a vehicle.
-    let sim = Sim::started(SimOptions::simulated(244).speed(10.0).stall_s(None))
+    let sim = Sim::started(SimOptions::simulated(244).speed(10.0).stall(None))
         .expect("start the simulated vehicle");
     let client = nexus_host::offboard_client::OffboardClient::connect(&sim, 60.0).expect("connect");
     sim.inject(nexus_host::sim::Fault::StallClock)
@@ -590,10 +591,22 @@ fn a_library_wait_on_a_stopped_clock_ends_at_its_wall_bound() {
         "{took:?}"
     );
     match r {
-        Err(RunError::Died { reason }) => {
+        Err(RunError::Died { cause }) => {
             assert!(
-                reason.starts_with("no progress of the vehicle clock"),
-                "{reason}"
+                matches!(
+                    cause,
+                    DeathCause::NoClockProgress {
+                        speed: Some(s),
+                        ..
+                    } if s == 10.0
+                ),
+                "{cause:?}"
+            );
+            assert!(
+                cause
+                    .to_string()
+                    .starts_with("no progress of the vehicle clock"),
+                "{cause}"
             )
         }
         other => panic!("{other:?}"),

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use host_support::*;
 use nexus_core::engine::{Reason, Wait, WaitResult};
 use nexus_host::error::RunError;
+use nexus_host::launcher::DeathCause;
 use nexus_host::run::SimOptions;
 use nexus_host::session::Session;
 use nexus_host::sim::Fault;
@@ -48,7 +49,10 @@ fn later_waits_die_too(s: &Session, cause: &str) {
         .unwrap();
     assert_eq!(error_of(&r), cause);
     match s.sim().wait_until(|| false, 10.0) {
-        Err(RunError::Died { reason }) => assert!(reason.contains(&cause[..10]), "{reason}"),
+        Err(RunError::Died { cause: typed }) => {
+            let reason = typed.to_string();
+            assert!(reason.contains(&cause[..10]), "{reason}")
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -82,7 +86,7 @@ fn the_vehicle_panics_mid_wait() {
 
 #[test]
 fn the_clock_stalls_while_messages_flow() {
-    let s = session(realtime(132).stall_s(Some(1.0)));
+    let s = session(realtime(132).stall(Some(Duration::from_secs(1))));
     let t0 = Instant::now();
     let r = wait_through(&s, Fault::StallClock);
     let e = error_of(&r);
@@ -98,7 +102,7 @@ fn the_clock_stalls_while_messages_flow() {
 
 #[test]
 fn the_link_goes_silent() {
-    let s = session(realtime(133).stall_s(Some(1.0)));
+    let s = session(realtime(133).stall(Some(Duration::from_secs(1))));
     let r = wait_through(&s, Fault::Silence);
     let e = error_of(&r);
     assert!(e.starts_with("link silent for"), "{e}");
@@ -118,8 +122,12 @@ fn lockstep_exit_and_stall_end_waits_died() {
         .unwrap();
     assert_eq!(error_of(&r), "PX4 exited with code 2");
 
-    // Stall: stepping no longer moves the clock; after stall_s of that the run is dead.
-    let s = session(SimOptions::simulated(135).lockstep().stall_s(Some(0.5)));
+    // Stall: stepping no longer moves the clock; after the stall limit of that the run is dead.
+    let s = session(
+        SimOptions::simulated(135)
+            .lockstep()
+            .stall(Some(Duration::from_millis(500))),
+    );
     s.sim().inject(Fault::StallClock).unwrap();
     let t0 = Instant::now();
     let r = s
@@ -144,7 +152,10 @@ fn a_predicate_wait_on_a_dead_run_fails_with_the_cause() {
             sim2.inject(Fault::Exit { code: 9 }).unwrap();
         });
         match sim.wait_until(|| op.relative_altitude().unwrap_or(0.0) > 49.0, 600.0) {
-            Err(RunError::Died { reason }) => assert_eq!(reason, "PX4 exited with code 9"),
+            Err(RunError::Died { cause }) => {
+                assert_eq!(cause, DeathCause::Exited { code: 9 });
+                assert_eq!(cause.to_string(), "PX4 exited with code 9");
+            }
             other => panic!("{other:?}"),
         }
     });

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nexus_host::launcher::{
-    DeathCause, LaunchError, LaunchOptions, OffboardPort, Px4Build, Px4Process, CONSOLE_LOG,
+    DeathCause, LaunchError, LaunchOptions, Px4Build, Px4Process, CONSOLE_LOG,
 };
 use nexus_host::transport::mio;
 
@@ -127,13 +127,10 @@ fn runs_exactly_the_px4_command_line_in_a_fresh_workdir() {
         log_text(&px4).contains("WARN  [fake] this line goes to stderr\n")
     });
 
+    let offboard = px4.ports().offboard;
     assert_eq!(
-        px4.ports().offboard,
-        OffboardPort {
-            port: 14741,
-            px4_port: 14781,
-            system_id: 202
-        }
+        (offboard.port, offboard.px4_port, offboard.system_id),
+        (14741, 14781, 202)
     );
     assert_eq!(px4.died(), None);
     let pid = px4.pid();

@@ -156,6 +156,7 @@ fn a_peer_that_does_not_read_gets_whole_frames_in_order_once_it_does() {
                 continue;
             }
             SendOutcome::NoPeer => panic!("a connected client has a peer"),
+            other => panic!("an outcome this test does not know: {other:?}"),
         }
         accepted.push(seq);
     }

@@ -30,6 +30,24 @@ pub(crate) struct Udp {
 }
 
 impl Io {
+    /// A byte stream from its two halves.
+    fn stream(
+        rx: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+        tx: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+    ) -> Io {
+        Io::Stream {
+            rx: Box::new(rx),
+            tx: Box::new(tx),
+        }
+    }
+
+    /// A connected TCP stream, without Nagle's delay (a frame goes out when it is written).
+    fn tcp(s: TcpStream) -> io::Result<Io> {
+        s.set_nodelay(true)?;
+        let (rx, tx) = s.into_split();
+        Ok(Io::stream(rx, tx))
+    }
+
     /// Open `conn`: bind, connect or open the device now, so OS errors surface here. A UDP
     /// link latches by `rule` as the threaded pump's links do.
     pub async fn open(conn: &ConnString, rule: PeerRule) -> io::Result<Io> {
@@ -65,25 +83,13 @@ impl Io {
                 }))
             }
             ConnString::Tcp { host, port } => {
-                let s = TcpStream::connect((host.as_str(), *port)).await?;
-                s.set_nodelay(true)?;
-                let (rx, tx) = s.into_split();
-                Ok(Io::Stream {
-                    rx: Box::new(rx),
-                    tx: Box::new(tx),
-                })
+                Io::tcp(TcpStream::connect((host.as_str(), *port)).await?)
             }
             ConnString::TcpIn { host, port } => {
                 // One peer: the first that connects (the threaded pump's replacement of a
                 // stale connection is not offered here).
                 let l = tokio::net::TcpListener::bind((host.as_str(), *port)).await?;
-                let (s, _) = l.accept().await?;
-                s.set_nodelay(true)?;
-                let (rx, tx) = s.into_split();
-                Ok(Io::Stream {
-                    rx: Box::new(rx),
-                    tx: Box::new(tx),
-                })
+                Io::tcp(l.accept().await?.0)
             }
             ConnString::Serial { path, baud } => {
                 use tokio_serial::SerialPortBuilderExt;
@@ -91,11 +97,12 @@ impl Io {
                     .open_native_async()
                     .map_err(io::Error::other)?;
                 let (rx, tx) = tokio::io::split(port);
-                Ok(Io::Stream {
-                    rx: Box::new(rx),
-                    tx: Box::new(tx),
-                })
+                Ok(Io::stream(rx, tx))
             }
+            other => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("nexus-tokio cannot open {other} yet"),
+            )),
         }
     }
 

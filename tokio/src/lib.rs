@@ -41,8 +41,9 @@ use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
 use nexus_core::mission::MissionItem;
 use nexus_core::{Client, Instant, Mode};
 use nexus_host::error::ClientError;
+use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
-use nexus_host::pump::{LinkEvent, PumpError, WaitError};
+use nexus_host::pump::{LinkEvent, PumpError, WaitError, NO_SPEED_CONTROL};
 use nexus_host::run::Sim;
 use nexus_host::transport::{ConnString, ForeignTraffic, PeerRule, RECV_BUF_LEN};
 use tokio::sync::{watch, Notify};
@@ -94,7 +95,7 @@ struct State {
     waits: HashMap<WaitId, Slot>,
     events: std::collections::VecDeque<LinkEvent>,
     /// Why the link is gone (read error, silence, closed); every later wait ends `died`.
-    died: Option<String>,
+    died: Option<DeathCause>,
     closed: bool,
     peer: Option<std::net::SocketAddr>,
     foreign: ForeignTraffic,
@@ -119,7 +120,7 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        nexus_host::sync::lock(&self.state)
     }
 
     /// The driver's clock: wall µs since the link opened (engine timeouts count the
@@ -150,23 +151,17 @@ impl State {
                 }
                 Event::Speedup(factor) => LinkEvent::Speedup {
                     factor,
-                    error: Some("this link has no vehicle whose speed can change".into()),
+                    error: Some(NO_SPEED_CONTROL.into()),
                 },
                 Event::Step {
                     step,
                     passed,
                     reason,
-                } => LinkEvent::Step {
-                    step,
-                    passed,
-                    reason,
-                    explanation: (!passed)
-                        .then(|| self.client.explain_step(now, step))
-                        .flatten()
-                        .map(|e| e.to_string()),
-                },
+                } => LinkEvent::step(&self.client, now, step, passed, reason),
                 Event::ProgramFinished(end) => LinkEvent::ProgramFinished(end),
                 Event::Offboard(e) => LinkEvent::Offboard(e),
+                // News of a newer core this client does not route yet.
+                _ => continue,
             };
             if self.events.len() == EVENTS_KEPT {
                 self.events.pop_front();
@@ -175,11 +170,11 @@ impl State {
         }
     }
 
-    fn die(&mut self, now: Instant, reason: String) {
+    fn die(&mut self, now: Instant, cause: DeathCause) {
         if self.died.is_none() {
-            self.client.died(now, &reason);
-            self.events.push_back(LinkEvent::Died(reason.clone()));
-            self.died = Some(reason);
+            self.client.died(now, &cause.to_string());
+            self.events.push_back(LinkEvent::Died(cause.clone()));
+            self.died = Some(cause);
         }
     }
 
@@ -244,10 +239,7 @@ impl AsyncClient {
             kick: Notify::new(),
             changed: watch::channel(0).0,
             start: tokio::time::Instant::now(),
-            stall: options
-                .stall_s
-                .filter(|s| s.is_finite() && *s > 0.0)
-                .map(Duration::from_secs_f32),
+            stall: options.stall.filter(|s| !s.is_zero()),
         });
         let local_addr = io.local_addr();
         tokio::spawn(drive(Arc::clone(&shared), io));
@@ -300,8 +292,9 @@ impl AsyncClient {
         };
         if let Ok(id) = id {
             st.waits.insert(id, Slot::default());
-            if let Some(reason) = st.died.clone() {
-                st.client.died(now, &reason);
+            if let Some(cause) = &st.died {
+                let text = cause.to_string();
+                st.client.died(now, &text);
             }
             st.route(now);
         }
@@ -396,7 +389,7 @@ impl AsyncClient {
     }
 
     /// Why the link is dead, if it is.
-    pub fn death(&self) -> Option<String> {
+    pub fn death(&self) -> Option<DeathCause> {
         self.shared.lock().died.clone()
     }
 
@@ -669,13 +662,13 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
                     }
                 }
                 Some(Ok(_)) => {}
-                Some(Err(e)) => st.die(now, format!("link lost: {e}")),
+                Some(Err(e)) => st.die(now, DeathCause::link_lost(&e)),
                 None => {}
             }
             if let (Some(stall), Some(rx), None) = (shared.stall, last_rx, &st.died) {
                 if rx.elapsed() >= stall {
-                    let why = format!("the vehicle sent nothing for {:.1} s", stall.as_secs_f32());
-                    st.die(now, why);
+                    let silent_s = stall.as_secs_f32();
+                    st.die(now, DeathCause::LinkSilent { silent_s });
                 }
             }
             st.transmit(now, &mut out, &mut ends);
@@ -692,7 +685,7 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
                 Ok(n) => shared.lock().tx_frames += n as u64,
                 Err(e) => {
                     let mut st = shared.lock();
-                    st.die(now, format!("link lost: {e}"));
+                    st.die(now, DeathCause::link_lost(&e));
                     st.route(now);
                 }
             }

@@ -9,6 +9,7 @@ use nexus_core::frame::{Decoder, Encoder, MAX_FRAME_LEN};
 use nexus_core::mav;
 use nexus_core::msg::Frame;
 use nexus_core::offboard::wire;
+use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
 use nexus_tokio::AsyncClient;
 use serialport::{SerialPort, TTYPort};
@@ -75,9 +76,9 @@ async fn a_pty_carries_both_ways_then_hangs_up() {
         .expect("the wait ends")
         .unwrap();
     assert_eq!(r.reason, Reason::Died, "{r:?}");
+    let cause = op.death().expect("a cause");
     assert!(
-        op.death().unwrap().starts_with("link lost"),
-        "{:?}",
-        op.death()
+        matches!(cause, DeathCause::LinkLost { .. }) && cause.to_string().starts_with("link lost"),
+        "{cause:?}"
     );
 }

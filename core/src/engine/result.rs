@@ -8,6 +8,7 @@ use crate::telemetry::Snapshot;
 /// Why a wait ended (the spec's reasons, plus `Guard`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more endings may come; match with a `_` arm
 pub enum Reason {
     /// The condition held (for `hold_s`, continuously for that long).
     Met,
@@ -61,6 +62,7 @@ pub enum SnapshotAt {
 /// How a wait ended. Every registered wait produces exactly one.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more about how it ended may come; build one with `WaitResult::ended`
 pub struct WaitResult {
     /// `reason == Met`.
     pub satisfied: bool,
@@ -78,6 +80,23 @@ pub struct WaitResult {
     pub snapshot: Snapshot,
     /// Index of the guard that fired, with [`Reason::Guard`].
     pub guard: Option<u8>,
+}
+
+impl WaitResult {
+    /// A wait that ended for `reason` with the vehicle as `snapshot`, as the call returned,
+    /// having waited no time (what a driver reports for a wait it ends itself: closed on a
+    /// pump that stopped, refused before it ran).
+    pub fn ended(reason: Reason, snapshot: Snapshot) -> Self {
+        WaitResult {
+            satisfied: reason == Reason::Met,
+            reason,
+            waited_sim_s: 0.0,
+            waited_wall_s: 0.0,
+            snapshot_at: SnapshotAt::Return,
+            snapshot,
+            guard: None,
+        }
+    }
 }
 
 /// Names a registered wait: a slot and that slot's generation, so an id whose result has

@@ -66,9 +66,10 @@ impl LandedState {
     }
 }
 
-/// The vehicle as last reported, captured at one tick.
-#[derive(Debug, Clone, PartialEq)]
+/// The vehicle as last reported, captured at one tick. [`Default`]: nothing known yet.
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more of the vehicle may be captured; start from `Snapshot::default()`
 pub struct Snapshot {
     /// Autopilot (sim) clock, ms since its boot; `None` before the first timestamped message.
     pub sim_ms: Option<u64>,

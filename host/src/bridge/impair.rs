@@ -18,15 +18,18 @@ use super::DirectionStats;
 /// Extra delay of a frame chosen for reordering: later frames overtake it.
 pub const REORDER_DELAY_MS: u64 = 30;
 
+/// The longest latency or jitter an [`Impairment`] takes.
+const MAX_DELAY: Duration = Duration::from_secs(60);
+
 /// What to do to the frames of each direction. [`Impairment::default`] does nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Impairment {
     /// Chance a frame is dropped, percent (0–100).
     pub loss_pct: f64,
-    /// Delay of every frame, ms.
-    pub latency_ms: u64,
-    /// Each frame's delay varies by up to this much either way, ms (uniform; never below 0).
-    pub jitter_ms: u64,
+    /// Delay of every frame (wall time).
+    pub latency: Duration,
+    /// Each frame's delay varies by up to this much either way (uniform; never below 0).
+    pub jitter: Duration,
     /// Chance a frame is delivered twice, percent (0–100).
     pub duplicate_pct: f64,
     /// Chance a frame is held back [`REORDER_DELAY_MS`] longer, so later ones overtake it,
@@ -55,7 +58,7 @@ impl Impairment {
         if !pct(self.loss_pct) || !pct(self.duplicate_pct) || !pct(self.reorder_pct) {
             return Err("loss, duplication and reordering are percentages, 0 to 100");
         }
-        if self.latency_ms > 60_000 || self.jitter_ms > 60_000 {
+        if self.latency > MAX_DELAY || self.jitter > MAX_DELAY {
             return Err("latency and jitter are at most 60 000 ms");
         }
         if self.rate_baud == Some(0) {
@@ -122,9 +125,9 @@ impl Impairer {
             1
         };
         for _ in 0..copies {
-            let mut delay_ms = self.cfg.latency_ms as f64;
-            if self.cfg.jitter_ms > 0 {
-                delay_ms += (self.rng.unit() * 2.0 - 1.0) * self.cfg.jitter_ms as f64;
+            let mut delay_ms = self.cfg.latency.as_secs_f64() * 1000.0;
+            if !self.cfg.jitter.is_zero() {
+                delay_ms += (self.rng.unit() * 2.0 - 1.0) * self.cfg.jitter.as_secs_f64() * 1000.0;
             }
             if self.rng.chance(self.cfg.reorder_pct) {
                 st.impair_reordered += 1;
@@ -193,7 +196,7 @@ mod tests {
     fn latency_holds_every_frame_and_keeps_their_order() {
         let mut imp = Impairer::new(
             Impairment {
-                latency_ms: 200,
+                latency: Duration::from_millis(200),
                 ..Impairment::default()
             },
             0,
@@ -239,7 +242,7 @@ mod tests {
         };
         assert!(bad.check().is_err());
         let nan = Impairment {
-            jitter_ms: 0,
+            jitter: Duration::ZERO,
             duplicate_pct: f64::NAN,
             ..Impairment::default()
         };

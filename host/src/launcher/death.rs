@@ -1,18 +1,23 @@
-//! Why a PX4 instance is dead, and the one place every cause is recorded.
+//! Why a vehicle (a PX4 instance, the simulated vehicle) or its link is dead, and the one place
+//! a PX4 instance's cause is recorded.
 //!
 //! The supervisor records what it sees itself (exit, signal, `PANIC`, "already running"); the
 //! pump records what only telemetry shows (link silent, `SYSTEM_TIME` stalled) with
 //! [`DeathWatch::declare_dead`]. The first cause wins, so a `PANIC` line is not hidden by the
 //! `SIGABRT` that follows it, and `died()` answers every caller the same.
 
+use crate::sync;
 use std::collections::VecDeque;
 use std::fmt;
 use std::process::ExitStatus;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Why a PX4 instance is no longer usable.
+/// Why a vehicle or its link is no longer usable: what a died wait, a failed run wait
+/// ([`crate::error::RunError::Died`]) and the link's status carry, typed so a program can match
+/// it; `Display` gives the text every `snapshot.error` carries.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum DeathCause {
     /// The process exited by itself.
     Exited {
@@ -49,8 +54,42 @@ pub enum DeathCause {
         /// How long the clock had not moved, in wall seconds.
         stalled_s: f32,
     },
+    /// The link itself failed: a read or send error (a stream closed, a device hung up).
+    LinkLost {
+        /// The OS error's kind.
+        kind: std::io::ErrorKind,
+        /// The error, in words.
+        error: String,
+    },
+    /// The built-in simulated vehicle was stopped (its run closed) or stopped stepping.
+    SimStopped,
+    /// The vehicle's clock did not advance as it should: a real-time wait's wall bound
+    /// (`timeout / speed × 2 + margin`) passed first.
+    NoClockProgress {
+        /// Sim time waited, s.
+        waited_sim_s: f64,
+        /// The wait's sim timeout, s.
+        timeout_s: f64,
+        /// Wall time spent, s.
+        wall_s: f64,
+        /// The run's speed factor, when known.
+        speed: Option<f64>,
+    },
+    /// A cause given only as text (a [`crate::pump::VehicleProbe`] of the user's own, a
+    /// `snapshot.error` without a recorded cause).
+    Other(String),
     /// The owner closed the launcher (close, Drop); not a failure.
     Closed,
+}
+
+impl DeathCause {
+    /// A link that failed with `e`.
+    pub fn link_lost(e: &std::io::Error) -> Self {
+        DeathCause::LinkLost {
+            kind: e.kind(),
+            error: e.to_string(),
+        }
+    }
 }
 
 impl DeathCause {
@@ -111,6 +150,29 @@ impl fmt::Display for DeathCause {
                 f,
                 "SYSTEM_TIME stopped: PX4's clock did not advance for {stalled_s:.1} s"
             ),
+            DeathCause::LinkLost { error, .. } => write!(f, "link lost: {error}"),
+            DeathCause::SimStopped => f.write_str(crate::run::SIM_STOPPED),
+            DeathCause::NoClockProgress {
+                waited_sim_s,
+                timeout_s,
+                wall_s,
+                speed,
+            } => {
+                write!(
+                    f,
+                    "no progress of the vehicle clock: {waited_sim_s:.1} s of its {timeout_s} s \
+                     sim timeout passed in {wall_s:.0} s wall"
+                )?;
+                if let Some(speed) = speed {
+                    write!(f, " at ×{speed}")?;
+                }
+                write!(
+                    f,
+                    " (bound: timeout / speed × 2 + {} s)",
+                    crate::limits::WALL_MARGIN_S
+                )
+            }
+            DeathCause::Other(text) => f.write_str(text),
             DeathCause::Closed => f.write_str("PX4 was closed by its owner"),
         }
     }
@@ -156,8 +218,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding the lock leaves plain data behind; keep going with it.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        sync::lock(&self.state)
     }
 
     pub(crate) fn notify(&self) {
@@ -177,11 +238,7 @@ impl Shared {
                 return Some(t);
             }
             let left = deadline.checked_duration_since(Instant::now())?;
-            state = self
-                .changed
-                .wait_timeout(state, left)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            state = sync::wait_timeout(&self.changed, state, left);
         }
     }
 }
@@ -221,5 +278,47 @@ impl DeathWatch {
             let _ = waker.wake();
         }
         state.wakers.push(waker);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_causes_a_link_or_a_run_finds_say_what_happened() {
+        let e = std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the device hung up");
+        let lost = DeathCause::link_lost(&e);
+        assert!(matches!(
+            &lost,
+            DeathCause::LinkLost {
+                kind: std::io::ErrorKind::BrokenPipe,
+                ..
+            }
+        ));
+        assert_eq!(lost.to_string(), "link lost: the device hung up");
+        assert_eq!(DeathCause::SimStopped.to_string(), crate::run::SIM_STOPPED);
+        let slow = DeathCause::NoClockProgress {
+            waited_sim_s: 0.25,
+            timeout_s: 1.0,
+            wall_s: 12.4,
+            speed: Some(10.0),
+        };
+        assert_eq!(
+            slow.to_string(),
+            "no progress of the vehicle clock: 0.2 s of its 1 s sim timeout passed in 12 s wall \
+             at ×10 (bound: timeout / speed × 2 + 10 s)"
+        );
+        let unknown_speed = DeathCause::NoClockProgress {
+            waited_sim_s: 0.25,
+            timeout_s: 1.0,
+            wall_s: 12.4,
+            speed: None,
+        };
+        assert!(
+            !unknown_speed.to_string().contains(" at ×"),
+            "{unknown_speed}"
+        );
+        assert_eq!(DeathCause::Other("gone".into()).to_string(), "gone");
     }
 }

@@ -7,6 +7,7 @@ use super::DeathCause;
 
 /// Why a PX4 SITL instance could not be started, readied or closed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum LaunchError {
     /// The build directory lacks `bin/px4` or `etc/`.
     #[error("no PX4 build at {}: expected {}/bin/px4 and {}/etc ({missing})", path.display(), path.display(), path.display())]

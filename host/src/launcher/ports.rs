@@ -9,6 +9,7 @@ pub const OFFBOARD_PX4_PORT_BASE: u16 = 14580;
 
 /// PX4's offboard (API) link of one instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive] // more fields may come
 pub struct OffboardPort {
     /// Where the client listens (`udpin`) and PX4 sends: `14540 + N`.
     pub port: u16,
@@ -36,6 +37,7 @@ impl OffboardPort {
 
 /// Every link a PX4 SITL instance offers, by name. Today: `"offboard"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive] // more fields may come
 pub struct PortMap {
     /// The offboard / API link.
     pub offboard: OffboardPort,

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nexus_core::client::ClientError as CoreClientError;
-use nexus_core::engine::{Reason, SnapshotAt, Wait, WaitId, WaitResult};
+use nexus_core::engine::{Reason, Wait, WaitId, WaitResult};
+use nexus_core::telemetry::Snapshot;
 use nexus_core::Instant;
 
 use super::link::{LinkShared, LinkState, ProgramSlot, WaitSlot, WhySlot};
@@ -16,10 +17,12 @@ use super::params::{ParamError, ParamValue};
 use super::slot::Slot;
 use super::status::{LinkEvent, LinkStatus, ProgramReport};
 use super::{Cmd, HostClient, HostProgram, LinkId, Pump, PumpError};
+use crate::sync::lock;
 use crate::transport::ConnString;
 
 /// Why a message could not be sent.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum SendError {
     /// The pump or the link is gone.
     #[error(transparent)]
@@ -31,6 +34,7 @@ pub enum SendError {
 
 /// Why a wait or a program could not be started.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum WaitError {
     /// The pump or the link is gone.
     #[error(transparent)]
@@ -282,8 +286,7 @@ impl LinkHandle {
         let slot: Arc<Slot<Result<ParamValue, ParamError>>> = Arc::new(Slot::new());
         let s = Arc::clone(&slot);
         let n = name.to_owned();
-        let t = timeout.as_secs_f32();
-        self.call(move |ctx| ctx.state.read_param(ctx.now, n, t, s))
+        self.call(move |ctx| ctx.state.read_param(ctx.now, n, timeout, s))
             .map_err(|_| ParamError::Closed(name.to_owned()))?;
         // The pump ends the read at `timeout`; the margin only covers a stopped pump.
         slot.take_timeout(Some(timeout + Duration::from_secs(5)))
@@ -291,10 +294,9 @@ impl LinkHandle {
     }
 
     /// Declare the vehicle dead (a cause the pump cannot see itself): every wait ends `died`
-    /// with `reason`, now and from now on.
-    pub fn declare_died(&self, reason: &str) -> Result<(), PumpError> {
-        let r = reason.to_owned();
-        self.call(move |ctx| ctx.state.die(ctx.now, r))
+    /// with `cause`, now and from now on.
+    pub fn declare_died(&self, cause: crate::launcher::DeathCause) -> Result<(), PumpError> {
+        self.call(move |ctx| ctx.state.die(ctx.now, cause))
     }
 
     /// A lockstep vehicle is about to be stepped: silence until now was expected, so the
@@ -370,7 +372,7 @@ impl PendingWait {
     /// settled ([`nexus_core::explain::Explanation`]). `None` while pending, when met, capped
     /// or closed.
     pub fn explanation(&self) -> Option<String> {
-        self.why.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.why).clone()
     }
 
     /// Where the explanation will be, for a caller that consumes the wait to get its result.
@@ -382,7 +384,7 @@ impl PendingWait {
     pub fn wait_explained(self, cap: Option<Duration>) -> (WaitResult, Option<String>) {
         let why = Arc::clone(&self.why);
         let r = self.wait(cap);
-        let e = why.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let e = lock(&why).clone();
         (r, e)
     }
 
@@ -449,15 +451,7 @@ impl Drop for PendingWait {
 }
 
 fn closed_result() -> WaitResult {
-    WaitResult {
-        satisfied: false,
-        reason: Reason::Closed,
-        waited_sim_s: 0.0,
-        waited_wall_s: 0.0,
-        snapshot_at: SnapshotAt::Return,
-        snapshot: LinkStatus::default().snapshot,
-        guard: None,
-    }
+    WaitResult::ended(Reason::Closed, Snapshot::default())
 }
 
 /// A running step program; its [`ProgramReport`] comes out once it ends.

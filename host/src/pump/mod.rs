@@ -59,10 +59,11 @@ pub use handle::{
 pub use params::{ParamError, ParamValue, PARAM_RETRY_MS};
 pub use status::{
     LinkCounters, LinkEvent, LinkStatus, MissionStatus, ProgramReport, TxRequests, Vitals,
-    EVENT_LOG_LEN,
+    EVENT_LOG_LEN, NO_SPEED_CONTROL,
 };
 pub use supervise::{Supervision, VehicleProbe, PROBE_PERIOD_MS};
 
+use crate::sync::{self, lock};
 use link::LinkShared;
 
 /// Concurrent waits per link (`wait_until` calls in flight, program steps included).
@@ -98,6 +99,7 @@ pub struct LinkConfig {
 
 /// Why the pump could not do something.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum PumpError {
     /// The pump thread or its poll could not be created.
     #[error("the pump could not start: {0}")]
@@ -151,25 +153,22 @@ impl Notify {
         if self.waiters.load(Ordering::SeqCst) == 0 {
             return;
         }
-        let mut g = self.generation.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock(&self.generation);
         *g += 1;
         drop(g);
         self.cv.notify_all();
     }
 
     pub fn generation(&self) -> u64 {
-        *self.generation.lock().unwrap_or_else(|p| p.into_inner())
+        *lock(&self.generation)
     }
 
     /// Sleep until the generation moves past `seen` or `timeout` passes; the generation now.
     pub fn wait(&self, seen: u64, timeout: Duration) -> u64 {
         self.waiters.fetch_add(1, Ordering::SeqCst);
-        let g = self.generation.lock().unwrap_or_else(|p| p.into_inner());
+        let g = lock(&self.generation);
         let g = if *g == seen {
-            self.cv
-                .wait_timeout(g, timeout)
-                .unwrap_or_else(|p| p.into_inner())
-                .0
+            sync::wait_timeout(&self.cv, g, timeout)
         } else {
             g
         };
@@ -284,7 +283,7 @@ impl Pump {
     /// The process-wide pump: joined if one runs, started otherwise. It stops when the last
     /// handle on it goes.
     pub fn shared() -> Result<Pump, PumpError> {
-        let mut g = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = lock(&SHARED);
         if let Some(inner) = g.upgrade() {
             if inner.alive.load(Ordering::SeqCst) {
                 return Ok(Pump { inner });
@@ -387,7 +386,7 @@ impl Drop for PumpInner {
     fn drop(&mut self) {
         let _ = self.tx.send(Cmd::Shutdown);
         let _ = self.waker.wake();
-        let t = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let t = lock(&self.thread).take();
         if let Some(t) = t {
             // Never join ourselves (a last handle dropped on the pump thread): it exits anyway.
             if t.thread().id() != std::thread::current().id() {

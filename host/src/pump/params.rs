@@ -27,6 +27,7 @@ pub const PARAM_OWED_MS: u64 = 3000;
 
 /// A parameter as the autopilot reported it (PARAM_VALUE).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive] // more fields may come
 pub struct ParamValue {
     /// The raw 32 bits of `param_value`: a REAL32's float bits, or an integer's own bits
     /// (PX4 sends integers bytewise).
@@ -68,27 +69,31 @@ impl ParamValue {
 
 /// Why a parameter read failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum ParamError {
     /// The name cannot be a MAVLink parameter id.
     #[error("parameter name '{0}' must be 1 to 16 bytes")]
     BadName(String),
     /// No PARAM_VALUE for it came within the timeout.
-    #[error("no PARAM_VALUE for {name} within {timeout_s} s ({sends} PARAM_REQUEST_READ sent)")]
+    #[error(
+        "no PARAM_VALUE for {name} within {} s ({sends} PARAM_REQUEST_READ sent)",
+        timeout.as_secs_f64()
+    )]
     Timeout {
         /// The parameter.
         name: String,
-        /// The wall-time limit, s.
-        timeout_s: f32,
+        /// The wall-time limit.
+        timeout: std::time::Duration,
         /// Requests sent.
         sends: u32,
     },
     /// The vehicle or link died first.
-    #[error("the link died before {name} was read: {reason}")]
+    #[error("the link died before {name} was read: {cause}")]
     Died {
         /// The parameter.
         name: String,
         /// Why the link died.
-        reason: String,
+        cause: crate::launcher::DeathCause,
     },
     /// The link was closed first.
     #[error("the link was closed before {0} was read")]
@@ -154,7 +159,7 @@ pub(crate) struct ParamRead {
     pub sends: u32,
     pub next_send: Instant,
     pub deadline: Instant,
-    pub timeout_s: f32,
+    pub timeout: std::time::Duration,
 }
 
 impl ParamRead {

@@ -1,5 +1,6 @@
 //! A one-shot result a user thread waits for and the pump thread fills exactly once.
 
+use crate::sync;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -28,8 +29,7 @@ impl<T> Slot<T> {
     }
 
     fn lock(&self) -> MutexGuard<'_, State<T>> {
-        // Plain data: a panic elsewhere while holding it leaves nothing half-written.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        sync::lock(&self.state)
     }
 
     /// Fill the slot; false (and `value` dropped) if it was already filled: one result each.
@@ -68,14 +68,10 @@ impl<T> Slot<T> {
                 return None;
             }
             match deadline {
-                None => s = self.cv.wait(s).unwrap_or_else(|p| p.into_inner()),
+                None => s = sync::wait(&self.cv, s),
                 Some(d) => {
                     let left = d.checked_duration_since(Instant::now())?;
-                    s = self
-                        .cv
-                        .wait_timeout(s, left)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
+                    s = sync::wait_timeout(&self.cv, s, left);
                 }
             }
         }

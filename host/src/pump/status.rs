@@ -15,6 +15,7 @@ use crate::transport::{ForeignSource, ForeignTraffic};
 
 /// Mission progress, as PX4 reported it to the offboard machine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct MissionStatus {
     /// Items in the held mission (0 before any upload).
     pub count: usize,
@@ -85,6 +86,7 @@ impl Vitals {
 
 /// Traffic counters of one link since it opened.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct LinkCounters {
     /// `recv` calls that returned data (datagrams for UDP).
     pub rx_reads: u64,
@@ -119,6 +121,7 @@ pub struct LinkCounters {
 /// Frames sent of the kinds a lossy link makes the client repeat. Each count includes the
 /// first send: retries are the count less the requests made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct TxRequests {
     /// COMMAND_LONG / COMMAND_INT (mode, arm, takeoff, mission start, stream requests, …).
     pub commands: u64,
@@ -149,6 +152,7 @@ impl TxRequests {
 /// The vehicle and link as of the pump's last batch. Cheap to read: it is published, not
 /// asked for.
 #[derive(Debug, Clone)]
+#[non_exhaustive] // more fields may come
 pub struct LinkStatus {
     /// PX4's HEARTBEAT has arrived: verbs have somewhere to go.
     pub connected: bool,
@@ -185,7 +189,7 @@ pub struct LinkStatus {
     /// Where the link sends now.
     pub peer: Option<SocketAddr>,
     /// Why the vehicle or link died, once it has: every wait since ends `died` with this.
-    pub died: Option<String>,
+    pub died: Option<crate::launcher::DeathCause>,
     /// The link was closed; nothing is published any more.
     pub closed: bool,
     /// Wall time of the last frame received from the target autopilot.
@@ -211,19 +215,7 @@ impl Default for LinkStatus {
             sim_ms: None,
             mission: MissionStatus::default(),
             pending: Pending::default(),
-            snapshot: Snapshot {
-                sim_ms: None,
-                seq: 0,
-                armed: false,
-                mode: None,
-                height_m: None,
-                height_source: None,
-                airspeed_m_s: None,
-                waypoint: None,
-                landed: LandedState::Unknown,
-                last_text: None,
-                error: None,
-            },
+            snapshot: Snapshot::default(),
             last_refusal: None,
             counters: LinkCounters::default(),
             peer: None,
@@ -238,6 +230,7 @@ impl Default for LinkStatus {
 
 /// Something that happened on a link that the application may want to see.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum LinkEvent {
     /// The offboard machine's news: a refusal, a request given up, a mission transfer's end.
     Offboard(OffboardEvent),
@@ -263,7 +256,7 @@ pub enum LinkEvent {
         error: Option<String>,
     },
     /// The vehicle or link died.
-    Died(String),
+    Died(crate::launcher::DeathCause),
     /// The link now sends to a new peer.
     PeerChanged(Option<SocketAddr>),
     /// A UDP source that is not the vehicle sent something: it is ignored (counted in
@@ -272,6 +265,32 @@ pub enum LinkEvent {
     /// [`FOREIGN_SOURCES`](crate::transport::FOREIGN_SOURCES), once for all of them with
     /// `None`).
     Ignored(Option<ForeignSource>),
+}
+
+/// Why a `then_speedup` failed on a link without a vehicle whose speed can change.
+pub const NO_SPEED_CONTROL: &str = "this link has no vehicle whose speed can change";
+
+impl LinkEvent {
+    /// A program step ended: with the core's explanation, built now (in the tick it settled),
+    /// if it did not pass. What every driver of a [`super::HostClient`] logs for the core's
+    /// `Event::Step`.
+    pub fn step(
+        client: &super::HostClient,
+        now: nexus_core::Instant,
+        step: usize,
+        passed: bool,
+        reason: Reason,
+    ) -> Self {
+        LinkEvent::Step {
+            step,
+            passed,
+            reason,
+            explanation: (!passed)
+                .then(|| client.explain_step(now, step))
+                .flatten()
+                .map(|e| e.to_string()),
+        }
+    }
 }
 
 /// Events kept per link; older ones are dropped (and counted) when it is full.
@@ -312,6 +331,7 @@ impl EventLog {
 
 /// How a step program ended, with every step's record.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive] // more fields may come
 pub struct ProgramReport {
     /// How it ended.
     pub end: ProgramEnd,
@@ -331,18 +351,22 @@ impl ProgramReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launcher::DeathCause;
 
     #[test]
     fn the_log_numbers_events_and_drops_the_oldest() {
         let mut log = EventLog::default();
         for i in 0..(EVENT_LOG_LEN + 5) {
-            log.push(LinkEvent::Died(format!("{i}")));
+            log.push(LinkEvent::Died(DeathCause::Other(format!("{i}"))));
         }
         assert_eq!(log.lost, 5);
         assert_eq!(log.last_seq(), (EVENT_LOG_LEN + 5) as u64);
         let tail = log.since(log.last_seq() - 2);
         assert_eq!(tail.len(), 2);
-        assert_eq!(tail[1].1, LinkEvent::Died(format!("{}", EVENT_LOG_LEN + 4)));
+        assert_eq!(
+            tail[1].1,
+            LinkEvent::Died(DeathCause::Other(format!("{}", EVENT_LOG_LEN + 4)))
+        );
         assert_eq!(log.since(0).len(), EVENT_LOG_LEN);
     }
 }

@@ -3,8 +3,8 @@
 //! Two kinds of evidence, both ending every wait on the link with `died` and the cause in
 //! `snapshot.error`:
 //! * what only telemetry shows, watched by the pump itself ([`Watchdog`]): the link silent
-//!   for `stall_s` wall seconds, or the autopilot clock (SYSTEM_TIME and the other
-//!   `time_boot_ms` stamps) not advancing for `stall_s` while messages still flow (a wedged
+//!   for the stall limit (wall time), or the autopilot clock (SYSTEM_TIME and the other
+//!   `time_boot_ms` stamps) not advancing for as long while messages still flow (a wedged
 //!   lockstep);
 //! * what only the process shows, through a [`VehicleProbe`] the run supplies: a PX4 process
 //!   exiting or printing `PANIC` (the launcher's `DeathWatch`), the simulated vehicle's exit
@@ -20,10 +20,10 @@
 //! * before it judges its timers, it reads whatever is queued on its links (a vehicle that
 //!   kept sending while we were stopped is heard first), then compares the monotonic clock
 //!   with the end it planned: a pump that comes back later than planned by at least the
-//!   pause limit (`min(`[`PAUSE_LIMIT_MS`]`, stall_s / 4)`) was not running for that long,
+//!   pause limit (`min(`[`PAUSE_LIMIT_MS`]`, stall / 4)`) was not running for that long,
 //!   and every watchdog window (silence and the autopilot clock) restarts from now;
-//! * so a vehicle is declared dead only after `stall_s` of silence during which the client
-//!   ran; a vehicle that really died is still found, `stall_s` after the client came back.
+//! * so a vehicle is declared dead only after the stall limit of silence during which the client
+//!   ran; a vehicle that really died is still found, one stall limit after the client came back.
 
 use std::fmt;
 use std::sync::Arc;
@@ -38,12 +38,12 @@ use crate::launcher::DeathCause;
 pub trait VehicleProbe: Send + Sync + fmt::Debug {
     /// Why the vehicle is dead (exit, signal, PANIC line), or `None` while it runs. Polled by
     /// the pump every [`PROBE_PERIOD_MS`] unless [`VehicleProbe::add_waker`] returns true.
-    fn death(&self) -> Option<String>;
+    fn death(&self) -> Option<DeathCause>;
 
     /// The pump's watchdog saw `cause` (link silent, clock stalled): record it with the
     /// vehicle's owner and return the cause to report (the first recorded cause wins).
-    fn declare_dead(&self, cause: DeathCause) -> String {
-        cause.to_string()
+    fn declare_dead(&self, cause: DeathCause) -> DeathCause {
+        cause
     }
 
     /// Set the simulator's speed factor (a `then_speedup` reaction); why not, if it cannot.
@@ -99,10 +99,11 @@ impl PauseDetector {
 
 /// How a link is supervised.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive] // more fields may come
 pub struct Supervision {
-    /// Wall seconds of silence, or of a clock that does not advance while messages flow,
-    /// after which the link is declared dead. `None`: never.
-    pub stall_s: Option<f32>,
+    /// Wall time of silence, or of a clock that does not advance while messages flow, after
+    /// which the link is declared dead. `None` (or zero): never.
+    pub stall: Option<Duration>,
     /// The vehicle's owner.
     pub probe: Option<Arc<dyn VehicleProbe>>,
     /// Where the link records every frame it decodes and sends (`None`: not recorded).
@@ -119,10 +120,10 @@ pub(crate) struct Watchdog {
 }
 
 impl Watchdog {
-    pub fn new(stall_s: Option<f32>) -> Self {
-        let stall_us = stall_s
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map(|s| (s as f64 * 1e6) as u64);
+    pub fn new(stall: Option<Duration>) -> Self {
+        let stall_us = stall
+            .filter(|s| !s.is_zero())
+            .map(|s| u64::try_from(s.as_micros()).unwrap_or(u64::MAX));
         Watchdog {
             stall_us,
             last_rx: None,
@@ -221,9 +222,13 @@ mod tests {
         Instant::from_millis(v)
     }
 
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
     #[test]
     fn silence_after_traffic_is_death() {
-        let mut w = Watchdog::new(Some(1.0));
+        let mut w = Watchdog::new(Some(secs(1)));
         assert_eq!(w.check(ms(10_000)), None, "nothing heard yet: not watched");
         w.on_rx(ms(0), Some(100));
         assert_eq!(w.deadline(), Some(ms(1000)));
@@ -239,7 +244,7 @@ mod tests {
         // The last time-stamped frame came at 0 ms, untimed frames (a HEARTBEAT) until 150 ms,
         // then nothing: at 1000 ms the clock has not moved for its whole window, but the link
         // has been quiet for most of it, so the verdict waits for the silence window.
-        let mut w = Watchdog::new(Some(1.0));
+        let mut w = Watchdog::new(Some(secs(1)));
         w.on_rx(ms(0), Some(5000));
         w.on_rx(ms(150), Some(5000));
         assert_eq!(w.check(ms(1000)), None);
@@ -256,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_frozen_clock_while_messages_flow_is_a_stall() {
-        let mut w = Watchdog::new(Some(1.0));
+        let mut w = Watchdog::new(Some(secs(1)));
         for t in 0..30 {
             w.on_rx(ms(t * 50), Some(5000));
         }
@@ -265,7 +270,7 @@ mod tests {
             Some(DeathCause::ClockStalled { .. })
         ));
         // A moving clock is fine.
-        let mut w = Watchdog::new(Some(1.0));
+        let mut w = Watchdog::new(Some(secs(1)));
         for t in 0..30 {
             w.on_rx(ms(t * 50), Some(5000 + t * 50));
         }
@@ -274,7 +279,7 @@ mod tests {
 
     #[test]
     fn a_pump_that_was_not_running_restarts_the_silence_window() {
-        let mut w = Watchdog::new(Some(5.0));
+        let mut w = Watchdog::new(Some(secs(5)));
         w.on_rx(ms(0), Some(100));
         // Stopped for 8 s: back 8 s after a sleep planned to end at 0.25 s.
         assert!(w.on_late(ms(8_250), 8_000_000));
@@ -290,12 +295,12 @@ mod tests {
             Some(DeathCause::LinkSilent { .. })
         ));
         // Ordinary lateness (scheduling jitter) changes nothing.
-        let mut w = Watchdog::new(Some(5.0));
+        let mut w = Watchdog::new(Some(secs(5)));
         w.on_rx(ms(0), Some(100));
         assert!(!w.on_late(ms(300), 50_000));
         assert_eq!(w.deadline(), Some(ms(5_000)));
         // The limit shrinks with a short stall limit: a quarter of it.
-        let mut w = Watchdog::new(Some(1.0));
+        let mut w = Watchdog::new(Some(secs(1)));
         w.on_rx(ms(0), Some(100));
         assert!(!w.on_late(ms(500), 200_000));
         assert!(w.on_late(ms(900), 250_000));
@@ -333,6 +338,6 @@ mod tests {
         w.on_rx(ms(0), Some(1));
         assert_eq!(w.check(ms(1_000_000)), None);
         assert_eq!(w.deadline(), None);
-        assert_eq!(Watchdog::new(Some(f32::NAN)).deadline(), None);
+        assert_eq!(Watchdog::new(Some(Duration::ZERO)).deadline(), None);
     }
 }

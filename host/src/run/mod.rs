@@ -16,7 +16,7 @@
 //!
 //! **Time.** `wait_until` counts sim seconds. The built-in vehicle's clock is exact (its own
 //! `time_boot_ms`); a lockstep run advances only while someone waits, so `wait_until` steps
-//! it, in chunks of [`SimOptions::lockstep_chunk_ms`], and after each step lets the pump catch
+//! it, in chunks of [`SimOptions::lockstep_chunk_s`], and after each step lets the pump catch
 //! up with what the vehicle sent before it looks again. For PX4 the clock is what PX4 reports
 //! on the offboard link (SYSTEM_TIME and the other `time_boot_ms` stamps), and wall time ×
 //! speed factor before the first report.
@@ -34,28 +34,30 @@ mod wait;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use probe::{LOCKSTEP_SPEED, SIM_STOPPED};
 pub use wait::{Until, Waited, BARRIER_SLACK_MS};
 
 use crate::error::RunError;
-use crate::launcher::{LaunchOptions, OffboardPort, PortMap, Px4Build, Px4Process};
+use crate::launcher::{DeathCause, LaunchOptions, OffboardPort, PortMap, Px4Build, Px4Process};
 use crate::offboard_client::{GroundTruth, OffboardOptions};
 use crate::pump::{LinkHandle, Pump, Supervision, VehicleProbe, WeakLink};
 use crate::sim::{Fault, SimConfig, SimHandle, VehicleConfig};
+use crate::sync::lock;
 use probe::{Px4Probe, SimProbe};
 
-/// Default supervision limit: wall seconds of silence or of a frozen autopilot clock.
-pub const DEFAULT_STALL_S: f32 = 5.0;
-/// Default lockstep step, sim ms: how far the clock moves between two looks at a condition.
-pub const DEFAULT_LOCKSTEP_CHUNK_MS: u64 = 20;
+/// Default supervision limit: wall time of silence or of a frozen autopilot clock.
+pub const DEFAULT_STALL: Duration = Duration::from_secs(5);
+/// Default lockstep step, sim s: how far the clock moves between two looks at a condition.
+pub const DEFAULT_LOCKSTEP_CHUNK_S: f64 = 0.020;
 /// How long `start` waits for PX4's startup script by default (wall).
 pub const DEFAULT_PX4_READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What flies in a run.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum VehicleKind {
     /// The built-in simulated PX4 ([`crate::sim`]): the default, and what the tests fly.
     Simulated,
@@ -81,6 +83,7 @@ impl VehicleKind {
 
 /// How the run's clock goes.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum RunClock {
     /// Sim time follows wall time × `speed`.
     RealTime {
@@ -100,6 +103,7 @@ pub enum RunClock {
 
 /// How to run.
 #[derive(Debug, Clone)]
+#[non_exhaustive] // more fields may come
 pub struct SimOptions {
     /// SITL instance N: offboard UDP port 14540 + N, system id N + 1.
     pub instance: u8,
@@ -107,11 +111,9 @@ pub struct SimOptions {
     pub vehicle: VehicleKind,
     /// How the clock goes.
     pub clock: RunClock,
-    /// Supervision of the offboard link: wall seconds of silence, or of a clock that does not
-    /// advance, after which the run counts as dead. `None`: not supervised.
-    pub stall_s: Option<f32>,
-    /// Lockstep: sim ms per step of `wait_until`.
-    pub lockstep_chunk_ms: u64,
+    /// Lockstep: sim seconds per step of `wait_until` (whole milliseconds, at least one).
+    /// Default [`DEFAULT_LOCKSTEP_CHUNK_S`].
+    pub lockstep_chunk_s: f64,
     /// PX4: how long `start` waits for its startup script (wall).
     pub px4_ready_timeout: Duration,
     /// The simulated vehicle's configuration (parameters, boot timings, origin); `None`:
@@ -142,8 +144,7 @@ impl SimOptions {
             instance,
             vehicle,
             clock: RunClock::RealTime { speed: 1.0 },
-            stall_s: Some(DEFAULT_STALL_S),
-            lockstep_chunk_ms: DEFAULT_LOCKSTEP_CHUNK_MS,
+            lockstep_chunk_s: DEFAULT_LOCKSTEP_CHUNK_S,
             px4_ready_timeout: DEFAULT_PX4_READY_TIMEOUT,
             vehicle_config: None,
             launch: None,
@@ -169,6 +170,18 @@ impl SimOptions {
         Self::with(0, VehicleKind::None)
     }
 
+    /// [`SimOptions::lockstep_chunk_s`] as the whole sim milliseconds a step takes (at least
+    /// one; a chunk that is no finite number is the default).
+    pub(crate) fn lockstep_chunk_ms(&self) -> u64 {
+        let s = self.lockstep_chunk_s;
+        let s = if s.is_finite() {
+            s
+        } else {
+            DEFAULT_LOCKSTEP_CHUNK_S
+        };
+        ((s * 1000.0).round() as u64).max(1)
+    }
+
     /// Run at `speed` × real time.
     pub fn speed(mut self, speed: f64) -> Self {
         self.clock = RunClock::RealTime { speed };
@@ -188,9 +201,12 @@ impl SimOptions {
         self
     }
 
-    /// Set the supervision limit (wall seconds; `None`: off).
-    pub fn stall_s(mut self, stall_s: Option<f32>) -> Self {
-        self.stall_s = stall_s;
+    /// Set the supervision limit: wall time of silence, or of a clock that does not advance,
+    /// after which the run counts as dead (`None`: not supervised). It is the run's clients'
+    /// [`OffboardOptions::stall`], the one place the limit is kept; default
+    /// `Some(`[`DEFAULT_STALL`]`)`.
+    pub fn stall(mut self, stall: Option<Duration>) -> Self {
+        self.client.stall = stall;
         self
     }
 
@@ -250,10 +266,6 @@ pub struct Sim {
     offboard: Arc<Mutex<Option<WeakLink>>>,
     /// The stepping thread of a [`RunClock::Max`] run, and its stop flag.
     driver: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Sim {
@@ -321,7 +333,7 @@ impl Sim {
                         Arc::clone(&probe),
                         Arc::clone(&self.offboard),
                         Arc::clone(&stop),
-                        o.lockstep_chunk_ms.max(1),
+                        o.lockstep_chunk_ms(),
                     )
                     .map_err(|e| {
                         RunError::Speed(format!("cannot start the stepping thread: {e}"))
@@ -431,7 +443,7 @@ impl Sim {
     pub fn supervision(&self) -> Result<Supervision, RunError> {
         let run = self.running()?;
         Ok(Supervision {
-            stall_s: self.options.stall_s,
+            stall: self.options.client.stall,
             probe: Self::probe_of(&run),
             tlog: self.options.tlog.clone(),
         })
@@ -440,7 +452,6 @@ impl Sim {
     /// The options for clients connected to this run.
     pub fn offboard_options(&self) -> OffboardOptions {
         let mut o = self.options.client.clone();
-        o.stall_s = self.options.stall_s;
         // The run started the vehicle, so it is a simulator (PX4 SITL or the built-in one):
         // ask for its ground truth at once, unless the caller chose otherwise.
         let started = self
@@ -509,12 +520,12 @@ impl Sim {
     }
 
     /// Why the run's vehicle is dead, if it is (exit, PANIC, link silent, clock stalled).
-    pub fn death(&self) -> Option<String> {
+    pub fn death(&self) -> Option<DeathCause> {
         let run = self.running().ok()?;
         self.death_of(&run)
     }
 
-    pub(crate) fn death_of(&self, run: &Running) -> Option<String> {
+    pub(crate) fn death_of(&self, run: &Running) -> Option<DeathCause> {
         if let Some(r) = Self::probe_of(run).and_then(|p| p.death()) {
             return Some(r);
         }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use crate::launcher::{DeathCause, DeathWatch, Px4Process};
 use crate::pump::VehicleProbe;
 use crate::sim::{ExitStatus, SimHandle};
+use crate::sync::{self, lock};
 
 /// Why a stopped simulated vehicle is gone, when nothing else says.
 pub const SIM_STOPPED: &str = "the simulated vehicle was stopped: its run closed";
@@ -29,17 +30,13 @@ impl SimProbe {
 
     /// Use the vehicle while it runs (several threads may at once: a step and a probe).
     pub fn with<R>(&self, f: impl FnOnce(&SimHandle) -> R) -> Option<R> {
-        let g = self.handle.read().unwrap_or_else(|p| p.into_inner());
+        let g = sync::read(&self.handle);
         g.as_ref().map(f)
     }
 
     /// Stop the vehicle, close its socket and join its thread (waits for a step in flight).
     pub fn stop(&self) {
-        let h = self
-            .handle
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        let h = sync::write(&self.handle).take();
         if let Some(h) = h {
             h.stop();
         }
@@ -47,21 +44,21 @@ impl SimProbe {
 }
 
 impl VehicleProbe for SimProbe {
-    fn death(&self) -> Option<String> {
-        let g = self.handle.read().unwrap_or_else(|p| p.into_inner());
+    fn death(&self) -> Option<DeathCause> {
+        let g = sync::read(&self.handle);
         let Some(h) = g.as_ref() else {
-            return Some(SIM_STOPPED.to_owned());
+            return Some(DeathCause::SimStopped);
         };
         // Exit first, then the lines: the vehicle publishes its last lines with its exit, so
         // a PANIC line is never missed behind the SIGABRT that follows it.
         let exit = h.exit_status();
         let lines = h.output_lines();
-        let mut panic = self.panic.lock().unwrap_or_else(|p| p.into_inner());
+        let mut panic = lock(&self.panic);
         if panic.is_none() {
             *panic = lines.into_iter().find(|l| l.contains("PANIC"));
         }
         if let Some(line) = panic.clone() {
-            return Some(DeathCause::Panic { line }.to_string());
+            return Some(DeathCause::Panic { line });
         }
         if let Some(e) = exit {
             let cause = match e {
@@ -71,10 +68,10 @@ impl VehicleProbe for SimProbe {
                     core_dumped: false,
                 },
             };
-            return Some(cause.to_string());
+            return Some(cause);
         }
         if !h.is_running() {
-            return Some(SIM_STOPPED.to_owned());
+            return Some(DeathCause::SimStopped);
         }
         None
     }
@@ -120,11 +117,7 @@ impl Px4Probe {
 
     /// Close PX4 (SIGTERM, then SIGKILL after the grace period) and remove its workdir.
     pub fn stop(&self) -> Result<(), crate::launcher::LaunchError> {
-        let p = self
-            .process
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        let p = lock(&self.process).take();
         match p {
             Some(mut p) => p.close(),
             None => Ok(()),
@@ -133,9 +126,7 @@ impl Px4Probe {
 
     /// The console log's last lines.
     pub fn output_tail(&self) -> Vec<String> {
-        self.process
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.process)
             .as_ref()
             .map(Px4Process::output_tail)
             .unwrap_or_default()
@@ -143,15 +134,13 @@ impl Px4Probe {
 }
 
 impl VehicleProbe for Px4Probe {
-    fn death(&self) -> Option<String> {
-        self.watch.died().map(|c| c.to_string())
+    fn death(&self) -> Option<DeathCause> {
+        self.watch.died()
     }
 
-    fn declare_dead(&self, cause: DeathCause) -> String {
+    fn declare_dead(&self, cause: DeathCause) -> DeathCause {
         self.watch.declare_dead(cause.clone());
-        self.watch
-            .died()
-            .map_or_else(|| cause.to_string(), |c| c.to_string())
+        self.watch.died().unwrap_or(cause)
     }
 
     fn set_speed(&self, factor: f32) -> Result<(), String> {

@@ -13,6 +13,7 @@ use crate::error::RunError;
 use crate::launcher::DeathCause;
 use crate::pump::{LinkHandle, WeakLink};
 use crate::sim::SimError;
+use crate::sync::lock;
 
 /// Lockstep: after a step to sim time T, the pump counts as caught up once the link's clock
 /// reads at least T minus this, ms (PX4 stamps ATTITUDE every 10 ms).
@@ -24,6 +25,7 @@ const POLL_PERIOD: Duration = Duration::from_millis(2);
 
 /// How a `wait_until` went.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive] // more fields may come
 pub struct Waited {
     /// Sim seconds from the call to the condition holding.
     pub waited_sim_s: f64,
@@ -63,24 +65,22 @@ impl Until for Wait {
         let wall0 = Instant::now();
         // Real time: bounded in wall time too, so a stopped vehicle clock cannot hold the
         // wait forever (`timeout / speed × 2 + margin`, as every CLI step).
-        let bound = match sim.options.clock {
-            RunClock::RealTime { speed } if !sim.is_lockstep() => {
-                Some(crate::limits::wall_bound(sim_timeout_s, speed))
-            }
+        let speed = match sim.options.clock {
+            RunClock::RealTime { speed } if !sim.is_lockstep() => Some(speed),
             // As fast as possible is never slower than real time.
-            RunClock::Max => Some(crate::limits::wall_bound(sim_timeout_s, 1.0)),
+            RunClock::Max => Some(1.0),
             _ => None,
         };
+        let bound = speed.map(|s| crate::limits::wall_bound(sim_timeout_s, s));
         let r = sim.wait_on_link(&link, &wait, bound)?;
         match r.reason {
             Reason::Cap => Err(RunError::Died {
-                reason: format!(
-                    "no progress of the vehicle clock: {:.1} s of the {sim_timeout_s} s sim \
-                     timeout passed in {:.0} s wall (bound: timeout / speed × 2 + {} s)",
-                    r.waited_sim_s,
-                    wall0.elapsed().as_secs_f64(),
-                    crate::limits::WALL_MARGIN_S
-                ),
+                cause: DeathCause::NoClockProgress {
+                    waited_sim_s: r.waited_sim_s as f64,
+                    timeout_s: sim_timeout_s,
+                    wall_s: wall0.elapsed().as_secs_f64(),
+                    speed,
+                },
             }),
             Reason::Met => Ok(Waited {
                 waited_sim_s: r.waited_sim_s as f64,
@@ -92,11 +92,18 @@ impl Until for Wait {
                 waited_wall_s: wall0.elapsed().as_secs_f64(),
             }),
             Reason::Died => Err(RunError::Died {
-                reason: r
-                    .snapshot
-                    .error
-                    .as_ref()
-                    .map_or_else(|| "died".to_owned(), |e| e.as_str().to_owned()),
+                // The link's own cause (what the settle carried), else the vehicle's.
+                cause: link
+                    .with_status(|s| s.died.clone())
+                    .or_else(|| sim.death())
+                    .unwrap_or_else(|| {
+                        DeathCause::Other(
+                            r.snapshot
+                                .error
+                                .as_ref()
+                                .map_or_else(|| "died".to_owned(), |e| e.as_str().to_owned()),
+                        )
+                    }),
             }),
             _ => Err(RunError::Ended(Box::new(r))),
         }
@@ -203,8 +210,8 @@ impl Sim {
             if pred() {
                 return Ok(done(now));
             }
-            if let Some(reason) = self.death_of(&run) {
-                return Err(RunError::Died { reason });
+            if let Some(cause) = self.death_of(&run) {
+                return Err(RunError::Died { cause });
             }
             let elapsed = now.saturating_sub(t0);
             if elapsed >= limit_ms {
@@ -225,24 +232,18 @@ impl Sim {
                 let bound = crate::limits::wall_bound(sim_timeout_s, speed);
                 if wall0.elapsed() > bound {
                     return Err(RunError::Died {
-                        reason: format!(
-                            "no progress of the vehicle clock: {:.1} s of its {sim_timeout_s} s \
-                             sim timeout passed in {:.0} s wall at ×{speed} (bound: timeout / \
-                             speed × 2 + {} s)",
-                            elapsed as f64 / 1000.0,
-                            wall0.elapsed().as_secs_f64(),
-                            crate::limits::WALL_MARGIN_S
-                        ),
+                        cause: DeathCause::NoClockProgress {
+                            waited_sim_s: elapsed as f64 / 1000.0,
+                            timeout_s: sim_timeout_s,
+                            wall_s: wall0.elapsed().as_secs_f64(),
+                            speed: Some(speed),
+                        },
                     });
                 }
             }
             match (&run.vehicle, self.is_lockstep()) {
                 (Vehicle::Simulated(p), true) => {
-                    let chunk = self
-                        .options
-                        .lockstep_chunk_ms
-                        .max(1)
-                        .min(limit_ms - elapsed);
+                    let chunk = self.options.lockstep_chunk_ms().min(limit_ms - elapsed);
                     self.step_lockstep(&run, p, chunk, &mut stepper)?;
                 }
                 _ => std::thread::sleep(POLL_PERIOD),
@@ -277,28 +278,28 @@ impl Sim {
                 if stepper.last_ms != Some(t) {
                     stepper.last_ms = Some(t);
                     stepper.moved = Instant::now();
-                } else if let Some(stall_s) = self.options.stall_s {
+                } else if let Some(stall) = self.options.client.stall.filter(|s| !s.is_zero()) {
                     // Frozen: stepping returns at once without moving the clock.
-                    let stalled = stepper.moved.elapsed().as_secs_f32();
-                    if stalled >= stall_s {
-                        let reason = DeathCause::ClockStalled { stalled_s: stalled }.to_string();
+                    let stalled = stepper.moved.elapsed();
+                    if stalled >= stall {
+                        let cause = DeathCause::ClockStalled {
+                            stalled_s: stalled.as_secs_f32(),
+                        };
                         if let Some(l) = &link {
-                            let _ = l.declare_died(&reason);
+                            let _ = l.declare_died(cause.clone());
                         }
-                        return Err(RunError::Died { reason });
+                        return Err(RunError::Died { cause });
                     }
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 Ok(t)
             }
             Err(SimError::Exited(_)) | Err(SimError::Stopped) => {
-                let reason = self
-                    .death_of(run)
-                    .unwrap_or_else(|| super::SIM_STOPPED.to_owned());
+                let cause = self.death_of(run).unwrap_or(DeathCause::SimStopped);
                 if let Some(l) = &link {
-                    let _ = l.declare_died(&reason);
+                    let _ = l.declare_died(cause.clone());
                 }
-                Err(RunError::Died { reason })
+                Err(RunError::Died { cause })
             }
             Err(e) => Err(e.into()),
         }
@@ -327,7 +328,7 @@ impl Sim {
         let pending = link.register(wait)?;
         let why = pending.why_handle();
         let r = self.drive_wait(pending, cap)?;
-        let e = why.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let e = lock(&why).clone();
         Ok((r, e))
     }
 
@@ -375,7 +376,7 @@ impl Sim {
             if left == Some(Duration::ZERO) {
                 return Ok(pending.cap());
             }
-            let chunk = self.options.lockstep_chunk_ms.max(1);
+            let chunk = self.options.lockstep_chunk_ms();
             if self
                 .step_lockstep(&run, &probe, chunk, &mut stepper)
                 .is_err()
@@ -407,9 +408,7 @@ pub(super) fn spawn_driver(
         .spawn(move || {
             let mut last = None;
             while !stop.load(Ordering::Relaxed) {
-                let link = offboard
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
+                let link = lock(&offboard)
                     .as_ref()
                     .and_then(WeakLink::upgrade)
                     .filter(|l| !l.is_closed());
@@ -477,7 +476,7 @@ impl Sim {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(pending.wait(Some(Duration::ZERO)));
             }
-            let chunk = self.options.lockstep_chunk_ms.max(1);
+            let chunk = self.options.lockstep_chunk_ms();
             if self
                 .step_lockstep(&run, &probe, chunk, &mut stepper)
                 .is_err()

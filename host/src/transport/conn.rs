@@ -32,6 +32,7 @@ use std::str::FromStr;
 /// `Display` writes the canonical string back, so `s.parse::<ConnString>()?.to_string()`
 /// round-trips (scheme in lower case, IPv6 hosts in brackets).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum ConnString {
     /// Bind `host:port` and reply to the most recent sender (`udpin:`). Port 0 lets the OS pick.
     UdpIn {
@@ -117,6 +118,7 @@ impl fmt::Display for ConnString {
 
 /// What is wrong with a connection string; see [`ConnStringError`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum Problem {
     /// Nothing but whitespace.
     Empty,

@@ -69,6 +69,7 @@ impl std::error::Error for OpenError {
 
 /// Either half of [`super::Link::open_str`]: the string did not parse, or the link did not open.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum LinkError {
     /// The connection string is malformed.
     #[error(transparent)]

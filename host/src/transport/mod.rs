@@ -49,7 +49,8 @@ pub use error::{LinkError, OpenError};
 /// The mio version links register with (`Registry`, `Token`, `Poll`, `Waker`).
 pub use mio;
 pub use peer::{
-    ForeignCounts, ForeignSource, ForeignTraffic, PeerRule, SystemIds, FOREIGN_SOURCES,
+    find_heartbeat, is_autopilot, scan_frames, ForeignCounts, ForeignSource, ForeignTraffic,
+    PeerRule, SystemIds, FOREIGN_SOURCES,
 };
 pub use stream::OUT_QUEUE_LIMIT_BYTES;
 pub use tcp::TCP_CONNECT_TIMEOUT;
@@ -89,6 +90,7 @@ impl Default for LinkOptions {
 
 /// Whether one `recv` is one message or a slice of a byte stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum Framing {
     /// UDP: one `recv` returns one datagram (one or more whole frames).
     Datagram,
@@ -98,6 +100,7 @@ pub enum Framing {
 
 /// What happened to one `send`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum SendOutcome {
     /// Handed to the kernel whole.
     Sent,
@@ -119,6 +122,7 @@ pub enum SendOutcome {
 /// the limit (`sysctl -w net.core.rmem_max=8388608`) or expect loss at high speed factors.
 /// Linux's own report is twice the value set (bookkeeping allowance); this is halved to match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct RecvBuffer {
     /// Bytes requested.
     pub requested_bytes: usize,

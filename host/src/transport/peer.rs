@@ -10,12 +10,15 @@
 use std::fmt;
 use std::net::SocketAddr;
 
-use nexus_core::frame::Decoder;
+use std::ops::ControlFlow;
+
+use nexus_core::frame::{Decoder, Header, RawFrame};
 use nexus_core::mav;
 use nexus_core::msg::{Frame, Msg};
 
 /// How a UDP link chooses the one source it takes datagrams from and replies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum PeerRule {
     /// No latch: every datagram is delivered and a `udpin` link replies to whoever sent last.
     /// The bare transport's default, for byte-level tools; a vehicle link never uses it (the
@@ -50,10 +53,8 @@ impl PeerRule {
         match *self {
             PeerRule::MostRecent => true,
             PeerRule::Address(a) => from == a,
-            PeerRule::FirstAutopilot { sysid } => any_heartbeat(datagram, |sys, hb| {
-                hb.autopilot != mav::MavAutopilot::MAV_AUTOPILOT_INVALID
-                    && hb.mavtype != mav::MavType::MAV_TYPE_GCS
-                    && sysid.is_none_or(|s| s == sys)
+            PeerRule::FirstAutopilot { sysid } => any_heartbeat(datagram, |h, hb| {
+                is_autopilot(hb) && sysid.is_none_or(|s| s == h.sysid)
             }),
             PeerRule::FirstHeartbeat => any_heartbeat(datagram, |_, _| true),
         }
@@ -76,32 +77,56 @@ impl fmt::Display for PeerRule {
     }
 }
 
-/// Whether a datagram holds a HEARTBEAT `accept` likes. A UDP datagram holds whole frames, so
-/// a fresh decoder per datagram is exact (and a datagram can never splice into another's
-/// frame).
-fn any_heartbeat(datagram: &[u8], accept: impl Fn(u8, &mav::HEARTBEAT_DATA) -> bool) -> bool {
-    let mut decoder = Decoder::new();
-    let mut input = datagram;
+/// Whether a HEARTBEAT is an autopilot's (autopilot not `MAV_AUTOPILOT_INVALID`, type not
+/// GCS): what [`PeerRule::FirstAutopilot`] latches and what `nexus watch` waits for.
+pub fn is_autopilot(hb: &mav::HEARTBEAT_DATA) -> bool {
+    hb.autopilot != mav::MavAutopilot::MAV_AUTOPILOT_INVALID
+        && hb.mavtype != mav::MavType::MAV_TYPE_GCS
+}
+
+/// Feed `input` through `decoder` and hand each checked frame to `f` until it breaks; what it
+/// broke with. A frame cut at the end of `input` stays in `decoder` for the next call.
+pub fn scan_frames<B>(
+    decoder: &mut Decoder,
+    mut input: &[u8],
+    mut f: impl FnMut(&RawFrame<'_>) -> ControlFlow<B>,
+) -> Option<B> {
     while !input.is_empty() {
         let (used, raw) = decoder.feed(input);
         input = &input[used..];
-        let Some(raw) = raw else {
-            if used == 0 {
-                break;
+        match raw {
+            Some(raw) => {
+                if let ControlFlow::Break(b) = f(&raw) {
+                    return Some(b);
+                }
             }
-            continue;
-        };
-        if let Ok(Some(Frame {
-            header,
-            msg: Msg::Heartbeat(hb),
-        })) = Frame::decode(&raw)
-        {
-            if accept(header.sysid, &hb) {
-                return true;
-            }
+            None if used == 0 => break,
+            None => {}
         }
     }
-    false
+    None
+}
+
+/// The first HEARTBEAT in `input` (through `decoder`) that `accept` likes, with its header.
+pub fn find_heartbeat(
+    decoder: &mut Decoder,
+    input: &[u8],
+    accept: impl Fn(&Header, &mav::HEARTBEAT_DATA) -> bool,
+) -> Option<(Header, mav::HEARTBEAT_DATA)> {
+    scan_frames(decoder, input, |raw| match Frame::decode(raw) {
+        Ok(Some(Frame {
+            header,
+            msg: Msg::Heartbeat(hb),
+        })) if accept(&header, &hb) => ControlFlow::Break((header, hb)),
+        _ => ControlFlow::Continue(()),
+    })
+}
+
+/// Whether a datagram holds a HEARTBEAT `accept` likes. A UDP datagram holds whole frames, so
+/// a fresh decoder per datagram is exact (and a datagram can never splice into another's
+/// frame).
+fn any_heartbeat(datagram: &[u8], accept: impl Fn(&Header, &mav::HEARTBEAT_DATA) -> bool) -> bool {
+    find_heartbeat(&mut Decoder::new(), datagram, accept).is_some()
 }
 
 /// Sources of foreign traffic recorded one by one; later ones are added to
@@ -155,6 +180,7 @@ impl fmt::Display for SystemIds {
 /// What arrived from one source (or from all the sources past the first
 /// [`FOREIGN_SOURCES`]) and was not delivered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct ForeignCounts {
     /// Datagrams.
     pub datagrams: u64,
@@ -181,20 +207,11 @@ impl ForeignCounts {
             bytes: datagram.len() as u64,
             ..ForeignCounts::default()
         };
-        let mut decoder = Decoder::new();
-        let mut input = datagram;
-        while !input.is_empty() {
-            let (used, raw) = decoder.feed(input);
-            input = &input[used..];
-            let Some(raw) = raw else {
-                if used == 0 {
-                    break;
-                }
-                continue;
-            };
+        scan_frames::<()>(&mut Decoder::new(), datagram, |raw| {
             c.frames += 1;
             c.systems.insert(raw.header.sysid);
-        }
+            ControlFlow::Continue(())
+        });
         c
     }
 
@@ -212,6 +229,7 @@ impl ForeignCounts {
 
 /// One source that is not the link's peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct ForeignSource {
     /// Its address.
     pub addr: SocketAddr,
@@ -244,6 +262,7 @@ impl fmt::Display for ForeignSource {
 /// Everything a latching UDP link received from sources other than its peer: never decoded
 /// into the client, never made the peer, only counted here.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive] // more fields may come
 pub struct ForeignTraffic {
     /// The first [`FOREIGN_SOURCES`] sources, in the order they first sent.
     pub sources: Vec<ForeignSource>,
@@ -399,5 +418,39 @@ mod tests {
         t.latched(addr(53211));
         assert_eq!(t.peer_before_latch, 4);
         assert_eq!(t.sources.len(), FOREIGN_SOURCES - 1);
+    }
+
+    #[test]
+    fn a_heartbeat_split_across_reads_is_found_in_the_second_and_others_are_passed_over() {
+        let gcs = heartbeat(
+            255,
+            mav::MavType::MAV_TYPE_GCS,
+            mav::MavAutopilot::MAV_AUTOPILOT_INVALID,
+        );
+        let px4 = heartbeat(
+            7,
+            mav::MavType::MAV_TYPE_QUADROTOR,
+            mav::MavAutopilot::MAV_AUTOPILOT_PX4,
+        );
+        // A stream: the GCS's heartbeat, then the autopilot's cut in two reads.
+        let bytes = [gcs.as_slice(), px4.as_slice()].concat();
+        let cut = gcs.len() + px4.len() / 2;
+        let mut decoder = Decoder::new();
+        let accept = |h: &Header, hb: &mav::HEARTBEAT_DATA| is_autopilot(hb) && h.sysid == 7;
+        assert!(find_heartbeat(&mut decoder, &bytes[..cut], accept).is_none());
+        let (header, hb) = find_heartbeat(&mut decoder, &bytes[cut..], accept).expect("found");
+        assert_eq!((header.sysid, header.compid), (7, 1));
+        assert_eq!(hb.autopilot, mav::MavAutopilot::MAV_AUTOPILOT_PX4);
+        // The frame scan stops where it was told to and counts every frame otherwise.
+        let mut seen = 0;
+        let stopped = scan_frames(&mut Decoder::new(), &bytes, |raw| {
+            seen += 1;
+            if raw.header.sysid == 7 {
+                ControlFlow::Break(seen)
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        assert_eq!(stopped, Some(2));
     }
 }

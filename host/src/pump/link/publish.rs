@@ -1,0 +1,124 @@
+//! After each batch: the client's events routed (settled waits to their callers, speed
+//! factors to the vehicle, the rest to the event log) and the status published before any
+//! waiting caller is woken.
+
+use nexus_core::client::Event;
+use nexus_core::engine::WaitResult;
+use nexus_core::telemetry::error_text;
+use nexus_core::Instant;
+
+use super::{LinkState, ProgramSlot, WaitSlot};
+use crate::pump::status::{LinkEvent, ProgramReport, NO_SPEED_CONTROL};
+use crate::sync::lock;
+
+impl LinkState {
+    /// Route the client's events and publish the status; wake waiting callers last.
+    pub fn after_batch(&mut self, now: Instant) {
+        let mut settled: Vec<(WaitSlot, WaitResult)> = Vec::new();
+        let mut program_done: Option<(ProgramSlot, ProgramReport)> = None;
+        let mut log: Vec<LinkEvent> = Vec::new();
+        while let Some(ev) = self.client.poll_event() {
+            match ev {
+                Event::Settled { id, result } => {
+                    if let Some(e) = self.waits.remove(&id) {
+                        // In the tick it settled, before more frames: what was outstanding then.
+                        if let Some(why) = self.client.explain(now, &e.wait, &result) {
+                            *lock(&e.why) = Some(why.to_string());
+                        }
+                        settled.push((e.slot, result));
+                    }
+                }
+                Event::Speedup(factor) => {
+                    let error = match &self.probe {
+                        Some(p) => p.set_speed(factor).err(),
+                        None => Some(NO_SPEED_CONTROL.into()),
+                    };
+                    log.push(LinkEvent::Speedup { factor, error });
+                }
+                Event::Step {
+                    step,
+                    passed,
+                    reason,
+                } => log.push(LinkEvent::step(&self.client, now, step, passed, reason)),
+                Event::ProgramFinished(end) => {
+                    log.push(LinkEvent::ProgramFinished(end));
+                    if let Some(slot) = self.program.take() {
+                        program_done = Some((slot, self.report(end)));
+                    }
+                }
+                Event::Offboard(e) => log.push(LinkEvent::Offboard(e)),
+                // News of a newer core this link does not route yet.
+                _ => {}
+            }
+        }
+        if !log.is_empty() {
+            let mut events = self.shared.events();
+            for e in log {
+                events.push(e);
+            }
+        }
+        self.publish();
+        for (slot, result) in settled {
+            slot.fill(result);
+        }
+        if let Some((slot, report)) = program_done {
+            slot.fill(report);
+        }
+    }
+
+    pub(super) fn publish(&mut self) {
+        self.generation += 1;
+        let c = &self.client;
+        let tel = c.telemetry();
+        let ob = c.offboard();
+        let (_, program_lost) = c.counters();
+        self.counters.events_lost = ob.events_lost() as u64 + program_lost as u64;
+        let mut snapshot = c.snapshot();
+        if let Some(r) = &self.died {
+            snapshot.error = Some(error_text(&r.to_string()));
+        }
+        let mut s = self.shared.status();
+        s.connected = tel.connected();
+        s.armed = ob.is_armed(tel);
+        s.mode = tel.mode();
+        s.at_target = ob.at_target(tel);
+        s.landed_state = tel.landed_state();
+        s.airborne_seen |= matches!(
+            s.landed_state,
+            nexus_core::LandedState::InAir | nexus_core::LandedState::TakingOff
+        );
+        s.landed = tel.landed();
+        s.relative_alt_m = tel.relative_alt_m();
+        s.vitals = crate::pump::status::Vitals::from_telemetry(tel);
+        s.sim_ms = tel.sim_ms();
+        s.mission = crate::pump::status::MissionStatus {
+            count: ob.mission_count(),
+            uploaded: ob.mission_uploaded(),
+            ack: ob.mission_ack(),
+            opaque_id: ob.mission_opaque_id(),
+            reached: ob.mission_reached(),
+            current: ob.mission_current(),
+            complete: ob.mission_complete(),
+            transfer_in_flight: ob.pending().transfer,
+        };
+        s.pending = ob.pending();
+        s.snapshot = snapshot;
+        if s.last_refusal.as_ref() != ob.last_refusal() {
+            s.last_refusal = ob.last_refusal().cloned();
+        }
+        s.counters = self.counters;
+        s.peer = self.link.peer();
+        if s.died.is_none() {
+            s.died.clone_from(&self.died);
+        }
+        s.last_rx = self.last_rx_wall;
+        s.generation = self.generation;
+        if let Some(f) = self.link.foreign() {
+            if s.foreign.datagrams() != f.datagrams()
+                || s.foreign.peer_before_latch != f.peer_before_latch
+            {
+                s.foreign.clone_from(f);
+            }
+        }
+    }
+}

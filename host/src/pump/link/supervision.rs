@@ -1,0 +1,107 @@
+//! The link's timers and its end: the watchdog, the probe, a death (every wait ends `died`)
+//! and a close (every wait ends `closed`).
+
+use nexus_core::Instant;
+
+use super::LinkState;
+use crate::launcher::DeathCause;
+use crate::pump::params::ParamError;
+use crate::pump::status::LinkEvent;
+use crate::pump::supervise::PROBE_PERIOD_MS;
+
+impl LinkState {
+    /// When this link needs the pump if nothing arrives.
+    pub fn deadline(&self) -> Option<Instant> {
+        let mut d = self.client.next_deadline();
+        let mut take = |x: Option<Instant>| {
+            if let Some(x) = x {
+                d = Some(d.map_or(x, |d| d.min(x)));
+            }
+        };
+        if self.died.is_none() {
+            take(self.watchdog.deadline());
+            if self.probe_polled {
+                take(Some(self.next_probe));
+            }
+        }
+        for p in &self.params {
+            take(Some(p.due()));
+        }
+        d
+    }
+
+    /// Timers: streams and retries, the watchdog, the probe, parameter reads.
+    pub fn on_timer(&mut self, now: Instant) {
+        self.transmit(now);
+        if self.died.is_none() {
+            if let Some(cause) = self.watchdog.check(now) {
+                let cause = match &self.probe {
+                    Some(p) => p.declare_dead(cause),
+                    None => cause,
+                };
+                self.die(now, cause);
+            }
+        }
+        if self.probe_polled && self.died.is_none() && now >= self.next_probe {
+            self.next_probe = Instant::from_micros(now.total_micros() + PROBE_PERIOD_MS * 1000);
+            self.check_probe(now);
+        }
+        self.service_params(now);
+        self.after_batch(now);
+    }
+
+    /// The pump was woken: a probe that wakes it (rather than being polled) may have news.
+    pub fn on_wake(&mut self, now: Instant) {
+        if self.probe.is_some() && !self.probe_polled {
+            self.check_probe(now);
+        }
+    }
+
+    /// Ask the probe whether the vehicle died (on its waker, or every probe period).
+    pub(super) fn check_probe(&mut self, now: Instant) {
+        if self.died.is_some() {
+            return;
+        }
+        if let Some(cause) = self.probe.as_ref().and_then(|p| p.death()) {
+            self.die(now, cause);
+            self.after_batch(now);
+        }
+    }
+
+    /// The vehicle or link is dead: every wait ends `died` with `reason`, now and from now on.
+    pub fn die(&mut self, now: Instant, cause: DeathCause) {
+        if self.died.is_some() {
+            return;
+        }
+        self.client.died(now, &cause.to_string());
+        for p in self.params.drain(..) {
+            p.slot.fill(Err(ParamError::Died {
+                name: p.name,
+                cause: cause.clone(),
+            }));
+        }
+        self.shared.events().push(LinkEvent::Died(cause.clone()));
+        self.died = Some(cause);
+    }
+
+    /// The pump came back `late_us` after its sleep should have ended: see
+    /// [`crate::pump::supervise::Watchdog::on_late`].
+    pub fn on_late(&mut self, now: Instant, late_us: u64) {
+        self.watchdog.on_late(now, late_us);
+    }
+
+    /// A lockstep vehicle is about to be stepped: silence until now was expected.
+    pub fn rearm_watchdog(&mut self, now: Instant) {
+        self.watchdog.rearm(now);
+    }
+
+    /// The link is closing: waits end `closed`, a program `aborted`, reads fail.
+    pub fn close(&mut self, now: Instant) {
+        self.client.close(now);
+        for p in self.params.drain(..) {
+            p.slot.fill(Err(ParamError::Closed(p.name)));
+        }
+        self.after_batch(now);
+        self.shared.status().closed = true;
+    }
+}

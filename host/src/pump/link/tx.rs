@@ -1,0 +1,76 @@
+//! Sending: every frame the client has due leaves at once, counted and recorded; the
+//! PARAM_SETs among them are noted as owing a PARAM_VALUE.
+
+use nexus_core::mav;
+use nexus_core::Instant;
+
+use super::LinkState;
+use crate::transport::SendOutcome;
+
+impl LinkState {
+    /// Send everything the client has due now, each frame as it is encoded.
+    pub fn transmit(&mut self, now: Instant) {
+        while let Some(n) = self.client.poll_transmit(now, &mut self.tx) {
+            self.note_param_set(now, n);
+            self.send(n);
+        }
+    }
+
+    /// A PARAM_SET the offboard machine sends is answered by a PARAM_VALUE: note it owed.
+    pub(super) fn note_param_set(&mut self, now: Instant, n: usize) {
+        let frame = &self.tx[..n];
+        let id = <mav::PARAM_SET_DATA as mavlink::MessageData>::ID;
+        if n < 12 || frame[0] != nexus_core::frame::MAGIC_V2 {
+            return;
+        }
+        let msgid = u32::from_le_bytes([frame[7], frame[8], frame[9], 0]);
+        let len = frame[1] as usize;
+        if msgid != id || n < 10 + len {
+            return;
+        }
+        let payload = &frame[10..10 + len];
+        if let Ok(m) = <mav::PARAM_SET_DATA as mavlink::MessageData>::deser(
+            mavlink::MavlinkVersion::V2,
+            payload,
+        ) {
+            if let Ok(name) = m.param_id.to_str() {
+                self.owed.sent(name.trim_end_matches('\0'), now);
+            }
+        }
+    }
+
+    /// Encode `msg` as the link's next frame and send it (a message the core does not send
+    /// itself); whether it was encoded.
+    pub(crate) fn send_message<M: mavlink::MessageData>(&mut self, msg: &M) -> bool {
+        match self.client.encode(msg, &mut self.tx) {
+            Ok(n) => {
+                self.send(n);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub(super) fn send(&mut self, n: usize) {
+        // MAVLink 2: the message id is bytes 7–9, little-endian (v1: byte 5).
+        let msgid = match self.tx[..n] {
+            [0xFD, _, _, _, _, _, _, a, b, c, ..] => u32::from_le_bytes([a, b, c, 0]),
+            [0xFE, _, _, _, _, m, ..] => u32::from(m),
+            _ => u32::MAX,
+        };
+        self.counters.tx_requests.count(msgid);
+        match self.link.send(&self.tx[..n]) {
+            Ok(SendOutcome::Sent) | Ok(SendOutcome::Queued) => {
+                self.counters.tx_frames += 1;
+                if let Some(t) = &self.tlog {
+                    t.record(crate::tlog::Direction::Sent, &self.tx[..n]);
+                }
+            }
+            Ok(SendOutcome::NoPeer) => self.counters.tx_no_peer += 1,
+            Ok(SendOutcome::Dropped) => self.counters.tx_dropped += 1,
+            // UDP: an ICMP error from an earlier datagram (the vehicle's port closed). The
+            // watchdog and the probe tell whether the vehicle is gone.
+            Err(_) => self.counters.tx_dropped += 1,
+        }
+    }
+}
