@@ -318,6 +318,23 @@ impl Vehicle {
                     self.send_home();
                     MavResult::MAV_RESULT_ACCEPTED
                 }
+                435 => match super::modes::requested(cmd.p[1]) {
+                    Some(modes) => {
+                        for m in &modes {
+                            self.io.out.push(m);
+                        }
+                        MavResult::MAV_RESULT_ACCEPTED
+                    }
+                    None => MavResult::MAV_RESULT_DENIED,
+                },
+                436 => {
+                    self.send_current_mode();
+                    MavResult::MAV_RESULT_ACCEPTED
+                }
+                49 => {
+                    self.send_gps_origin();
+                    MavResult::MAV_RESULT_ACCEPTED
+                }
                 _ => MavResult::MAV_RESULT_DENIED,
             },
             520 => {

@@ -4,7 +4,7 @@
 
 use super::navigator::OffboardSp;
 use super::params::SetError;
-use super::vehicle::{Vehicle, STALLED_CMD_CAP};
+use super::vehicle::{Vehicle, COMPID, STALLED_CMD_CAP};
 use super::wire::{Command, Payload, RawMissionItem};
 use mavlink::dialects::common as mav;
 use mavlink::{MavlinkVersion, MessageData};
@@ -184,6 +184,16 @@ impl Vehicle {
             45 => {
                 if let Ok(m) = mav::MISSION_CLEAR_ALL_DATA::deser(v, payload) {
                     self.mission.on_clear_all(now, &mut self.io, src, &m);
+                }
+            }
+            mav::REQUEST_EVENT_DATA::ID => {
+                if let Ok(m) = mav::REQUEST_EVENT_DATA::deser(v, payload) {
+                    if m.target_system == self.sysid
+                        && (m.target_component == COMPID || m.target_component == 0)
+                    {
+                        self.io
+                            .request_events(m.first_sequence, m.last_sequence, src);
+                    }
                 }
             }
             _ => {}

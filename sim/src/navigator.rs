@@ -15,6 +15,7 @@
 
 use super::commander::Reason;
 use super::dynamics::{Body, Limits, PosSp, Setpoint};
+use super::events::level;
 use super::geo::{wrap_pi, LocalFrame};
 use super::io::Io;
 use super::mission::{Item, MissionManager};
@@ -867,6 +868,7 @@ impl Navigator {
         mission.progress.finished = true;
         if i.landed {
             io.info(i.now, "navigator", "Mission finished, landed\t");
+            io.event(i.now, "mission_finished", level::INFO_INFO, &[]);
             self.sp_type = SpType::Idle;
             (Setpoint::Idle, Some(NavEvent::MissionFinished))
         } else {

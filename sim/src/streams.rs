@@ -689,14 +689,7 @@ impl Vehicle {
                 timestamp: now / 1000,
                 ..Default::default()
             }),
-            Kind::CurrentMode => {
-                let custom = self.heartbeat().custom_mode;
-                self.io.out.push(&mav::CURRENT_MODE_DATA {
-                    custom_mode: custom,
-                    intended_custom_mode: custom,
-                    ..Default::default()
-                });
-            }
+            Kind::CurrentMode => self.send_current_mode(),
             Kind::TimeEstimateToTarget => out.push(&mav::TIME_ESTIMATE_TO_TARGET_DATA {
                 safe_return: -1,
                 land: -1,
@@ -706,6 +699,28 @@ impl Vehicle {
             }),
             _ => {}
         }
+    }
+
+    /// CURRENT_MODE: the mode in force, its standard mode, and the user's intended mode.
+    pub(super) fn send_current_mode(&mut self) {
+        let mode = self.commander.nav_state();
+        self.io.out.push(&mav::CURRENT_MODE_DATA {
+            custom_mode: mode.custom_mode(),
+            intended_custom_mode: self.commander.user_mode.custom_mode(),
+            standard_mode: super::modes::standard_mode(mode),
+        });
+    }
+
+    /// GPS_GLOBAL_ORIGIN: the estimator's origin (the pad), as PX4 sends it once the origin is
+    /// set (1.27 s in the traces, just after the first heartbeat) and on request.
+    pub(super) fn send_gps_origin(&mut self) {
+        let o = self.frame.origin();
+        self.io.out.push(&mav::GPS_GLOBAL_ORIGIN_DATA {
+            latitude: (o.lat_deg * 1e7).round() as i32,
+            longitude: (o.lon_deg * 1e7).round() as i32,
+            altitude: (o.alt_amsl_m * 1000.0).round() as i32,
+            time_usec: self.cfg.boot.mavlink_start_ms * 1000,
+        });
     }
 
     /// HOME_POSITION, if home is set.
@@ -809,6 +824,7 @@ impl Vehicle {
                 e.next_us = t0 + (i as u64 * 997) % e.interval_us.max(1);
             }
             self.gimbal_burst = Some((self.now_us + 2_500_000, 0));
+            self.send_gps_origin();
         }
         let t = self.elapsed_us;
         if std::mem::take(&mut self.streams.home_changed) {
@@ -852,6 +868,7 @@ impl Vehicle {
         if now >= self.cfg.boot.texts_start_ms * 1000 {
             self.io.texts.flush(now, connected, &mut self.io.out);
         }
+        self.io.events_tick(now);
         self.gimbal_commands();
         if let Some(idx) = self.streams.unsolicited_param.take() {
             self.send_param(idx);

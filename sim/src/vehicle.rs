@@ -8,6 +8,7 @@
 use super::commander::{ArmRequest, Commander, Conditions, Failsafe, LandEvent, Reason};
 use super::config::VehicleConfig;
 use super::dynamics::{Body, Limits, Setpoint};
+use super::events::level;
 use super::faults::{ExitStatus, Fault};
 use super::geo::LocalFrame;
 use super::geofence::GeofenceAction;
@@ -395,6 +396,7 @@ impl Vehicle {
             .is_some_and(|last| now.saturating_sub(last) <= OFFBOARD_MAX_GAP_US);
         Conditions {
             boot_done: now >= b.prearm_ok_ms * 1000,
+            mission_boot_done: now >= b.mission_prearm_ok_ms * 1000,
             global_pos: now >= b.global_position_ms * 1000,
             local_pos: now >= b.local_position_ms * 1000,
             home: self.home.is_some(),
@@ -490,6 +492,8 @@ impl Vehicle {
                 self.commander.taken_off = true;
                 self.flight_info.1 = now;
                 self.io.info(now, "commander", "Takeoff detected\t");
+                self.io
+                    .event(now, "commander_takeoff_detected", level::INFO_INFO, &[]);
                 if self.cfg.relative_alt_steps {
                     self.alt_steps = AltSteps {
                         offset_m: 0.0,
@@ -501,7 +505,11 @@ impl Vehicle {
                     };
                 }
             }
-            Some(LandEvent::Landing) => self.io.info(now, "commander", "Landing detected\t"),
+            Some(LandEvent::Landing) => {
+                self.io.info(now, "commander", "Landing detected\t");
+                self.io
+                    .event(now, "commander_landing_detected", level::INFO_INFO, &[]);
+            }
             None => {}
         }
         self.update_alt_steps();
