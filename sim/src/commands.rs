@@ -369,7 +369,9 @@ impl Vehicle {
             .is_finite()
             .then(|| self.frame.origin().alt_amsl_m - cmd.p7);
         let speed = (cmd.p[0].is_finite() && cmd.p[0] > 0.0).then_some(cmd.p[0]);
-        let yaw = cmd.p[3].is_finite().then(|| super::geo::wrap_pi(cmd.p[3]));
+        let yaw = cmd.p[3]
+            .is_finite()
+            .then(|| nexus_core::offboard::geo::wrap_pi_open_below_f32(cmd.p[3]));
         self.nav.reposition(Reposition { ne, d, speed, yaw });
         r
     }

@@ -7,7 +7,7 @@
 //! from the acceleration (tilt = atan(a/g)), yaw slews at `MPC_YAWRAUTO_MAX`. The ground is the
 //! plane z = 0: resting on it holds the vehicle still until thrust asks to climb.
 
-use super::geo::wrap_pi;
+use nexus_core::offboard::geo::wrap_pi_open_below_f32 as wrap_pi;
 
 /// Standard gravity, m/s².
 pub const G: f32 = 9.80665;

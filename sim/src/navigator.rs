@@ -16,10 +16,11 @@
 use super::commander::Reason;
 use super::dynamics::{Body, Limits, PosSp, Setpoint};
 use super::events::level;
-use super::geo::{wrap_pi, LocalFrame};
+use super::geo::LocalFrame;
 use super::io::Io;
 use super::mission::{Item, MissionManager};
 use super::params::{Params, P};
+use nexus_core::offboard::geo::wrap_pi_open_below_f32 as wrap_pi;
 use nexus_core::{Mode, RcSticks};
 
 /// What kind of setpoint is flown (drives EXTENDED_SYS_STATE.landed_state).

@@ -4,10 +4,10 @@
 //! Streams are scheduled on the time the driver advanced (so they keep flowing when the
 //! vehicle's clock is stalled), stamped with the vehicle's clock.
 
-use super::geo::wrap_pi;
 use super::vehicle::Vehicle;
 use mav::{MavModeFlag, MavSysStatusSensor};
 use mavlink::dialects::common as mav;
+use nexus_core::offboard::geo::wrap_pi_open_below_f32 as wrap_pi;
 use nexus_core::Mode;
 
 /// Base of SYSTEM_TIME.time_unix_usec (2024-01-01T00:00:00Z): deterministic, unlike PX4's.

@@ -166,7 +166,7 @@ fn reposition_flies_there_in_hold() {
     let gp = g.gpos.clone().unwrap();
     let from = g.log.len();
     // 15 m north: lat + 15 / 111 195 deg.
-    let dlat = (15.0 / (std::f64::consts::PI / 180.0 * 6_371_000.0) * 1e7) as i32;
+    let dlat = (15.0 / nexus_core::offboard::geo::M_PER_DEG * 1e7) as i32;
     let alt = gp.alt as f32 / 1000.0;
     g.cmd_int(
         MAV_CMD_DO_REPOSITION,
@@ -648,7 +648,7 @@ fn stick_gesture_arms_after_a_second_in_a_manual_mode() {
 fn rtl_climbs_returns_and_lands() {
     let mut g = Gcs::airborne(5.0);
     let gp = g.gpos.clone().unwrap();
-    let dlat = (40.0 / (std::f64::consts::PI / 180.0 * 6_371_000.0) * 1e7) as i32;
+    let dlat = (40.0 / nexus_core::offboard::geo::M_PER_DEG * 1e7) as i32;
     g.cmd_int(
         MAV_CMD_DO_REPOSITION,
         MavFrame::MAV_FRAME_GLOBAL_INT,
