@@ -63,8 +63,9 @@ pub struct VehicleConfig {
     /// NuttX sends it) instead of as SITL: a stand-in for a real vehicle, so tests can check
     /// what a client refuses to do to one. Everything else still simulates.
     pub hardware_identity: bool,
-    /// Seed of the deterministic pseudo-random parts (garbage bytes, altitude steps).
-    pub seed: u64,
+    /// Starting state of the deterministic pseudo-random parts (garbage bytes, altitude
+    /// steps): the same value, the same flight.
+    pub random_start: u64,
 }
 
 impl VehicleConfig {
@@ -85,7 +86,7 @@ impl VehicleConfig {
                 "Preflight Fail: heading estimate not stable".to_owned(),
             )],
             hardware_identity: false,
-            seed: 0x5eed_0000 + n as u64,
+            random_start: 0x5eed_0000 + n as u64,
         }
     }
 

@@ -24,9 +24,9 @@ pub struct Io {
 
 impl Io {
     /// Outputs for `sysid`/`compid`.
-    pub fn new(sysid: u8, compid: u8, seed: u64) -> Self {
+    pub fn new(sysid: u8, compid: u8, random_start: u64) -> Self {
         Io {
-            out: Outbox::new(sysid, compid, seed),
+            out: Outbox::new(sysid, compid, random_start),
             texts: TextQueue::default(),
             console: VecDeque::new(),
             events: EventLog::default(),

@@ -7,6 +7,7 @@
 use super::vehicle::Vehicle;
 use mav::{MavModeFlag, MavSysStatusSensor};
 use mavlink::dialects::common as mav;
+use mavlink::MessageData;
 use nexus_core::offboard::geo::wrap_pi_open_below_f32 as wrap_pi;
 use nexus_core::Mode;
 
@@ -93,39 +94,40 @@ pub enum Kind {
 
 impl Kind {
     /// MAVLink message id.
+    #[allow(deprecated)] // PING: PX4 still streams it.
     pub fn msgid(self) -> u32 {
         match self {
-            Kind::Heartbeat => 0,
-            Kind::SysStatus => 1,
-            Kind::SystemTime => 2,
-            Kind::Attitude => 30,
-            Kind::AttitudeQuaternion => 31,
-            Kind::HighresImu => 105,
-            Kind::GlobalPositionInt => 33,
-            Kind::LocalPositionNed => 32,
-            Kind::Odometry => 331,
-            Kind::VfrHud => 74,
-            Kind::Altitude => 141,
-            Kind::GpsRawInt => 24,
-            Kind::ExtendedSysState => 245,
-            Kind::HomePosition => 242,
-            Kind::BatteryStatus => 147,
-            Kind::HilStateQuaternion => 115,
-            Kind::Timesync => 111,
-            Kind::Ping => 4,
-            Kind::ScaledPressure => 29,
-            Kind::DistanceSensor => 132,
-            Kind::EstimatorStatus => 230,
-            Kind::AttitudeTarget => 83,
-            Kind::PositionTargetLocalNed => 85,
-            Kind::PositionTargetGlobalInt => 87,
-            Kind::ServoOutputRaw => 36,
-            Kind::Vibration => 241,
-            Kind::OpenDroneIdLocation => 12901,
-            Kind::OpenDroneIdSystem => 12904,
-            Kind::LinkNodeStatus => 8,
-            Kind::CurrentMode => 436,
-            Kind::TimeEstimateToTarget => 380,
+            Kind::Heartbeat => mav::HEARTBEAT_DATA::ID,
+            Kind::SysStatus => mav::SYS_STATUS_DATA::ID,
+            Kind::SystemTime => mav::SYSTEM_TIME_DATA::ID,
+            Kind::Attitude => mav::ATTITUDE_DATA::ID,
+            Kind::AttitudeQuaternion => mav::ATTITUDE_QUATERNION_DATA::ID,
+            Kind::HighresImu => mav::HIGHRES_IMU_DATA::ID,
+            Kind::GlobalPositionInt => mav::GLOBAL_POSITION_INT_DATA::ID,
+            Kind::LocalPositionNed => mav::LOCAL_POSITION_NED_DATA::ID,
+            Kind::Odometry => mav::ODOMETRY_DATA::ID,
+            Kind::VfrHud => mav::VFR_HUD_DATA::ID,
+            Kind::Altitude => mav::ALTITUDE_DATA::ID,
+            Kind::GpsRawInt => mav::GPS_RAW_INT_DATA::ID,
+            Kind::ExtendedSysState => mav::EXTENDED_SYS_STATE_DATA::ID,
+            Kind::HomePosition => mav::HOME_POSITION_DATA::ID,
+            Kind::BatteryStatus => mav::BATTERY_STATUS_DATA::ID,
+            Kind::HilStateQuaternion => mav::HIL_STATE_QUATERNION_DATA::ID,
+            Kind::Timesync => mav::TIMESYNC_DATA::ID,
+            Kind::Ping => mav::PING_DATA::ID,
+            Kind::ScaledPressure => mav::SCALED_PRESSURE_DATA::ID,
+            Kind::DistanceSensor => mav::DISTANCE_SENSOR_DATA::ID,
+            Kind::EstimatorStatus => mav::ESTIMATOR_STATUS_DATA::ID,
+            Kind::AttitudeTarget => mav::ATTITUDE_TARGET_DATA::ID,
+            Kind::PositionTargetLocalNed => mav::POSITION_TARGET_LOCAL_NED_DATA::ID,
+            Kind::PositionTargetGlobalInt => mav::POSITION_TARGET_GLOBAL_INT_DATA::ID,
+            Kind::ServoOutputRaw => mav::SERVO_OUTPUT_RAW_DATA::ID,
+            Kind::Vibration => mav::VIBRATION_DATA::ID,
+            Kind::OpenDroneIdLocation => mav::OPEN_DRONE_ID_LOCATION_DATA::ID,
+            Kind::OpenDroneIdSystem => mav::OPEN_DRONE_ID_SYSTEM_DATA::ID,
+            Kind::LinkNodeStatus => mav::LINK_NODE_STATUS_DATA::ID,
+            Kind::CurrentMode => mav::CURRENT_MODE_DATA::ID,
+            Kind::TimeEstimateToTarget => mav::TIME_ESTIMATE_TO_TARGET_DATA::ID,
         }
     }
 }

@@ -33,7 +33,7 @@ const LAND_DETECT_UNFLOWN_S: f32 = 1.4;
 const STICK_GESTURE_HOLD_US: u64 = 1_000_000;
 /// Height above the pad that counts as having flown, m.
 const FLEW_HEIGHT_M: f32 = 0.3;
-use super::wire::{Command, TxFault};
+use super::wire::{Command, TxFault, XorShift64Star};
 use nexus_core::frame::Decoder;
 use nexus_core::{Mode, RcSticks};
 use std::collections::VecDeque;
@@ -150,7 +150,7 @@ pub struct Vehicle {
     pub(super) exit: Option<ExitStatus>,
     /// Left the ground (above [`FLEW_HEIGHT_M`]) since arming: its landing is detected slowly.
     pub(super) flew: bool,
-    pub(super) rng: u64,
+    pub(super) rng: XorShift64Star,
     pub(super) boot_texts_done: usize,
     pub(super) gimbal_burst: Option<(u64, u8)>,
     /// MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN accepted a shutdown: PX4 exits 0 at this time.
@@ -167,7 +167,7 @@ impl Vehicle {
     pub fn new(cfg: VehicleConfig) -> Vehicle {
         let sysid = cfg.sysid();
         let mut params = Params::new(sysid);
-        let mut io = Io::new(sysid, COMPID, cfg.seed);
+        let mut io = Io::new(sysid, COMPID, cfg.random_start);
         for (name, v) in &cfg.params {
             if let Err(e) = params.set_numeric(name, *v) {
                 io.print(format!(
@@ -182,7 +182,7 @@ impl Vehicle {
         Vehicle {
             frame: LocalFrame::new(cfg.origin),
             fence_warned: false,
-            rng: cfg.seed | 1,
+            rng: XorShift64Star::new(cfg.random_start),
             sysid,
             now_us: 0,
             elapsed_us: 0,
@@ -416,15 +416,6 @@ impl Vehicle {
         }
     }
 
-    pub(super) fn next_rand(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
     pub(super) fn set_home(&mut self) {
         let mut ned = self.body.pos_ned_m;
         ned[2] = ned[2].max(-0.0);
@@ -499,7 +490,7 @@ impl Vehicle {
                         offset_m: 0.0,
                         next_us: now
                             + ALT_STEP_PERIOD_US / 2
-                            + self.next_rand() % ALT_STEP_PERIOD_US,
+                            + self.rng.next_u64() % ALT_STEP_PERIOD_US,
                         end_us: now + ALT_STEPS_FOR_US,
                         active: true,
                     };
@@ -658,7 +649,7 @@ impl Vehicle {
         // Modelled as two bands, high [1.0, 1.25] m and low [−0.6, 0] m: at each update the
         // offset jumps to the other band (a step of ≥ 1 m) half of the time, else moves within
         // its band.
-        let r = self.next_rand();
+        let r = self.rng.next_u64();
         let frac = (r % 1000) as f32 / 1000.0;
         let high = self.alt_steps.offset_m > 0.5;
         let jump = (r >> 20) & 1 == 0;
