@@ -274,13 +274,8 @@ impl Vehicle {
             }
             Some(MavCmd::MAV_CMD_GET_MESSAGE_INTERVAL) => {
                 // MESSAGE_INTERVAL (0: not streamed, as PX4 says it).
-                let id = cmd.p[0];
-                if (0.0..=u16::MAX as f32).contains(&id) {
-                    let interval_us = self.streams.interval_us(id as u32);
-                    self.io.out.push(&mav::MESSAGE_INTERVAL_DATA {
-                        interval_us,
-                        message_id: id as u16,
-                    });
+                if (0.0..=u16::MAX as f32).contains(&cmd.p[0]) {
+                    self.send_message_interval(cmd.p[0] as u16);
                     MavResult::MAV_RESULT_ACCEPTED
                 } else {
                     MavResult::MAV_RESULT_DENIED
@@ -297,48 +292,7 @@ impl Vehicle {
                     MavResult::MAV_RESULT_DENIED
                 }
             }
-            Some(MavCmd::MAV_CMD_REQUEST_MESSAGE) => match cmd.p[0] as u32 {
-                mav::AUTOPILOT_VERSION_DATA::ID => {
-                    self.send_autopilot_version();
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                mav::FLIGHT_INFORMATION_DATA::ID => {
-                    self.send_flight_information();
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                mav::MESSAGE_INTERVAL_DATA::ID => {
-                    // Of the message in param2.
-                    let id = cmd.p[1].clamp(0.0, u16::MAX as f32) as u32;
-                    let interval_us = self.streams.interval_us(id);
-                    self.io.out.push(&mav::MESSAGE_INTERVAL_DATA {
-                        interval_us,
-                        message_id: id as u16,
-                    });
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                mav::HOME_POSITION_DATA::ID => {
-                    self.send_home();
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                mav::AVAILABLE_MODES_DATA::ID => match super::modes::requested(cmd.p[1]) {
-                    Some(modes) => {
-                        for m in &modes {
-                            self.io.out.push(m);
-                        }
-                        MavResult::MAV_RESULT_ACCEPTED
-                    }
-                    None => MavResult::MAV_RESULT_DENIED,
-                },
-                mav::CURRENT_MODE_DATA::ID => {
-                    self.send_current_mode();
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                mav::GPS_GLOBAL_ORIGIN_DATA::ID => {
-                    self.send_gps_origin();
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                _ => MavResult::MAV_RESULT_DENIED,
-            },
+            Some(MavCmd::MAV_CMD_REQUEST_MESSAGE) => self.request_message(cmd.p[0], cmd.p[1]),
             Some(MavCmd::MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES) => {
                 self.send_autopilot_version();
                 MavResult::MAV_RESULT_ACCEPTED
@@ -346,6 +300,36 @@ impl Vehicle {
             _ => MavResult::MAV_RESULT_UNSUPPORTED,
         };
         self.ack(cmd.command, result, src);
+    }
+
+    /// MAV_CMD_REQUEST_MESSAGE for message `id` (param1), `param2` as that message reads it.
+    fn request_message(&mut self, id: f32, param2: f32) -> MavResult {
+        match id as u32 {
+            mav::AUTOPILOT_VERSION_DATA::ID => self.send_autopilot_version(),
+            mav::FLIGHT_INFORMATION_DATA::ID => self.send_flight_information(),
+            // The interval of the message in param2.
+            mav::MESSAGE_INTERVAL_DATA::ID => {
+                self.send_message_interval(param2.clamp(0.0, u16::MAX as f32) as u16)
+            }
+            mav::HOME_POSITION_DATA::ID => self.send_home(),
+            mav::AVAILABLE_MODES_DATA::ID => match super::modes::requested(param2) {
+                Some(modes) => modes.iter().for_each(|m| self.io.out.push(m)),
+                None => return MavResult::MAV_RESULT_DENIED,
+            },
+            mav::CURRENT_MODE_DATA::ID => self.send_current_mode(),
+            mav::GPS_GLOBAL_ORIGIN_DATA::ID => self.send_gps_origin(),
+            _ => return MavResult::MAV_RESULT_DENIED,
+        }
+        MavResult::MAV_RESULT_ACCEPTED
+    }
+
+    /// MESSAGE_INTERVAL of message `id` as this vehicle streams it.
+    fn send_message_interval(&mut self, id: u16) {
+        let interval_us = self.streams.interval_us(id as u32);
+        self.io.out.push(&mav::MESSAGE_INTERVAL_DATA {
+            interval_us,
+            message_id: id,
+        });
     }
 
     fn reposition(&mut self, cmd: &Command) -> MavResult {

@@ -13,6 +13,19 @@ fn decoded<M: MessageData>(g: &Gcs) -> Vec<(u64, M)> {
         .collect()
 }
 
+/// The latest `M` received.
+fn last<M: MessageData + Clone>(g: &Gcs) -> M {
+    decoded::<M>(g).last().expect("one received").1.clone()
+}
+
+/// MAV_CMD_REQUEST_MESSAGE for `M`, with `param2`.
+fn request<M: MessageData>(g: &mut Gcs, param2: f32) {
+    g.cmd_long(
+        MAV_CMD_REQUEST_MESSAGE,
+        [M::ID as f32, param2, 0.0, 0.0, 0.0, 0.0, 0.0],
+    );
+}
+
 #[test]
 fn events_for_arming_takeoff_landing_and_disarming_as_box_x4() {
     let mut g = Gcs::airborne(3.0);
@@ -104,10 +117,7 @@ fn request_event_resends_held_events_and_errors_for_the_rest() {
 fn available_modes_current_mode_and_origin_on_request() {
     let mut g = Gcs::booted();
     let from = g.log.len();
-    g.cmd_long(
-        MAV_CMD_REQUEST_MESSAGE,
-        [435.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-    );
+    request::<mav::AVAILABLE_MODES_DATA>(&mut g, 0.0);
     let modes = decoded::<mav::AVAILABLE_MODES_DATA>(&g);
     assert_eq!(modes.len(), crate::modes::AVAILABLE.len());
     let customs: Vec<u32> = modes.iter().map(|(_, m)| m.custom_mode).collect();
@@ -122,15 +132,8 @@ fn available_modes_current_mode_and_origin_on_request() {
         assert!(customs.contains(&m.custom_mode()), "{m:?} listed");
     }
     // One by index, past the end denied.
-    g.cmd_long(
-        MAV_CMD_REQUEST_MESSAGE,
-        [435.0, 4.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-    );
-    let one = decoded::<mav::AVAILABLE_MODES_DATA>(&g)
-        .last()
-        .unwrap()
-        .1
-        .clone();
+    request::<mav::AVAILABLE_MODES_DATA>(&mut g, 4.0);
+    let one = last::<mav::AVAILABLE_MODES_DATA>(&g);
     assert_eq!(
         (one.mode_index, one.custom_mode),
         (4, Mode::Mission.custom_mode())
@@ -139,32 +142,15 @@ fn available_modes_current_mode_and_origin_on_request() {
         one.standard_mode,
         mav::MavStandardMode::MAV_STANDARD_MODE_MISSION
     );
-    g.cmd_long(
-        MAV_CMD_REQUEST_MESSAGE,
-        [435.0, 99.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-    );
+    request::<mav::AVAILABLE_MODES_DATA>(&mut g, 99.0);
     // CURRENT_MODE on request: Hold, no standard mode (as the traces); then Takeoff is 8.
-    g.cmd_long(
-        MAV_CMD_REQUEST_MESSAGE,
-        [436.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-    );
-    let cur = decoded::<mav::CURRENT_MODE_DATA>(&g)
-        .last()
-        .unwrap()
-        .1
-        .clone();
+    request::<mav::CURRENT_MODE_DATA>(&mut g, 0.0);
+    let cur = last::<mav::CURRENT_MODE_DATA>(&g);
     assert_eq!(cur.custom_mode, Mode::Hold.custom_mode());
     assert_eq!(cur.standard_mode as u8, 0);
     g.set_mode(Mode::Takeoff);
-    g.cmd_long(
-        MAV_CMD_REQUEST_MESSAGE,
-        [436.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-    );
-    let cur = decoded::<mav::CURRENT_MODE_DATA>(&g)
-        .last()
-        .unwrap()
-        .1
-        .clone();
+    request::<mav::CURRENT_MODE_DATA>(&mut g, 0.0);
+    let cur = last::<mav::CURRENT_MODE_DATA>(&g);
     assert_eq!(
         (cur.custom_mode, cur.standard_mode as u8),
         (Mode::Takeoff.custom_mode(), 8)
@@ -173,10 +159,7 @@ fn available_modes_current_mode_and_origin_on_request() {
     let origins = decoded::<mav::GPS_GLOBAL_ORIGIN_DATA>(&g);
     assert_eq!(origins.len(), 1);
     assert!(origins[0].0 < 1_600, "origin sent at {} ms", origins[0].0);
-    g.cmd_long(
-        MAV_CMD_REQUEST_MESSAGE,
-        [49.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-    );
+    request::<mav::GPS_GLOBAL_ORIGIN_DATA>(&mut g, 0.0);
     let origins = decoded::<mav::GPS_GLOBAL_ORIGIN_DATA>(&g);
     assert_eq!(origins.len(), 2);
     let pad = crate::GeoPoint::SIH_DEFAULT;
