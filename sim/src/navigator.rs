@@ -395,6 +395,9 @@ impl Navigator {
             }
             return None;
         }
+        // `MissionBase::on_activation` (box-x4: 0.05 s after "Armed by external command").
+        io.info(i.now, "navigator", "Executing Mission\t");
+        io.event(i.now, "mission_execute", level::INFO_INFO, &[]);
         if i.landed {
             // checkClimbRequired: climb to the first position item's altitude.
             let items = mission.mission();

@@ -330,6 +330,11 @@ fn mission_flight_with_px4s_sequence_and_current_states() {
                 sev: 6,
                 text: "Armed by external command".into(),
             },
+            // box-x4's order: armed, "Executing Mission", the climb.
+            Ev::Text {
+                sev: 6,
+                text: "Executing Mission".into(),
+            },
             Ev::Text {
                 sev: 6,
                 text: "Climb to 10.0 meters above home".into(),
