@@ -53,8 +53,9 @@
 //!   SoC id 0x1006 and "SIMULATIONID0000"; see `nexus_core::ground_truth`).
 //!
 //! # Calibrated to the measurements
-//! First heartbeat 1.5 s, global position 3.0 s, armable 4.08 s (Mission mode 6.11 s), as the
-//! traces' SYS_STATUS prearm bit; takeoff detected ~1.9 s after
+//! First heartbeat 1.24 s, global position 3.0 s, armable 4.08 s (Mission mode 6.11 s), STANDBY
+//! from 4.08 s in every mode, as the traces' time_boot_ms (`fixtures/calibration/px4-boot.tsv`);
+//! takeoff detected ~1.9 s after
 //! arming (1 s spool-up, then the thrust); 15 m reposition in ~7 s (PX4: ~6.5); "Disarmed by
 //! landing" 2.0–2.4 s after ON_GROUND; "Failsafe activated" ~1.3 s after the offboard stream
 //! stops; mission retries ~0.26 s apart; home's altitude re-estimated every 2 s for 120 s
@@ -81,7 +82,7 @@
 //! | TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION, reboot/shutdown, PARAM_ERROR, download frame 6 | modelled | |
 //! | RTL_RETURN_ALT 30, RTL_DESCEND_ALT 10, MPC_YAWRAUTO_MAX 60 | modelled (PX4's multicopter defaults) | |
 //! | Position-mode sticks | approximated: MPC_XY_MAN_EXPO 0.6 up to 10 m/s, gaining speed at expo(stick)·MPC_ACC_HOR/2 | pitch 0.5 for 4 s: ~3.3 vs 3.2–3.5 m |
-//! | boot → armable | modelled: SYS_STATUS prearm bit at 4.08 s (Hold, Takeoff, …), 6.11 s in Mission mode, STANDBY at the next heartbeat; boot text "Preflight Fail: heading estimate not stable" | prearm 4.08 vs 4.07–4.08 s, Mission 6.11 vs 6.11 s; nexus then arms after its 5 s settle, as on PX4 (8.9 / 11.1 s) |
+//! | boot → armable | modelled: first heartbeat 1.24 s, GPS_GLOBAL_ORIGIN with it, SYS_STATUS prearm bit from 4.08 s (Hold, Takeoff, …) or 6.11 s (Mission mode), STANDBY from 4.08 s in every mode; boot text "Preflight Fail: heading estimate not stable" (CRITICAL) | seen at 1.24 / 4.25 / 6.25 / 4.24 s vs PX4 1.24–1.25 / 4.07–4.08 / 6.11 / 4.26–4.28 s (the sim's 5 Hz SYS_STATUS samples later); not modelled: HOME_POSITION from 2.27 s (here with the global position, 3.0 s vs 2.69–3.18 s) |
 //! | parameters | approximated: 165 of PX4's 897, generated from PX4's parameter definitions and measured values (`scripts/gen-px4-params`, [`params::TABLE`]); list, read by name/index, set by type | PARAM_REQUEST_LIST: count = table (`sim_params`) |
 //! | events protocol ([`events`]) | modelled: CURRENT_EVENT_SEQUENCE every 3 s (reset flag as PX4), REQUEST_EVENT from a 20-event buffer, RESPONSE_EVENT_ERROR; EVENTs with PX4's ids for armed/disarmed by (with PX4's reason code), takeoff/landing detected, "Executing Mission" (now also as text), "Mission finished, landed", arming denied (throttle above center) | not modelled: PX4's boot-time health and arming-check reports (arming_check_summary, health_summary, the per-check events), failsafe, mode-change and navigator events other than the above |
 //! | standard modes ([`modes`]) | modelled: AVAILABLE_MODES on REQUEST_MESSAGE (16 modes, PX4's names, standard modes, properties), CURRENT_MODE with standard_mode (0.5 Hz and on request) | PX4 main also lists Altitude Cruise, Guided Course, Descend, Termination; AVAILABLE_MODES_MONITOR never sent (the set never changes; PX4 sent none in the traces) |

@@ -4,6 +4,7 @@
 //! Streams are scheduled on the time the driver advanced (so they keep flowing when the
 //! vehicle's clock is stalled), stamped with the vehicle's clock.
 
+use super::commander::Conditions;
 use super::vehicle::Vehicle;
 use mav::{MavModeFlag, MavSysStatusSensor};
 use mavlink::dialects::common as mav;
@@ -300,7 +301,11 @@ impl Vehicle {
             } else {
                 mav::MavState::MAV_STATE_ACTIVE
             }
-        } else if self.commander.can_arm(&c) {
+        } else if self.commander.can_arm(&Conditions {
+            // box-x4: STANDBY at 4.28 s in Mission mode, 1.8 s before the prearm bit.
+            mission_boot_done: true,
+            ..c
+        }) {
             mav::MavState::MAV_STATE_STANDBY
         } else {
             mav::MavState::MAV_STATE_UNINIT
