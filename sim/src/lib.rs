@@ -77,7 +77,7 @@
 //! | mission legs (15–19 m, 90° turns) | approximated: jerk limit as 0.35·MPC_ACC_HOR, braking at MPC_ACC_HOR/3, no speed until the heading is within ~30° (MPC_YAWRAUTO_MAX 60) | 5.5 / 7.6 / 6.3 / 7.2 vs 5.6 / 8.5 / 7.1 / 7.1 s (0.89–1.03) |
 //! | landing from 10 m (Mission) / 5 m (Land) | approximated: MPC_LAND_SPEED below MPC_LAND_ALT2, "Landing detected" 6 s after touchdown (1.4 s if it never left the ground) | 18.2 vs 18.2 s (1.00); 13.3 vs 13.5 s (0.99) |
 //! | disarm after landing | modelled: COM_DISARM_LAND after Land; at once when a mission ends landed | 2.25 vs 2.0–2.4 s; 0.0 vs 0.1 s |
-//! | totals | | box 65.5 vs 66.3 s (0.99); takeoff-hover-land 46.5 vs 45.1 s derived (1.03); wait-for-text 18.2 vs 17.9 s (1.02) |
+//! | totals (from the first heartbeat, as nexus counts) | | box 65.3 vs 66.3 s (0.98); takeoff-hover-land 46.2 vs 45.1 s derived (1.02); wait-for-text 17.7 vs 17.9 s (0.99) |
 //! | streams on the offboard link | modelled: PX4's set and rates (31 messages, each ±20 %) | |
 //! | TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION, reboot/shutdown, PARAM_ERROR, download frame 6 | modelled | |
 //! | RTL_RETURN_ALT 30, RTL_DESCEND_ALT 10, MPC_YAWRAUTO_MAX 60 | modelled (PX4's multicopter defaults) | |
