@@ -75,9 +75,9 @@
 //! | takeoff climb | approximated: lift-off 4.6 s after arming, MPC_TKO_SPEED over MPC_TKO_RAMP_T | arm → 4.5 m held 2 s: 11.5 vs 11.3 s (1.02) |
 //! | Mission auto-climb | modelled ("Climb to … above home", takeoff item) | arm → item 1: 9.1 vs 8.1 s (1.12) |
 //! | mission legs (15–19 m, 90° turns) | approximated: jerk limit as 0.35·MPC_ACC_HOR, braking at MPC_ACC_HOR/3, no speed until the heading is within ~30° (MPC_YAWRAUTO_MAX 60) | 5.5 / 7.6 / 6.3 / 7.2 vs 5.6 / 8.5 / 7.1 / 7.1 s (0.89–1.03) |
-//! | landing from 10 m (Mission) / 5 m (Land) | approximated: MPC_LAND_SPEED below MPC_LAND_ALT2, "Landing detected" 6 s after touchdown (1.4 s if it never left the ground) | 18.2 vs 18.2 s (1.00); 13.3 vs 13.5 s (0.99) |
+//! | landing from 10 m (Mission) / 5 m (Land) | approximated: MPC_LAND_SPEED below MPC_LAND_ALT2, "Landing detected" 6 s after touchdown (1.48 s if it never left the ground, as wait-for-text-with-reaction-x4) | 18.2 vs 18.2 s (1.00); 13.3 vs 13.5 s (0.99) |
 //! | disarm after landing | modelled: COM_DISARM_LAND after Land; at once when a mission ends landed | 2.25 vs 2.0–2.4 s; 0.0 vs 0.1 s |
-//! | totals (from the first heartbeat, as nexus counts) | | box 65.3 vs 66.3 s (0.98); takeoff-hover-land 46.2 vs 45.1 s derived (1.02); wait-for-text 17.7 vs 17.9 s (0.99) |
+//! | totals (from the first heartbeat, as nexus counts) | | box 65.2 vs 66.3 s (0.98); takeoff-hover-land 46.2 vs 45.1 s derived (1.02); wait-for-text 17.8 vs 17.9 s (0.99), its landing 1.61 vs 1.60 s |
 //! | streams on the offboard link | modelled: PX4's set and rates (31 messages, each ±20 %) | |
 //! | TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION, reboot/shutdown, PARAM_ERROR, download frame 6 | modelled | |
 //! | RTL_RETURN_ALT 30, RTL_DESCEND_ALT 10, MPC_YAWRAUTO_MAX 60 | modelled (PX4's multicopter defaults) | |

@@ -26,8 +26,9 @@ const TAKEOFF_DETECT_THRUST_S: f32 = 0.95;
 /// no LNDMC_TRIG_TIME parameter to set it.
 const LAND_DETECT_S: f32 = 6.0;
 /// The same for a vehicle that never left the ground since arming: Land commanded on the
-/// ground gives "Landing detected" 1.5 s later (wait-for-text-with-reaction-x4).
-const LAND_DETECT_UNFLOWN_S: f32 = 1.4;
+/// ground gives "Landing detected" 1.48 s later (wait-for-text-with-reaction-x4: Land at
+/// 16.27 s, the text at 17.748 s, ON_GROUND in the next EXTENDED_SYS_STATE at 17.868 s).
+const LAND_DETECT_UNFLOWN_S: f32 = 1.48;
 /// How long the arm/disarm stick gesture must be held, us: a fixed 1 s on PX4 main, which has
 /// no COM_RC_ARM_HYST parameter any more.
 const STICK_GESTURE_HOLD_US: u64 = 1_000_000;
