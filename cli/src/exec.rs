@@ -894,8 +894,6 @@ fn is_global(frame: u8) -> bool {
 /// Horizontal distance between two lat/lon points (degrees), m, on a local flat Earth (the
 /// distances of a mission, not of a flight across a continent).
 pub fn horizontal_m(a: (f64, f64), b: (f64, f64)) -> f64 {
-    const M_PER_DEG: f64 = 111_319.49;
-    let dn = (b.0 - a.0) * M_PER_DEG;
-    let de = (b.1 - a.1) * M_PER_DEG * a.0.to_radians().cos();
-    (dn * dn + de * de).sqrt()
+    let (dn, de) = nexus_core::offboard::geo::ne_offset_m(a.0, a, b);
+    dn.hypot(de)
 }

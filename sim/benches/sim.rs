@@ -16,14 +16,20 @@ use nexus_sim::{SimConfig, SimHandle};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-fn headline() {
-    let cfg = SimConfig::lockstep(90);
+/// A lockstep vehicle on `instance` with its client, booted, armed and taking off.
+fn taking_off(instance: u8) -> (Client, SimHandle) {
+    let cfg = SimConfig::lockstep(instance);
     let mut client = Client::start(cfg.remote_port(), cfg.local_port(), cfg.vehicle.sysid());
     let sim = SimHandle::start(cfg).unwrap();
     sim.step(1_500).unwrap();
     client.latch(&sim);
     sim.step(4_000).unwrap();
     client.arm_takeoff(&sim);
+    (client, sim)
+}
+
+fn headline() {
+    let (client, sim) = taking_off(90);
     let frames0 = client.frames.load(Ordering::Relaxed);
     let sent0 = sim.frames_sent();
     let t0 = Instant::now();
@@ -50,13 +56,7 @@ fn headline() {
 
 fn bench(c: &mut Criterion) {
     headline();
-    let cfg = SimConfig::lockstep(91);
-    let mut client = Client::start(cfg.remote_port(), cfg.local_port(), cfg.vehicle.sysid());
-    let sim = SimHandle::start(cfg).unwrap();
-    sim.step(1_500).unwrap();
-    client.latch(&sim);
-    sim.step(4_000).unwrap();
-    client.arm_takeoff(&sim);
+    let (_client, sim) = taking_off(91);
     sim.step(10_000).unwrap();
     c.bench_function(
         "sim lockstep: one simulated second, one client at full stream rates",

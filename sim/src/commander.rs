@@ -7,6 +7,7 @@
 //! back to, typically, Hold). Arming runs the checks for the current mode; auto-disarm fires
 //! COM_DISARM_PRFLT after arming without takeoff and COM_DISARM_LAND after landing.
 
+use super::events::level;
 use super::io::Io;
 use nexus_core::Mode;
 
@@ -15,6 +16,8 @@ use nexus_core::Mode;
 pub struct Conditions {
     /// Boot-time prearm checks have passed (sensors and estimator settled).
     pub boot_done: bool,
+    /// The later boot-time checks of Mission mode have passed too.
+    pub mission_boot_done: bool,
     /// Global position estimate valid.
     pub global_pos: bool,
     /// Local position estimate valid.
@@ -55,6 +58,18 @@ impl Reason {
             Reason::MissionStart => "mission start",
             Reason::Landing => "landing",
             Reason::Preflight => "auto preflight disarming",
+        }
+    }
+
+    /// PX4's `arm_disarm_reason_t` value, the argument of its armed/disarmed events (4 and 6
+    /// in box-x4: external command, landing).
+    pub fn px4_code(self) -> u8 {
+        match self {
+            Reason::StickGesture => 1,
+            Reason::ExternalCommand => 4,
+            Reason::MissionStart => 5,
+            Reason::Landing => 6,
+            Reason::Preflight => 7,
         }
     }
 }
@@ -211,6 +226,7 @@ impl Commander {
     pub fn can_arm(&self, c: &Conditions) -> bool {
         let m = self.nav_state();
         c.boot_done
+            && (m != Mode::Mission || c.mission_boot_done)
             && !c.refuse_arming
             && c.global_pos
             && c.home
@@ -271,6 +287,12 @@ impl Commander {
                     let climb_rate_mode = matches!(m, Mode::Altitude | Mode::Position);
                     if climb_rate_mode && t > 0.6 {
                         io.critical(now, "commander", "Arming denied: throttle above center\t");
+                        io.event(
+                            now,
+                            "commander_arm_denied_throttle_center",
+                            level::both(level::CRITICAL, level::INFO),
+                            &[],
+                        );
                         return false;
                     }
                     if !climb_rate_mode && t >= 0.1 {
@@ -303,6 +325,12 @@ impl Commander {
         self.taken_off = false;
         self.auto_disarm_since_us = None;
         io.info(now, "commander", &format!("Armed by {}\t", reason.text()));
+        io.event(
+            now,
+            "commander_armed_by",
+            level::INFO_INFO,
+            &[reason.px4_code()],
+        );
         true
     }
 
@@ -329,6 +357,12 @@ impl Commander {
             now,
             "commander",
             &format!("Disarmed by {}\t", reason.text()),
+        );
+        io.event(
+            now,
+            "commander_disarmed_by",
+            level::INFO_INFO,
+            &[reason.px4_code()],
         );
         true
     }

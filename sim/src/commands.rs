@@ -6,15 +6,19 @@
 //! * DO_REPOSITION is COMMAND_INT only (COMMAND_LONG: MAV_RESULT_COMMAND_INT_ONLY, 8);
 //!   param2 must be exactly the "change mode" bit (1) else UNSUPPORTED (3).
 //! * Unknown commands: UNSUPPORTED (3).
+#![allow(deprecated)] // PX4 still answers GET_MESSAGE_INTERVAL and REQUEST_AUTOPILOT_CAPABILITIES.
 
 use super::commander::Reason;
+use super::mission::cmd_or_waypoint;
 use super::navigator::Reposition;
 use super::params::P;
 use super::vehicle::{Vehicle, COMPID};
 use super::wire::Command;
-use mav::MavResult;
+use mav::{MavCmd, MavResult};
 use mavlink::dialects::common as mav;
+use mavlink::MessageData;
 use nexus_core::Mode;
+use num_traits::FromPrimitive;
 
 /// The COMMAND_INT frame PX4 accepts (MAV_FRAME_GLOBAL_INT).
 pub const GLOBAL_INT: u8 = 5;
@@ -25,10 +29,8 @@ pub const PX4_SW_VERSION: u32 = 0x0112_0000;
 /// From an accepted shutdown to the process's exit, µs (PX4 SITL: ~0.5 s).
 pub const SHUTDOWN_DELAY_US: u64 = 500_000;
 
-fn cmd_enum(c: u16) -> mav::MavCmd {
-    <mav::MavCmd as num_traits::FromPrimitive>::from_u16(c)
-        .unwrap_or(mav::MavCmd::MAV_CMD_NAV_WAYPOINT)
-}
+/// MAV_CMD_COMPONENT_ARM_DISARM param2 that forces the arm or disarm (PX4's magic number).
+pub const FORCE_ARM_DISARM: i32 = 21196;
 
 /// The mode a DO_SET_MODE asks for (PX4 commander), `Err(())` for an unsupported auto sub mode,
 /// `Ok(None)` when nothing is asked.
@@ -75,7 +77,7 @@ pub fn desired_mode(base: u8, main: u8, sub: u8) -> Result<Option<Mode>, ()> {
 impl Vehicle {
     fn ack(&mut self, command: u16, result: MavResult, to: (u8, u8)) {
         self.io.out.push(&mav::COMMAND_ACK_DATA {
-            command: cmd_enum(command),
+            command: cmd_or_waypoint(command),
             result,
             progress: 0,
             result_param2: 0,
@@ -148,14 +150,14 @@ impl Vehicle {
         }
         let now = self.now_us;
         let is_long = cmd.frame.is_none();
-        let result = match cmd.command {
-            176 => {
+        let result = match <MavCmd as FromPrimitive>::from_u16(cmd.command) {
+            Some(MavCmd::MAV_CMD_DO_SET_MODE) => {
                 if is_long {
-                    self.ack(176, MavResult::MAV_RESULT_ACCEPTED, src);
+                    self.ack(cmd.command, MavResult::MAV_RESULT_ACCEPTED, src);
                 }
                 self.set_mode_from(cmd.p[0], cmd.p[1], cmd.p[2], src)
             }
-            400 => {
+            Some(MavCmd::MAV_CMD_COMPONENT_ARM_DISARM) => {
                 let action = cmd.p[0].round();
                 if action != 0.0 && action != 1.0 {
                     self.io.critical(
@@ -165,7 +167,7 @@ impl Vehicle {
                     );
                     MavResult::MAV_RESULT_UNSUPPORTED
                 } else {
-                    let forced = cmd.p[1].round() as i32 == 21196;
+                    let forced = cmd.p[1].round() as i32 == FORCE_ARM_DISARM;
                     let ok = if action == 1.0 {
                         self.arm(Reason::ExternalCommand, !forced)
                     } else {
@@ -178,8 +180,8 @@ impl Vehicle {
                     }
                 }
             }
-            22 => {
-                // NAV_TAKEOFF: param7 is the takeoff altitude AMSL when finite.
+            Some(MavCmd::MAV_CMD_NAV_TAKEOFF) => {
+                // param7 is the takeoff altitude AMSL when finite.
                 self.nav.takeoff_alt_amsl = cmd.p7.is_finite().then_some(cmd.p7);
                 let r = self.mode_cmd(Mode::Takeoff, false);
                 if r == MavResult::MAV_RESULT_ACCEPTED {
@@ -187,7 +189,7 @@ impl Vehicle {
                 }
                 r
             }
-            21 => {
+            Some(MavCmd::MAV_CMD_NAV_LAND) => {
                 let r = self.mode_cmd(Mode::Land, true);
                 if r == MavResult::MAV_RESULT_ACCEPTED {
                     self.io
@@ -195,22 +197,22 @@ impl Vehicle {
                 }
                 r
             }
-            20 => {
+            Some(MavCmd::MAV_CMD_NAV_RETURN_TO_LAUNCH) => {
                 let r = self.mode_cmd(Mode::Rtl, false);
                 if r == MavResult::MAV_RESULT_ACCEPTED {
                     self.io.info(now, "commander", "Returning to launch\t");
                 }
                 r
             }
-            192 => {
+            Some(MavCmd::MAV_CMD_DO_REPOSITION) => {
                 if is_long {
                     MavResult::MAV_RESULT_COMMAND_INT_ONLY
                 } else {
                     self.reposition(&cmd)
                 }
             }
-            300 => {
-                // MISSION_START: param1 first item.
+            Some(MavCmd::MAV_CMD_MISSION_START) => {
+                // param1: the first item.
                 let c = self.conditions();
                 if !c.mission {
                     self.io
@@ -236,8 +238,8 @@ impl Vehicle {
                     MavResult::MAV_RESULT_DENIED
                 }
             }
-            179 => {
-                // DO_SET_HOME: param1 = 1 uses the current position.
+            Some(MavCmd::MAV_CMD_DO_SET_HOME) => {
+                // param1 = 1 uses the current position.
                 if self.params.i(P::COM_HOME_EN) == 0 {
                     MavResult::MAV_RESULT_DENIED
                 } else if cmd.p[0] > 0.5 {
@@ -261,8 +263,8 @@ impl Vehicle {
                     MavResult::MAV_RESULT_DENIED
                 }
             }
-            511 => {
-                // SET_MESSAGE_INTERVAL: param1 message id, param2 interval µs.
+            Some(MavCmd::MAV_CMD_SET_MESSAGE_INTERVAL) => {
+                // param1 message id, param2 interval µs.
                 let t = self.elapsed_us;
                 if self.streams.set_interval(cmd.p[0] as u32, cmd.p[1], t) {
                     MavResult::MAV_RESULT_ACCEPTED
@@ -270,22 +272,17 @@ impl Vehicle {
                     MavResult::MAV_RESULT_DENIED
                 }
             }
-            510 => {
-                // GET_MESSAGE_INTERVAL: MESSAGE_INTERVAL (0: not streamed, as PX4 says it).
-                let id = cmd.p[0];
-                if (0.0..=u16::MAX as f32).contains(&id) {
-                    let interval_us = self.streams.interval_us(id as u32);
-                    self.io.out.push(&mav::MESSAGE_INTERVAL_DATA {
-                        interval_us,
-                        message_id: id as u16,
-                    });
+            Some(MavCmd::MAV_CMD_GET_MESSAGE_INTERVAL) => {
+                // MESSAGE_INTERVAL (0: not streamed, as PX4 says it).
+                if (0.0..=u16::MAX as f32).contains(&cmd.p[0]) {
+                    self.send_message_interval(cmd.p[0] as u16);
                     MavResult::MAV_RESULT_ACCEPTED
                 } else {
                     MavResult::MAV_RESULT_DENIED
                 }
             }
-            246 => {
-                // PREFLIGHT_REBOOT_SHUTDOWN on SITL: a reboot is refused, PX4 keeps running; a
+            Some(MavCmd::MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN) => {
+                // On SITL: a reboot is refused, PX4 keeps running; a
                 // shutdown (param1 2) while disarmed is accepted and the process exits 0 ~0.5 s
                 // later (PX4-WIRE "More measured").
                 if cmd.p[0] == 2.0 && !self.commander.armed {
@@ -295,38 +292,44 @@ impl Vehicle {
                     MavResult::MAV_RESULT_DENIED
                 }
             }
-            512 => match cmd.p[0] as u32 {
-                148 => {
-                    self.send_autopilot_version();
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                264 => {
-                    self.send_flight_information();
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                244 => {
-                    // MESSAGE_INTERVAL of the message in param2.
-                    let id = cmd.p[1].clamp(0.0, u16::MAX as f32) as u32;
-                    let interval_us = self.streams.interval_us(id);
-                    self.io.out.push(&mav::MESSAGE_INTERVAL_DATA {
-                        interval_us,
-                        message_id: id as u16,
-                    });
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                242 => {
-                    self.send_home();
-                    MavResult::MAV_RESULT_ACCEPTED
-                }
-                _ => MavResult::MAV_RESULT_DENIED,
-            },
-            520 => {
+            Some(MavCmd::MAV_CMD_REQUEST_MESSAGE) => self.request_message(cmd.p[0], cmd.p[1]),
+            Some(MavCmd::MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES) => {
                 self.send_autopilot_version();
                 MavResult::MAV_RESULT_ACCEPTED
             }
             _ => MavResult::MAV_RESULT_UNSUPPORTED,
         };
         self.ack(cmd.command, result, src);
+    }
+
+    /// MAV_CMD_REQUEST_MESSAGE for message `id` (param1), `param2` as that message reads it.
+    fn request_message(&mut self, id: f32, param2: f32) -> MavResult {
+        match id as u32 {
+            mav::AUTOPILOT_VERSION_DATA::ID => self.send_autopilot_version(),
+            mav::FLIGHT_INFORMATION_DATA::ID => self.send_flight_information(),
+            // The interval of the message in param2.
+            mav::MESSAGE_INTERVAL_DATA::ID => {
+                self.send_message_interval(param2.clamp(0.0, u16::MAX as f32) as u16)
+            }
+            mav::HOME_POSITION_DATA::ID => self.send_home(),
+            mav::AVAILABLE_MODES_DATA::ID => match super::modes::requested(param2) {
+                Some(modes) => modes.iter().for_each(|m| self.io.out.push(m)),
+                None => return MavResult::MAV_RESULT_DENIED,
+            },
+            mav::CURRENT_MODE_DATA::ID => self.send_current_mode(),
+            mav::GPS_GLOBAL_ORIGIN_DATA::ID => self.send_gps_origin(),
+            _ => return MavResult::MAV_RESULT_DENIED,
+        }
+        MavResult::MAV_RESULT_ACCEPTED
+    }
+
+    /// MESSAGE_INTERVAL of message `id` as this vehicle streams it.
+    fn send_message_interval(&mut self, id: u16) {
+        let interval_us = self.streams.interval_us(id as u32);
+        self.io.out.push(&mav::MESSAGE_INTERVAL_DATA {
+            interval_us,
+            message_id: id,
+        });
     }
 
     fn reposition(&mut self, cmd: &Command) -> MavResult {
@@ -352,7 +355,9 @@ impl Vehicle {
             .is_finite()
             .then(|| self.frame.origin().alt_amsl_m - cmd.p7);
         let speed = (cmd.p[0].is_finite() && cmd.p[0] > 0.0).then_some(cmd.p[0]);
-        let yaw = cmd.p[3].is_finite().then(|| super::geo::wrap_pi(cmd.p[3]));
+        let yaw = cmd.p[3]
+            .is_finite()
+            .then(|| nexus_core::offboard::geo::wrap_pi_open_below_f32(cmd.p[3]));
         self.nav.reposition(Reposition { ne, d, speed, yaw });
         r
     }

@@ -7,7 +7,7 @@
 //! from the acceleration (tilt = atan(a/g)), yaw slews at `MPC_YAWRAUTO_MAX`. The ground is the
 //! plane z = 0: resting on it holds the vehicle still until thrust asks to climb.
 
-use super::geo::wrap_pi;
+use nexus_core::offboard::geo::wrap_pi_open_below_f32 as wrap_pi;
 
 /// Standard gravity, m/s².
 pub const G: f32 = 9.80665;
@@ -293,6 +293,28 @@ mod tests {
         }
     }
 
+    /// A non-auto position setpoint at `target_ned_m` with PX4's default speeds.
+    fn pos_sp(target_ned_m: [f32; 3]) -> PosSp {
+        PosSp {
+            target_ned_m,
+            cruise_m_s: 5.0,
+            up_m_s: 3.0,
+            down_m_s: 1.5,
+            descend_m_s: None,
+            yaw_rad: None,
+            auto: false,
+        }
+    }
+
+    /// A body in the air at `height_m` above the pad.
+    fn airborne(height_m: f32) -> Body {
+        Body {
+            on_ground: false,
+            pos_ned_m: [0.0, 0.0, -height_m],
+            ..Default::default()
+        }
+    }
+
     fn fly(b: &mut Body, sp: &Setpoint, secs: f32) {
         for _ in 0..(secs * 250.0) as u32 {
             b.step(sp, true, &lim(), 0.004);
@@ -302,26 +324,12 @@ mod tests {
     #[test]
     fn climbs_holds_and_repositions_like_px4() {
         let mut b = Body::default();
-        let up = Setpoint::Position(PosSp {
-            target_ned_m: [0.0, 0.0, -5.0],
-            cruise_m_s: 5.0,
-            up_m_s: 3.0,
-            down_m_s: 1.5,
-            descend_m_s: None,
-            yaw_rad: None,
-            auto: false,
-        });
+        let up = Setpoint::Position(pos_sp([0.0, 0.0, -5.0]));
         fly(&mut b, &up, 10.0);
         assert!((b.height_m() - 5.0).abs() < 0.05, "{}", b.height_m());
         assert!(!b.on_ground);
         // 15 m north: PX4 SITL takes ~6.5 s.
-        let go = Setpoint::Position(PosSp {
-            target_ned_m: [15.0, 0.0, -5.0],
-            ..match up {
-                Setpoint::Position(p) => p,
-                _ => unreachable!(),
-            }
-        });
+        let go = Setpoint::Position(pos_sp([15.0, 0.0, -5.0]));
         let mut t = 0.0;
         while (15.0 - b.pos_ned_m[0]).abs() > 0.1 && t < 20.0 {
             b.step(&go, true, &lim(), 0.004);
@@ -332,19 +340,10 @@ mod tests {
 
     #[test]
     fn lands_and_falls_when_motors_stop() {
-        let mut b = Body {
-            on_ground: false,
-            pos_ned_m: [0.0, 0.0, -3.0],
-            ..Default::default()
-        };
+        let mut b = airborne(3.0);
         let land = Setpoint::Position(PosSp {
-            target_ned_m: [0.0, 0.0, 0.0],
-            cruise_m_s: 5.0,
-            up_m_s: 3.0,
-            down_m_s: 1.5,
             descend_m_s: Some(0.7),
-            yaw_rad: None,
-            auto: false,
+            ..pos_sp([0.0, 0.0, 0.0])
         });
         fly(&mut b, &land, 6.0);
         assert!(b.on_ground && b.height_m() == 0.0);
@@ -358,19 +357,10 @@ mod tests {
 
     #[test]
     fn turns_at_the_yaw_rate_limit() {
-        let mut b = Body {
-            on_ground: false,
-            pos_ned_m: [0.0, 0.0, -5.0],
-            ..Default::default()
-        };
+        let mut b = airborne(5.0);
         let sp = Setpoint::Position(PosSp {
-            target_ned_m: [0.0, 0.0, -5.0],
-            cruise_m_s: 5.0,
-            up_m_s: 3.0,
-            down_m_s: 1.5,
-            descend_m_s: None,
             yaw_rad: Some(1.0),
-            auto: false,
+            ..pos_sp([0.0, 0.0, -5.0])
         });
         fly(&mut b, &sp, 1.0);
         assert!((b.yaw_rad - 45f32.to_radians()).abs() < 0.02);

@@ -4,8 +4,7 @@
 //! vehicle boots on. Latitude/longitude come from an azimuthal equidistant projection around
 //! that anchor (PX4 `lib/geo`), exact enough for the few kilometres a test flies.
 
-/// Earth radius PX4 uses for its local projections, m.
-pub const EARTH_RADIUS_M: f64 = 6_371_000.0;
+pub use nexus_core::offboard::geo::EARTH_RADIUS_M;
 
 /// A geodetic position: latitude/longitude in degrees, altitude over mean sea level in metres.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -98,18 +97,6 @@ impl LocalFrame {
     }
 }
 
-/// Wrap an angle to (−π, π].
-pub fn wrap_pi(a: f32) -> f32 {
-    let two_pi = core::f32::consts::TAU;
-    let mut r = a % two_pi;
-    if r > core::f32::consts::PI {
-        r -= two_pi;
-    } else if r <= -core::f32::consts::PI {
-        r += two_pi;
-    }
-    r
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,12 +114,5 @@ mod tests {
         // 1e-7 deg of latitude is about 1.1 cm.
         let g = f.to_geo([1.113, 0.0, 0.0]);
         assert!(((g.lat_deg - 47.397742) * 1e7 - 100.0).abs() < 1.0);
-    }
-
-    #[test]
-    fn wraps_angles() {
-        assert!((wrap_pi(3.5) - (3.5 - core::f32::consts::TAU)).abs() < 1e-6);
-        assert!((wrap_pi(-3.5) - (-3.5 + core::f32::consts::TAU)).abs() < 1e-6);
-        assert_eq!(wrap_pi(1.0), 1.0);
     }
 }

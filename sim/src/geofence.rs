@@ -7,6 +7,7 @@
 
 use crate::geo::LocalFrame;
 use crate::mission::Item;
+use mavlink::dialects::common::MavCmd::*;
 
 /// What GF_ACTION asks for on a breach (PX4's `geofence_result` GF_ACTION_*).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,15 +45,21 @@ pub fn breached(items: &[Item], frame: &LocalFrame, ne_m: [f32; 2]) -> bool {
     let mut in_exclusion = false;
     let mut i = 0usize;
     while let Some(it) = items.get(i) {
-        let inclusion = matches!(it.command, 5001 | 5003);
-        let inside = match it.command {
-            5001 | 5002 => {
+        let inclusion = matches!(
+            it.cmd(),
+            Some(MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION | MAV_CMD_NAV_FENCE_CIRCLE_INCLUSION)
+        );
+        let inside = match it.cmd() {
+            Some(
+                MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION
+                | MAV_CMD_NAV_FENCE_POLYGON_VERTEX_EXCLUSION,
+            ) => {
                 let n = ((it.params[0] + 0.5) as usize).max(1);
                 let poly = items.get(i..i + n).unwrap_or(&items[i..]);
                 i += poly.len();
                 inside_polygon(poly, frame, ne_m)
             }
-            5003 | 5004 => {
+            Some(MAV_CMD_NAV_FENCE_CIRCLE_INCLUSION | MAV_CMD_NAV_FENCE_CIRCLE_EXCLUSION) => {
                 i += 1;
                 let c = frame.to_local_ne(it.x, it.y);
                 let (dn, de) = (ne_m[0] - c[0], ne_m[1] - c[1]);

@@ -4,7 +4,7 @@
 
 use super::navigator::OffboardSp;
 use super::params::SetError;
-use super::vehicle::{Vehicle, STALLED_CMD_CAP};
+use super::vehicle::{Vehicle, COMPID, STALLED_CMD_CAP};
 use super::wire::{Command, Payload, RawMissionItem};
 use mavlink::dialects::common as mav;
 use mavlink::{MavlinkVersion, MessageData};
@@ -29,15 +29,17 @@ impl Vehicle {
         let src = (h.sysid, h.compid);
         let now = self.now_us;
         match h.msgid {
-            0 => {
-                // HEARTBEAT: a GCS (6) or onboard controller (18) keeps STATUSTEXT flowing.
+            mav::HEARTBEAT_DATA::ID => {
+                // A GCS or an onboard controller keeps STATUSTEXT flowing.
                 let ty = Payload(payload).u8(4);
-                if ty == 6 || ty == 18 {
+                if ty == mav::MavType::MAV_TYPE_GCS as u8
+                    || ty == mav::MavType::MAV_TYPE_ONBOARD_CONTROLLER as u8
+                {
                     self.gcs_heartbeat_us = Some(now);
                 }
             }
-            76 | 75 => {
-                let cmd = if h.msgid == 76 {
+            mav::COMMAND_LONG_DATA::ID | mav::COMMAND_INT_DATA::ID => {
+                let cmd = if h.msgid == mav::COMMAND_LONG_DATA::ID {
                     Command::long(payload)
                 } else {
                     Command::int(payload)
@@ -50,7 +52,7 @@ impl Vehicle {
                     self.on_command(cmd, src);
                 }
             }
-            11 => {
+            mav::SET_MODE_DATA::ID => {
                 if let Ok(m) = mav::SET_MODE_DATA::deser(v, payload) {
                     if m.target_system == self.sysid && !self.stalled {
                         let main = ((m.custom_mode >> 16) & 0xff) as f32;
@@ -59,7 +61,7 @@ impl Vehicle {
                     }
                 }
             }
-            69 => {
+            mav::MANUAL_CONTROL_DATA::ID => {
                 if let Ok(m) = mav::MANUAL_CONTROL_DATA::deser(v, payload) {
                     if m.target == self.sysid {
                         self.manual.last_us = Some(now);
@@ -73,9 +75,9 @@ impl Vehicle {
                     }
                 }
             }
-            84 => self.on_position_target(payload),
-            111 => {
-                // TIMESYNC: a request (tc1 0) is answered with our clock in tc1 and its ts1, as
+            mav::SET_POSITION_TARGET_LOCAL_NED_DATA::ID => self.on_position_target(payload),
+            mav::TIMESYNC_DATA::ID => {
+                // A request (tc1 0) is answered with our clock in tc1 and its ts1, as
                 // PX4's mavlink_timesync does.
                 if let Ok(m) = mav::TIMESYNC_DATA::deser(v, payload) {
                     if m.tc1 == 0 && (m.target_system == 0 || m.target_system == self.sysid) {
@@ -88,7 +90,7 @@ impl Vehicle {
                     }
                 }
             }
-            20 => {
+            mav::PARAM_REQUEST_READ_DATA::ID => {
                 if let Ok(m) = mav::PARAM_REQUEST_READ_DATA::deser(v, payload) {
                     if m.target_system != self.sysid {
                         return;
@@ -110,14 +112,14 @@ impl Vehicle {
                     }
                 }
             }
-            21 => {
+            mav::PARAM_REQUEST_LIST_DATA::ID => {
                 if let Ok(m) = mav::PARAM_REQUEST_LIST_DATA::deser(v, payload) {
                     if m.target_system == self.sysid {
                         self.streams.param_list = Some(0);
                     }
                 }
             }
-            23 => {
+            mav::PARAM_SET_DATA::ID => {
                 if let Ok(m) = mav::PARAM_SET_DATA::deser(v, payload) {
                     if m.target_system != self.sysid {
                         return;
@@ -150,40 +152,55 @@ impl Vehicle {
                     }
                 }
             }
-            44 => {
+            mav::MISSION_COUNT_DATA::ID => {
                 if let Ok(m) = mav::MISSION_COUNT_DATA::deser(v, payload) {
                     self.mission.on_count(now, &mut self.io, src, &m);
                 }
             }
-            39 | 73 => {
-                let it = RawMissionItem::decode(payload, h.msgid == 73);
+            mav::MISSION_ITEM_DATA::ID | mav::MISSION_ITEM_INT_DATA::ID => {
+                let it = RawMissionItem::decode(payload, h.msgid == mav::MISSION_ITEM_INT_DATA::ID);
                 self.mission.on_item(now, &mut self.io, &it);
             }
-            40 | 51 => {
+            mav::MISSION_REQUEST_DATA::ID | mav::MISSION_REQUEST_INT_DATA::ID => {
                 let p = Payload(payload);
                 // MISSION_REQUEST and _INT share a layout: seq, target sys/comp, mission_type.
                 let req = (p.u16(0), p.u8(2), p.u8(3), p.u8(4));
-                self.mission
-                    .on_request(now, &mut self.io, src, req, h.msgid == 51);
+                self.mission.on_request(
+                    now,
+                    &mut self.io,
+                    src,
+                    req,
+                    h.msgid == mav::MISSION_REQUEST_INT_DATA::ID,
+                );
             }
-            43 => {
+            mav::MISSION_REQUEST_LIST_DATA::ID => {
                 if let Ok(m) = mav::MISSION_REQUEST_LIST_DATA::deser(v, payload) {
                     self.mission.on_request_list(now, &mut self.io, src, &m);
                 }
             }
-            47 => {
+            mav::MISSION_ACK_DATA::ID => {
                 if let Ok(m) = mav::MISSION_ACK_DATA::deser(v, payload) {
                     self.mission.on_ack(now, &mut self.io, src, &m);
                 }
             }
-            41 => {
+            mav::MISSION_SET_CURRENT_DATA::ID => {
                 if let Ok(m) = mav::MISSION_SET_CURRENT_DATA::deser(v, payload) {
                     self.mission.on_set_current(now, &mut self.io, &m);
                 }
             }
-            45 => {
+            mav::MISSION_CLEAR_ALL_DATA::ID => {
                 if let Ok(m) = mav::MISSION_CLEAR_ALL_DATA::deser(v, payload) {
                     self.mission.on_clear_all(now, &mut self.io, src, &m);
+                }
+            }
+            mav::REQUEST_EVENT_DATA::ID => {
+                if let Ok(m) = mav::REQUEST_EVENT_DATA::deser(v, payload) {
+                    if m.target_system == self.sysid
+                        && (m.target_component == COMPID || m.target_component == 0)
+                    {
+                        self.io
+                            .request_events(m.first_sequence, m.last_sequence, src);
+                    }
                 }
             }
             _ => {}

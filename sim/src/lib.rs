@@ -53,7 +53,9 @@
 //!   SoC id 0x1006 and "SIMULATIONID0000"; see `nexus_core::ground_truth`).
 //!
 //! # Calibrated to the measurements
-//! First heartbeat 1.5 s, global position 3.0 s, armable 4.5 s; takeoff detected ~1.9 s after
+//! First heartbeat 1.24 s, global position 3.0 s, armable 4.08 s (Mission mode 6.11 s), STANDBY
+//! from 4.08 s in every mode, as the traces' time_boot_ms (`fixtures/calibration/px4-boot.tsv`);
+//! takeoff detected ~1.9 s after
 //! arming (1 s spool-up, then the thrust); 15 m reposition in ~7 s (PX4: ~6.5); "Disarmed by
 //! landing" 2.0–2.4 s after ON_GROUND; "Failsafe activated" ~1.3 s after the offboard stream
 //! stops; mission retries ~0.26 s apart; home's altitude re-estimated every 2 s for 120 s
@@ -73,21 +75,23 @@
 //! | takeoff climb | approximated: lift-off 4.6 s after arming, MPC_TKO_SPEED over MPC_TKO_RAMP_T | arm → 4.5 m held 2 s: 11.5 vs 11.3 s (1.02) |
 //! | Mission auto-climb | modelled ("Climb to … above home", takeoff item) | arm → item 1: 9.1 vs 8.1 s (1.12) |
 //! | mission legs (15–19 m, 90° turns) | approximated: jerk limit as 0.35·MPC_ACC_HOR, braking at MPC_ACC_HOR/3, no speed until the heading is within ~30° (MPC_YAWRAUTO_MAX 60) | 5.5 / 7.6 / 6.3 / 7.2 vs 5.6 / 8.5 / 7.1 / 7.1 s (0.89–1.03) |
-//! | landing from 10 m (Mission) / 5 m (Land) | approximated: MPC_LAND_SPEED below MPC_LAND_ALT2, "Landing detected" 6 s after touchdown (1.4 s if it never left the ground) | 18.2 vs 18.2 s (1.00); 13.3 vs 13.5 s (0.99) |
+//! | landing from 10 m (Mission) / 5 m (Land) | approximated: MPC_LAND_SPEED below MPC_LAND_ALT2, "Landing detected" 6 s after touchdown (1.48 s if it never left the ground, as wait-for-text-with-reaction-x4) | 18.2 vs 18.2 s (1.00); 13.3 vs 13.5 s (0.99) |
 //! | disarm after landing | modelled: COM_DISARM_LAND after Land; at once when a mission ends landed | 2.25 vs 2.0–2.4 s; 0.0 vs 0.1 s |
-//! | totals | | box 63.6 vs 66.3 s (0.96); takeoff-hover-land 47.6 vs 45.1 s derived (1.06); wait-for-text 18.1 vs 17.9 s (1.01) |
+//! | totals (from the first heartbeat, as nexus counts) | | box 65.2 vs 66.3 s (0.98); takeoff-hover-land 46.2 vs 45.1 s derived (1.02); wait-for-text 17.8 vs 17.9 s (0.99), its landing 1.61 vs 1.60 s |
 //! | streams on the offboard link | modelled: PX4's set and rates (31 messages, each ±20 %) | |
 //! | TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION, reboot/shutdown, PARAM_ERROR, download frame 6 | modelled | |
 //! | RTL_RETURN_ALT 30, RTL_DESCEND_ALT 10, MPC_YAWRAUTO_MAX 60 | modelled (PX4's multicopter defaults) | |
 //! | Position-mode sticks | approximated: MPC_XY_MAN_EXPO 0.6 up to 10 m/s, gaining speed at expo(stick)·MPC_ACC_HOR/2 | pitch 0.5 for 4 s: ~3.3 vs 3.2–3.5 m |
-//! | boot → armable | approximated: 4.5 s; the traces' PX4 armed at 8.9 s (Takeoff) and 11.1 s (Mission) | |
+//! | boot → armable | modelled: first heartbeat 1.24 s, GPS_GLOBAL_ORIGIN with it, SYS_STATUS prearm bit from 4.08 s (Hold, Takeoff, …) or 6.11 s (Mission mode), STANDBY from 4.08 s in every mode; boot text "Preflight Fail: heading estimate not stable" (CRITICAL) | seen at 1.24 / 4.25 / 6.25 / 4.24 s vs PX4 1.24–1.25 / 4.07–4.08 / 6.11 / 4.26–4.28 s (the sim's 5 Hz SYS_STATUS samples later); not modelled: HOME_POSITION from 2.27 s (here with the global position, 3.0 s vs 2.69–3.18 s) |
 //! | parameters | approximated: 165 of PX4's 897, generated from PX4's parameter definitions and measured values (`scripts/gen-px4-params`, [`params::TABLE`]); list, read by name/index, set by type | PARAM_REQUEST_LIST: count = table (`sim_params`) |
-//! | EVENT / CURRENT_EVENT_SEQUENCE (events protocol), AVAILABLE_MODES, GPS_GLOBAL_ORIGIN | not modelled | |
+//! | events protocol ([`events`]) | modelled: CURRENT_EVENT_SEQUENCE every 3 s (reset flag as PX4), REQUEST_EVENT from a 20-event buffer, RESPONSE_EVENT_ERROR; EVENTs with PX4's ids for armed/disarmed by (with PX4's reason code), takeoff/landing detected, "Executing Mission" (now also as text), "Mission finished, landed", arming denied (throttle above center) | not modelled: PX4's boot-time health and arming-check reports (arming_check_summary, health_summary, the per-check events), failsafe, mode-change and navigator events other than the above |
+//! | standard modes ([`modes`]) | modelled: AVAILABLE_MODES on REQUEST_MESSAGE (16 modes, PX4's names, standard modes, properties), CURRENT_MODE with standard_mode (0.5 Hz and on request) | PX4 main also lists Altitude Cruise, Guided Course, Descend, Termination; AVAILABLE_MODES_MONITOR never sent (the set never changes; PX4 sent none in the traces) |
+//! | GPS_GLOBAL_ORIGIN | modelled: once after the first heartbeat (PX4: 1.27 s), on request | |
 //! | stream contents (ESTIMATOR_STATUS, VIBRATION, OPEN_DRONE_ID_*, …) | approximated: present at PX4's rate, fields mostly zero | |
 //!
 //! Modules, one per concept: [`geo`], [`params`], [`dynamics`], [`commander`], [`navigator`],
-//! [`mission`], [`statustext`], [`streams`], [`faults`], [`clock`], [`server`]; `nexus sim`
-//! (the command line around [`SimHandle`]) is in the nexus-cli package.
+//! [`mission`], [`statustext`], [`streams`], [`events`], [`modes`], [`faults`], [`clock`],
+//! [`server`]; `nexus sim` (the command line around [`SimHandle`]) is in the nexus-cli package.
 //!
 //! The vehicle alone, in memory: step its clock and it boots and talks, as PX4 SITL does
 //! (`sim/examples/standalone.rs` flies it with a nexus-core client).
@@ -109,12 +113,14 @@ pub mod commander;
 mod commands;
 pub mod config;
 pub mod dynamics;
+pub mod events;
 pub mod faults;
 pub mod geo;
 pub mod geofence;
 mod handlers;
 pub mod io;
 pub mod mission;
+pub mod modes;
 pub mod navigator;
 pub mod params;
 pub mod server;

@@ -16,7 +16,7 @@
 
 use super::io::Io;
 use super::wire::RawMissionItem;
-use mav::{MavFrame, MavMissionResult, MavMissionType, MissionState};
+use mav::{MavCmd, MavFrame, MavMissionResult, MavMissionType, MissionState};
 use mavlink::dialects::common as mav;
 
 /// Retry period of an unanswered request, µs (MAVLINK_MISSION_RETRY_TIMEOUT_DEFAULT).
@@ -54,6 +54,17 @@ impl Item {
     pub fn has_position(&self) -> bool {
         self.frame != MavFrame::MAV_FRAME_MISSION as u8
     }
+
+    /// The command as the mavlink crate's enum; `None` for a number the dialect lacks.
+    pub fn cmd(&self) -> Option<MavCmd> {
+        <MavCmd as num_traits::FromPrimitive>::from_u16(self.command)
+    }
+}
+
+/// Whether `command` is a region-of-interest item (NAV_ROI, DO_SET_ROI), whose param1 is a
+/// mode PX4 checks per frame.
+fn is_roi(command: u16) -> bool {
+    command == MavCmd::MAV_CMD_NAV_ROI as u16 || command == MavCmd::MAV_CMD_DO_SET_ROI as u16
 }
 
 /// A stored plan of one type.
@@ -128,13 +139,64 @@ pub fn crc_for_item(it: &RawMissionItem, prev: u32) -> u32 {
 }
 
 const GLOBAL_NAV: &[u16] = &[
-    16, 17, 19, 21, 22, 31, 80, 84, 85, 195, 201, 4501, 5000, 5001, 5002, 5003, 5004, 5100,
+    MavCmd::MAV_CMD_NAV_WAYPOINT as u16,
+    MavCmd::MAV_CMD_NAV_LOITER_UNLIM as u16,
+    MavCmd::MAV_CMD_NAV_LOITER_TIME as u16,
+    MavCmd::MAV_CMD_NAV_LAND as u16,
+    MavCmd::MAV_CMD_NAV_TAKEOFF as u16,
+    MavCmd::MAV_CMD_NAV_LOITER_TO_ALT as u16,
+    MavCmd::MAV_CMD_NAV_ROI as u16,
+    MavCmd::MAV_CMD_NAV_VTOL_TAKEOFF as u16,
+    MavCmd::MAV_CMD_NAV_VTOL_LAND as u16,
+    MavCmd::MAV_CMD_DO_SET_ROI_LOCATION as u16,
+    MavCmd::MAV_CMD_DO_SET_ROI as u16,
+    MavCmd::MAV_CMD_CONDITION_GATE as u16,
+    MavCmd::MAV_CMD_NAV_FENCE_RETURN_POINT as u16,
+    MavCmd::MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION as u16,
+    MavCmd::MAV_CMD_NAV_FENCE_POLYGON_VERTEX_EXCLUSION as u16,
+    MavCmd::MAV_CMD_NAV_FENCE_CIRCLE_INCLUSION as u16,
+    MavCmd::MAV_CMD_NAV_FENCE_CIRCLE_EXCLUSION as u16,
+    MavCmd::MAV_CMD_NAV_RALLY_POINT as u16,
 ];
 const MISSION_FRAME_CMDS: &[u16] = &[
-    20, 93, 112, 114, 177, 178, 179, 187, 189, 196, 197, 200, 203, 204, 205, 206, 211, 214, 260,
-    530, 532, 1000, 1001, 2000, 2001, 2003, 2500, 2501, 3000, 42600,
+    MavCmd::MAV_CMD_NAV_RETURN_TO_LAUNCH as u16,
+    MavCmd::MAV_CMD_NAV_DELAY as u16,
+    MavCmd::MAV_CMD_CONDITION_DELAY as u16,
+    MavCmd::MAV_CMD_CONDITION_DISTANCE as u16,
+    MavCmd::MAV_CMD_DO_JUMP as u16,
+    MavCmd::MAV_CMD_DO_CHANGE_SPEED as u16,
+    MavCmd::MAV_CMD_DO_SET_HOME as u16,
+    MavCmd::MAV_CMD_DO_SET_ACTUATOR as u16,
+    MavCmd::MAV_CMD_DO_LAND_START as u16,
+    MavCmd::MAV_CMD_DO_SET_ROI_WPNEXT_OFFSET as u16,
+    MavCmd::MAV_CMD_DO_SET_ROI_NONE as u16,
+    MavCmd::MAV_CMD_DO_CONTROL_VIDEO as u16,
+    MavCmd::MAV_CMD_DO_DIGICAM_CONTROL as u16,
+    MavCmd::MAV_CMD_DO_MOUNT_CONFIGURE as u16,
+    MavCmd::MAV_CMD_DO_MOUNT_CONTROL as u16,
+    MavCmd::MAV_CMD_DO_SET_CAM_TRIGG_DIST as u16,
+    MavCmd::MAV_CMD_DO_GRIPPER as u16,
+    MavCmd::MAV_CMD_DO_SET_CAM_TRIGG_INTERVAL as u16,
+    MavCmd::MAV_CMD_OBLIQUE_SURVEY as u16,
+    MavCmd::MAV_CMD_SET_CAMERA_MODE as u16,
+    MavCmd::MAV_CMD_SET_CAMERA_FOCUS as u16,
+    MavCmd::MAV_CMD_DO_GIMBAL_MANAGER_PITCHYAW as u16,
+    MavCmd::MAV_CMD_DO_GIMBAL_MANAGER_CONFIGURE as u16,
+    MavCmd::MAV_CMD_IMAGE_START_CAPTURE as u16,
+    MavCmd::MAV_CMD_IMAGE_STOP_CAPTURE as u16,
+    MavCmd::MAV_CMD_DO_TRIGGER_CONTROL as u16,
+    MavCmd::MAV_CMD_VIDEO_START_CAPTURE as u16,
+    MavCmd::MAV_CMD_VIDEO_STOP_CAPTURE as u16,
+    MavCmd::MAV_CMD_DO_VTOL_TRANSITION as u16,
+    MavCmd::MAV_CMD_DO_WINCH as u16,
 ];
-const FENCE_RALLY_CMDS: &[u16] = &[5001, 5002, 5003, 5004, 5100];
+const FENCE_RALLY_CMDS: &[u16] = &[
+    MavCmd::MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION as u16,
+    MavCmd::MAV_CMD_NAV_FENCE_POLYGON_VERTEX_EXCLUSION as u16,
+    MavCmd::MAV_CMD_NAV_FENCE_CIRCLE_INCLUSION as u16,
+    MavCmd::MAV_CMD_NAV_FENCE_CIRCLE_EXCLUSION as u16,
+    MavCmd::MAV_CMD_NAV_RALLY_POINT as u16,
+];
 
 /// PX4's `parse_mavlink_mission_item`: the stored item, or the MISSION_ACK error.
 pub fn parse_item(it: &RawMissionItem, int_mode: bool) -> Result<Item, MavMissionResult> {
@@ -172,15 +234,15 @@ pub fn parse_item(it: &RawMissionItem, int_mode: bool) -> Result<Item, MavMissio
         if !GLOBAL_NAV.contains(&it.command) {
             return Err(MavMissionResult::MAV_MISSION_UNSUPPORTED);
         }
-        if matches!(it.command, 80 | 201) && !matches!(it.params[0] as i32, 0 | 3) {
+        if is_roi(it.command) && !matches!(it.params[0] as i32, 0 | 3) {
             return Err(MavMissionResult::MAV_MISSION_INVALID_PARAM1);
         }
         Ok(item)
     } else if f == MavFrame::MAV_FRAME_MISSION as u8 {
-        if matches!(it.command, 80 | 201) && !matches!(it.params[0] as i32, 0..=2) {
+        if is_roi(it.command) && !matches!(it.params[0] as i32, 0..=2) {
             return Err(MavMissionResult::MAV_MISSION_INVALID_PARAM1);
         }
-        if !MISSION_FRAME_CMDS.contains(&it.command) && !matches!(it.command, 80 | 201) {
+        if !MISSION_FRAME_CMDS.contains(&it.command) && !is_roi(it.command) {
             return Err(MavMissionResult::MAV_MISSION_UNSUPPORTED);
         }
         Ok(item)
@@ -441,7 +503,15 @@ impl MissionManager {
             0 => FENCE_RALLY_CMDS.contains(&item.command),
             // PX4's feasibility check of a polygon vertex: its polygon has at least 3
             // ("Fence: too few vertices", MAV_MISSION_ERROR).
-            1 => matches!(item.command, 5001 | 5002) && ((item.params[0] + 0.5) as i32) < 3,
+            1 => {
+                matches!(
+                    item.cmd(),
+                    Some(
+                        MavCmd::MAV_CMD_NAV_FENCE_POLYGON_VERTEX_INCLUSION
+                            | MavCmd::MAV_CMD_NAV_FENCE_POLYGON_VERTEX_EXCLUSION
+                    )
+                ) && ((item.params[0] + 0.5) as i32) < 3
+            }
             _ => false,
         };
         if wrong_type {
@@ -573,7 +643,7 @@ impl MissionManager {
     fn send_item(&mut self, now: u64, io: &mut Io, seq: u16, it: Item) {
         self.last_sent_us = Some(now);
         let current = (self.ty == 0 && self.progress.current == seq) as u8;
-        let command = num_traits_cmd(it.command);
+        let command = cmd_or_waypoint(it.command);
         let global = it.has_position();
         // PX4's `format_mavlink_mission_item` stores only "relative or not": a global item goes
         // back as GLOBAL(_RELATIVE_ALT)_INT (5/6) on the *_INT protocol, as GLOBAL(_RELATIVE_ALT)
@@ -806,7 +876,8 @@ fn num_traits_frame(f: u8) -> MavFrame {
     <MavFrame as num_traits::FromPrimitive>::from_u8(f).unwrap_or(MavFrame::MAV_FRAME_GLOBAL)
 }
 
-fn num_traits_cmd(c: u16) -> mav::MavCmd {
-    <mav::MavCmd as num_traits::FromPrimitive>::from_u16(c)
-        .unwrap_or(mav::MavCmd::MAV_CMD_NAV_WAYPOINT)
+/// A command number as the enum an outgoing field needs: one the dialect lacks goes out as
+/// NAV_WAYPOINT (the enum cannot carry it).
+pub(crate) fn cmd_or_waypoint(c: u16) -> MavCmd {
+    <MavCmd as num_traits::FromPrimitive>::from_u16(c).unwrap_or(MavCmd::MAV_CMD_NAV_WAYPOINT)
 }

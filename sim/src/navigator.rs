@@ -15,10 +15,13 @@
 
 use super::commander::Reason;
 use super::dynamics::{Body, Limits, PosSp, Setpoint};
-use super::geo::{wrap_pi, LocalFrame};
+use super::events::level;
+use super::geo::LocalFrame;
 use super::io::Io;
 use super::mission::{Item, MissionManager};
 use super::params::{Params, P};
+use mavlink::dialects::common::MavCmd::*;
+use nexus_core::offboard::geo::wrap_pi_open_below_f32 as wrap_pi;
 use nexus_core::{Mode, RcSticks};
 
 /// What kind of setpoint is flown (drives EXTENDED_SYS_STATE.landed_state).
@@ -243,7 +246,11 @@ impl Navigator {
             sp.cruise_m_s = v;
         }
         let yaw_deg = it.params[3];
-        sp.yaw_rad = if yaw_deg.is_finite() && matches!(it.command, 16 | 17 | 19) {
+        sp.yaw_rad = if yaw_deg.is_finite()
+            && matches!(
+                it.cmd(),
+                Some(MAV_CMD_NAV_WAYPOINT | MAV_CMD_NAV_LOITER_UNLIM | MAV_CMD_NAV_LOITER_TIME)
+            ) {
             Some(wrap_pi(yaw_deg.to_radians()))
         } else {
             let dn = target[0] - i.body.pos_ned_m[0];
@@ -388,6 +395,9 @@ impl Navigator {
             }
             return None;
         }
+        // `MissionBase::on_activation` (box-x4: 0.05 s after "Armed by external command").
+        io.info(i.now, "navigator", "Executing Mission\t");
+        io.event(i.now, "mission_execute", level::INFO_INFO, &[]);
         if i.landed {
             // checkClimbRequired: climb to the first position item's altitude.
             let items = mission.mission();
@@ -707,9 +717,9 @@ impl Navigator {
             if guard > mission.mission().len() + 2 {
                 break;
             }
-            match it.command {
-                20 => {
-                    // NAV_RETURN_TO_LAUNCH: hand over to RTL.
+            match it.cmd() {
+                Some(MAV_CMD_NAV_RETURN_TO_LAUNCH) => {
+                    // Hand over to RTL.
                     if cur + 1 >= mission.mission().len() {
                         mission.progress.finished = true;
                     } else {
@@ -723,8 +733,8 @@ impl Navigator {
                         Some(NavEvent::MissionRtl),
                     );
                 }
-                177 => {
-                    // DO_JUMP param1 = target index, param2 = repeat count.
+                Some(MAV_CMD_DO_JUMP) => {
+                    // param1 = target index, param2 = repeat count.
                     let done = self
                         .jumps_done
                         .iter()
@@ -745,7 +755,7 @@ impl Navigator {
                     }
                     continue;
                 }
-                178 => {
+                Some(MAV_CMD_DO_CHANGE_SPEED) => {
                     if it.params[1] > 0.0 {
                         self.mission_speed = Some(it.params[1]);
                     }
@@ -753,8 +763,8 @@ impl Navigator {
                     mission.progress.current = (cur + 1) as u16;
                     continue;
                 }
-                93 | 112 => {
-                    // NAV_DELAY / CONDITION_DELAY: wait param1 seconds in place.
+                Some(MAV_CMD_NAV_DELAY | MAV_CMD_CONDITION_DELAY) => {
+                    // Wait param1 seconds in place.
                     let until = *self
                         .item_hold_until
                         .get_or_insert(i.now + (it.params[0].max(0.0) * 1e6) as u64);
@@ -778,24 +788,24 @@ impl Navigator {
         let Some(it) = mission.mission().get(cur).copied() else {
             return self.finish(i, mission, io);
         };
-        if it.command == 21 || it.command == 85 {
+        if matches!(it.cmd(), Some(MAV_CMD_NAV_LAND | MAV_CMD_NAV_VTOL_LAND)) {
             return self.mission_land(i, mission, io, it);
         }
         let sp = self.item_sp(i, &it);
         self.target = Some(sp);
         self.sp_type = SpType::Position;
-        let acc = if it.command == 16 && it.params[1] > 0.0 {
+        let acc = if it.cmd() == Some(MAV_CMD_NAV_WAYPOINT) && it.params[1] > 0.0 {
             it.params[1]
         } else {
             acc_default
         };
         if reached(i.body, &sp, acc, alt_rad) {
-            let hold_s = match it.command {
-                16 | 19 => it.params[0].max(0.0),
+            let hold_s = match it.cmd() {
+                Some(MAV_CMD_NAV_WAYPOINT | MAV_CMD_NAV_LOITER_TIME) => it.params[0].max(0.0),
                 _ => 0.0,
             };
-            if it.command == 17 {
-                // LOITER_UNLIM: stay.
+            if it.cmd() == Some(MAV_CMD_NAV_LOITER_UNLIM) {
+                // Stay.
                 if mission.progress.reached != cur as i32 {
                     mission.progress.reached = cur as i32;
                 }
@@ -867,6 +877,7 @@ impl Navigator {
         mission.progress.finished = true;
         if i.landed {
             io.info(i.now, "navigator", "Mission finished, landed\t");
+            io.event(i.now, "mission_finished", level::INFO_INFO, &[]);
             self.sp_type = SpType::Idle;
             (Setpoint::Idle, Some(NavEvent::MissionFinished))
         } else {

@@ -4,10 +4,12 @@
 //! Streams are scheduled on the time the driver advanced (so they keep flowing when the
 //! vehicle's clock is stalled), stamped with the vehicle's clock.
 
-use super::geo::wrap_pi;
+use super::commander::Conditions;
 use super::vehicle::Vehicle;
 use mav::{MavModeFlag, MavSysStatusSensor};
 use mavlink::dialects::common as mav;
+use mavlink::MessageData;
+use nexus_core::offboard::geo::wrap_pi_open_below_f32 as wrap_pi;
 use nexus_core::Mode;
 
 /// Base of SYSTEM_TIME.time_unix_usec (2024-01-01T00:00:00Z): deterministic, unlike PX4's.
@@ -93,39 +95,40 @@ pub enum Kind {
 
 impl Kind {
     /// MAVLink message id.
+    #[allow(deprecated)] // PING: PX4 still streams it.
     pub fn msgid(self) -> u32 {
         match self {
-            Kind::Heartbeat => 0,
-            Kind::SysStatus => 1,
-            Kind::SystemTime => 2,
-            Kind::Attitude => 30,
-            Kind::AttitudeQuaternion => 31,
-            Kind::HighresImu => 105,
-            Kind::GlobalPositionInt => 33,
-            Kind::LocalPositionNed => 32,
-            Kind::Odometry => 331,
-            Kind::VfrHud => 74,
-            Kind::Altitude => 141,
-            Kind::GpsRawInt => 24,
-            Kind::ExtendedSysState => 245,
-            Kind::HomePosition => 242,
-            Kind::BatteryStatus => 147,
-            Kind::HilStateQuaternion => 115,
-            Kind::Timesync => 111,
-            Kind::Ping => 4,
-            Kind::ScaledPressure => 29,
-            Kind::DistanceSensor => 132,
-            Kind::EstimatorStatus => 230,
-            Kind::AttitudeTarget => 83,
-            Kind::PositionTargetLocalNed => 85,
-            Kind::PositionTargetGlobalInt => 87,
-            Kind::ServoOutputRaw => 36,
-            Kind::Vibration => 241,
-            Kind::OpenDroneIdLocation => 12901,
-            Kind::OpenDroneIdSystem => 12904,
-            Kind::LinkNodeStatus => 8,
-            Kind::CurrentMode => 436,
-            Kind::TimeEstimateToTarget => 380,
+            Kind::Heartbeat => mav::HEARTBEAT_DATA::ID,
+            Kind::SysStatus => mav::SYS_STATUS_DATA::ID,
+            Kind::SystemTime => mav::SYSTEM_TIME_DATA::ID,
+            Kind::Attitude => mav::ATTITUDE_DATA::ID,
+            Kind::AttitudeQuaternion => mav::ATTITUDE_QUATERNION_DATA::ID,
+            Kind::HighresImu => mav::HIGHRES_IMU_DATA::ID,
+            Kind::GlobalPositionInt => mav::GLOBAL_POSITION_INT_DATA::ID,
+            Kind::LocalPositionNed => mav::LOCAL_POSITION_NED_DATA::ID,
+            Kind::Odometry => mav::ODOMETRY_DATA::ID,
+            Kind::VfrHud => mav::VFR_HUD_DATA::ID,
+            Kind::Altitude => mav::ALTITUDE_DATA::ID,
+            Kind::GpsRawInt => mav::GPS_RAW_INT_DATA::ID,
+            Kind::ExtendedSysState => mav::EXTENDED_SYS_STATE_DATA::ID,
+            Kind::HomePosition => mav::HOME_POSITION_DATA::ID,
+            Kind::BatteryStatus => mav::BATTERY_STATUS_DATA::ID,
+            Kind::HilStateQuaternion => mav::HIL_STATE_QUATERNION_DATA::ID,
+            Kind::Timesync => mav::TIMESYNC_DATA::ID,
+            Kind::Ping => mav::PING_DATA::ID,
+            Kind::ScaledPressure => mav::SCALED_PRESSURE_DATA::ID,
+            Kind::DistanceSensor => mav::DISTANCE_SENSOR_DATA::ID,
+            Kind::EstimatorStatus => mav::ESTIMATOR_STATUS_DATA::ID,
+            Kind::AttitudeTarget => mav::ATTITUDE_TARGET_DATA::ID,
+            Kind::PositionTargetLocalNed => mav::POSITION_TARGET_LOCAL_NED_DATA::ID,
+            Kind::PositionTargetGlobalInt => mav::POSITION_TARGET_GLOBAL_INT_DATA::ID,
+            Kind::ServoOutputRaw => mav::SERVO_OUTPUT_RAW_DATA::ID,
+            Kind::Vibration => mav::VIBRATION_DATA::ID,
+            Kind::OpenDroneIdLocation => mav::OPEN_DRONE_ID_LOCATION_DATA::ID,
+            Kind::OpenDroneIdSystem => mav::OPEN_DRONE_ID_SYSTEM_DATA::ID,
+            Kind::LinkNodeStatus => mav::LINK_NODE_STATUS_DATA::ID,
+            Kind::CurrentMode => mav::CURRENT_MODE_DATA::ID,
+            Kind::TimeEstimateToTarget => mav::TIME_ESTIMATE_TO_TARGET_DATA::ID,
         }
     }
 }
@@ -298,7 +301,11 @@ impl Vehicle {
             } else {
                 mav::MavState::MAV_STATE_ACTIVE
             }
-        } else if self.commander.can_arm(&c) {
+        } else if self.commander.can_arm(&Conditions {
+            // box-x4: STANDBY at 4.28 s in Mission mode, 1.8 s before the prearm bit.
+            mission_boot_done: true,
+            ..c
+        }) {
             mav::MavState::MAV_STATE_STANDBY
         } else {
             mav::MavState::MAV_STATE_UNINIT
@@ -689,14 +696,7 @@ impl Vehicle {
                 timestamp: now / 1000,
                 ..Default::default()
             }),
-            Kind::CurrentMode => {
-                let custom = self.heartbeat().custom_mode;
-                self.io.out.push(&mav::CURRENT_MODE_DATA {
-                    custom_mode: custom,
-                    intended_custom_mode: custom,
-                    ..Default::default()
-                });
-            }
+            Kind::CurrentMode => self.send_current_mode(),
             Kind::TimeEstimateToTarget => out.push(&mav::TIME_ESTIMATE_TO_TARGET_DATA {
                 safe_return: -1,
                 land: -1,
@@ -706,6 +706,28 @@ impl Vehicle {
             }),
             _ => {}
         }
+    }
+
+    /// CURRENT_MODE: the mode in force, its standard mode, and the user's intended mode.
+    pub(super) fn send_current_mode(&mut self) {
+        let mode = self.commander.nav_state();
+        self.io.out.push(&mav::CURRENT_MODE_DATA {
+            custom_mode: mode.custom_mode(),
+            intended_custom_mode: self.commander.user_mode.custom_mode(),
+            standard_mode: super::modes::standard_mode(mode),
+        });
+    }
+
+    /// GPS_GLOBAL_ORIGIN: the estimator's origin (the pad), as PX4 sends it once the origin is
+    /// set (1.27 s in the traces, just after the first heartbeat) and on request.
+    pub(super) fn send_gps_origin(&mut self) {
+        let o = self.frame.origin();
+        self.io.out.push(&mav::GPS_GLOBAL_ORIGIN_DATA {
+            latitude: (o.lat_deg * 1e7).round() as i32,
+            longitude: (o.lon_deg * 1e7).round() as i32,
+            altitude: (o.alt_amsl_m * 1000.0).round() as i32,
+            time_usec: self.cfg.boot.mavlink_start_ms * 1000,
+        });
     }
 
     /// HOME_POSITION, if home is set.
@@ -809,6 +831,7 @@ impl Vehicle {
                 e.next_us = t0 + (i as u64 * 997) % e.interval_us.max(1);
             }
             self.gimbal_burst = Some((self.now_us + 2_500_000, 0));
+            self.send_gps_origin();
         }
         let t = self.elapsed_us;
         if std::mem::take(&mut self.streams.home_changed) {
@@ -852,6 +875,7 @@ impl Vehicle {
         if now >= self.cfg.boot.texts_start_ms * 1000 {
             self.io.texts.flush(now, connected, &mut self.io.out);
         }
+        self.io.events_tick(now);
         self.gimbal_commands();
         if let Some(idx) = self.streams.unsolicited_param.take() {
             self.send_param(idx);

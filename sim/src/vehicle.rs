@@ -8,6 +8,7 @@
 use super::commander::{ArmRequest, Commander, Conditions, Failsafe, LandEvent, Reason};
 use super::config::VehicleConfig;
 use super::dynamics::{Body, Limits, Setpoint};
+use super::events::level;
 use super::faults::{ExitStatus, Fault};
 use super::geo::LocalFrame;
 use super::geofence::GeofenceAction;
@@ -25,14 +26,15 @@ const TAKEOFF_DETECT_THRUST_S: f32 = 0.95;
 /// no LNDMC_TRIG_TIME parameter to set it.
 const LAND_DETECT_S: f32 = 6.0;
 /// The same for a vehicle that never left the ground since arming: Land commanded on the
-/// ground gives "Landing detected" 1.5 s later (wait-for-text-with-reaction-x4).
-const LAND_DETECT_UNFLOWN_S: f32 = 1.4;
+/// ground gives "Landing detected" 1.48 s later (wait-for-text-with-reaction-x4: Land at
+/// 16.27 s, the text at 17.748 s, ON_GROUND in the next EXTENDED_SYS_STATE at 17.868 s).
+const LAND_DETECT_UNFLOWN_S: f32 = 1.48;
 /// How long the arm/disarm stick gesture must be held, us: a fixed 1 s on PX4 main, which has
 /// no COM_RC_ARM_HYST parameter any more.
 const STICK_GESTURE_HOLD_US: u64 = 1_000_000;
 /// Height above the pad that counts as having flown, m.
 const FLEW_HEIGHT_M: f32 = 0.3;
-use super::wire::{Command, TxFault};
+use super::wire::{Command, TxFault, XorShift64Star};
 use nexus_core::frame::Decoder;
 use nexus_core::{Mode, RcSticks};
 use std::collections::VecDeque;
@@ -149,7 +151,7 @@ pub struct Vehicle {
     pub(super) exit: Option<ExitStatus>,
     /// Left the ground (above [`FLEW_HEIGHT_M`]) since arming: its landing is detected slowly.
     pub(super) flew: bool,
-    pub(super) rng: u64,
+    pub(super) rng: XorShift64Star,
     pub(super) boot_texts_done: usize,
     pub(super) gimbal_burst: Option<(u64, u8)>,
     /// MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN accepted a shutdown: PX4 exits 0 at this time.
@@ -166,7 +168,7 @@ impl Vehicle {
     pub fn new(cfg: VehicleConfig) -> Vehicle {
         let sysid = cfg.sysid();
         let mut params = Params::new(sysid);
-        let mut io = Io::new(sysid, COMPID, cfg.seed);
+        let mut io = Io::new(sysid, COMPID, cfg.random_start);
         for (name, v) in &cfg.params {
             if let Err(e) = params.set_numeric(name, *v) {
                 io.print(format!(
@@ -181,7 +183,7 @@ impl Vehicle {
         Vehicle {
             frame: LocalFrame::new(cfg.origin),
             fence_warned: false,
-            rng: cfg.seed | 1,
+            rng: XorShift64Star::new(cfg.random_start),
             sysid,
             now_us: 0,
             elapsed_us: 0,
@@ -395,6 +397,7 @@ impl Vehicle {
             .is_some_and(|last| now.saturating_sub(last) <= OFFBOARD_MAX_GAP_US);
         Conditions {
             boot_done: now >= b.prearm_ok_ms * 1000,
+            mission_boot_done: now >= b.mission_prearm_ok_ms * 1000,
             global_pos: now >= b.global_position_ms * 1000,
             local_pos: now >= b.local_position_ms * 1000,
             home: self.home.is_some(),
@@ -412,15 +415,6 @@ impl Vehicle {
             acc_down_m_s2: self.params.f(P::MPC_ACC_DOWN_MAX),
             yaw_rate_rad_s: self.params.f(P::MPC_YAWRAUTO_MAX).to_radians(),
         }
-    }
-
-    pub(super) fn next_rand(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
     pub(super) fn set_home(&mut self) {
@@ -490,18 +484,24 @@ impl Vehicle {
                 self.commander.taken_off = true;
                 self.flight_info.1 = now;
                 self.io.info(now, "commander", "Takeoff detected\t");
+                self.io
+                    .event(now, "commander_takeoff_detected", level::INFO_INFO, &[]);
                 if self.cfg.relative_alt_steps {
                     self.alt_steps = AltSteps {
                         offset_m: 0.0,
                         next_us: now
                             + ALT_STEP_PERIOD_US / 2
-                            + self.next_rand() % ALT_STEP_PERIOD_US,
+                            + self.rng.next_u64() % ALT_STEP_PERIOD_US,
                         end_us: now + ALT_STEPS_FOR_US,
                         active: true,
                     };
                 }
             }
-            Some(LandEvent::Landing) => self.io.info(now, "commander", "Landing detected\t"),
+            Some(LandEvent::Landing) => {
+                self.io.info(now, "commander", "Landing detected\t");
+                self.io
+                    .event(now, "commander_landing_detected", level::INFO_INFO, &[]);
+            }
             None => {}
         }
         self.update_alt_steps();
@@ -650,7 +650,7 @@ impl Vehicle {
         // Modelled as two bands, high [1.0, 1.25] m and low [−0.6, 0] m: at each update the
         // offset jumps to the other band (a step of ≥ 1 m) half of the time, else moves within
         // its band.
-        let r = self.next_rand();
+        let r = self.rng.next_u64();
         let frac = (r % 1000) as f32 / 1000.0;
         let high = self.alt_steps.offset_m > 0.5;
         let jump = (r >> 20) & 1 == 0;

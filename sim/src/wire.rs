@@ -188,12 +188,36 @@ pub struct Outbox {
     /// Frames dropped (queue full, or a datagram buffer too small for one frame).
     pub frames_dropped: u64,
     fault: TxFault,
-    rng: u64,
+    rng: XorShift64Star,
+}
+
+/// xorshift64*: the vehicle's deterministic pseudo-random numbers (garbage bytes, home-altitude
+/// steps), the same sequence for the same starting state.
+#[derive(Debug, Clone)]
+pub struct XorShift64Star {
+    state: u64,
+}
+
+impl XorShift64Star {
+    /// A generator starting from `state` (made odd: zero would stay zero).
+    pub fn new(state: u64) -> Self {
+        XorShift64Star { state: state | 1 }
+    }
+
+    /// The next number.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.state;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.state = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
 }
 
 impl Outbox {
-    /// An empty queue sending as `sysid`/`compid`; `seed` drives the garbage generator.
-    pub fn new(sysid: u8, compid: u8, seed: u64) -> Self {
+    /// An empty queue sending as `sysid`/`compid`; `random_start` starts the garbage generator.
+    pub fn new(sysid: u8, compid: u8, random_start: u64) -> Self {
         Outbox {
             sysid,
             compid,
@@ -204,7 +228,7 @@ impl Outbox {
             frames_total: 0,
             frames_dropped: 0,
             fault: TxFault::None,
-            rng: seed | 1,
+            rng: XorShift64Star::new(random_start),
         }
     }
 
@@ -246,16 +270,6 @@ impl Outbox {
         self.read = 0;
     }
 
-    fn next_rand(&mut self) -> u64 {
-        // xorshift64*: deterministic per seed.
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
     /// The next datagram: as many whole frames as fit in `out` (at least one frame needs
     /// [`MAX_FRAME_LEN`] bytes). `None` when nothing is queued or the link is silenced.
     pub fn poll_transmit(&mut self, out: &mut [u8]) -> Option<usize> {
@@ -266,8 +280,8 @@ impl Outbox {
         let mut n = 0;
         while let Some(&len) = self.lens.front() {
             // About one frame in eight is preceded by a burst of 1..16 random bytes.
-            let garbage = if self.fault == TxFault::Garbage && self.next_rand() % 8 == 0 {
-                1 + (self.next_rand() % 16) as usize
+            let garbage = if self.fault == TxFault::Garbage && self.rng.next_u64() % 8 == 0 {
+                1 + (self.rng.next_u64() % 16) as usize
             } else {
                 0
             };
@@ -283,7 +297,7 @@ impl Outbox {
             }
             for _ in 0..garbage {
                 // Bias toward start bytes so a decoder meets false frame starts.
-                let r = self.next_rand();
+                let r = self.rng.next_u64();
                 out[n] = match r % 8 {
                     0 => 0xFD,
                     1 => 0xFE,

@@ -73,6 +73,18 @@ def main():
         c.send_long(M.MAV_CMD_REQUEST_MESSAGE, 148.0)
         m = wait_msg("AUTOPILOT_VERSION", "AUTOPILOT_VERSION")
         c.emit("autopilot_version", sw=m.flight_sw_version, caps=m.capabilities)
+        # GPS_GLOBAL_ORIGIN on request; AVAILABLE_MODES (435, not in pymavlink's common
+        # dialect: counted by id) for all modes, then one by index; past the end DENIED.
+        c.send_long(M.MAV_CMD_REQUEST_MESSAGE, 49.0)
+        m = wait_msg("GPS_GLOBAL_ORIGIN", "GPS_GLOBAL_ORIGIN")
+        c.emit("gps_origin", lat=m.latitude, lon=m.longitude, alt=m.altitude)
+        start = len(seen)
+        c.send_long(M.MAV_CMD_REQUEST_MESSAGE, 435.0)
+        c.send_long(M.MAV_CMD_REQUEST_MESSAGE, 435.0, 3.0)
+        c.send_long(M.MAV_CMD_REQUEST_MESSAGE, 435.0, 200.0)
+        c.run_for(0.5)
+        modes = [m for m in seen[start:] if m.get_msgId() == 435]
+        c.emit("available_modes", count=len(modes), acks=c.acks(512)[-3:])
         # The stream set over 3 s of sim time, by message id.
         start = len(seen)
         c.run_for(3.0)

@@ -1,7 +1,8 @@
 //! pymavlink checks the simulated PX4 against real PX4's answers (issue 18, PX4-WIRE.md "More
 //! measured"): multicopter parameter defaults, PARAM_ERROR for an unknown name and a wrong
 //! type, TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION, AUTOPILOT_VERSION 1.18 dev with
-//! capabilities 0xe8ff, PX4's stream set, reboot refused and shutdown honoured (exit 0).
+//! capabilities 0xe8ff, GPS_GLOBAL_ORIGIN and AVAILABLE_MODES on request, PX4's stream set,
+//! reboot refused and shutdown honoured (exit 0).
 
 mod sim_support;
 
@@ -61,13 +62,20 @@ fn pymavlink_sees_px4s_messages_commands_and_parameter_answers() {
     let av = get(&ev, 0, &json!({"ev": "autopilot_version"}));
     assert_eq!(av["sw"], 0x0112_0000, "{av}");
     assert_eq!(av["caps"], 0xe8ff, "{av}");
+    // The pad as the estimator's origin; 16 modes then one; an index past the end DENIED (2).
+    let origin = get(&ev, 0, &json!({"ev": "gps_origin"}));
+    assert_eq!(origin["lat"], 473977420, "{origin}");
+    assert_eq!(origin["alt"], 489400, "{origin}");
+    let modes = get(&ev, 0, &json!({"ev": "available_modes"}));
+    assert_eq!(modes["count"], 17, "{modes}");
+    assert_eq!(modes["acks"], json!([0, 0, 2]), "{modes}");
 
     // PX4's stream set on this link (the box trace), each seen in 3 s (LINK_NODE_STATUS, 8,
     // is not in pymavlink's dialect; `tests::rates` of the sim counts it).
     let counts = &get(&ev, 0, &json!({"ev": "streams"}))["counts"];
     for id in [
         0, 1, 2, 4, 24, 29, 30, 31, 32, 33, 36, 42, 74, 83, 85, 105, 111, 132, 141, 230, 245, 331,
-        12901, 12904,
+        436, 12901, 12904,
     ] {
         assert!(
             counts[id.to_string()].as_u64().unwrap_or(0) > 0,

@@ -87,7 +87,7 @@ fn lockstep_flight_with_ground_truth() {
     assert_eq!(sim.sim_time_ms(), 0);
     assert_eq!(sim.step(1_000).unwrap(), 1_000);
     gcs.drain();
-    assert!(gcs.last_hb.is_none(), "no heartbeat before ~1.5 s");
+    assert!(gcs.last_hb.is_none(), "no heartbeat before 1.24 s");
     // Stepping is fast: 9 s of sim time well under 9 s of wall time. (Drain as we go: a
     // lockstep vehicle outruns a default-sized socket buffer.)
     let t0 = Instant::now();

@@ -96,6 +96,19 @@ pub fn wrap_pi(a: f64) -> f64 {
     r - PI
 }
 
+/// An angle wrapped into (−π, π], in f32: +π stays +π and −π becomes +π, unlike
+/// [`wrap_pi`]'s [−π, π). The simulated vehicle's headings and yaw errors use it.
+pub fn wrap_pi_open_below_f32(a: f32) -> f32 {
+    let tau = core::f32::consts::TAU;
+    let mut r = libm::fmodf(a, tau);
+    if r > core::f32::consts::PI {
+        r -= tau;
+    } else if r <= -core::f32::consts::PI {
+        r += tau;
+    }
+    r
+}
+
 /// World yaw (right-handed about +z, +π/2 faces +y = west) → PX4 NED heading, rad.
 pub fn yaw_world_to_ned(yaw_world_rad: f64) -> f64 {
     wrap_pi(-yaw_world_rad)

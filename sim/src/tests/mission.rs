@@ -6,6 +6,7 @@ use mav::MavCmd::*;
 use mav::MavFrame;
 
 const D2R: f64 = std::f64::consts::PI / 180.0;
+use nexus_core::offboard::geo::M_PER_DEG;
 
 fn item(
     seq: u16,
@@ -15,8 +16,8 @@ fn item(
     z: f32,
 ) -> mav::MISSION_ITEM_INT_DATA {
     let o = crate::GeoPoint::SIH_DEFAULT;
-    let lat = o.lat_deg + north_m / (D2R * 6_371_000.0);
-    let lon = o.lon_deg + east_m / (D2R * 6_371_000.0 * (o.lat_deg * D2R).cos());
+    let lat = o.lat_deg + north_m / M_PER_DEG;
+    let lon = o.lon_deg + east_m / (M_PER_DEG * (o.lat_deg * D2R).cos());
     mav::MISSION_ITEM_INT_DATA {
         param1: 0.0,
         param2: 0.0,
@@ -328,6 +329,11 @@ fn mission_flight_with_px4s_sequence_and_current_states() {
             Ev::Text {
                 sev: 6,
                 text: "Armed by external command".into(),
+            },
+            // box-x4's order: armed, "Executing Mission", the climb.
+            Ev::Text {
+                sev: 6,
+                text: "Executing Mission".into(),
             },
             Ev::Text {
                 sev: 6,

@@ -6,6 +6,7 @@ mod faults;
 mod flight;
 mod mission;
 mod protocol;
+mod px4_messages;
 mod rates;
 
 use super::testutil::for_each_frame;
@@ -104,6 +105,9 @@ pub struct Gcs {
     pub last_time_boot_ms: Option<u32>,
     pub self_addressed_cmds: Vec<(u16, u8)>,
     pub raw_texts: Vec<mav::STATUSTEXT_DATA>,
+    /// Payloads of the events and standard-modes messages and GPS_GLOBAL_ORIGIN, with the
+    /// vehicle's ms: (ms, msgid, payload).
+    pub raw: Vec<(u64, u32, Vec<u8>)>,
     partial: HashMap<u16, (u8, String)>,
     landed: Option<u8>,
     pub send_heartbeats: bool,
@@ -137,6 +141,7 @@ impl Gcs {
             last_time_boot_ms: None,
             self_addressed_cmds: Vec::new(),
             raw_texts: Vec::new(),
+            raw: Vec::new(),
             partial: HashMap::new(),
             landed: None,
             send_heartbeats: true,
@@ -288,6 +293,18 @@ impl Gcs {
         let v = MavlinkVersion::V2;
         *self.counts.entry(id).or_default() += 1;
         let now = self.now_ms();
+        if matches!(
+            id,
+            mav::GPS_GLOBAL_ORIGIN_DATA::ID
+                | mav::EVENT_DATA::ID
+                | mav::CURRENT_EVENT_SEQUENCE_DATA::ID
+                | mav::RESPONSE_EVENT_ERROR_DATA::ID
+                | mav::AVAILABLE_MODES_DATA::ID
+                | mav::CURRENT_MODE_DATA::ID
+                | mav::AVAILABLE_MODES_MONITOR_DATA::ID
+        ) {
+            self.raw.push((now, id, p.to_vec()));
+        }
         match id {
             0 => {
                 let hb = mav::HEARTBEAT_DATA::deser(v, p).unwrap();
