@@ -339,7 +339,8 @@ fn px4_trace(c: &mut Criterion) {
                     for d in &datagrams {
                         let mut input = &d[..];
                         while !input.is_empty() {
-                            let (used, raw) = dec.feed(input);
+                            // As the pump feeds a UDP link: one datagram at a time.
+                            let (used, raw) = dec.feed_datagram(input);
                             input = &input[used..];
                             let Some(raw) = raw else { continue };
                             if let Ok(Some(f)) = Frame::decode(&raw) {
