@@ -27,7 +27,7 @@ use super::slot::Slot;
 use super::status::{EventLog, LinkEvent, LinkStatus, ProgramReport};
 use super::supervise::{Supervision, VehicleProbe, Watchdog, PROBE_PERIOD_MS};
 use super::{HostClient, STEPS};
-use crate::transport::{ConnString, Link, SendOutcome};
+use crate::transport::{ConnString, Framing, Link, SendOutcome};
 
 /// What user threads read without asking the pump: the status and the event log.
 #[derive(Debug)]
@@ -230,8 +230,15 @@ impl LinkState {
         self.counters.rx_bytes += input.len() as u64;
         let mut accepted = false;
         let skipped_before = self.decoder.stats().skipped;
+        // A UDP read is one datagram of whole frames: its end is a frame boundary the skipping
+        // decoder may trust (`Decoder::feed_datagram`); a stream read ends anywhere.
+        let datagram = self.link.framing() == Framing::Datagram;
         loop {
-            let (used, raw) = self.decoder.feed(input);
+            let (used, raw) = if datagram {
+                self.decoder.feed_datagram(input)
+            } else {
+                self.decoder.feed(input)
+            };
             input = &input[used..];
             let Some(raw) = raw else { break };
             self.counters.frames += 1;
