@@ -110,8 +110,7 @@ pub fn crc_extra(id: u32) -> Option<u8> {
         return (KNOWN[i / 32] & (1 << (i % 32)) != 0).then(|| DIRECT[i]);
     }
     let id = u16::try_from(id).ok()?;
-    HIGH
-        .binary_search_by_key(&id, |&(k, _)| k)
+    HIGH.binary_search_by_key(&id, |&(k, _)| k)
         .ok()
         .map(|i| HIGH[i].1)
 }
