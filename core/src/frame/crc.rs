@@ -128,16 +128,26 @@ pub fn accumulate_slice(bytes: &[u8], crc: u16) -> u16 {
 pub fn frame_crc(header_and_payload: &[u8], crc_extra: u8) -> u16 {
     #[cfg(target_pointer_width = "64")]
     {
-        // The tail and crc_extra together: one step of 1–16 bytes.
+        // The tail and crc_extra together: one step of 1–16 bytes, as `fold` of the tail
+        // followed by the extra byte (whose table is the last, 0).
         let (crc, rest) = fold_steps(header_and_payload, CRC_INIT);
-        let mut tail = [0u8; SLICE];
-        let n = rest.len();
-        tail[..n].copy_from_slice(rest);
-        tail[n] = crc_extra;
-        if n == 0 {
-            accumulate(crc_extra, crc)
-        } else {
-            fold(crc, &tail[..n + 1])
+        let t = &TABLES;
+        let lo = crc as u8;
+        let hi = (crc >> 8) as u8;
+        match rest.len() {
+            0 => accumulate(crc_extra, crc),
+            1 => t[1][(lo ^ rest[0]) as usize] ^ t[0][(hi ^ crc_extra) as usize],
+            n => {
+                let mut x = t[n][(lo ^ rest[0]) as usize]
+                    ^ t[n - 1][(hi ^ rest[1]) as usize]
+                    ^ t[0][crc_extra as usize];
+                let mut i = 2;
+                while i < n {
+                    x ^= t[n - i][rest[i] as usize];
+                    i += 1;
+                }
+                x
+            }
         }
     }
     #[cfg(not(target_pointer_width = "64"))]

@@ -236,6 +236,7 @@ impl Decoder {
     ///
     /// Call again with the unconsumed rest of `input` until it is empty: a frame is returned
     /// as soon as it completes, and bytes after it stay with the caller.
+    #[inline]
     pub fn feed<'a>(&'a mut self, input: &'a [u8]) -> (usize, Option<RawFrame<'a>>) {
         self.feed_with(input, false)
     }
@@ -246,6 +247,7 @@ impl Decoder {
     /// datagram without its checksum (see the module docs). A partial frame at the end is
     /// kept, as `feed` keeps it. On a byte stream (TCP, serial), whose reads end anywhere, use
     /// `feed`.
+    #[inline]
     pub fn feed_datagram<'a>(&'a mut self, input: &'a [u8]) -> (usize, Option<RawFrame<'a>>) {
         self.feed_with(input, true)
     }
@@ -255,8 +257,11 @@ impl Decoder {
         input: &'a [u8],
         end_is_boundary: bool,
     ) -> (usize, Option<RawFrame<'a>>) {
-        self.discard_ready();
-        if self.settle() {
+        if self.ready > 0 {
+            self.discard_ready();
+        }
+        // Nothing buffered (the usual case between datagrams): no buffered frame to settle.
+        if self.len > 0 && self.settle() {
             return (0, Some(self.frame()));
         }
         let mut used = 0;
