@@ -11,10 +11,11 @@
 //! * `px4_trace/*`: **real bytes**: PX4's own stream of the `box` flight
 //!   (`fixtures/px4-traces/box-x4.px4-to-nexus.tlog`, 27 216 frames, 60 B/frame, PX4's message
 //!   mix), fed datagram by datagram (the tlog's records with one timestamp were one datagram).
-//!   `nexus_decode` is the skipping `Decoder` → `Frame::decode`; `nexus_decode_telemetry_waits_16`
+//!   `nexus_decode` is the skipping `Decoder` (`feed_datagram`, as the pump feeds a UDP link:
+//!   PX4 sends one frame per datagram) → `Frame::decode`; `nexus_decode_telemetry_waits_16`
 //!   adds `Telemetry::handle` → `Engine::evaluate` with 16 pending waits (`nexus_decode_telemetry`:
 //!   with none); `nexus_decode_checking_all`
-//!   checks every frame (no skipping). The peer, in the same run on the same bytes:
+//!   checks every frame (no skipping, `feed`). The peer, in the same run on the same bytes:
 //!   `rust_mavlink_read_any_message` (rust-mavlink 0.21's `MavlinkReader`, full parse of every
 //!   frame into `MavMessage`, the no_std reader over `&[u8]`). Compare ratios within one run.
 //! * `synthetic_stream/*`: **synthetic** bytes of 10 s of PX4 traffic at the rates of
