@@ -3,8 +3,9 @@
 //! [`Msg::decode`] dispatches on the message id to that message's own deserialiser and returns
 //! `Ok(None)` for every other id: a PX4 sends dozens of message types (ATTITUDE_QUATERNION,
 //! HIGHRES_IMU, ODOMETRY, …) that nothing here reads, and skipping them costs one `match`.
-//! The streamed ones (`=> reader` in the list below) are read by [`fields`] straight from the
-//! payload bytes; the rest, rare, through `mavlink`'s generated deserialisers.
+//! On 64-bit hosts the streamed ones (`=> reader` in the list below) are read straight from the
+//! payload bytes (module `fields`); the rest, rare, and all of them on 32-bit targets, through
+//! `mavlink`'s generated deserialisers.
 
 #![allow(deprecated)] // PX4 still speaks legacy MISSION_REQUEST; the engine must answer it.
 
@@ -12,19 +13,26 @@ use crate::frame::{RawFrame, Version};
 use mavlink::dialects::common as mav;
 use mavlink::{MavlinkVersion, MessageData};
 
+#[cfg(any(target_pointer_width = "64", test))]
 mod fields;
 
 pub use mavlink::error::ParserError;
 
-/// `mavlink`'s deserialiser of `$data`, or the hand-written reader of [`fields`] when the entry
-/// names one.
+/// `mavlink`'s deserialiser of `$data`, or, on 64-bit hosts, the hand-written reader of
+/// `fields` when the entry names one. On 32-bit targets (the firmware) `mavlink`'s serve
+/// every message: the readers, inlined into the pump, cost ~2.5 KB of its budgeted flash for
+/// time an MCU fed by a UART does not lack (the readers return what `mavlink`'s do: tested).
 macro_rules! deser {
     ($v:ident, $payload:ident, $data:ident) => {
         mav::$data::deser($v, $payload)
     };
-    ($v:ident, $payload:ident, $data:ident, $fast:ident) => {
-        fields::$fast($payload)
-    };
+    ($v:ident, $payload:ident, $data:ident, $fast:ident) => {{
+        #[cfg(target_pointer_width = "64")]
+        let m = fields::$fast($payload);
+        #[cfg(not(target_pointer_width = "64"))]
+        let m = mav::$data::deser($v, $payload);
+        m
+    }};
 }
 
 macro_rules! subset {
@@ -176,10 +184,20 @@ impl Frame {
     /// Decode a checked raw frame; `Ok(None)` for messages outside the subset.
     pub fn decode(raw: &RawFrame<'_>) -> Result<Option<Frame>, ParserError> {
         let header = raw.header;
-        Msg::decode_as(header.version, header.msgid, raw.payload, |msg| Frame {
-            header,
-            msg,
-        })
+        // On 64-bit hosts each arm builds the frame in place (no `Result<Option<Msg>>` moved
+        // into another); on 32-bit targets one shared path is the smaller code.
+        #[cfg(target_pointer_width = "64")]
+        {
+            Msg::decode_as(header.version, header.msgid, raw.payload, |msg| Frame {
+                header,
+                msg,
+            })
+        }
+        #[cfg(not(target_pointer_width = "64"))]
+        {
+            Ok(Msg::decode(header.version, header.msgid, raw.payload)?
+                .map(|msg| Frame { header, msg }))
+        }
     }
 
     /// Build a frame as if `sysid`/`compid` had sent `msg` (scripted tests, replay).

@@ -103,7 +103,6 @@ static HIGH: [(u16, u8); HIGH_COUNT] = {
 };
 
 /// The `crc_extra` of message `id`, or `None` for an id outside the common dialect.
-#[inline]
 pub fn crc_extra(id: u32) -> Option<u8> {
     let i = id as usize;
     if i < DIRECT_IDS {

@@ -236,7 +236,6 @@ impl Decoder {
     ///
     /// Call again with the unconsumed rest of `input` until it is empty: a frame is returned
     /// as soon as it completes, and bytes after it stay with the caller.
-    #[inline]
     pub fn feed<'a>(&'a mut self, input: &'a [u8]) -> (usize, Option<RawFrame<'a>>) {
         self.feed_with(input, false)
     }
@@ -257,11 +256,8 @@ impl Decoder {
         input: &'a [u8],
         end_is_boundary: bool,
     ) -> (usize, Option<RawFrame<'a>>) {
-        if self.ready > 0 {
-            self.discard_ready();
-        }
-        // Nothing buffered (the usual case between datagrams): no buffered frame to settle.
-        if self.len > 0 && self.settle() {
+        self.discard_ready();
+        if self.settle() {
             return (0, Some(self.frame()));
         }
         let mut used = 0;
@@ -334,7 +330,6 @@ impl Decoder {
 
     /// Look for a frame lying whole in `input` (nothing buffered): check it in place.
     /// `end_is_boundary`: the input ends where a datagram does.
-    #[inline]
     fn scan<'a>(&mut self, input: &'a [u8], end_is_boundary: bool) -> Scan<'a> {
         let mut at = 0;
         loop {
