@@ -182,6 +182,7 @@ pub struct Frame {
 
 impl Frame {
     /// Decode a checked raw frame; `Ok(None)` for messages outside the subset.
+    #[cfg_attr(target_pointer_width = "64", inline)]
     pub fn decode(raw: &RawFrame<'_>) -> Result<Option<Frame>, ParserError> {
         let header = raw.header;
         // On 64-bit hosts each arm builds the frame in place (no `Result<Option<Msg>>` moved
