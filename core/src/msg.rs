@@ -3,6 +3,9 @@
 //! [`Msg::decode`] dispatches on the message id to that message's own deserialiser and returns
 //! `Ok(None)` for every other id: a PX4 sends dozens of message types (ATTITUDE_QUATERNION,
 //! HIGHRES_IMU, ODOMETRY, …) that nothing here reads, and skipping them costs one `match`.
+//! On 64-bit hosts the streamed ones (`=> reader` in the list below) are read straight from the
+//! payload bytes (module `fields`); the rest, rare, and all of them on 32-bit targets, through
+//! `mavlink`'s generated deserialisers.
 
 #![allow(deprecated)] // PX4 still speaks legacy MISSION_REQUEST; the engine must answer it.
 
@@ -10,10 +13,30 @@ use crate::frame::{RawFrame, Version};
 use mavlink::dialects::common as mav;
 use mavlink::{MavlinkVersion, MessageData};
 
+#[cfg(any(target_pointer_width = "64", test))]
+mod fields;
+
 pub use mavlink::error::ParserError;
 
+/// `mavlink`'s deserialiser of `$data`, or, on 64-bit hosts, the hand-written reader of
+/// `fields` when the entry names one. On 32-bit targets (the firmware) `mavlink`'s serve
+/// every message: the readers, inlined into the pump, cost ~2.5 KB of its budgeted flash for
+/// time an MCU fed by a UART does not lack (the readers return what `mavlink`'s do: tested).
+macro_rules! deser {
+    ($v:ident, $payload:ident, $data:ident) => {
+        mav::$data::deser($v, $payload)
+    };
+    ($v:ident, $payload:ident, $data:ident, $fast:ident) => {{
+        #[cfg(target_pointer_width = "64")]
+        let m = fields::$fast($payload);
+        #[cfg(not(target_pointer_width = "64"))]
+        let m = mav::$data::deser($v, $payload);
+        m
+    }};
+}
+
 macro_rules! subset {
-    ($( $(#[doc = $doc:literal])* $(@cfg($cfg:meta))? $variant:ident($data:ident), )*) => {
+    ($( $(#[doc = $doc:literal])* $(@cfg($cfg:meta))? $variant:ident($data:ident) $(=> $fast:ident)?, )*) => {
         /// One decoded message of the subset the engine reads.
         #[derive(Debug, Clone, PartialEq)]
         #[allow(clippy::large_enum_variant)]
@@ -26,6 +49,19 @@ macro_rules! subset {
             ///
             /// A payload with an out-of-range enum value is an error, never a panic.
             pub fn decode(version: Version, id: u32, payload: &[u8]) -> Result<Option<Msg>, ParserError> {
+                Msg::decode_as(version, id, payload, |m| m)
+            }
+
+            /// [`Msg::decode`], the message handed to `wrap` in each arm: inlined into its
+            /// caller, every arm builds the caller's result (a [`Frame`]) in place, instead of
+            /// a `Result<Option<Msg>>` moved into another.
+            #[inline(always)]
+            fn decode_as<R>(
+                version: Version,
+                id: u32,
+                payload: &[u8],
+                wrap: impl FnOnce(Msg) -> R,
+            ) -> Result<Option<R>, ParserError> {
                 let v = match version {
                     Version::V1 => MavlinkVersion::V1,
                     Version::V2 => MavlinkVersion::V2,
@@ -34,7 +70,10 @@ macro_rules! subset {
                     return Ok(None);
                 }
                 match id {
-                    $( $(#[cfg($cfg)])? <mav::$data as MessageData>::ID => mav::$data::deser(v, payload).map(|m| Some(Msg::$variant(m))), )*
+                    $( $(#[cfg($cfg)])? <mav::$data as MessageData>::ID => match deser!(v, payload, $data $(, $fast)?) {
+                        Ok(m) => Ok(Some(wrap(Msg::$variant(m)))),
+                        Err(e) => Err(e),
+                    }, )*
                     _ => Ok(None),
                 }
             }
@@ -81,25 +120,25 @@ fn feature_decodes(id: u32) -> bool {
 
 subset! {
     /// HEARTBEAT: mode, armed flag, system status.
-    Heartbeat(HEARTBEAT_DATA),
+    Heartbeat(HEARTBEAT_DATA) => heartbeat,
     /// SYS_STATUS: sensor health, including PX4's prearm-check bit.
-    SysStatus(SYS_STATUS_DATA),
+    SysStatus(SYS_STATUS_DATA) => sys_status,
     /// SYSTEM_TIME: the autopilot clock.
-    SystemTime(SYSTEM_TIME_DATA),
+    SystemTime(SYSTEM_TIME_DATA) => system_time,
     /// GLOBAL_POSITION_INT: position estimate, AMSL and relative altitude.
-    GlobalPositionInt(GLOBAL_POSITION_INT_DATA),
+    GlobalPositionInt(GLOBAL_POSITION_INT_DATA) => global_position_int,
     /// LOCAL_POSITION_NED: smooth local position.
-    LocalPositionNed(LOCAL_POSITION_NED_DATA),
+    LocalPositionNed(LOCAL_POSITION_NED_DATA) => local_position_ned,
     /// VFR_HUD: airspeed, ground speed, climb.
-    VfrHud(VFR_HUD_DATA),
+    VfrHud(VFR_HUD_DATA) => vfr_hud,
     /// ATTITUDE: roll, pitch, yaw.
-    Attitude(ATTITUDE_DATA),
+    Attitude(ATTITUDE_DATA) => attitude,
     /// EXTENDED_SYS_STATE: landed state.
-    ExtendedSysState(EXTENDED_SYS_STATE_DATA),
+    ExtendedSysState(EXTENDED_SYS_STATE_DATA) => extended_sys_state,
     /// HOME_POSITION: where PX4 set home.
-    HomePosition(HOME_POSITION_DATA),
+    HomePosition(HOME_POSITION_DATA) => home_position,
     /// MISSION_CURRENT: item being flown, mission state.
-    MissionCurrent(MISSION_CURRENT_DATA),
+    MissionCurrent(MISSION_CURRENT_DATA) => mission_current,
     /// MISSION_ITEM_REACHED: an item was reached (PX4 repeats it).
     MissionItemReached(MISSION_ITEM_REACHED_DATA),
     /// MISSION_REQUEST_INT: PX4 asks for an item during upload.
@@ -129,7 +168,7 @@ subset! {
     /// GPS_RAW_INT: fix type and satellites (the `gps_fix` and `satellites` conditions; only
     /// with the `extra-conditions` feature).
     @cfg(feature = "extra-conditions")
-    GpsRawInt(GPS_RAW_INT_DATA),
+    GpsRawInt(GPS_RAW_INT_DATA) => gps_raw_int,
 }
 
 /// A decoded frame: who sent it, and what.
@@ -143,13 +182,23 @@ pub struct Frame {
 
 impl Frame {
     /// Decode a checked raw frame; `Ok(None)` for messages outside the subset.
+    #[cfg_attr(target_pointer_width = "64", inline)]
     pub fn decode(raw: &RawFrame<'_>) -> Result<Option<Frame>, ParserError> {
-        Ok(
-            Msg::decode(raw.header.version, raw.header.msgid, raw.payload)?.map(|msg| Frame {
-                header: raw.header,
+        let header = raw.header;
+        // On 64-bit hosts each arm builds the frame in place (no `Result<Option<Msg>>` moved
+        // into another); on 32-bit targets one shared path is the smaller code.
+        #[cfg(target_pointer_width = "64")]
+        {
+            Msg::decode_as(header.version, header.msgid, raw.payload, |msg| Frame {
+                header,
                 msg,
-            }),
-        )
+            })
+        }
+        #[cfg(not(target_pointer_width = "64"))]
+        {
+            Ok(Msg::decode(header.version, header.msgid, raw.payload)?
+                .map(|msg| Frame { header, msg }))
+        }
     }
 
     /// Build a frame as if `sysid`/`compid` had sent `msg` (scripted tests, replay).

@@ -26,11 +26,17 @@
 //! a real frame always does and a false start in garbage does with probability ~2/256. Otherwise
 //! (the frame ends its input, or the next byte is not a start byte) the frame is checked as
 //! usual, so a false start is resynchronised on the byte after its marker as always.
+//! [`Decoder::feed_datagram`] also counts the end of its input as a boundary: a UDP datagram
+//! holds whole frames (PX4 sends one frame per datagram), so its end is where a real frame
+//! ends, and a false start's length lands exactly there with probability ~1/256 — the same
+//! kind of coincidence as landing on a start byte, at half its rate. Without it, every unread
+//! frame of a one-frame datagram would be checked, and skipping would save nothing on UDP.
 //! Only a MAVLink 2 header whose 3-byte message id is a known one is skipped so: a false start in
 //! garbage almost never names a known id (~300 of 16 M), while a MAVLink 1 false start (a
 //! one-byte id, nearly all known) could claim up to 263 bytes of real frames — MAVLink 1 frames
 //! are always checked. The trade-off that remains: a false MAVLink 2 start of a known unread id
-//! whose length happens to end on a start byte hides the real frames it covers, where the
+//! whose length happens to end on a start byte (or, through `feed_datagram`, on the datagram's
+//! end) hides the real frames it covers, where the
 //! checking decoder would find them; nothing false is ever *delivered*, since every returned
 //! frame is checked. On a clean link nothing is lost.
 
@@ -231,13 +237,32 @@ impl Decoder {
     /// Call again with the unconsumed rest of `input` until it is empty: a frame is returned
     /// as soon as it completes, and bytes after it stay with the caller.
     pub fn feed<'a>(&'a mut self, input: &'a [u8]) -> (usize, Option<RawFrame<'a>>) {
+        self.feed_with(input, false)
+    }
+
+    /// [`Decoder::feed`] for an input that is one whole datagram (UDP: one `recv`), or the
+    /// unconsumed rest of one: the end of the input is then a frame boundary, as a start byte
+    /// after a frame is, so a skipping decoder passes over an unread frame that ends the
+    /// datagram without its checksum (see the module docs). A partial frame at the end is
+    /// kept, as `feed` keeps it. On a byte stream (TCP, serial), whose reads end anywhere, use
+    /// `feed`.
+    #[inline]
+    pub fn feed_datagram<'a>(&'a mut self, input: &'a [u8]) -> (usize, Option<RawFrame<'a>>) {
+        self.feed_with(input, true)
+    }
+
+    fn feed_with<'a>(
+        &'a mut self,
+        input: &'a [u8],
+        end_is_boundary: bool,
+    ) -> (usize, Option<RawFrame<'a>>) {
         self.discard_ready();
         if self.settle() {
             return (0, Some(self.frame()));
         }
         let mut used = 0;
         if self.len == 0 {
-            match self.scan(input) {
+            match self.scan(input, end_is_boundary) {
                 Scan::Frame(end, frame) => return (end, Some(frame)),
                 Scan::Partial(at) => used = at,
             }
@@ -304,7 +329,8 @@ impl Decoder {
     }
 
     /// Look for a frame lying whole in `input` (nothing buffered): check it in place.
-    fn scan<'a>(&mut self, input: &'a [u8]) -> Scan<'a> {
+    /// `end_is_boundary`: the input ends where a datagram does.
+    fn scan<'a>(&mut self, input: &'a [u8], end_is_boundary: bool) -> Scan<'a> {
         let mut at = 0;
         loop {
             let Some(p) = input[at..].iter().position(|&b| is_magic(b)) else {
@@ -347,7 +373,7 @@ impl Decoder {
             if unread
                 && v2
                 && crc_extra(msgid).is_some()
-                && f.get(total).is_some_and(|&b| is_magic(b))
+                && f.get(total).map_or(end_is_boundary, |&b| is_magic(b))
             {
                 self.stats.skipped = self.stats.skipped.wrapping_add(1);
                 at += total;

@@ -1,8 +1,9 @@
 //! MAVLink framing: the resynchronising [`Decoder`], the [`Encoder`], and the checksum tables.
 //!
-//! The engine decodes only the messages it uses (see [`crate::msg`]), each with its own
-//! deserialiser from the `mavlink` crate, instead of the whole-dialect parser: on thumbv7em that
-//! is a few KB of flash against ~60 KB.
+//! The engine decodes only the messages it uses (see [`crate::msg`]): the streamed ones read
+//! straight from their payload bytes, the rare ones with their own deserialiser from the
+//! `mavlink` crate, instead of the whole-dialect parser: on thumbv7em that is a few KB of flash
+//! against ~60 KB.
 
 mod crc;
 mod crc_extra;

@@ -488,6 +488,90 @@ fn skipping_decoder_trade_off_a_false_start_ending_on_a_start_byte_hides_what_it
     assert_eq!(feed_all(&mut dec, &stream).len(), 2);
 }
 
+/// Feed `datagram` as one UDP read: `feed_datagram` on it and on its unconsumed rest.
+fn feed_datagram_all(dec: &mut Decoder, mut input: &[u8]) -> Vec<(Header, Vec<u8>)> {
+    let mut out = Vec::new();
+    while !input.is_empty() {
+        let (n, frame) = dec.feed_datagram(input);
+        if let Some(f) = frame {
+            out.push((f.header, f.payload.to_vec()));
+        }
+        input = &input[n..];
+    }
+    while let (_, Some(f)) = dec.feed_datagram(&[]) {
+        out.push((f.header, f.payload.to_vec()));
+    }
+    out
+}
+
+#[test]
+fn a_datagram_end_is_a_boundary_for_the_skipping_decoder_only_through_feed_datagram() {
+    // One frame per datagram, as PX4 sends: an unread frame ending its datagram is passed over
+    // unchecked by feed_datagram (even with a broken checksum, which proves it was not
+    // checked), and checked by feed (which then counts the broken one).
+    let mut enc = Encoder::new(1, 1);
+    let mut bad = unread_frame(&mut enc);
+    let n = bad.len();
+    bad[n - 1] ^= 0x5A;
+    let good = unread_frame(&mut enc);
+    let hb = heartbeat_frame(&mut enc);
+    let mut dec = Decoder::skipping(crate::msg::is_decoded);
+    assert!(feed_datagram_all(&mut dec, &bad).is_empty());
+    assert!(feed_datagram_all(&mut dec, &good).is_empty());
+    let got = feed_datagram_all(&mut dec, &hb);
+    assert_eq!(got.len(), 1);
+    let s = dec.stats();
+    assert_eq!((s.frames, s.skipped, s.crc_errors), (1, 2, 0), "{s:?}");
+
+    let mut dec = Decoder::skipping(crate::msg::is_decoded);
+    for d in [&bad, &good, &hb] {
+        feed_all(&mut dec, d);
+    }
+    let s = dec.stats();
+    assert_eq!((s.frames, s.skipped), (1, 1), "{s:?}");
+    assert!(s.crc_errors >= 1, "{s:?}");
+
+    // A read frame is always checked: a broken heartbeat is not delivered, whatever the feed.
+    let mut hb_bad = heartbeat_frame(&mut enc);
+    let n = hb_bad.len();
+    hb_bad[n - 1] ^= 0x5A;
+    let mut dec = Decoder::skipping(crate::msg::is_decoded);
+    assert!(feed_datagram_all(&mut dec, &hb_bad).is_empty());
+    assert_eq!(dec.stats().frames, 0);
+}
+
+#[test]
+fn feed_datagram_trade_off_a_false_start_ending_on_the_datagram_end_hides_what_it_covers() {
+    // The documented cost of trusting a datagram's end: a false MAVLink 2 start of a known
+    // unread id whose length ends exactly at the datagram's end covers the real heartbeat
+    // behind it. `feed` checks it (it ends its input), fails it and finds the heartbeat.
+    let mut enc = Encoder::new(1, 1);
+    let hb = heartbeat_frame(&mut enc);
+    let len = (hb.len() - 2) as u8;
+    let mut datagram = std::vec![0xFD, len, 0, 0, 0, 1, 1, 31, 0, 0];
+    datagram.extend_from_slice(&hb);
+    let mut dec = Decoder::skipping(crate::msg::is_decoded);
+    assert!(feed_datagram_all(&mut dec, &datagram).is_empty());
+    assert_eq!(dec.stats().skipped, 1);
+    let mut dec = Decoder::skipping(crate::msg::is_decoded);
+    assert_eq!(feed_all(&mut dec, &datagram).len(), 1);
+
+    // A length one byte short of the end is checked (the byte after it is not a start
+    // byte), so the heartbeat is found.
+    datagram[1] = len - 1;
+    let mut dec = Decoder::skipping(crate::msg::is_decoded);
+    assert_eq!(feed_datagram_all(&mut dec, &datagram).len(), 1);
+    assert_eq!(dec.stats().skipped, 0);
+
+    // A MAVLink 1 false start ending on the datagram's end is checked as always.
+    let mut datagram = std::vec![0xFE, (hb.len() + 2) as u8, 0, 1, 1, 31];
+    datagram.extend_from_slice(&hb);
+    datagram.extend_from_slice(&[0x11; 4]);
+    assert_eq!(datagram.len(), 6 + datagram[1] as usize + 2);
+    let mut dec = Decoder::skipping(crate::msg::is_decoded);
+    assert_eq!(feed_datagram_all(&mut dec, &datagram).len(), 1);
+}
+
 fn is_magic_byte(b: u8) -> bool {
     b == MAGIC_V1 || b == MAGIC_V2
 }
@@ -530,16 +614,26 @@ mod skip_prop {
             for chunk in stream.chunks(split) {
                 skipping.extend(feed_all(&mut dec, chunk));
             }
-            prop_assert!(checking.len() >= read_frames);
-            // Every frame returned is one the checking decoder returned, in order.
-            let mut it = checking.iter();
-            for f in &skipping {
-                prop_assert!(crate::msg::is_decoded(f.0.msgid));
-                prop_assert!(it.any(|c| c == f), "a frame the checking decoder did not return");
+            // The same chunks taken as datagrams (their ends trusted as frame boundaries,
+            // though here they cut frames and garbage anywhere: harder than UDP).
+            let mut dec = Decoder::skipping(crate::msg::is_decoded);
+            let mut datagrams = Vec::new();
+            for chunk in stream.chunks(split) {
+                datagrams.extend(feed_datagram_all(&mut dec, chunk));
             }
-            // A loss needs a false start whose length lands on a start byte: rare.
-            let lost = checking.len() - skipping.len();
-            prop_assert!(lost <= 1 + checking.len() / 8, "lost {} of {}", lost, checking.len());
+            prop_assert!(checking.len() >= read_frames);
+            for skipping in [&skipping, &datagrams] {
+                // Every frame returned is one the checking decoder returned, in order.
+                let mut it = checking.iter();
+                for f in skipping {
+                    prop_assert!(crate::msg::is_decoded(f.0.msgid));
+                    prop_assert!(it.any(|c| c == f), "a frame the checking decoder did not return");
+                }
+                // A loss needs a false start whose length lands on a start byte (or a
+                // datagram's end): rare.
+                let lost = checking.len() - skipping.len();
+                prop_assert!(lost <= 1 + checking.len() / 8, "lost {} of {}", lost, checking.len());
+            }
         }
     }
 
@@ -571,19 +665,27 @@ mod skip_prop {
             .into_iter()
             .filter(|(h, _)| crate::msg::is_decoded(h.msgid))
             .count();
-        let mut dec = Decoder::skipping(crate::msg::is_decoded);
-        let mut skipping = 0;
-        for chunk in stream.chunks(1400) {
-            skipping += feed_all(&mut dec, chunk).len();
-        }
         // The checking decoder itself loses a few to false starts whose checksum matches by chance.
         assert!(checking >= 9_900, "{checking}");
-        let lost = checking - skipping;
-        assert!(
-            lost * 100 <= checking,
-            "lost {lost} of {checking} read frames (> 1 %)"
-        );
-        std::println!("skipping decoder: lost {lost} of {checking} read frames in garbage");
+        for datagram in [false, true] {
+            let mut dec = Decoder::skipping(crate::msg::is_decoded);
+            let mut skipping = 0;
+            for chunk in stream.chunks(1400) {
+                skipping += if datagram {
+                    feed_datagram_all(&mut dec, chunk).len()
+                } else {
+                    feed_all(&mut dec, chunk).len()
+                };
+            }
+            let lost = checking - skipping;
+            assert!(
+                lost * 100 <= checking,
+                "lost {lost} of {checking} read frames (> 1 %), datagram: {datagram}"
+            );
+            std::println!(
+                "skipping decoder (datagram ends trusted: {datagram}): lost {lost} of {checking} read frames in garbage"
+            );
+        }
     }
 }
 

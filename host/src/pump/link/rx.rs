@@ -9,6 +9,7 @@ use nexus_core::Instant;
 use super::LinkState;
 use crate::launcher::DeathCause;
 use crate::pump::status::LinkEvent;
+use crate::transport::Framing;
 
 /// What the pump has told about the link's foreign traffic (see [`LinkEvent::Ignored`]).
 #[derive(Debug, Default)]
@@ -102,8 +103,15 @@ impl LinkState {
         self.counters.rx_bytes += input.len() as u64;
         let mut accepted = false;
         let skipped_before = self.decoder.stats().skipped;
+        // A UDP read is one datagram of whole frames: its end is a frame boundary the skipping
+        // decoder may trust (`Decoder::feed_datagram`); a stream read ends anywhere.
+        let datagram = self.link.framing() == Framing::Datagram;
         loop {
-            let (used, raw) = self.decoder.feed(input);
+            let (used, raw) = if datagram {
+                self.decoder.feed_datagram(input)
+            } else {
+                self.decoder.feed(input)
+            };
             input = &input[used..];
             let Some(raw) = raw else { break };
             self.counters.frames += 1;
