@@ -12,6 +12,7 @@ use super::events::{MissionError, OffboardEvent};
 use super::mission::{MissionState, Transfer};
 use super::mission_download::{Clear, Download};
 use super::mission_upload::Upload;
+use super::rtt::RttEstimator;
 use super::{EventQueue, Offboard, OffboardError, Tx};
 use crate::mission::{validate_mission, MissionItem};
 use crate::msg::Frame;
@@ -122,12 +123,12 @@ impl<const N: usize> Plan<N> {
         self.state.upload_failed = false;
     }
 
-    fn on_frame(&mut self, now: Stamp, frame: &Frame) {
-        self.state.on_frame(now, frame, &mut self.ev);
+    fn on_frame(&mut self, now: Stamp, frame: &Frame, rtt: &mut RttEstimator) {
+        self.state.on_frame(now, frame, rtt, &mut self.ev);
         self.settle();
     }
 
-    fn poll(&mut self, now: Stamp, t: &Timing) -> Option<GeoTx> {
+    fn poll(&mut self, now: Stamp, t: &mut Timing) -> Option<GeoTx> {
         let tx = self.state.poll(now, t, &mut self.ev);
         self.settle();
         match tx? {
@@ -162,12 +163,12 @@ impl Geo {
         }
     }
 
-    pub fn on_frame(&mut self, now: Stamp, frame: &Frame) {
-        self.fence.on_frame(now, frame);
-        self.rally.on_frame(now, frame);
+    pub fn on_frame(&mut self, now: Stamp, frame: &Frame, rtt: &mut RttEstimator) {
+        self.fence.on_frame(now, frame, rtt);
+        self.rally.on_frame(now, frame, rtt);
     }
 
-    pub fn poll(&mut self, now: Stamp, t: &Timing) -> Option<(GeoKind, GeoTx)> {
+    pub fn poll(&mut self, now: Stamp, t: &mut Timing) -> Option<(GeoKind, GeoTx)> {
         if let Some(tx) = self.fence.poll(now, t) {
             return Some((GeoKind::Fence, tx));
         }

@@ -1,0 +1,168 @@
+//! The link's round-trip time, measured, and the retry timer that follows it.
+//!
+//! Fixed loopback retry intervals (1 s, 1.5 s) resend everything on a radio with a 2 s round
+//! trip, and on a vehicle whose clock runs ×5 (a 400 ms wall round trip is 2 s of its time).
+//! So the machine measures the round trip of its requests and waits for
+//! `clamp(srtt + 4·rttvar, floor, ceiling)` before resending, RFC 6298's retransmission timer:
+//!
+//! * **Samples** are the time from a request to its answer, in the machine's timer clock (sim
+//!   time once known, see [`super::clock`]): COMMAND_ACK for a mode, arm, disarm or goto;
+//!   MISSION_COUNT for a MISSION_REQUEST_LIST; MISSION_ITEM_INT for a MISSION_REQUEST_INT;
+//!   MISSION_REQUEST_INT (or the final MISSION_ACK) for a MISSION_COUNT or an item; MISSION_ACK
+//!   for a MISSION_CLEAR_ALL. Karn's rule: a request that was sent more than once gives no
+//!   sample (which send was answered is unknown).
+//! * **Floor**: the configured interval (`command_retry_s`, `mission_retry_s`), so a fast
+//!   loopback link behaves exactly as before; a command's floor also covers PX4's heartbeat lag.
+//! * **Ceiling**: [`RTO_CEILING_MS`], so a dead link is still given up in bounded time.
+//! * **Back-off**: every resend of an unanswered request doubles the timer, up to
+//!   2^[`MAX_BACKOFF_SHIFT`] (and the ceiling), until a clean sample comes. This is what lets a
+//!   link slower than the floor yield its first sample. The shift is capped low because on a
+//!   radio a timeout is mostly loss, not congestion: unbounded doubling would stretch a lossy
+//!   link's transfers for nothing.
+//!
+//! Integer microseconds, fixed size: no_std, no float.
+
+/// The retry timer never exceeds this, ms of the timer clock (unless a configured floor does):
+/// a dead link is resent to at least every 10 s and given up after a bounded number of sends.
+pub const RTO_CEILING_MS: u64 = 10_000;
+/// Consecutive unanswered resends double the timer at most this many times (×8).
+pub const MAX_BACKOFF_SHIFT: u8 = 3;
+/// RFC 6298's clock granularity G, ms: the variance term is at least this, so a perfectly
+/// steady link still leaves room for a little jitter.
+const GRANULARITY_MS: u64 = 10;
+
+/// The measured round trip of the link (RFC 6298's SRTT and RTTVAR) and the retry back-off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct RttEstimator {
+    srtt_us: u64,
+    rttvar_us: u64,
+    samples: u32,
+    backoff: u8,
+    last_us: u64,
+}
+
+impl RttEstimator {
+    /// No samples yet: the retry timer is the floor.
+    pub const fn new() -> Self {
+        RttEstimator {
+            srtt_us: 0,
+            rttvar_us: 0,
+            samples: 0,
+            backoff: 0,
+            last_us: 0,
+        }
+    }
+
+    /// Take in one round trip, ms (a request sent once and its answer). Ends any back-off.
+    pub fn sample(&mut self, rtt_ms: u64) {
+        let r = rtt_ms.saturating_mul(1000);
+        if self.samples == 0 {
+            self.srtt_us = r;
+            self.rttvar_us = r / 2;
+        } else {
+            // RTTVAR first, with the old SRTT (RFC 6298 2.3): β = 1/4, α = 1/8.
+            let err = self.srtt_us.abs_diff(r);
+            self.rttvar_us = (3 * self.rttvar_us + err) / 4;
+            self.srtt_us = (7 * self.srtt_us + r) / 8;
+        }
+        self.last_us = r;
+        self.samples = self.samples.saturating_add(1);
+        self.backoff = 0;
+    }
+
+    /// A request went unanswered for a whole timer and is resent: back off.
+    pub fn timed_out(&mut self) {
+        self.backoff = (self.backoff + 1).min(MAX_BACKOFF_SHIFT);
+    }
+
+    /// The retry timer, ms: `clamp(srtt + max(G, 4·rttvar), floor, ceiling)` shifted by the
+    /// back-off and clamped again; the floor alone (shifted) before the first sample.
+    pub fn timer_ms(&self, floor_ms: u64) -> u64 {
+        let floor = floor_ms.max(1);
+        let ceiling = RTO_CEILING_MS.max(floor);
+        let rto = if self.samples == 0 {
+            floor
+        } else {
+            let var = (4 * self.rttvar_us).max(GRANULARITY_MS * 1000);
+            ((self.srtt_us + var).div_ceil(1000)).clamp(floor, ceiling)
+        };
+        (rto << self.backoff).min(ceiling)
+    }
+
+    /// The smoothed round trip, ms; `None` before the first sample.
+    pub fn srtt_ms(&self) -> Option<f32> {
+        (self.samples > 0).then(|| self.srtt_us as f32 / 1000.0)
+    }
+
+    /// The round-trip variation (RTTVAR), ms; `None` before the first sample.
+    pub fn rttvar_ms(&self) -> Option<f32> {
+        (self.samples > 0).then(|| self.rttvar_us as f32 / 1000.0)
+    }
+
+    /// The last sample, ms; `None` before the first.
+    pub fn last_ms(&self) -> Option<f32> {
+        (self.samples > 0).then(|| self.last_us as f32 / 1000.0)
+    }
+
+    /// Samples taken so far.
+    pub fn samples(&self) -> u32 {
+        self.samples
+    }
+
+    /// Current back-off: the timer is doubled this many times.
+    pub fn backoff(&self) -> u8 {
+        self.backoff
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc6298_math() {
+        let mut r = RttEstimator::new();
+        assert_eq!(r.timer_ms(1000), 1000);
+        assert_eq!(r.srtt_ms(), None);
+        r.sample(800);
+        // First: SRTT = R, RTTVAR = R/2; timer = 800 + 4·400.
+        assert_eq!(r.srtt_ms(), Some(800.0));
+        assert_eq!(r.rttvar_ms(), Some(400.0));
+        assert_eq!(r.timer_ms(1000), 2400);
+        r.sample(400);
+        // RTTVAR = 3/4·400 + 1/4·|800-400| = 400; SRTT = 7/8·800 + 1/8·400 = 750.
+        assert_eq!(r.rttvar_ms(), Some(400.0));
+        assert_eq!(r.srtt_ms(), Some(750.0));
+        assert_eq!(r.timer_ms(1000), 2350);
+        // A steady fast link converges to the floor.
+        for _ in 0..50 {
+            r.sample(5);
+        }
+        assert_eq!(r.timer_ms(1000), 1000);
+        assert_eq!(r.samples(), 52);
+    }
+
+    #[test]
+    fn ceiling_and_back_off() {
+        let mut r = RttEstimator::new();
+        r.sample(30_000);
+        assert_eq!(r.timer_ms(1000), RTO_CEILING_MS);
+        // A floor above the ceiling wins.
+        assert_eq!(r.timer_ms(20_000), 20_000);
+        let mut r = RttEstimator::new();
+        r.timed_out();
+        assert_eq!(r.timer_ms(1000), 2000);
+        r.timed_out();
+        r.timed_out();
+        r.timed_out();
+        r.timed_out();
+        assert_eq!(r.backoff(), MAX_BACKOFF_SHIFT);
+        assert_eq!(r.timer_ms(1000), 8000);
+        assert_eq!(r.timer_ms(1500), RTO_CEILING_MS);
+        // A clean sample ends the back-off.
+        r.sample(10);
+        assert_eq!(r.backoff(), 0);
+        assert_eq!(r.timer_ms(1000), 1000);
+    }
+}
