@@ -12,7 +12,6 @@ use super::events::{MissionError, OffboardEvent};
 use super::mission::{MissionState, Transfer};
 use super::mission_download::{Clear, Download};
 use super::mission_upload::Upload;
-use super::rtt::RttEstimator;
 use super::{EventQueue, Offboard, OffboardError, Tx};
 use crate::mission::{validate_mission, MissionItem};
 use crate::msg::Frame;
@@ -123,8 +122,8 @@ impl<const N: usize> Plan<N> {
         self.state.upload_failed = false;
     }
 
-    fn on_frame(&mut self, now: Stamp, frame: &Frame, rtt: &mut RttEstimator) {
-        self.state.on_frame(now, frame, rtt, &mut self.ev);
+    fn on_frame(&mut self, now: Stamp, frame: &Frame, t: &mut Timing) {
+        self.state.on_frame(now, frame, t, &mut self.ev);
         self.settle();
     }
 
@@ -163,9 +162,9 @@ impl Geo {
         }
     }
 
-    pub fn on_frame(&mut self, now: Stamp, frame: &Frame, rtt: &mut RttEstimator) {
-        self.fence.on_frame(now, frame, rtt);
-        self.rally.on_frame(now, frame, rtt);
+    pub fn on_frame(&mut self, now: Stamp, frame: &Frame, t: &mut Timing) {
+        self.fence.on_frame(now, frame, t);
+        self.rally.on_frame(now, frame, t);
     }
 
     pub fn poll(&mut self, now: Stamp, t: &mut Timing) -> Option<(GeoKind, GeoTx)> {

@@ -123,13 +123,7 @@ impl<const N: usize> MissionState<N> {
     }
 
     /// Take in one frame; answers to our requests are round-trip samples into `rtt`.
-    pub fn on_frame(
-        &mut self,
-        now: Stamp,
-        frame: &Frame,
-        rtt: &mut RttEstimator,
-        ev: &mut EventQueue,
-    ) {
+    pub fn on_frame(&mut self, now: Stamp, frame: &Frame, t: &mut Timing, ev: &mut EventQueue) {
         let mine = |t: mav::MavMissionType| t == self.kind;
         let is_mission = is_mission(self.kind);
         #[allow(deprecated)] // legacy MISSION_REQUEST: answered like MISSION_REQUEST_INT
@@ -144,13 +138,13 @@ impl<const N: usize> MissionState<N> {
                 self.reached = Some(m.seq);
                 self.progress_known = true;
             }
-            Msg::MissionRequestInt(m) if mine(m.mission_type) => {
-                self.on_request(now, m.seq, rtt, ev)
+            Msg::MissionRequestInt(m) if mine(m.mission_type) => self.on_request(now, m.seq, t, ev),
+            Msg::MissionRequest(m) if mine(m.mission_type) => self.on_request(now, m.seq, t, ev),
+            Msg::MissionAck(m) if mine(m.mission_type) => self.on_ack(now, m, &mut t.rtt, ev),
+            Msg::MissionCount(m) if mine(m.mission_type) => {
+                self.on_count(now, m.count, &mut t.rtt, ev)
             }
-            Msg::MissionRequest(m) if mine(m.mission_type) => self.on_request(now, m.seq, rtt, ev),
-            Msg::MissionAck(m) if mine(m.mission_type) => self.on_ack(now, m, rtt, ev),
-            Msg::MissionCount(m) if mine(m.mission_type) => self.on_count(now, m.count, rtt, ev),
-            Msg::MissionItemInt(m) if mine(m.mission_type) => self.on_item(now, m, rtt, ev),
+            Msg::MissionItemInt(m) if mine(m.mission_type) => self.on_item(now, m, &mut t.rtt, ev),
             _ => {}
         }
     }

@@ -17,10 +17,10 @@
 
 use super::clock::Stamp;
 use super::config::Timing;
-use super::retry::{Due, Resend};
-use super::rtt::RttEstimator;
 use super::events::{MissionError, OffboardEvent, TransferStage};
 use super::mission::{MissionState, Transfer};
+use super::retry::{Due, Resend};
+use super::rtt::RttEstimator;
 use super::{EventQueue, Tx};
 use crate::mission::MissionItem;
 use crate::time::Instant;

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Each request is answered with the item it names, so duplicates and out-of-order requests
-//! are served as asked. A request for a seq the mission does not have ends the upload with
+//! are served as asked, except a re-ask that arrives less than a measured round trip after we
+//! sent that item (it crossed the item on the wire). A request for a seq the mission does not have ends the upload with
 //! [`MissionError::RequestOutOfRange`] and a MISSION_ACK INVALID_SEQUENCE to PX4. Silence for
 //! `mission_timeout_s` once PX4 has started asking ends it with a timeout.
 //!
@@ -19,10 +20,10 @@
 
 use super::clock::Stamp;
 use super::config::Timing;
-use super::retry::{Due, Resend};
-use super::rtt::RttEstimator;
 use super::events::{MissionError, OffboardEvent, TransferStage};
 use super::mission::{MissionState, Transfer};
+use super::retry::{Due, Resend};
+use super::rtt::RttEstimator;
 use super::{EventQueue, Tx};
 use crate::time::Instant;
 use heapless::Deque;
@@ -68,6 +69,18 @@ impl Upload {
         }
     }
 
+    /// Whether a request for `seq` is a re-ask that crossed our answer on the wire: we sent
+    /// that item less than a round trip ago ([`RttEstimator::in_flight_ms`]), so PX4 asked
+    /// before it could have it
+    /// (PX4 re-asks every ~0.26 s; over a radio's round trip each item would go out several
+    /// times). A lost item is still answered, by the first re-ask a round trip after it.
+    fn crossed(&self, now: Stamp, seq: u16, t: &Timing) -> bool {
+        match (self.item, t.rtt.in_flight_ms(t.mission_retry_ms)) {
+            (Some((s, at, _)), Some(window)) if s == seq => at.timer_ms(now) < window,
+            _ => false,
+        }
+    }
+
     /// A request for `seq` (or, with `seq == count`, the final ack) arrived at `now`: the
     /// round trip of the item before it, when that went out once.
     fn sample_item(&mut self, now: Stamp, seq: u16, rtt: &mut RttEstimator) {
@@ -81,16 +94,11 @@ impl Upload {
 }
 
 impl<const N: usize> MissionState<N> {
-    pub(super) fn on_request(
-        &mut self,
-        now: Stamp,
-        seq: u16,
-        rtt: &mut RttEstimator,
-        ev: &mut EventQueue,
-    ) {
+    pub(super) fn on_request(&mut self, now: Stamp, seq: u16, t: &mut Timing, ev: &mut EventQueue) {
         let Transfer::Upload(u) = &mut self.transfer else {
             return;
         };
+        let rtt = &mut t.rtt;
         if u.tx.sends == 0 {
             return; // not ours: our count has not gone out yet
         }
@@ -107,6 +115,9 @@ impl<const N: usize> MissionState<N> {
         }
         u.asked = true;
         u.last_rx = Some(now);
+        if u.crossed(now, seq, t) {
+            return;
+        }
         if !u.answers.iter().any(|&s| s == seq) {
             if u.answers.is_full() {
                 u.answers.pop_front();

@@ -239,9 +239,9 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.req
             .on_frame(st, tel, frame, &mut self.t, &mut self.rc, &mut self.events);
         self.mission
-            .on_frame(st, frame, &mut self.t.rtt, &mut self.events);
+            .on_frame(st, frame, &mut self.t, &mut self.events);
         #[cfg(feature = "geofence")]
-        self.geo.on_frame(st, frame, &mut self.t.rtt);
+        self.geo.on_frame(st, frame, &mut self.t);
         self.after_transfer();
         self.req.tick(st, tel, &self.t, &mut self.events);
     }

@@ -90,6 +90,19 @@ impl RttEstimator {
         (rto << self.backoff).min(ceiling)
     }
 
+    /// How long after sending an answer the vehicle may still be asking for it, ms: the raw
+    /// `srtt + max(G, 4·rttvar)` without the floor (a loopback link's is a few ms); before the
+    /// first sample, the backed-off timer once a timeout showed the link slower than the floor,
+    /// else `None` (nothing known: assume a fast link).
+    pub fn in_flight_ms(&self, floor_ms: u64) -> Option<u64> {
+        if self.samples > 0 {
+            let var = (4 * self.rttvar_us).max(GRANULARITY_MS * 1000);
+            Some((self.srtt_us + var).div_ceil(1000))
+        } else {
+            (self.backoff > 0).then(|| self.timer_ms(floor_ms))
+        }
+    }
+
     /// The smoothed round trip, ms; `None` before the first sample.
     pub fn srtt_ms(&self) -> Option<f32> {
         (self.samples > 0).then(|| self.srtt_us as f32 / 1000.0)
