@@ -259,9 +259,11 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     report.final_state = Some(flight.final_snapshot());
     flight.fill_times(&mut report);
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
+    let link_status = flight.vehicle.link.status();
     report.requests = super::report::RequestsReport::new(
-        &flight.vehicle.link.status().counters.tx_requests,
+        &link_status.counters.tx_requests,
         items.len() as u64,
+        &link_status.rtt,
     );
     let outcome = outcome.map(|_| {
         let rtl = if ends_in_rtl {

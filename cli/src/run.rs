@@ -158,9 +158,11 @@ pub fn main(args: &RunArgs) -> ExitCode {
     report.final_state = Some(flight.final_snapshot());
     flight.fill_times(&mut report);
     report.ignored = IgnoredReport::from(&flight.summarize_ignored());
+    let link_status = flight.vehicle.link.status();
     report.requests = super::report::RequestsReport::new(
-        &flight.vehicle.link.status().counters.tx_requests,
+        &link_status.counters.tx_requests,
         items as u64,
+        &link_status.rtt,
     );
     match super::evidence::close_link(&mut flight, tlog.as_ref(), args.evidence.tlog.as_deref()) {
         Ok(l) => report.link = Some(l),

@@ -20,9 +20,7 @@ use nexus_core::offboard::wire;
 use nexus_core::telemetry::error_text;
 use nexus_core::{Client, Instant};
 
-use super::params::{
-    param_error_name, param_name_of, Owed, ParamError, ParamRead, ParamValue, PARAM_RETRY_MS,
-};
+use super::params::{param_error_name, param_name_of, Owed, ParamError, ParamRead, ParamValue};
 use super::slot::Slot;
 use super::status::{EventLog, LinkEvent, LinkStatus, ProgramReport};
 use super::supervise::{Supervision, VehicleProbe, Watchdog, PROBE_PERIOD_MS};
@@ -248,7 +246,7 @@ impl LinkState {
                         if frame.header.sysid == self.client.telemetry().ids().target_sysid {
                             answer_params(&mut self.params, pv);
                             if let Some(name) = param_name_of(pv) {
-                                self.owed.paid(name);
+                                self.owed.paid(name, now);
                             }
                         }
                     }
@@ -552,9 +550,13 @@ impl LinkState {
                         self.owed.sent(&self.params[i].name, now);
                     }
                 }
+                if self.params[i].sends > 0 {
+                    self.owed.timed_out();
+                }
                 let p = &mut self.params[i];
                 p.sends += 1;
-                p.next_send = Instant::from_micros(now.total_micros() + PARAM_RETRY_MS * 1000);
+                p.next_send =
+                    Instant::from_micros(now.total_micros() + self.owed.retry_ms() * 1000);
             }
             i += 1;
         }
@@ -671,6 +673,7 @@ impl LinkState {
             s.last_refusal = ob.last_refusal().cloned();
         }
         s.counters = self.counters;
+        s.rtt = super::status::LinkRtt::of(ob, self.owed.rtt(), self.owed.retry_ms());
         s.peer = self.link.peer();
         if s.died.is_none() {
             s.died.clone_from(&self.died);
