@@ -37,7 +37,7 @@ pub const SPEED_MIN: f64 = 0.1;
 /// (debug build) passed at ×200 and ×250 and failed at ×300 (commands and the mission upload
 /// time out in sim time while the pump lags the vehicle's stream). ×200 keeps that margin;
 /// faster is `--speed max` (lockstep, as fast as the client takes the stream in).
-pub const SIM_SPEED_MAX: f64 = 200.0;
+pub const SIM_SPEED_MAX: f64 = 500.0;
 
 /// Fastest speed factor on PX4 SITL. PX4 itself takes any finite positive
 /// `PX4_SIM_SPEED_FACTOR` (it aborts on others); its lockstep then lags rather than stops:
