@@ -23,7 +23,7 @@ use nexus_core::Instant;
 use super::slot::Slot;
 
 /// Re-send interval of an unanswered PARAM_REQUEST_READ, ms (wall): the floor of the measured
-/// timer ([`Owed::retry_ms`]).
+/// timer (the measured round trip of parameter reads, `LinkStatus::rtt`).
 pub const PARAM_RETRY_MS: u64 = 1000;
 
 /// How long a PARAM_VALUE stays owed for a PARAM_SET or PARAM_REQUEST_READ sent, ms (wall):
