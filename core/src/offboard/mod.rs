@@ -20,8 +20,12 @@
 //! * MANUAL_CONTROL at 20 Hz while sticks are set (or a gesture arm is pending);
 //! * one-shot frames the verbs queue: PARAM_SET, disarm, DO_REPOSITION;
 //! * the outstanding requests ([`requests`](self) docs: mode, arm, mission restart), re-commanded
-//!   every `command_retry_s` until telemetry confirms them, given up after bounded refusals;
+//!   on the retry timer until telemetry confirms them, given up after bounded refusals;
 //! * the mission protocol (upload, download, clear).
+//!
+//! Retry timers follow the link's measured round trip ([`RttEstimator`], RFC 6298 with Karn's
+//! rule and a capped back-off): `clamp(srtt + 4·rttvar, floor, ceiling)`, the floors being
+//! `command_retry_s` and `mission_retry_s`; [`Offboard::link_rtt`] shows the estimate.
 //!
 //! Everything but the heartbeat waits for the vehicle's first HEARTBEAT. Streams are paced by
 //! either clock, timers by sim time once known (see [`OffboardConfig`] and the time rules in
