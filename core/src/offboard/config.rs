@@ -101,12 +101,6 @@ impl Timing {
         self.rtt.timer_ms(self.mission_retry_ms)
     }
 
-    /// Silence in the middle of an upload that fails it, ms: `mission_timeout_s`, or two
-    /// resend timers on a link slow enough that those are longer.
-    pub fn mission_silence_ms(&self) -> u64 {
-        self.mission_timeout_ms.max(2 * self.mission_timer_ms())
-    }
-
     /// Sends of a mission-protocol request before it is given up (the first and its retries).
     pub fn mission_sends(&self) -> u8 {
         self.mission_retries + 1

@@ -63,7 +63,7 @@ impl Upload {
         }
         if self.asked {
             self.last_rx
-                .and_then(|s| s.timer_deadline(t.mission_silence_ms()))
+                .and_then(|s| s.timer_deadline(t.mission_timeout_ms))
         } else {
             self.tx.deadline(t.mission_timer_ms())
         }
@@ -178,7 +178,7 @@ impl<const N: usize> MissionState<N> {
         }
         if u.asked {
             if u.last_rx
-                .is_some_and(|s| s.timer_done(now, t.mission_silence_ms()))
+                .is_some_and(|s| s.timer_done(now, t.mission_timeout_ms))
             {
                 let sends = u.tx.sends;
                 self.fail(

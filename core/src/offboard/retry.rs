@@ -57,6 +57,7 @@ impl Resend {
 
     /// It goes out at `now`. Resending one that was not answered is a timeout: the timer
     /// backs off.
+    #[inline(never)] // from every request and transfer: one copy
     pub fn sent(&mut self, now: Stamp, rtt: &mut RttEstimator) {
         if self.sends > 0 && !self.answered {
             rtt.timed_out();
@@ -68,6 +69,7 @@ impl Resend {
 
     /// Its answer came at `now`: a round-trip sample when it went out once (Karn's rule: the
     /// answer to a resent request may be to either send).
+    #[inline(never)]
     pub fn answered(&mut self, now: Stamp, rtt: &mut RttEstimator) {
         if !self.answered && self.sends == 1 {
             if let Some(s) = self.last_tx {
@@ -79,6 +81,7 @@ impl Resend {
 
     /// The timer and the limit: send (counted) when due and fewer than `max_sends` went out,
     /// give up when due after `max_sends`.
+    #[inline(never)]
     pub fn poll(
         &mut self,
         now: Stamp,

@@ -20,7 +20,7 @@
 //!   radio a timeout is mostly loss, not congestion: unbounded doubling would stretch a lossy
 //!   link's transfers for nothing.
 //!
-//! Integer microseconds, fixed size: no_std, no float.
+//! Integer milliseconds in fixed point, fixed size: no_std, no float.
 
 /// The retry timer never exceeds this, ms of the timer clock (unless a configured floor does):
 /// a dead link is resent to at least every 10 s and given up after a bounded number of sends.
@@ -29,44 +29,51 @@ pub const RTO_CEILING_MS: u64 = 10_000;
 pub const MAX_BACKOFF_SHIFT: u8 = 3;
 /// RFC 6298's clock granularity G, ms: the variance term is at least this, so a perfectly
 /// steady link still leaves room for a little jitter.
-const GRANULARITY_MS: u64 = 10;
+const GRANULARITY_MS: u32 = 10;
+
+/// Samples are taken up to this, ms (the ceiling is far below; it keeps the fixed point in u32).
+const MAX_SAMPLE_MS: u64 = 1_000_000;
 
 /// The measured round trip of the link (RFC 6298's SRTT and RTTVAR) and the retry back-off.
+///
+/// Fixed point as Jacobson's original: SRTT in ⅛ ms, 4·RTTVAR in ms, so the update is shifts
+/// and adds in `u32` (no 64-bit division on a 32-bit MCU).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct RttEstimator {
-    srtt_us: u64,
-    rttvar_us: u64,
+    /// SRTT × 8, ms.
+    srtt8: u32,
+    /// RTTVAR × 4, ms.
+    rttvar4: u32,
     samples: u32,
     backoff: u8,
-    last_us: u64,
 }
 
 impl RttEstimator {
     /// No samples yet: the retry timer is the floor.
     pub const fn new() -> Self {
         RttEstimator {
-            srtt_us: 0,
-            rttvar_us: 0,
+            srtt8: 0,
+            rttvar4: 0,
             samples: 0,
             backoff: 0,
-            last_us: 0,
         }
     }
 
     /// Take in one round trip, ms (a request sent once and its answer). Ends any back-off.
+    #[inline(never)]
     pub fn sample(&mut self, rtt_ms: u64) {
-        let r = rtt_ms.saturating_mul(1000);
+        let r = rtt_ms.min(MAX_SAMPLE_MS) as u32;
         if self.samples == 0 {
-            self.srtt_us = r;
-            self.rttvar_us = r / 2;
+            // SRTT = R, RTTVAR = R/2 (RFC 6298 2.2).
+            self.srtt8 = r << 3;
+            self.rttvar4 = r << 1;
         } else {
             // RTTVAR first, with the old SRTT (RFC 6298 2.3): β = 1/4, α = 1/8.
-            let err = self.srtt_us.abs_diff(r);
-            self.rttvar_us = (3 * self.rttvar_us + err) / 4;
-            self.srtt_us = (7 * self.srtt_us + r) / 8;
+            let err = (self.srtt8 >> 3).abs_diff(r);
+            self.rttvar4 = self.rttvar4 - (self.rttvar4 >> 2) + err;
+            self.srtt8 = self.srtt8 - (self.srtt8 >> 3) + r;
         }
-        self.last_us = r;
         self.samples = self.samples.saturating_add(1);
         self.backoff = 0;
     }
@@ -76,18 +83,24 @@ impl RttEstimator {
         self.backoff = (self.backoff + 1).min(MAX_BACKOFF_SHIFT);
     }
 
+    /// `srtt + max(G, 4·rttvar)`, ms, unclamped.
+    fn rto_ms(&self) -> u32 {
+        (self.srtt8 >> 3) + self.rttvar4.max(GRANULARITY_MS)
+    }
+
     /// The retry timer, ms: `clamp(srtt + max(G, 4·rttvar), floor, ceiling)` shifted by the
     /// back-off and clamped again; the floor alone (shifted) before the first sample.
+    #[inline(never)]
     pub fn timer_ms(&self, floor_ms: u64) -> u64 {
-        let floor = floor_ms.max(1);
-        let ceiling = RTO_CEILING_MS.max(floor);
+        // u32 arithmetic (a floor beyond 49 days is taken as that).
+        let floor = floor_ms.clamp(1, u32::MAX as u64) as u32;
+        let ceiling = (RTO_CEILING_MS as u32).max(floor);
         let rto = if self.samples == 0 {
             floor
         } else {
-            let var = (4 * self.rttvar_us).max(GRANULARITY_MS * 1000);
-            ((self.srtt_us + var).div_ceil(1000)).clamp(floor, ceiling)
+            self.rto_ms().clamp(floor, ceiling)
         };
-        (rto << self.backoff).min(ceiling)
+        rto.saturating_mul(1 << self.backoff).min(ceiling) as u64
     }
 
     /// How long after sending an answer the vehicle may still be asking for it, ms: the raw
@@ -96,8 +109,7 @@ impl RttEstimator {
     /// else `None` (nothing known: assume a fast link).
     pub fn in_flight_ms(&self, floor_ms: u64) -> Option<u64> {
         if self.samples > 0 {
-            let var = (4 * self.rttvar_us).max(GRANULARITY_MS * 1000);
-            Some((self.srtt_us + var).div_ceil(1000))
+            Some(self.rto_ms() as u64)
         } else {
             (self.backoff > 0).then(|| self.timer_ms(floor_ms))
         }
@@ -105,17 +117,12 @@ impl RttEstimator {
 
     /// The smoothed round trip, ms; `None` before the first sample.
     pub fn srtt_ms(&self) -> Option<f32> {
-        (self.samples > 0).then(|| self.srtt_us as f32 / 1000.0)
+        (self.samples > 0).then(|| self.srtt8 as f32 / 8.0)
     }
 
     /// The round-trip variation (RTTVAR), ms; `None` before the first sample.
     pub fn rttvar_ms(&self) -> Option<f32> {
-        (self.samples > 0).then(|| self.rttvar_us as f32 / 1000.0)
-    }
-
-    /// The last sample, ms; `None` before the first.
-    pub fn last_ms(&self) -> Option<f32> {
-        (self.samples > 0).then(|| self.last_us as f32 / 1000.0)
+        (self.samples > 0).then(|| self.rttvar4 as f32 / 4.0)
     }
 
     /// Samples taken so far.

@@ -29,7 +29,7 @@ use crate::msg::{Frame, Msg};
 use crate::offboard::clock::Stamp;
 use crate::offboard::config::Timing;
 use crate::offboard::events::{Command, GaveUp, GiveUpReason, Refusal, Request};
-use crate::offboard::retry::Resend;
+use crate::offboard::retry::{Due, Resend};
 use crate::offboard::{EventQueue, Tx};
 use crate::rc::RcSticks;
 use crate::telemetry::Telemetry;
@@ -328,6 +328,7 @@ impl Requests {
     /// The next command this layer wants on the wire, if any is due. With `hold_start` (a
     /// mission upload is in flight) a mission start waits: neither its restart nor Mission mode
     /// is sent, and the arm ordered after them waits with them.
+    #[inline(never)] // inlined, it grew its one caller more than it weighs (thumbv7em flash)
     pub fn poll<const T: usize>(
         &mut self,
         now: Stamp,
@@ -340,16 +341,14 @@ impl Requests {
         self.confirm(tel, rc);
         let timer = t.command_timer_ms();
         if let Some(r) = self.restart.as_mut().filter(|_| !hold_start) {
-            if r.tx.due(now, timer) {
-                if r.tx.sends >= t.max_sends {
-                    let sends = r.tx.sends;
+            match r.tx.poll(now, timer, t.max_sends, &mut t.rtt) {
+                Due::Wait => {}
+                Due::Send => return Some(Tx::MissionSetCurrent(0)),
+                Due::GiveUp { sends } => {
                     self.finalize(tel, ev);
                     let g =
                         self.give_up(Request::MissionRestart, GiveUpReason::Unconfirmed { sends });
                     ev.push(crate::offboard::OffboardEvent::GaveUp(g));
-                } else {
-                    r.tx.sent(now, &mut t.rtt);
-                    return Some(Tx::MissionSetCurrent(0));
                 }
             }
         }
@@ -359,23 +358,25 @@ impl Requests {
             // and for an upload in flight (PX4 has no valid mission until it is accepted).
             let blocked = (restarting || hold_start) && m.mode == Mode::Mission;
             let waiting_accept = m.accepts >= REAL_MODE_ACCEPTS;
-            let due = m.tx.due(now, timer);
-            if !blocked && !waiting_accept && due {
-                if m.tx.sends >= t.max_sends {
-                    let (mode, sends) = (m.mode, m.tx.sends);
-                    self.finalize(tel, ev);
-                    let g = self.give_up(Request::Mode(mode), GiveUpReason::Unconfirmed { sends });
-                    ev.push(crate::offboard::OffboardEvent::GaveUp(g));
-                } else {
-                    let confirmation = m.tx.sends;
-                    m.tx.sent(now, &mut t.rtt);
-                    m.accepts = 0;
-                    m.heartbeats_after_accept = 0;
-                    m.text_seq = tel.texts().last_seq();
-                    return Some(Tx::SetMode {
-                        mode: m.mode,
-                        confirmation,
-                    });
+            if !blocked && !waiting_accept {
+                match m.tx.poll(now, timer, t.max_sends, &mut t.rtt) {
+                    Due::Wait => {}
+                    Due::Send => {
+                        m.accepts = 0;
+                        m.heartbeats_after_accept = 0;
+                        m.text_seq = tel.texts().last_seq();
+                        return Some(Tx::SetMode {
+                            mode: m.mode,
+                            confirmation: m.tx.sends - 1,
+                        });
+                    }
+                    Due::GiveUp { sends } => {
+                        let mode = m.mode;
+                        self.finalize(tel, ev);
+                        let g =
+                            self.give_up(Request::Mode(mode), GiveUpReason::Unconfirmed { sends });
+                        ev.push(crate::offboard::OffboardEvent::GaveUp(g));
+                    }
                 }
             }
         }
@@ -385,15 +386,14 @@ impl Requests {
             let order = self.next_order();
             let last_seq = tel.texts().last_seq();
             let a = self.arm.as_mut()?;
-            if a.tx.sends >= t.max_sends {
-                let sends = a.tx.sends;
+            if let Due::GiveUp { sends } = a.tx.poll(now, timer, t.max_sends, &mut t.rtt) {
                 self.finalize(tel, ev);
                 let g = self.give_up(Request::Arm, GiveUpReason::Unconfirmed { sends });
                 ev.push(crate::offboard::OffboardEvent::GaveUp(g));
                 return None;
             }
-            let confirmation = a.tx.sends;
-            a.tx.sent(now, &mut t.rtt);
+            // Due (checked above): sent.
+            let confirmation = a.tx.sends - 1;
             a.text_seq = last_seq;
             a.order = order;
             return Some(Tx::Arm { confirmation });

@@ -125,8 +125,6 @@ impl Requests {
                     self.open_refusal(now, tel, ev, Command::Arm, Some(result), text_seq, gave_up);
                 } else if let Some(d) = disarm {
                     self.disarm = None;
-                    // A one-shot goes out once: always a clean sample.
-                    t.rtt.sample(d.sent.timer_ms(now));
                     if !accepted {
                         self.open_refusal(
                             now,
@@ -148,7 +146,6 @@ impl Requests {
                 else {
                     return;
                 };
-                t.rtt.sample(r.sent.timer_ms(now));
                 if !accepted {
                     self.open_refusal(
                         now,
