@@ -6,7 +6,7 @@
 //! `clamp(srtt + 4·rttvar, floor, ceiling)` before resending, RFC 6298's retransmission timer:
 //!
 //! * **Samples** are the time from a request to its answer, in the machine's timer clock (sim
-//!   time once known, see [`super::clock`]): COMMAND_ACK for a mode, arm, disarm or goto;
+//!   time once known, see [`super::clock`]): COMMAND_ACK for a mode or an arm;
 //!   MISSION_COUNT for a MISSION_REQUEST_LIST; MISSION_ITEM_INT for a MISSION_REQUEST_INT;
 //!   MISSION_REQUEST_INT (or the final MISSION_ACK) for a MISSION_COUNT or an item; MISSION_ACK
 //!   for a MISSION_CLEAR_ALL. Karn's rule: a request that was sent more than once gives no
