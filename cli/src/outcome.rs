@@ -80,9 +80,11 @@ impl Command<'_> {
         flight.fill_times(report);
         report.ignored = IgnoredReport::from(&flight.summarize_ignored());
         let items = plan.map_or(0, |p| p.plan.items.len());
+        let link_status = flight.vehicle.link.status();
         report.requests = super::report::RequestsReport::new(
-            &flight.vehicle.link.status().counters.tx_requests,
+            &link_status.counters.tx_requests,
             items as u64,
+            &link_status.rtt,
         );
         match super::evidence::close_link(flight, tlog, self.evidence.tlog.as_deref()) {
             Ok(l) => report.link = Some(l),

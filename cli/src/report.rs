@@ -77,12 +77,36 @@ pub struct RequestsReport {
     pub mission_item_retries: u64,
     /// MISSION_REQUEST_LIST / MISSION_REQUEST_INT frames sent (downloads).
     pub mission_requests_sent: u64,
+    /// The link's smoothed round trip at the end, ms of the vehicle's clock (sim ms; at ×5 five
+    /// times the wall round trip); `null` before a clean sample. The retry timers follow it.
+    pub rtt_ms: Option<f64>,
+    /// Its variation (RTTVAR), ms of the vehicle's clock.
+    pub rttvar_ms: Option<f64>,
+    /// Round-trip samples taken (answers to requests sent once).
+    pub rtt_samples: u32,
+    /// The re-command timer of modes, arms and restarts at the end, ms of the vehicle's clock.
+    pub command_retry_ms: u64,
+    /// The resend timer of mission-protocol requests at the end, ms of the vehicle's clock.
+    pub mission_retry_ms: u64,
+    /// The parameter reads' smoothed round trip, wall ms; `null` before a sample.
+    pub param_rtt_wall_ms: Option<f64>,
 }
 
 impl RequestsReport {
-    /// The report of what the link sent, for a mission of `items` items.
-    pub fn new(tx: &nexus_host::pump::TxRequests, items: u64) -> RequestsReport {
+    /// The report of what the link sent, for a mission of `items` items, and the round trip
+    /// its retry timers followed.
+    pub fn new(
+        tx: &nexus_host::pump::TxRequests,
+        items: u64,
+        rtt: &nexus_host::pump::LinkRtt,
+    ) -> RequestsReport {
         RequestsReport {
+            rtt_ms: rtt.srtt_ms.map(f64::from),
+            rttvar_ms: rtt.rttvar_ms.map(f64::from),
+            rtt_samples: rtt.samples,
+            command_retry_ms: rtt.command_retry_ms,
+            mission_retry_ms: rtt.mission_retry_ms,
+            param_rtt_wall_ms: rtt.param_srtt_wall_ms.map(f64::from),
             commands_sent: tx.commands,
             param_sets_sent: tx.param_sets,
             mission_counts_sent: tx.mission_counts,

@@ -63,7 +63,7 @@ pub struct VehicleArgs {
     /// that does not identify as a simulator — a real aircraft.
     #[arg(long, requires = "connect")]
     pub real_vehicle: bool,
-    /// Speed factor: sim time runs this many times faster than the wall clock; 0.1 to 200 on
+    /// Speed factor: sim time runs this many times faster than the wall clock; 0.1 to 500 on
     /// the built-in vehicle (what a flight keeps up with), 0.1 to 20 on PX4 SITL. `max`: the
     /// built-in vehicle in lockstep, as fast as nexus takes in what it sends (nothing
     /// dropped); the achieved factor is reported.

@@ -31,13 +31,15 @@ pub const SPEED_MIN: f64 = 0.1;
 
 /// Fastest speed factor of the built-in vehicle. Its real-time pacing meets ×500: measured
 /// (`cargo bench -p nexus-sim --bench pacing`, a vehicle serving one client at full stream
-/// rates, 2 shared cores), ×10 to ×500 each achieved 0.999–1.001 of the factor asked (before
-/// the pacing fix — a socket timeout rounded up to a scheduler tick, a 0.5 s backlog limit —
-/// it kept up only to ×50). The client is what limits a flight: `nexus fly examples/box.plan`
-/// (debug build) passed at ×200 and ×250 and failed at ×300 (commands and the mission upload
-/// time out in sim time while the pump lags the vehicle's stream). ×200 keeps that margin;
-/// faster is `--speed max` (lockstep, as fast as the client takes the stream in).
-pub const SIM_SPEED_MAX: f64 = 200.0;
+/// rates, 2 shared cores), ×10 to ×500 each achieved 0.999–1.001 of the factor asked. A flight
+/// keeps up too since the client's retry timers follow the measured round trip (in the
+/// vehicle's clock, so a pump lagging the stream at ×500 makes them longer, not a flood of
+/// resends) and the vehicle takes in datagrams while it catches up after a preemption (before,
+/// PX4's 5 s mission protocol timeout, 10 ms of wall at ×500, ran out with the client's answer
+/// unread): `nexus fly examples/box.plan --speed 500` passed 10 of 10 in a debug build (×94–441
+/// achieved on a machine at load 9–10) and 8 of 8 in a release build (×489–500). Before, a
+/// debug flight failed above ×250. Faster is `--speed max` (lockstep).
+pub const SIM_SPEED_MAX: f64 = 500.0;
 
 /// Fastest speed factor on PX4 SITL. PX4 itself takes any finite positive
 /// `PX4_SIM_SPEED_FACTOR` (it aborts on others); its lockstep then lags rather than stops:

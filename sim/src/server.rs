@@ -517,10 +517,20 @@ impl Server {
             let wall = Instant::now();
             pacer.rebase_if_behind(wall, self.vehicle.elapsed_us());
             let target = pacer.target_sim_us(wall);
+            // Catching up after a preemption can be seconds of sim at ×500 (10 ms of wall is
+            // 5 s): what the client sent meanwhile is taken in between the steps, at most
+            // POLL_WALL apart, or a mission transfer would time out on the vehicle (PX4's 5 s
+            // protocol timeout) with the client's answer waiting unread in the socket.
+            let mut looked = wall;
             while self.vehicle.elapsed_us() + tick <= target && self.vehicle.exit_status().is_none()
             {
                 self.vehicle.step(tick);
                 self.flush();
+                let now = Instant::now();
+                if now >= looked + POLL_WALL {
+                    looked = now;
+                    self.receive();
+                }
             }
             self.publish();
             if self.vehicle.exit_status().is_some() {

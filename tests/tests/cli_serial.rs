@@ -7,12 +7,10 @@
 
 mod cli_support;
 
-use cli_support::{json, nexus, nexus_exe, repo, Scratch};
+use cli_support::{json, nexus, repo, Bg, Scratch};
 use nix::poll::{poll, PollFd, PollFlags};
 use nix::sys::termios::{cfmakeraw, tcgetattr, tcsetattr, SetArg};
 use std::os::fd::RawFd;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -109,30 +107,6 @@ fn relay(a: Pty, b: Pty, stop: &AtomicBool) {
                 }
             }
         }
-    }
-}
-
-/// A background `nexus` (the vehicle, the bridge), its process group ended when dropped.
-struct Bg(Child);
-
-impl Bg {
-    fn nexus(args: &[&str]) -> Bg {
-        let mut cmd = Command::new(nexus_exe());
-        cmd.args(args)
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        Bg(cmd.spawn().expect("start nexus"))
-    }
-}
-
-impl Drop for Bg {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.0.id())])
-            .status();
-        let _ = self.0.wait();
     }
 }
 

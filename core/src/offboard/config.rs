@@ -1,6 +1,7 @@
 //! The machine's settings: the Python `OffboardClient`'s keyword arguments plus the pacing,
 //! retry and give-up limits the Python client leaves implicit.
 
+use super::rtt::RttEstimator;
 use crate::time::secs_to_ms;
 
 /// Settings of an [`super::Offboard`] machine. `Default` is the Python client's defaults.
@@ -22,7 +23,8 @@ pub struct OffboardConfig {
     pub rc_period_ms: u32,
     /// Re-command interval for an unconfirmed mode, arm or MISSION_SET_CURRENT, s. Must exceed
     /// the up-to-1-s lag of PX4's heartbeat behind its acks, so a command that worked is not
-    /// sent again before the heartbeat can show it.
+    /// sent again before the heartbeat can show it. The floor of the measured retry timer
+    /// (`offboard::rtt`): a link with a longer round trip waits longer.
     pub command_retry_s: f32,
     /// Refusals (COMMAND_ACK other than ACCEPTED, or a gesture that did not arm) after which a
     /// request is given up and reported.
@@ -37,7 +39,8 @@ pub struct OffboardConfig {
     /// clock). PX4 sends the text and the ack within milliseconds of each other, in either order.
     pub refusal_text_ms: u32,
     /// Resend interval for an unanswered MISSION_COUNT, MISSION_REQUEST_LIST,
-    /// MISSION_REQUEST_INT (download) or MISSION_CLEAR_ALL, s.
+    /// MISSION_REQUEST_INT (download) or MISSION_CLEAR_ALL, s: the floor of the measured
+    /// retry timer (`offboard::rtt`), as `command_retry_s` is for commands.
     pub mission_retry_s: f32,
     /// Resends after the first before a mission transfer fails with a timeout.
     pub mission_retries: u8,
@@ -82,9 +85,27 @@ pub(crate) struct Timing {
     pub max_refusals: u8,
     pub max_sends: u8,
     pub mission_retries: u8,
+    /// The link's measured round trip: the retry timers follow it (`super::rtt`).
+    pub rtt: RttEstimator,
 }
 
 impl Timing {
+    /// The re-command timer of a mode, arm or restart, ms: `command_retry_s` or the measured
+    /// round trip's, whichever is longer.
+    pub fn command_timer_ms(&self) -> u64 {
+        self.rtt.timer_ms(self.retry_ms)
+    }
+
+    /// The resend timer of a mission-protocol request, ms (floor `mission_retry_s`).
+    pub fn mission_timer_ms(&self) -> u64 {
+        self.rtt.timer_ms(self.mission_retry_ms)
+    }
+
+    /// Sends of a mission-protocol request before it is given up (the first and its retries).
+    pub fn mission_sends(&self) -> u8 {
+        self.mission_retries + 1
+    }
+
     pub fn from(c: &OffboardConfig) -> Timing {
         Timing {
             wait_clear_ms: secs_to_ms(c.wait_clear_s),
@@ -101,6 +122,7 @@ impl Timing {
             max_sends: c.max_sends.max(1),
             // A send counter must be able to exceed it.
             mission_retries: c.mission_retries.min(u8::MAX - 1),
+            rtt: RttEstimator::new(),
         }
     }
 }

@@ -122,12 +122,12 @@ impl<const N: usize> Plan<N> {
         self.state.upload_failed = false;
     }
 
-    fn on_frame(&mut self, now: Stamp, frame: &Frame) {
-        self.state.on_frame(now, frame, &mut self.ev);
+    fn on_frame(&mut self, now: Stamp, frame: &Frame, t: &mut Timing) {
+        self.state.on_frame(now, frame, t, &mut self.ev);
         self.settle();
     }
 
-    fn poll(&mut self, now: Stamp, t: &Timing) -> Option<GeoTx> {
+    fn poll(&mut self, now: Stamp, t: &mut Timing) -> Option<GeoTx> {
         let tx = self.state.poll(now, t, &mut self.ev);
         self.settle();
         match tx? {
@@ -196,15 +196,15 @@ impl Geo {
         }
     }
 
-    pub fn on_frame(&mut self, now: Stamp, frame: &Frame) {
-        self.fence.on_frame(now, frame);
-        self.rally.on_frame(now, frame);
+    pub fn on_frame(&mut self, now: Stamp, frame: &Frame, t: &mut Timing) {
+        self.fence.on_frame(now, frame, t);
+        self.rally.on_frame(now, frame, t);
     }
 
     pub fn poll(
         &mut self,
         now: Stamp,
-        t: &Timing,
+        t: &mut Timing,
         mission_uploaded: bool,
     ) -> Option<(GeoKind, GeoTx)> {
         self.follow_mission(mission_uploaded);

@@ -23,6 +23,7 @@ use super::events::{MissionError, OffboardEvent};
 #[cfg(feature = "mission-download")]
 use super::mission_download::{Clear, Download};
 use super::mission_upload::Upload;
+use super::rtt::RttEstimator;
 use super::{EventQueue, Tx};
 use crate::mission::{last_reachable, MissionItem};
 use crate::msg::{Frame, Msg};
@@ -124,7 +125,8 @@ impl<const N: usize> MissionState<N> {
         }
     }
 
-    pub fn on_frame(&mut self, now: Stamp, frame: &Frame, ev: &mut EventQueue) {
+    /// Take in one frame; answers to our requests are round-trip samples into `rtt`.
+    pub fn on_frame(&mut self, now: Stamp, frame: &Frame, t: &mut Timing, ev: &mut EventQueue) {
         let mine = |t: mav::MavMissionType| t == self.kind;
         let is_mission = is_mission(self.kind);
         #[allow(deprecated)] // legacy MISSION_REQUEST: answered like MISSION_REQUEST_INT
@@ -139,30 +141,38 @@ impl<const N: usize> MissionState<N> {
                 self.reached = Some(m.seq);
                 self.progress_known = true;
             }
-            Msg::MissionRequestInt(m) if mine(m.mission_type) => self.on_request(now, m.seq, ev),
-            Msg::MissionRequest(m) if mine(m.mission_type) => self.on_request(now, m.seq, ev),
-            Msg::MissionAck(m) if mine(m.mission_type) => self.on_ack(m, ev),
+            Msg::MissionRequestInt(m) if mine(m.mission_type) => self.on_request(now, m.seq, t, ev),
+            Msg::MissionRequest(m) if mine(m.mission_type) => self.on_request(now, m.seq, t, ev),
+            Msg::MissionAck(m) if mine(m.mission_type) => self.on_ack(now, m, &mut t.rtt, ev),
             #[cfg(feature = "mission-download")]
-            Msg::MissionCount(m) if mine(m.mission_type) => self.on_count(now, m.count, ev),
+            Msg::MissionCount(m) if mine(m.mission_type) => {
+                self.on_count(now, m.count, &mut t.rtt, ev)
+            }
             #[cfg(feature = "mission-download")]
-            Msg::MissionItemInt(m) if mine(m.mission_type) => self.on_item(now, m, ev),
+            Msg::MissionItemInt(m) if mine(m.mission_type) => self.on_item(now, m, &mut t.rtt, ev),
             _ => {}
         }
     }
 
-    fn on_ack(&mut self, m: &mav::MISSION_ACK_DATA, ev: &mut EventQueue) {
+    fn on_ack(
+        &mut self,
+        now: Stamp,
+        m: &mav::MISSION_ACK_DATA,
+        rtt: &mut RttEstimator,
+        ev: &mut EventQueue,
+    ) {
         match &self.transfer {
-            Transfer::Upload(_) => self.upload_ack(m, ev),
+            Transfer::Upload(_) => self.upload_ack(now, m, rtt, ev),
             #[cfg(feature = "mission-download")]
             Transfer::Download(_) => self.download_ack(m, ev),
             #[cfg(feature = "mission-download")]
-            Transfer::Clear(_) => self.clear_ack(m, ev),
+            Transfer::Clear(_) => self.clear_ack(now, m, rtt, ev),
             Transfer::Idle => {}
         }
     }
 
     /// The next mission-protocol frame due, if any; also runs the transfer's timers.
-    pub fn poll(&mut self, now: Stamp, t: &Timing, ev: &mut EventQueue) -> Option<Tx> {
+    pub fn poll(&mut self, now: Stamp, t: &mut Timing, ev: &mut EventQueue) -> Option<Tx> {
         if let Some(r) = self.ack_out.take() {
             return Some(Tx::MissionAck(r));
         }

@@ -11,11 +11,16 @@
 //! no mission held rather than a mix of two.
 //!
 //! Clear: MISSION_CLEAR_ALL resent until PX4's MISSION_ACK; accepted empties the held mission.
+//!
+//! Every request is a [`Resend`] on the measured retry timer; each answer (the count, the item
+//! asked for, the clear's ack) is a round-trip sample when its request went out once.
 
-use super::clock::{earliest, Stamp};
+use super::clock::Stamp;
 use super::config::Timing;
 use super::events::{MissionError, OffboardEvent, TransferStage};
 use super::mission::{MissionState, Transfer};
+use super::retry::{Due, Resend};
+use super::rtt::RttEstimator;
 use super::{EventQueue, Tx};
 use crate::mission::MissionItem;
 use crate::time::Instant;
@@ -26,8 +31,8 @@ pub(crate) struct Download {
     /// `None` while waiting for MISSION_COUNT.
     count: Option<u16>,
     next: u16,
-    sends: u8,
-    last_tx: Option<Stamp>,
+    /// The request in flight: the list, then each item's.
+    pub(super) tx: Resend,
     /// Every item so far equals the held one at its seq (and the counts match).
     identical: bool,
 }
@@ -37,8 +42,7 @@ impl Download {
         Download {
             count: None,
             next: 0,
-            sends: 0,
-            last_tx: None,
+            tx: Resend::new(),
             identical: true,
         }
     }
@@ -49,43 +53,40 @@ impl Download {
     }
 
     pub fn deadline(&self, t: &Timing) -> Option<Instant> {
-        let d = self
-            .last_tx
-            .and_then(|s| s.timer_deadline(t.mission_retry_ms));
-        earliest(d, self.last_tx.is_none().then_some(Instant::ZERO))
+        self.tx.deadline(t.mission_timer_ms())
     }
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Clear {
-    sends: u8,
-    last_tx: Option<Stamp>,
+    pub(super) tx: Resend,
 }
 
 impl Clear {
     pub fn new() -> Self {
-        Clear {
-            sends: 0,
-            last_tx: None,
-        }
+        Clear { tx: Resend::new() }
     }
 
     pub fn deadline(&self, t: &Timing) -> Option<Instant> {
-        let d = self
-            .last_tx
-            .and_then(|s| s.timer_deadline(t.mission_retry_ms));
-        earliest(d, self.last_tx.is_none().then_some(Instant::ZERO))
+        self.tx.deadline(t.mission_timer_ms())
     }
 }
 
 impl<const N: usize> MissionState<N> {
-    pub(super) fn on_count(&mut self, _now: Stamp, count: u16, ev: &mut EventQueue) {
+    pub(super) fn on_count(
+        &mut self,
+        now: Stamp,
+        count: u16,
+        rtt: &mut RttEstimator,
+        ev: &mut EventQueue,
+    ) {
         let Transfer::Download(d) = &mut self.transfer else {
             return;
         };
-        if d.count.is_some() || d.sends == 0 {
+        if d.count.is_some() || d.tx.sends == 0 {
             return; // a repeat, or not an answer to us
         }
+        d.tx.answered(now, rtt);
         if count as usize > N {
             self.ack_out = Some(mav::MavMissionResult::MAV_MISSION_NO_SPACE);
             self.fail(MissionError::TooLarge { count, capacity: N }, ev);
@@ -93,8 +94,7 @@ impl<const N: usize> MissionState<N> {
         }
         d.count = Some(count);
         d.next = 0;
-        d.sends = 0;
-        d.last_tx = None;
+        d.tx = Resend::new();
         if count as usize != self.items.len() {
             d.identical = false;
             self.items.clear();
@@ -108,8 +108,9 @@ impl<const N: usize> MissionState<N> {
 
     pub(super) fn on_item(
         &mut self,
-        _now: Stamp,
+        now: Stamp,
         m: &mav::MISSION_ITEM_INT_DATA,
+        rtt: &mut RttEstimator,
         ev: &mut EventQueue,
     ) {
         let Transfer::Download(d) = &mut self.transfer else {
@@ -119,6 +120,7 @@ impl<const N: usize> MissionState<N> {
         if m.seq != d.next || m.seq >= count {
             return; // a late repeat; the expected one is re-requested on the timer
         }
+        d.tx.answered(now, rtt);
         let item = MissionItem::from_mav(m);
         if let Some(slot) = self.items.get_mut(m.seq as usize) {
             if *slot != item {
@@ -127,8 +129,7 @@ impl<const N: usize> MissionState<N> {
             }
         }
         d.next += 1;
-        d.sends = 0;
-        d.last_tx = None;
+        d.tx = Resend::new();
         if d.next == count {
             self.finish_download(ev);
         }
@@ -154,7 +155,7 @@ impl<const N: usize> MissionState<N> {
             return;
         };
         // PX4 ends a download it cannot serve with an error ack.
-        if d.sends > 0 && m.mavtype != mav::MavMissionResult::MAV_MISSION_ACCEPTED {
+        if d.tx.sends > 0 && m.mavtype != mav::MavMissionResult::MAV_MISSION_ACCEPTED {
             self.fail(
                 MissionError::Rejected {
                     result: m.mavtype as u8,
@@ -167,43 +168,45 @@ impl<const N: usize> MissionState<N> {
     pub(super) fn download_poll(
         &mut self,
         now: Stamp,
-        t: &Timing,
+        t: &mut Timing,
         ev: &mut EventQueue,
     ) -> Option<Tx> {
         let Transfer::Download(d) = &mut self.transfer else {
             return None;
         };
-        if !d
-            .last_tx
-            .is_none_or(|s| s.timer_done(now, t.mission_retry_ms))
-        {
-            return None;
+        let (timer, sends) = (t.mission_timer_ms(), t.mission_sends());
+        match d.tx.poll(now, timer, sends, &mut t.rtt) {
+            Due::Wait => None,
+            Due::Send => Some(match d.count {
+                None => Tx::MissionRequestList,
+                Some(_) => Tx::MissionRequestInt(d.next),
+            }),
+            Due::GiveUp { sends } => {
+                let stage = if d.count.is_some() {
+                    TransferStage::Items
+                } else {
+                    TransferStage::List
+                };
+                self.fail(MissionError::Timeout { stage, sends }, ev);
+                None
+            }
         }
-        if d.sends > t.mission_retries {
-            let stage = if d.count.is_some() {
-                TransferStage::Items
-            } else {
-                TransferStage::List
-            };
-            let sends = d.sends;
-            self.fail(MissionError::Timeout { stage, sends }, ev);
-            return None;
-        }
-        d.sends += 1;
-        d.last_tx = Some(now);
-        Some(match d.count {
-            None => Tx::MissionRequestList,
-            Some(_) => Tx::MissionRequestInt(d.next),
-        })
     }
 
-    pub(super) fn clear_ack(&mut self, m: &mav::MISSION_ACK_DATA, ev: &mut EventQueue) {
-        let Transfer::Clear(c) = &self.transfer else {
+    pub(super) fn clear_ack(
+        &mut self,
+        now: Stamp,
+        m: &mav::MISSION_ACK_DATA,
+        rtt: &mut RttEstimator,
+        ev: &mut EventQueue,
+    ) {
+        let Transfer::Clear(c) = &mut self.transfer else {
             return;
         };
-        if c.sends == 0 {
+        if c.tx.sends == 0 {
             return;
         }
+        c.tx.answered(now, rtt);
         if m.mavtype == mav::MavMissionResult::MAV_MISSION_ACCEPTED {
             self.items.clear();
             self.ack = None;
@@ -221,29 +224,29 @@ impl<const N: usize> MissionState<N> {
         }
     }
 
-    pub(super) fn clear_poll(&mut self, now: Stamp, t: &Timing, ev: &mut EventQueue) -> Option<Tx> {
+    pub(super) fn clear_poll(
+        &mut self,
+        now: Stamp,
+        t: &mut Timing,
+        ev: &mut EventQueue,
+    ) -> Option<Tx> {
         let Transfer::Clear(c) = &mut self.transfer else {
             return None;
         };
-        if !c
-            .last_tx
-            .is_none_or(|s| s.timer_done(now, t.mission_retry_ms))
-        {
-            return None;
+        let (timer, sends) = (t.mission_timer_ms(), t.mission_sends());
+        match c.tx.poll(now, timer, sends, &mut t.rtt) {
+            Due::Wait => None,
+            Due::Send => Some(Tx::MissionClearAll),
+            Due::GiveUp { sends } => {
+                self.fail(
+                    MissionError::Timeout {
+                        stage: TransferStage::Clear,
+                        sends,
+                    },
+                    ev,
+                );
+                None
+            }
         }
-        if c.sends > t.mission_retries {
-            let sends = c.sends;
-            self.fail(
-                MissionError::Timeout {
-                    stage: TransferStage::Clear,
-                    sends,
-                },
-                ev,
-            );
-            return None;
-        }
-        c.sends += 1;
-        c.last_tx = Some(now);
-        Some(Tx::MissionClearAll)
     }
 }

@@ -20,8 +20,12 @@
 //! * MANUAL_CONTROL at 20 Hz while sticks are set (or a gesture arm is pending);
 //! * one-shot frames the verbs queue: PARAM_SET, disarm, DO_REPOSITION;
 //! * the outstanding requests ([`requests`](self) docs: mode, arm, mission restart), re-commanded
-//!   every `command_retry_s` until telemetry confirms them, given up after bounded refusals;
+//!   on the retry timer until telemetry confirms them, given up after bounded refusals;
 //! * the mission protocol (upload; download and clear with the `mission-download` feature).
+//!
+//! Retry timers follow the link's measured round trip ([`RttEstimator`], RFC 6298 with Karn's
+//! rule and a capped back-off): `clamp(srtt + 4·rttvar, floor, ceiling)`, the floors being
+//! `command_retry_s` and `mission_retry_s`; [`Offboard::link_rtt`] shows the estimate.
 //!
 //! Everything but the heartbeat waits for the vehicle's first HEARTBEAT. Streams are paced by
 //! either clock (so PX4 is never starved at 10× and streams flow when sim time stalls), timers
@@ -41,6 +45,8 @@ mod mission_download;
 mod mission_upload;
 mod queries;
 mod requests;
+mod retry;
+mod rtt;
 #[cfg(feature = "setpoints")]
 pub mod setpoint;
 mod verbs;
@@ -57,6 +63,7 @@ pub use geo::Anchor;
 pub use geofence::{GeoKind, GeoStatus, FENCE_ITEMS, RALLY_ITEMS};
 pub use queries::{News, Pending};
 pub use requests::{ArmWait, ACK_WAIT_MS};
+pub use rtt::{RttEstimator, MAX_BACKOFF_SHIFT, RTO_CEILING_MS};
 #[cfg(feature = "setpoints")]
 pub use setpoint::{Setpoint, Yaw};
 pub use verbs::TAKEOFF_ALT_PARAM;
@@ -239,10 +246,11 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.connected = tel.connected();
         self.events.now_sim_ms = tel.sim_ms();
         self.req
-            .on_frame(st, tel, frame, &self.t, &mut self.rc, &mut self.events);
-        self.mission.on_frame(st, frame, &mut self.events);
+            .on_frame(st, tel, frame, &mut self.t, &mut self.rc, &mut self.events);
+        self.mission
+            .on_frame(st, frame, &mut self.t, &mut self.events);
         #[cfg(feature = "geofence")]
-        self.geo.on_frame(st, frame);
+        self.geo.on_frame(st, frame, &mut self.t);
         self.after_transfer();
         self.req.tick(st, tel, &self.t, &mut self.events);
     }
@@ -288,14 +296,17 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             }
             return Some(Tx::OneShot(one));
         }
-        let tx = self.mission.poll(st, &self.t, &mut self.events);
+        let tx = self.mission.poll(st, &mut self.t, &mut self.events);
         self.after_transfer();
         if tx.is_some() {
             return tx;
         }
         #[cfg(feature = "geofence")]
-        if let Some((kind, g)) = self.geo.poll(st, &self.t, self.mission_uploaded()) {
-            return Some(Tx::Geo(kind, g));
+        {
+            let mission_uploaded = self.mission_uploaded();
+            if let Some((kind, g)) = self.geo.poll(st, &mut self.t, mission_uploaded) {
+                return Some(Tx::Geo(kind, g));
+            }
         }
         if let Some(sticks) = self.stream_sticks() {
             if self.rc_last.is_none_or(|s| s.either_done(st, self.t.rc_ms)) {
@@ -311,8 +322,14 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             }
         }
         let hold_start = self.mission.uploading();
-        self.req
-            .poll(st, tel, &self.t, &mut self.rc, &mut self.events, hold_start)
+        self.req.poll(
+            st,
+            tel,
+            &mut self.t,
+            &mut self.rc,
+            &mut self.events,
+            hold_start,
+        )
     }
 
     /// A failed upload drops the mission start that waited for it.
@@ -499,6 +516,17 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             }
         }
         d
+    }
+
+    /// The link's measured round trip (RFC 6298 SRTT/RTTVAR, in the timer clock: sim ms once
+    /// the vehicle's clock is known) that the retry timers follow.
+    pub fn link_rtt(&self) -> &RttEstimator {
+        &self.t.rtt
+    }
+
+    /// The retry timers now, ms of the timer clock: (commands, mission-protocol requests).
+    pub fn retry_timers_ms(&self) -> (u64, u64) {
+        (self.t.command_timer_ms(), self.t.mission_timer_ms())
     }
 
     /// The next thing the application must know, oldest first.

@@ -701,6 +701,11 @@ pub struct Rig {
     pub received: Vec<(u64, Msg)>,
     /// When false, the fake PX4 does not answer what the machine sends (scripted tests).
     pub auto_reply: bool,
+    /// One-way link latency, wall ms, each way (0: PX4 hears and answers within the poll).
+    pub latency_ms: u64,
+    /// Frames on their way to PX4 (due wall µs) and from it.
+    up: std::collections::VecDeque<(u64, mav::MavMessage)>,
+    down: std::collections::VecDeque<(u64, Msg)>,
 }
 
 impl Rig {
@@ -722,6 +727,9 @@ impl Rig {
             events: Vec::new(),
             received: Vec::new(),
             auto_reply: true,
+            latency_ms: 0,
+            up: Default::default(),
+            down: Default::default(),
         }
     }
 
@@ -777,7 +785,10 @@ impl Rig {
                 msg: msg.clone(),
                 bytes: buf[..n].to_vec(),
             });
-            if self.auto_reply {
+            if self.auto_reply && self.latency_ms > 0 {
+                self.up
+                    .push_back((self.wall_us + self.latency_ms * 1000, msg));
+            } else if self.auto_reply {
                 let replies = self.px4.receive(self.sim_ms(), &msg);
                 for r in replies {
                     self.deliver(r);
@@ -792,8 +803,23 @@ impl Rig {
         self.wall_us += self.step_ms * 1000;
         self.sim_ms_f += self.step_ms as f64 * self.speed;
         let out = self.px4.step(self.sim_ms());
-        for m in out {
-            self.deliver(m);
+        if self.latency_ms == 0 {
+            for m in out {
+                self.deliver(m);
+            }
+        } else {
+            let due = self.wall_us + self.latency_ms * 1000;
+            while self.up.front().is_some_and(|(t, _)| *t <= self.wall_us) {
+                let (_, msg) = self.up.pop_front().unwrap();
+                for r in self.px4.receive(self.sim_ms(), &msg) {
+                    self.down.push_back((due, r));
+                }
+            }
+            self.down.extend(out.into_iter().map(|m| (due, m)));
+            while self.down.front().is_some_and(|(t, _)| *t <= self.wall_us) {
+                let (_, m) = self.down.pop_front().unwrap();
+                self.deliver(m);
+            }
         }
         self.pump();
     }

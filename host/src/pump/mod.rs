@@ -58,7 +58,7 @@ pub use handle::{
 };
 pub use params::{ParamError, ParamValue, PARAM_RETRY_MS};
 pub use status::{
-    LinkCounters, LinkEvent, LinkStatus, MissionStatus, ProgramReport, TxRequests, Vitals,
+    LinkCounters, LinkEvent, LinkRtt, LinkStatus, MissionStatus, ProgramReport, TxRequests, Vitals,
     EVENT_LOG_LEN, NO_SPEED_CONTROL,
 };
 pub use supervise::{Supervision, VehicleProbe, PROBE_PERIOD_MS};

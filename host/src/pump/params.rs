@@ -5,20 +5,25 @@
 //! id, and every PARAM_SET and PARAM_REQUEST_READ is answered by one PARAM_VALUE: so the pump
 //! keeps, per name, the answers still owed for what it sent ([`Owed`]), and a read skips that
 //! many PARAM_VALUEs before it takes one. Otherwise `param_set` then `param_get` could read the
-//! echo of an earlier set, or the late answer to an earlier read. The request is re-sent every
-//! [`PARAM_RETRY_MS`] (UDP loses datagrams) until the caller's timeout, which ends the read
-//! with [`ParamError::Timeout`]: an autopilot that never answers is a typed give-up, not a hang.
+//! echo of an earlier set, or the late answer to an earlier read. The request is re-sent on a
+//! timer (UDP loses datagrams) until the caller's timeout, which ends the read with
+//! [`ParamError::Timeout`]. The timer is [`PARAM_RETRY_MS`] or, on a slower link, the measured
+//! round trip's (`clamp(srtt + 4·rttvar)`, the core's RFC 6298 estimator on the wall clock):
+//! a PARAM_VALUE for a name with exactly one answer owed is a clean sample (Karn's rule: with
+//! two owed, which send it answers is unknown): an autopilot that never answers is a typed give-up, not a hang.
 //! A PARAM_ERROR for the name (PX4: unknown name, wrong type) ends the read at once with
 //! [`ParamError::Refused`].
 
 use std::sync::Arc;
 
 use nexus_core::mav;
+use nexus_core::offboard::RttEstimator;
 use nexus_core::Instant;
 
 use super::slot::Slot;
 
-/// Re-send interval of an unanswered PARAM_REQUEST_READ, ms (wall).
+/// Re-send interval of an unanswered PARAM_REQUEST_READ, ms (wall): the floor of the measured
+/// timer (the measured round trip of parameter reads, `LinkStatus::rtt`).
 pub const PARAM_RETRY_MS: u64 = 1000;
 
 /// How long a PARAM_VALUE stays owed for a PARAM_SET or PARAM_REQUEST_READ sent, ms (wall):
@@ -109,10 +114,12 @@ pub enum ParamError {
     },
 }
 
-/// PARAM_VALUEs still owed per parameter name, oldest first (the send times).
+/// PARAM_VALUEs still owed per parameter name, oldest first (the send times), and the round
+/// trip they measure.
 #[derive(Debug, Default)]
 pub(crate) struct Owed {
     by_name: std::collections::HashMap<String, std::collections::VecDeque<Instant>>,
+    rtt: RttEstimator,
 }
 
 impl Owed {
@@ -124,9 +131,13 @@ impl Owed {
             .push_back(now);
     }
 
-    /// A PARAM_VALUE for `name` arrived: it pays the oldest debt.
-    pub fn paid(&mut self, name: &str) {
+    /// A PARAM_VALUE for `name` arrived at `now`: it pays the oldest debt, and is a round-trip
+    /// sample when it was the only one.
+    pub fn paid(&mut self, name: &str, now: Instant) {
         if let Some(q) = self.by_name.get_mut(name) {
+            if let (1, Some(sent)) = (q.len(), q.front()) {
+                self.rtt.sample(now.saturating_since(*sent).total_millis());
+            }
             q.pop_front();
             if q.is_empty() {
                 self.by_name.remove(name);
@@ -134,14 +145,31 @@ impl Owed {
         }
     }
 
-    /// Answers owed for `name` at `now`, forgetting those older than [`PARAM_OWED_MS`].
+    /// The re-send timer of a read now, wall ms: [`PARAM_RETRY_MS`] or the measured one.
+    pub fn retry_ms(&self) -> u64 {
+        self.rtt.timer_ms(PARAM_RETRY_MS)
+    }
+
+    /// The parameter round trip measured so far (wall ms).
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// A read went unanswered for a whole timer and is re-sent: the timer backs off.
+    pub fn timed_out(&mut self) {
+        self.rtt.timed_out();
+    }
+
+    /// Answers owed for `name` at `now`, forgetting those older than [`PARAM_OWED_MS`] (or
+    /// three retry timers, on a link slow enough that those are longer).
     pub fn count(&mut self, name: &str, now: Instant) -> usize {
+        let owed_ms = PARAM_OWED_MS.max(3 * self.rtt.timer_ms(PARAM_RETRY_MS));
         let Some(q) = self.by_name.get_mut(name) else {
             return 0;
         };
         while q
             .front()
-            .is_some_and(|t| now.saturating_since(*t).total_micros() > PARAM_OWED_MS * 1000)
+            .is_some_and(|t| now.saturating_since(*t).total_micros() > owed_ms * 1000)
         {
             q.pop_front();
         }
@@ -208,7 +236,8 @@ mod tests {
         o.sent("A", t(10));
         o.sent("B", t(10));
         assert_eq!(o.count("A", t(20)), 2);
-        o.paid("A");
+        o.paid("A", t(20));
+        assert_eq!(o.rtt().samples(), 0, "two owed: no sample (Karn)");
         assert_eq!(o.count("A", t(20)), 1);
         assert_eq!(o.count("B", t(20)), 1);
         assert_eq!(
@@ -216,8 +245,22 @@ mod tests {
             0,
             "lost answers expire"
         );
-        o.paid("C"); // nothing owed: nothing happens
+        o.paid("C", t(0)); // nothing owed: nothing happens
         assert_eq!(o.count("C", t(0)), 0);
+    }
+
+    #[test]
+    fn one_owed_answer_is_a_sample_and_the_timer_follows() {
+        let mut o = Owed::default();
+        let t = |ms| Instant::from_millis(ms);
+        assert_eq!(o.retry_ms(), PARAM_RETRY_MS);
+        o.sent("A", t(0));
+        o.paid("A", t(2_000));
+        assert_eq!(o.rtt().srtt_ms(), Some(2_000.0));
+        // 2 s + 4 × 1 s: a 2 s radio round trip is not resent to every second.
+        assert_eq!(o.retry_ms(), 6_000);
+        o.timed_out();
+        assert_eq!(o.retry_ms(), 10_000, "backed off, up to the ceiling");
     }
 
     #[test]

@@ -149,6 +149,53 @@ impl TxRequests {
     }
 }
 
+/// The link's measured round trip and the retry timers that follow it (the core's RFC 6298
+/// estimate, `nexus_core::offboard::RttEstimator`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LinkRtt {
+    /// Smoothed round trip of commands and mission-protocol requests, ms of the vehicle's
+    /// clock (sim time once the vehicle reports it; ×5 makes it five times a wall round trip).
+    /// `None` before the first clean sample.
+    pub srtt_ms: Option<f32>,
+    /// Its variation (RTTVAR), ms of the same clock.
+    pub rttvar_ms: Option<f32>,
+    /// Clean samples taken (answers to requests sent once).
+    pub samples: u32,
+    /// Times the retry timer is doubled now (consecutive unanswered resends).
+    pub backoff: u8,
+    /// Re-command timer of a mode, arm or mission restart now, ms of the vehicle's clock.
+    pub command_retry_ms: u64,
+    /// Resend timer of a mission-protocol request now, ms of the vehicle's clock.
+    pub mission_retry_ms: u64,
+    /// Smoothed round trip of parameter reads and sets, wall ms (the pump times those on the
+    /// wall clock); `None` before the first.
+    pub param_srtt_wall_ms: Option<f32>,
+    /// Re-send timer of a parameter read now, wall ms.
+    pub param_retry_wall_ms: u64,
+}
+
+impl LinkRtt {
+    /// The figures of the offboard machine's estimate and the pump's parameter one.
+    pub fn of<const N: usize>(
+        ob: &nexus_core::offboard::Offboard<N>,
+        params: &nexus_core::offboard::RttEstimator,
+        param_retry_wall_ms: u64,
+    ) -> LinkRtt {
+        let r = ob.link_rtt();
+        let (command_retry_ms, mission_retry_ms) = ob.retry_timers_ms();
+        LinkRtt {
+            srtt_ms: r.srtt_ms(),
+            rttvar_ms: r.rttvar_ms(),
+            samples: r.samples(),
+            backoff: r.backoff(),
+            command_retry_ms,
+            mission_retry_ms,
+            param_srtt_wall_ms: params.srtt_ms(),
+            param_retry_wall_ms,
+        }
+    }
+}
+
 /// The vehicle and link as of the pump's last batch. Cheap to read: it is published, not
 /// asked for.
 #[derive(Debug, Clone)]
@@ -186,6 +233,8 @@ pub struct LinkStatus {
     pub last_refusal: Option<Refusal>,
     /// Traffic counters.
     pub counters: LinkCounters,
+    /// The measured round trip and the retry timers now.
+    pub rtt: LinkRtt,
     /// Where the link sends now.
     pub peer: Option<SocketAddr>,
     /// Why the vehicle or link died, once it has: every wait since ends `died` with this.
@@ -218,6 +267,7 @@ impl Default for LinkStatus {
             snapshot: Snapshot::default(),
             last_refusal: None,
             counters: LinkCounters::default(),
+            rtt: LinkRtt::default(),
             peer: None,
             died: None,
             closed: false,

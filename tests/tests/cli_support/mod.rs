@@ -171,3 +171,30 @@ pub fn reasons(report: &Value) -> Vec<String> {
         .map(|s| s["reason"].as_str().expect("reason").to_string())
         .collect()
 }
+
+/// A background `nexus` (a vehicle, a bridge), its process group ended when dropped.
+pub struct Bg(pub std::process::Child);
+
+impl Bg {
+    /// Start `nexus args…` in its own process group, its output discarded.
+    pub fn nexus(args: &[&str]) -> Bg {
+        use std::os::unix::process::CommandExt;
+        use std::process::Stdio;
+        let mut cmd = std::process::Command::new(nexus_exe());
+        cmd.args(args)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        Bg(cmd.spawn().expect("start nexus"))
+    }
+}
+
+impl Drop for Bg {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
+        let _ = self.0.wait();
+    }
+}

@@ -29,6 +29,7 @@ use crate::msg::{Frame, Msg};
 use crate::offboard::clock::Stamp;
 use crate::offboard::config::Timing;
 use crate::offboard::events::{Command, GaveUp, GiveUpReason, Refusal, Request};
+use crate::offboard::retry::{Due, Resend};
 use crate::offboard::{EventQueue, Tx};
 use crate::rc::RcSticks;
 use crate::telemetry::Telemetry;
@@ -49,9 +50,8 @@ const HEARTBEATS_AFTER_ACCEPT: u8 = 2;
 #[derive(Debug, Clone)]
 pub(crate) struct ModeReq {
     pub mode: Mode,
-    sends: u8,
+    tx: Resend,
     refusals: u8,
-    last_sent: Option<Stamp>,
     accepts: u8,
     heartbeats_after_accept: u8,
     text_seq: u32,
@@ -61,9 +61,8 @@ pub(crate) struct ModeReq {
 pub(crate) struct ArmReq {
     pub gesture: bool,
     settle_from: Stamp,
-    sends: u8,
+    tx: Resend,
     refusals: u8,
-    last_sent: Option<Stamp>,
     text_seq: u32,
     gesture_since: Option<Stamp>,
     order: u32,
@@ -71,8 +70,7 @@ pub(crate) struct ArmReq {
 
 #[derive(Debug, Clone)]
 pub(crate) struct RestartReq {
-    sends: u8,
-    last_sent: Option<Stamp>,
+    tx: Resend,
 }
 
 /// A one-shot command whose ack is awaited (disarm, goto).
@@ -135,9 +133,8 @@ impl Requests {
     pub fn request_mode(&mut self, mode: Mode) {
         self.mode = Some(ModeReq {
             mode,
-            sends: 0,
+            tx: Resend::new(),
             refusals: 0,
-            last_sent: None,
             accepts: 0,
             heartbeats_after_accept: 0,
             text_seq: 0,
@@ -148,9 +145,8 @@ impl Requests {
         self.arm = Some(ArmReq {
             gesture,
             settle_from: now,
-            sends: 0,
+            tx: Resend::new(),
             refusals: 0,
-            last_sent: None,
             text_seq: 0,
             gesture_since: None,
             order: 0,
@@ -158,10 +154,7 @@ impl Requests {
     }
 
     pub fn request_restart(&mut self) {
-        self.restart = Some(RestartReq {
-            sends: 0,
-            last_sent: None,
-        });
+        self.restart = Some(RestartReq { tx: Resend::new() });
     }
 
     /// A disarm (or goto) went out: attribute the next ack for it.
@@ -239,7 +232,7 @@ impl Requests {
         now: Stamp,
         tel: &Telemetry<T>,
         frame: &Frame,
-        t: &Timing,
+        t: &mut Timing,
         rc: &mut Option<RcSticks>,
         ev: &mut EventQueue,
     ) {
@@ -335,28 +328,27 @@ impl Requests {
     /// The next command this layer wants on the wire, if any is due. With `hold_start` (a
     /// mission upload is in flight) a mission start waits: neither its restart nor Mission mode
     /// is sent, and the arm ordered after them waits with them.
+    #[inline(never)] // inlined, it grew its one caller more than it weighs (thumbv7em flash)
     pub fn poll<const T: usize>(
         &mut self,
         now: Stamp,
         tel: &Telemetry<T>,
-        t: &Timing,
+        t: &mut Timing,
         rc: &mut Option<RcSticks>,
         ev: &mut EventQueue,
         hold_start: bool,
     ) -> Option<Tx> {
         self.confirm(tel, rc);
+        let timer = t.command_timer_ms();
         if let Some(r) = self.restart.as_mut().filter(|_| !hold_start) {
-            if r.last_sent.is_none_or(|s| s.timer_done(now, t.retry_ms)) {
-                if r.sends >= t.max_sends {
-                    let sends = r.sends;
+            match r.tx.poll(now, timer, t.max_sends, &mut t.rtt) {
+                Due::Wait => {}
+                Due::Send => return Some(Tx::MissionSetCurrent(0)),
+                Due::GiveUp { sends } => {
                     self.finalize(tel, ev);
                     let g =
                         self.give_up(Request::MissionRestart, GiveUpReason::Unconfirmed { sends });
                     ev.push(crate::offboard::OffboardEvent::GaveUp(g));
-                } else {
-                    r.sends += 1;
-                    r.last_sent = Some(now);
-                    return Some(Tx::MissionSetCurrent(0));
                 }
             }
         }
@@ -366,43 +358,42 @@ impl Requests {
             // and for an upload in flight (PX4 has no valid mission until it is accepted).
             let blocked = (restarting || hold_start) && m.mode == Mode::Mission;
             let waiting_accept = m.accepts >= REAL_MODE_ACCEPTS;
-            let due = m.last_sent.is_none_or(|s| s.timer_done(now, t.retry_ms));
-            if !blocked && !waiting_accept && due {
-                if m.sends >= t.max_sends {
-                    let (mode, sends) = (m.mode, m.sends);
-                    self.finalize(tel, ev);
-                    let g = self.give_up(Request::Mode(mode), GiveUpReason::Unconfirmed { sends });
-                    ev.push(crate::offboard::OffboardEvent::GaveUp(g));
-                } else {
-                    let confirmation = m.sends;
-                    m.sends += 1;
-                    m.last_sent = Some(now);
-                    m.accepts = 0;
-                    m.heartbeats_after_accept = 0;
-                    m.text_seq = tel.texts().last_seq();
-                    return Some(Tx::SetMode {
-                        mode: m.mode,
-                        confirmation,
-                    });
+            if !blocked && !waiting_accept {
+                match m.tx.poll(now, timer, t.max_sends, &mut t.rtt) {
+                    Due::Wait => {}
+                    Due::Send => {
+                        m.accepts = 0;
+                        m.heartbeats_after_accept = 0;
+                        m.text_seq = tel.texts().last_seq();
+                        return Some(Tx::SetMode {
+                            mode: m.mode,
+                            confirmation: m.tx.sends - 1,
+                        });
+                    }
+                    Due::GiveUp { sends } => {
+                        let mode = m.mode;
+                        self.finalize(tel, ev);
+                        let g =
+                            self.give_up(Request::Mode(mode), GiveUpReason::Unconfirmed { sends });
+                        ev.push(crate::offboard::OffboardEvent::GaveUp(g));
+                    }
                 }
             }
         }
         let arm_due = matches!(&self.arm, Some(a) if !a.gesture
-            && a.last_sent.is_none_or(|s| s.timer_done(now, t.retry_ms)));
+            && a.tx.due(now, timer));
         if arm_due && self.armable(now, tel, t).is_none() {
             let order = self.next_order();
             let last_seq = tel.texts().last_seq();
             let a = self.arm.as_mut()?;
-            if a.sends >= t.max_sends {
-                let sends = a.sends;
+            if let Due::GiveUp { sends } = a.tx.poll(now, timer, t.max_sends, &mut t.rtt) {
                 self.finalize(tel, ev);
                 let g = self.give_up(Request::Arm, GiveUpReason::Unconfirmed { sends });
                 ev.push(crate::offboard::OffboardEvent::GaveUp(g));
                 return None;
             }
-            let confirmation = a.sends;
-            a.sends += 1;
-            a.last_sent = Some(now);
+            // Due (checked above): sent.
+            let confirmation = a.tx.sends - 1;
             a.text_seq = last_seq;
             a.order = order;
             return Some(Tx::Arm { confirmation });
@@ -422,22 +413,23 @@ impl Requests {
     /// Wall deadlines of this layer's wall-time timers (sim-time timers wait for frames).
     pub fn deadline(&self, t: &Timing) -> Option<crate::time::Instant> {
         use crate::offboard::clock::earliest;
+        let timer = t.command_timer_ms();
         let mut d = None;
         if let Some(o) = &self.open {
             d = earliest(d, Some(o.opened.wall_after(t.text_ms)));
         }
         if let Some(r) = &self.restart {
-            d = earliest(d, r.last_sent.and_then(|s| s.timer_deadline(t.retry_ms)));
+            d = earliest(d, r.tx.timer_deadline(timer));
         }
         for a in [&self.disarm, &self.reposition].into_iter().flatten() {
             d = earliest(d, a.sent.timer_deadline(ACK_WAIT_MS));
         }
         if let Some(m) = &self.mode {
-            d = earliest(d, m.last_sent.and_then(|s| s.timer_deadline(t.retry_ms)));
+            d = earliest(d, m.tx.timer_deadline(timer));
         }
         if let Some(a) = &self.arm {
             d = earliest(d, a.settle_from.timer_deadline(t.wait_clear_ms));
-            d = earliest(d, a.last_sent.and_then(|s| s.timer_deadline(t.retry_ms)));
+            d = earliest(d, a.tx.timer_deadline(timer));
             d = earliest(
                 d,
                 a.gesture_since.and_then(|s| s.timer_deadline(t.gesture_ms)),

@@ -55,7 +55,7 @@ impl Requests {
         now: Stamp,
         tel: &Telemetry<T>,
         ack: &mav::COMMAND_ACK_DATA,
-        t: &Timing,
+        t: &mut Timing,
         ev: &mut EventQueue,
     ) {
         let result = ack.result as u8;
@@ -66,9 +66,10 @@ impl Requests {
         let unsupported = ack.result == mav::MavResult::MAV_RESULT_UNSUPPORTED;
         match ack.command {
             mav::MavCmd::MAV_CMD_DO_SET_MODE => {
-                let Some(m) = self.mode.as_mut().filter(|m| m.sends > 0) else {
+                let Some(m) = self.mode.as_mut().filter(|m| m.tx.sends > 0) else {
                     return;
                 };
+                m.tx.answered(now, &mut t.rtt);
                 if accepted {
                     m.accepts = m.accepts.saturating_add(1);
                     return;
@@ -97,7 +98,7 @@ impl Requests {
                 let arm_order = self
                     .arm
                     .as_ref()
-                    .filter(|a| !a.gesture && a.sends > 0)
+                    .filter(|a| !a.gesture && a.tx.sends > 0)
                     .map(|a| a.order);
                 let disarm = self.disarm.filter(|d| !d.sent.timer_done(now, ACK_WAIT_MS));
                 let for_arm = match (arm_order, disarm) {
@@ -106,10 +107,11 @@ impl Requests {
                     _ => false,
                 };
                 if for_arm {
+                    let Some(a) = self.arm.as_mut() else { return };
+                    a.tx.answered(now, &mut t.rtt);
                     if accepted {
                         return; // the heartbeat confirms it
                     }
-                    let Some(a) = self.arm.as_mut() else { return };
                     a.refusals = a.refusals.saturating_add(1);
                     let (refusals, text_seq) = (a.refusals, a.text_seq);
                     let gave_up = if unsupported {

@@ -10,12 +10,12 @@ use nexus_core::Instant;
 
 use super::{LinkState, ParamSlot};
 use crate::pump::params::{
-    param_error_name, param_name_of, ParamError, ParamRead, ParamValue, PARAM_RETRY_MS,
+    param_error_name, param_name_of, ParamError, ParamRead, ParamValue,
 };
 
 impl LinkState {
     /// A frame from the vehicle: a PARAM_VALUE or PARAM_ERROR answers the reads of its name.
-    pub(super) fn on_param_answer(&mut self, frame: &Frame) {
+    pub(super) fn on_param_answer(&mut self, now: Instant, frame: &Frame) {
         if frame.header.sysid != self.client.telemetry().ids().target_sysid {
             return;
         }
@@ -23,7 +23,7 @@ impl LinkState {
             Msg::ParamValue(pv) => {
                 answer_params(&mut self.params, pv);
                 if let Some(name) = param_name_of(pv) {
-                    self.owed.paid(name);
+                    self.owed.paid(name, now);
                 }
             }
             Msg::ParamError(pe) => refuse_params(&mut self.params, pe),
@@ -86,9 +86,13 @@ impl LinkState {
                         self.owed.sent(&self.params[i].name, now);
                     }
                 }
+                if self.params[i].sends > 0 {
+                    self.owed.timed_out();
+                }
                 let p = &mut self.params[i];
                 p.sends += 1;
-                p.next_send = Instant::from_micros(now.total_micros() + PARAM_RETRY_MS * 1000);
+                p.next_send =
+                    Instant::from_micros(now.total_micros() + self.owed.retry_ms() * 1000);
             }
             i += 1;
         }

@@ -124,7 +124,7 @@ impl LinkState {
             }
             match Frame::decode(&raw) {
                 Ok(Some(frame)) => {
-                    self.on_param_answer(&frame);
+                    self.on_param_answer(now, &frame);
                     if self.client.handle(now, &frame) {
                         self.counters.accepted += 1;
                         accepted = true;
