@@ -55,8 +55,9 @@ pub struct VehicleArgs {
     /// With --connect: the vehicle's system id (default: the first autopilot heard, latched).
     #[arg(long, value_name = "ID", requires = "connect")]
     pub sysid: Option<u8>,
-    /// With --connect: the autopilot's component id (default: the first autopilot heard; the
-    /// commands address PX4's autopilot, component 1).
+    /// With --connect: the autopilot's component id, which every command, parameter and
+    /// mission message addresses (default: the component of the first autopilot heard,
+    /// latched; PX4's autopilot is 1).
     #[arg(long, value_name = "ID", requires = "connect")]
     pub compid: Option<u8>,
     /// With --connect: allow a program that arms, takes off or starts a mission on a vehicle
@@ -167,12 +168,6 @@ impl VehicleArgs {
                     "--speed {} paces a vehicle nexus starts; one attached with --connect runs \
                      at its own pace (start a SITL with its own speed factor)",
                     self.speed
-                ));
-            }
-            if self.compid.is_some_and(|c| c != AUTOPILOT_COMPID) {
-                return Err(format!(
-                    "--compid {}: the commands address PX4's autopilot, component {AUTOPILOT_COMPID}",
-                    self.compid.unwrap_or_default()
                 ));
             }
             return Ok(SimOptions::no_vehicle().stall_s(Some(DEFAULT_STALL_S)));
@@ -406,17 +401,14 @@ fn attach(
             }
             Err(e) => return Err(StartError::Setup(format!("{conn}: {e}"))),
         };
-    if compid != AUTOPILOT_COMPID {
-        return Err(StartError::Setup(format!(
-            "the first autopilot on {conn} (system {sysid}) is component {compid}; the commands \
-             address component {AUTOPILOT_COMPID} (PX4's autopilot): pass --sysid of a PX4"
-        )));
-    }
     let sim = Sim::started(opts).map_err(|e| StartError::Setup(e.to_string()))?;
     let pump = sim.pump().map_err(|e| StartError::Setup(e.to_string()))?;
     // Not ours, so not known to be a simulator: the core asks (AUTOPILOT_VERSION).
+    // The component found (or given by --compid) is the one every command, parameter and
+    // mission message addresses, latched.
     let mut options = OffboardOptions {
         system_id: sysid,
+        component_id: Some(compid),
         ground_truth: GroundTruth::Auto,
         ..sim.offboard_options()
     };

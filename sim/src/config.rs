@@ -56,6 +56,9 @@ pub struct VehicleConfig {
     /// NuttX sends it) instead of as SITL: a stand-in for a real vehicle, so tests can check
     /// what a client refuses to do to one. Everything else still simulates.
     pub hardware_identity: bool,
+    /// The autopilot's MAVLink component id: 1 as PX4's autopilot; another stands in for a
+    /// vehicle whose autopilot a client must find by its heartbeat (or be told).
+    pub component_id: u8,
     /// Seed of the deterministic pseudo-random parts (garbage bytes, altitude steps).
     pub seed: u64,
 }
@@ -73,6 +76,7 @@ impl VehicleConfig {
             params: Vec::new(),
             boot_texts: vec![(900, 4, "Preflight: GPS fix too low\t".to_owned())],
             hardware_identity: false,
+            component_id: super::vehicle::COMPID,
             seed: 0x5eed_0000 + n as u64,
         }
     }
