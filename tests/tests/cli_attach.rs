@@ -140,35 +140,51 @@ fn fly_attached_to_a_separately_started_fake_px4_passes() {
 
 #[test]
 fn a_vehicle_that_says_it_is_real_is_refused_unless_real_vehicle_is_given() {
-    let work = Scratch::new("attach-real");
-    let _px4 = Vehicle::fake_px4(202, "10", &work, true);
-    let conn = "udpout:127.0.0.1:14782";
+    // PX4 latches its first client for good, and each command speaks from a port of its own:
+    // a fresh vehicle for each (instances 202, 206, 207).
+    let real = |n: u8| {
+        let work = Scratch::new(&format!("attach-real-{n}"));
+        let px4 = Vehicle::fake_px4(n, "10", &work, true);
+        (
+            work,
+            px4,
+            format!("udpout:127.0.0.1:{}", 14580 + u16::from(n)),
+        )
+    };
+    let (_work, _px4, conn) = real(202);
     // The program arms and takes off: refused before anything is sent that could fly it.
-    nexus(&["run", "examples/takeoff-hover-land.toml", "--connect", conn])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "refusing to fly system 203 on udpout:127.0.0.1:14782: it does not identify as a \
+    nexus(&[
+        "run",
+        "examples/takeoff-hover-land.toml",
+        "--connect",
+        &conn,
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains(
+        "refusing to fly system 203 on udpout:127.0.0.1:14782: it does not identify as a \
              simulator (AUTOPILOT_VERSION did not identify PX4 SITL)",
-        ))
-        .stderr(predicate::str::contains("pass --real-vehicle"));
+    ))
+    .stderr(predicate::str::contains("pass --real-vehicle"));
     // `fly` always starts a mission: refused too.
-    nexus(&["fly", "examples/box.plan", "--connect", conn])
+    let (_work, _px4, conn) = real(206);
+    nexus(&["fly", "examples/box.plan", "--connect", &conn])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("does not identify as a simulator"));
     // Said plainly, it flies; the report says it is not a simulator.
+    let (_work, _px4, conn) = real(207);
     let out = nexus(&[
         "run",
         "examples/takeoff-hover-land.toml",
         "--connect",
-        conn,
+        &conn,
         "--real-vehicle",
         "--json",
     ])
     .assert()
     .success()
-    .stderr(predicate::str::contains("(not a simulator), system id 203"))
+    .stderr(predicate::str::contains("(not a simulator), system id 208"))
     .get_output()
     .clone();
     let r = json(&out.stdout);
@@ -230,4 +246,36 @@ fn speed_and_a_bad_connection_string_are_refused_before_anything_opens() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--connect"));
+}
+
+/// A vehicle whose autopilot is component 2: `--compid 2` flies it, and so does the default,
+/// which latches the component of the first autopilot heartbeat; either way every command
+/// addresses component 2 (the simulated vehicle ignores commands for component 1) and the
+/// report names it.
+#[test]
+fn an_autopilot_on_component_2_is_flown_with_compid_2_and_by_default() {
+    for (n, compid) in [(204u8, Some("2")), (205, None)] {
+        let _vehicle = Vehicle::sim(n, "10", &["--component-id", "2"]);
+        // PX4's rule above instance 9: speak first to 14580+N.
+        let conn = format!("udpout:127.0.0.1:{}", 14580 + u16::from(n));
+        let mut args = vec![
+            "run",
+            "examples/takeoff-hover-land.toml",
+            "--connect",
+            &conn,
+            "--json",
+        ];
+        if let Some(c) = compid {
+            args.extend(["--compid", c]);
+        }
+        let out = nexus(&args)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("PASS: all 4 steps met"))
+            .get_output()
+            .clone();
+        let r = json(&out.stdout);
+        assert_eq!(r["vehicle"]["component_id"], 2, "{compid:?}: {r}");
+        assert_eq!(r["vehicle"]["system_id"], n + 1, "{r}");
+    }
 }
