@@ -197,6 +197,7 @@ impl Flight {
                         return Err(format!("the vehicle died during the upload: {why}"));
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
+                    LinkEvent::SlowLink(why) => self.note_slow_link(why),
                     _ => {}
                 }
             }
@@ -265,6 +266,7 @@ impl Flight {
                             return Err(format!("the vehicle died during the upload: {why}"));
                         }
                         LinkEvent::Ignored(src) => self.note_ignored(src),
+                        LinkEvent::SlowLink(why) => self.note_slow_link(why),
                         _ => {}
                     }
                 }
@@ -351,6 +353,7 @@ impl Flight {
                         self.died = Some(why);
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
+                    LinkEvent::SlowLink(why) => self.note_slow_link(why),
                     LinkEvent::ProgramFinished(_) | LinkEvent::PeerChanged(_) => {}
                 }
             }
@@ -560,6 +563,12 @@ impl Flight {
             self.view.line(&l);
         }
         f
+    }
+
+    /// The link found itself lossy and asked for reduced stream rates: the report says why.
+    fn note_slow_link(&mut self, why: String) {
+        self.view.line(&format!("link: {why}"));
+        self.events.push(why);
     }
 
     fn note_event(&mut self, e: &OffboardEvent) {

@@ -64,6 +64,12 @@ pub struct VehicleArgs {
     /// that does not identify as a simulator — a real aircraft.
     #[arg(long, requires = "connect")]
     pub real_vehicle: bool,
+    /// With --connect: the link's rate in baud when it is slower than it looks, e.g. a
+    /// 57600-baud radio behind mavlink-router on a UDP port. Below PX4's streams (~25 KB/s)
+    /// the engine's streams are asked for at reduced rates from the start, as on a slow serial
+    /// line. (Loss that stays above 10 % asks for them on any link anyway.)
+    #[arg(long, value_name = "BAUD", requires = "connect")]
+    pub link_rate_baud: Option<u32>,
     /// Speed factor: sim time runs this many times faster than the wall clock; 0.1 to 200 on
     /// the built-in vehicle (what a flight keeps up with), 0.1 to 20 on PX4 SITL. `max`: the
     /// built-in vehicle in lockstep, as fast as nexus takes in what it sends (nothing
@@ -412,7 +418,9 @@ fn attach(
         ground_truth: GroundTruth::Auto,
         ..sim.offboard_options()
     };
-    let slow = nexus_host::pump::slow_link::slow_line_bytes_per_s(&conn);
+    let declared = args.link_rate_baud;
+    let slow = nexus_host::pump::slow_link::slow_line_bytes_per_s(&conn)
+        .or_else(|| declared.and_then(nexus_host::pump::slow_link::slow_baud_bytes_per_s));
     if slow.is_some() {
         // A radio loses what does not fit: resend more before giving up.
         options.offboard = nexus_host::pump::slow_link::slow_link_offboard(options.offboard);
@@ -441,8 +449,13 @@ fn attach(
     }
     let mut notes = Vec::new();
     if let Some(bytes_per_s) = slow {
+        let how = if declared.is_some() && !matches!(conn, ConnString::Serial { .. }) {
+            " declared by --link-rate-baud"
+        } else {
+            ""
+        };
         notes.push(format!(
-            "slow link ({bytes_per_s} B/s, PX4 streams ~{} B/s): asked the vehicle for the \
+            "slow link ({bytes_per_s} B/s{how}, PX4 streams ~{} B/s): asked the vehicle for the \
              streams the engine reads at rates the link carries (SET_MESSAGE_INTERVAL)",
             nexus_host::pump::slow_link::PX4_STREAM_BYTES_PER_S
         ));

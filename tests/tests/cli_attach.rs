@@ -254,7 +254,8 @@ fn speed_and_a_bad_connection_string_are_refused_before_anything_opens() {
 /// report names it.
 #[test]
 fn an_autopilot_on_component_2_is_flown_with_compid_2_and_by_default() {
-    for (n, compid) in [(204u8, Some("2")), (205, None)] {
+    // Instances 194 and 195 (this test's own: cli_serial uses 204–207).
+    for (n, compid) in [(194u8, Some("2")), (195, None)] {
         let _vehicle = Vehicle::sim(n, "10", &["--component-id", "2"]);
         // PX4's rule above instance 9: speak first to 14580+N.
         let conn = format!("udpout:127.0.0.1:{}", 14580 + u16::from(n));

@@ -3,7 +3,8 @@
 //! on UDP to a separately started simulated vehicle, `nexus run` flies the box mission over the
 //! other — at 921 600 baud, and at 57 600 baud with a radio's byte rate on the bridge.
 //!
-//! SITL instances of these tests: 204–207 (ports 14744–14747 and 14784–14787).
+//! SITL instances of these tests: 204–207 (ports 14744–14747 and 14784–14787), and 196–197
+//! (14736–14737, 14776–14777) for the lossy UDP link.
 
 mod cli_support;
 
@@ -282,4 +283,69 @@ timeout_s = 300
     assert!(q["commands_sent"].as_u64().unwrap() >= 3, "{q}");
     let events = r["events"].to_string();
     assert!(!events.contains("gave up"), "{events}");
+}
+
+/// A lossy radio behind a UDP port (where mavlink-router would put it): `nexus bridge` loses
+/// 20 % each way and carries 57 600 baud, UDP on both sides, so no serial line tells the
+/// client the rate. It finds the loss in the vehicle's MAVLink sequence numbers, asks for the
+/// engine's streams at reduced rates, flies, and the report says why.
+#[test]
+fn a_lossy_udp_link_is_found_by_its_sequence_gaps_and_the_streams_reduced() {
+    let instance = 196u8;
+    let _vehicle = Bg::nexus(&["sim", "--instance", &instance.to_string(), "--speed", "1"]);
+    // The vehicle side speaks first to the vehicle's 14580+N; the client side listens on
+    // instance 197's client port, which this test holds.
+    let client_side = "udpin:127.0.0.1:14737";
+    let _bridge = Bg::nexus(&[
+        "bridge",
+        client_side,
+        &format!("udpout:127.0.0.1:{}", 14580 + u16::from(instance)),
+        "--loss-pct",
+        "20",
+        "--rate-baud",
+        "57600",
+        "--impair-sequence",
+        "14",
+    ]);
+    let conn = "udpout:127.0.0.1:14737";
+    let out = nexus(&[
+        "run",
+        "examples/takeoff-hover-land.toml",
+        "--connect",
+        conn,
+        "--json",
+    ])
+    .timeout(Duration::from_secs(300))
+    .output()
+    .expect("run nexus");
+    let r = json(&out.stdout);
+    assert!(
+        out.status.success(),
+        "exit {:?}: {r}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(r["vehicle"]["connection"], conn, "{r}");
+    assert_eq!(r["passed"], true, "{r}");
+    let events: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    let why = events
+        .iter()
+        .find(|e| e.starts_with("lossy link: "))
+        .unwrap_or_else(|| panic!("no lossy-link note: {events:?}"));
+    eprintln!("{why}");
+    assert!(why.contains("MAVLink sequence gaps"), "{why}");
+    assert!(
+        why.contains("reduced rates (SET_MESSAGE_INTERVAL)"),
+        "{why}"
+    );
+    // A UDP link has no rate of its own to declare: not the serial line's note.
+    assert!(
+        !events.iter().any(|e| e.starts_with("slow link (")),
+        "{events:?}"
+    );
 }

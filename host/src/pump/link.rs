@@ -90,6 +90,7 @@ pub(crate) struct LinkState {
     /// Who asked for which message ids ([`super::LinkHandle::subscribe`]).
     pub(crate) subs: Subscribers,
     tlog: Option<crate::tlog::Tlog>,
+    slow: super::slow_link::LossMonitor,
 }
 
 /// What the pump has told about the link's foreign traffic (see [`LinkEvent::Ignored`]).
@@ -120,7 +121,10 @@ impl LinkState {
                 .stall_s
                 .filter(|_| supervision.probe.as_ref().is_none_or(|p| p.free_running())),
         );
+        // Loss detection, except on a vehicle we started (loopback: see slow_link.rs).
+        let slow = super::slow_link::LossMonitor::new(supervision.probe.is_none());
         LinkState {
+            slow,
             epoch: link.peer_epoch(),
             link,
             decoder: link_decoder(supervision.tlog.is_some()),
@@ -571,6 +575,12 @@ impl LinkState {
 
     /// Route the client's events and publish the status; wake waiting callers last.
     pub fn after_batch(&mut self, now: Instant) {
+        let (st, wall) = (self.decoder.stats(), std::time::Instant::now());
+        let (frames, lost) = (st.seq_frames as u64, st.seq_lost as u64);
+        let slow = self
+            .slow
+            .observe(wall, frames, lost, self.counters.rx_bytes);
+        self.on_slow_link(slow);
         let mut settled: Vec<(WaitSlot, WaitResult)> = Vec::new();
         let mut program_done: Option<(ProgramSlot, ProgramReport)> = None;
         let mut log: Vec<LinkEvent> = Vec::new();

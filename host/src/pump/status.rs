@@ -272,6 +272,9 @@ pub enum LinkEvent {
     /// [`FOREIGN_SOURCES`](crate::transport::FOREIGN_SOURCES), once for all of them with
     /// `None`).
     Ignored(Option<ForeignSource>),
+    /// Loss on the link stayed above [`super::slow_link::LOSS_THRESHOLD`]: the streams the
+    /// engine reads were asked for at reduced rates. Why, in words (loss and byte rate).
+    SlowLink(String),
 }
 
 /// Events kept per link; older ones are dropped (and counted) when it is full.
