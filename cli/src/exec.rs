@@ -332,7 +332,16 @@ impl Flight {
                             e,
                             OffboardEvent::GaveUp(_) | OffboardEvent::MissionUploadFailed(_)
                         );
-                        if fatal && self.abort_on_give_up && self.abort_reason.is_none() {
+                        // A `verify_mission` step fails with the first differing item (or
+                        // the download's failure): the run stops there.
+                        let unverified = matches!(
+                            e,
+                            OffboardEvent::MissionMismatch(_)
+                                | OffboardEvent::MissionDownloadFailed(_)
+                        );
+                        if (fatal && self.abort_on_give_up || unverified)
+                            && self.abort_reason.is_none()
+                        {
                             self.abort_reason = Some(e.to_string());
                             let _ = self.vehicle.link.abort_program();
                         }

@@ -206,10 +206,10 @@ fn the_box_mission_flies_over_a_57600_radio() {
     assert!(events.contains("slow link (5760 B/s"), "{events}");
 }
 
-/// Upload, a parameter set, a mode, the arm (the mission start) and a landing, at 20 % loss
-/// each way, 200 ms latency (±50 ms jitter) and a 57 600 baud radio's byte rate, the vehicle
-/// in real time as a real one is: every request gets through in the end, and the report
-/// counts what it took.
+/// Upload, the mission's download (verified against the upload), a parameter set, a mode, the
+/// arm (the mission start) and a landing, at 20 % loss each way, 200 ms latency (±50 ms
+/// jitter) and a 57 600 baud radio's byte rate, the vehicle in real time as a real one is:
+/// every request gets through in the end, and the report counts what it took.
 #[test]
 fn upload_param_mode_and_arm_succeed_at_20_pct_loss_200_ms_and_57600() {
     let dir = Scratch::new("serial-impaired");
@@ -223,6 +223,11 @@ fn upload_param_mode_and_arm_succeed_at_20_pct_loss_200_ms_and_57600() {
 name = "upload"
 action = "upload"
 plan = "{}"
+
+[[step]]
+name = "verify"
+action = "verify_mission"
+timeout_s = 300
 
 [[step]]
 name = "param"
@@ -279,10 +284,17 @@ timeout_s = 300
     assert_eq!(q["mission_items"], 6, "{q}");
     assert!(q["mission_items_sent"].as_u64().unwrap() >= 6, "{q}");
     assert!(q["param_sets_sent"].as_u64().unwrap() >= 1, "{q}");
+    // The download: MISSION_REQUEST_LIST and six MISSION_REQUEST_INT, each at least once.
+    assert!(q["mission_requests_sent"].as_u64().unwrap() >= 7, "{q}");
+    assert_eq!(r["steps"][1]["reason"], "met", "{}", r["steps"][1]);
     // Mode, mission start, arm and the stream requests, each at least once.
     assert!(q["commands_sent"].as_u64().unwrap() >= 3, "{q}");
     let events = r["events"].to_string();
     assert!(!events.contains("gave up"), "{events}");
+    assert!(
+        events.contains("mission verified: the vehicle holds the 6 items uploaded"),
+        "{events}"
+    );
 }
 
 /// A lossy radio behind a UDP port (where mavlink-router would put it): `nexus bridge` loses

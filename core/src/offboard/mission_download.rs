@@ -14,7 +14,7 @@
 
 use super::clock::{earliest, Stamp};
 use super::config::Timing;
-use super::events::{MissionError, OffboardEvent, TransferStage};
+use super::events::{MissionError, MissionMismatch, OffboardEvent, TransferStage};
 use super::mission::{MissionState, Transfer};
 use super::{EventQueue, Tx};
 use crate::mission::MissionItem;
@@ -30,6 +30,8 @@ pub(crate) struct Download {
     last_tx: Option<Stamp>,
     /// Every item so far equals the held one at its seq (and the counts match).
     identical: bool,
+    /// Compare only: the held mission is kept, and the first difference ends the download.
+    verify: bool,
 }
 
 impl Download {
@@ -40,6 +42,15 @@ impl Download {
             sends: 0,
             last_tx: None,
             identical: true,
+            verify: false,
+        }
+    }
+
+    /// A download that only compares with the held mission (see `Offboard::verify_mission`).
+    pub fn verifying() -> Self {
+        Download {
+            verify: true,
+            ..Download::new()
         }
     }
 
@@ -95,6 +106,17 @@ impl<const N: usize> MissionState<N> {
         d.next = 0;
         d.sends = 0;
         d.last_tx = None;
+        if d.verify && count as usize != self.items.len() {
+            let uploaded = self.items.len() as u16;
+            self.stop_verify(
+                MissionMismatch::Count {
+                    vehicle: count,
+                    uploaded,
+                },
+                ev,
+            );
+            return;
+        }
         if count as usize != self.items.len() {
             d.identical = false;
             self.items.clear();
@@ -121,6 +143,17 @@ impl<const N: usize> MissionState<N> {
         }
         let item = MissionItem::from_mav(m);
         if let Some(slot) = self.items.get_mut(m.seq as usize) {
+            if d.verify && *slot != item {
+                let uploaded = *slot;
+                self.stop_verify(
+                    MissionMismatch::Item {
+                        uploaded,
+                        vehicle: item,
+                    },
+                    ev,
+                );
+                return;
+            }
             if *slot != item {
                 d.identical = false;
                 *slot = item;
@@ -134,10 +167,27 @@ impl<const N: usize> MissionState<N> {
         }
     }
 
+    /// A verifying download met a difference: stop (PX4 is told the transfer is cancelled),
+    /// keep the held mission, report the difference.
+    fn stop_verify(&mut self, m: MissionMismatch, ev: &mut EventQueue) {
+        self.transfer = Transfer::Idle;
+        self.ack_out = Some(mav::MavMissionResult::MAV_MISSION_OPERATION_CANCELLED);
+        ev.push(OffboardEvent::MissionMismatch(m));
+    }
+
     fn finish_download(&mut self, ev: &mut EventQueue) {
         let Transfer::Download(d) = &self.transfer else {
             return;
         };
+        if d.verify {
+            // Every item compared equal (a difference stops the download at once).
+            let count = self.items.len() as u16;
+            self.verified = true;
+            self.transfer = Transfer::Idle;
+            self.ack_out = Some(mav::MavMissionResult::MAV_MISSION_ACCEPTED);
+            ev.push(OffboardEvent::MissionVerified { count });
+            return;
+        }
         if !d.identical {
             self.ack = None;
             self.opaque_id = None;
