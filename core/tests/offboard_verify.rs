@@ -115,3 +115,24 @@ fn another_count_is_a_mismatch_at_once() {
         })));
     assert_eq!(rig.ob.mission_items(), &box_mission()[..]);
 }
+
+/// The upload's late repeats reach PX4 after it accepted the upload, and it answers each
+/// with an error MISSION_ACK while it serves the verification: those do not end it.
+#[test]
+fn error_acks_for_stray_upload_items_do_not_end_the_verification() {
+    let mut rig = Rig::new();
+    rig.boot();
+    rig.ob.upload_mission_items(&box_mission()).unwrap();
+    assert!(rig.run_until(5_000, |r| r.ob.mission_uploaded()));
+    let now = rig.now();
+    rig.ob.apply(now, &rig.tel, &Action::VerifyMission).unwrap();
+    rig.pump();
+    rig.deliver(offboard_rig::mission_ack(
+        mav::MavMissionResult::MAV_MISSION_ERROR,
+        0,
+    ));
+    assert!(rig.run_until(5_000, |r| !r.ob.pending().transfer));
+    assert!(rig
+        .events_only()
+        .contains(&OffboardEvent::MissionVerified { count: 6 }));
+}

@@ -203,6 +203,13 @@ impl<const N: usize> MissionState<N> {
         let Transfer::Download(d) = &self.transfer else {
             return;
         };
+        // A verification follows an upload: on a lossy, slow link the upload's late repeats
+        // reach PX4 after it accepted the upload, and it answers each with an error ack ("IGN
+        // MISSION_ITEM: No transfer" / "Busy") while it serves our download. Those end
+        // nothing: a download PX4 really dropped stops answering and times out.
+        if d.verify {
+            return;
+        }
         // PX4 ends a download it cannot serve with an error ack.
         if d.sends > 0 && m.mavtype != mav::MavMissionResult::MAV_MISSION_ACCEPTED {
             self.fail(
