@@ -136,3 +136,24 @@ fn error_acks_for_stray_upload_items_do_not_end_the_verification() {
         .events_only()
         .contains(&OffboardEvent::MissionVerified { count: 6 }));
 }
+
+/// PX4 sends an item uploaded in GLOBAL_RELATIVE_ALT (3) back in GLOBAL_RELATIVE_ALT_INT
+/// (6): the same item. Another frame is a difference.
+#[test]
+fn the_int_variant_of_a_global_frame_is_the_same_item() {
+    let rig = verified_after(|m| {
+        for it in m.iter_mut() {
+            if it.frame == 3 {
+                it.frame = 6;
+            }
+        }
+    });
+    assert!(rig
+        .events_only()
+        .contains(&OffboardEvent::MissionVerified { count: 6 }));
+    let rig = verified_after(|m| m[2].frame = 4);
+    assert!(rig
+        .events_only()
+        .iter()
+        .any(|e| matches!(e, OffboardEvent::MissionMismatch(MissionMismatch::Item { uploaded, .. }) if uploaded.seq == 2)));
+}

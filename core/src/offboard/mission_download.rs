@@ -89,6 +89,24 @@ impl Clear {
     }
 }
 
+/// Whether `held` (as uploaded) and `got` (as the vehicle sends it back) are the same item.
+/// PX4 answers a MISSION_REQUEST_INT in the `_INT` variant of a global frame (an item
+/// uploaded in GLOBAL_RELATIVE_ALT, 3, comes back in GLOBAL_RELATIVE_ALT_INT, 6): the same
+/// place, so those frames compare equal; every other field must match bit for bit.
+fn same_on_the_vehicle(held: &MissionItem, got: &MissionItem) -> bool {
+    let int_frame = |f: u8| match f {
+        0 => 5,   // GLOBAL → GLOBAL_INT
+        3 => 6,   // GLOBAL_RELATIVE_ALT → _INT
+        10 => 11, // GLOBAL_TERRAIN_ALT → _INT
+        f => f,
+    };
+    let norm = |i: &MissionItem| MissionItem {
+        frame: int_frame(i.frame),
+        ..*i
+    };
+    norm(held) == norm(got)
+}
+
 impl<const N: usize> MissionState<N> {
     pub(super) fn on_count(&mut self, _now: Stamp, count: u16, ev: &mut EventQueue) {
         let Transfer::Download(d) = &mut self.transfer else {
@@ -143,7 +161,7 @@ impl<const N: usize> MissionState<N> {
         }
         let item = MissionItem::from_mav(m);
         if let Some(slot) = self.items.get_mut(m.seq as usize) {
-            if d.verify && *slot != item {
+            if d.verify && !same_on_the_vehicle(slot, &item) {
                 let uploaded = *slot;
                 self.stop_verify(
                     MissionMismatch::Item {
