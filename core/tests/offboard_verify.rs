@@ -2,6 +2,7 @@
 //! item with the upload, which it never replaces. Asked during the upload it waits for PX4 to
 //! accept it; identical sets `verified`; the first differing item (or another count) ends the
 //! download with a cancelling MISSION_ACK and is reported.
+#![cfg(feature = "mission-verify")]
 
 mod offboard_rig;
 

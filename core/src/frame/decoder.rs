@@ -108,7 +108,8 @@ pub struct DecoderStats {
     /// [`Decoder::skipping`] decoder.
     pub skipped: u32,
     /// Frames whose sender's sequence number was followed (delivered and skipped alike, of up
-    /// to [`SEQ_SOURCES`] senders): the denominator of a loss rate.
+    /// to [`SEQ_SOURCES`] senders): the denominator of a loss rate. 0 without the `seq-loss`
+    /// feature.
     pub seq_frames: u32,
     /// Frames missing between consecutive sequence numbers of one sender: what the link (or
     /// the sender's own full buffer) lost. A duplicate or a frame older than the last is not
@@ -414,7 +415,9 @@ impl Decoder {
                 && f.get(total).is_some_and(|&b| is_magic(b))
             {
                 self.stats.skipped = self.stats.skipped.wrapping_add(1);
-                self.seqs.see(sysid, compid, seq, &mut self.stats);
+                if cfg!(feature = "seq-loss") {
+                    self.seqs.see(sysid, compid, seq, &mut self.stats);
+                }
                 at += total;
                 continue;
             }
@@ -432,7 +435,9 @@ impl Decoder {
                 at += 1;
                 continue;
             }
-            self.seqs.see(sysid, compid, seq, &mut self.stats);
+            if cfg!(feature = "seq-loss") {
+                self.seqs.see(sysid, compid, seq, &mut self.stats);
+            }
             if unread {
                 // Checked (it ended its input), but still not the caller's.
                 self.stats.skipped = self.stats.skipped.wrapping_add(1);
@@ -580,8 +585,10 @@ impl Decoder {
             let sent =
                 u16::from_le_bytes([self.buf[hl + payload_len], self.buf[hl + payload_len + 1]]);
             if crc == sent {
-                self.seqs
-                    .see(header.sysid, header.compid, header.seq, &mut self.stats);
+                if cfg!(feature = "seq-loss") {
+                    self.seqs
+                        .see(header.sysid, header.compid, header.seq, &mut self.stats);
+                }
                 if self.reads.is_some_and(|reads| !reads(header.msgid)) {
                     self.stats.skipped = self.stats.skipped.wrapping_add(1);
                     self.discard_front(total);

@@ -623,6 +623,7 @@ fn a_frame_carries_its_whole_wire_bytes() {
 /// the contiguous and the byte-at-a-time paths, whether the frame is read or skipped; another
 /// sender's interleaved numbering, a duplicate and an older frame are not losses.
 #[test]
+#[cfg(feature = "seq-loss")]
 fn sequence_gaps_per_sender_count_the_frames_lost() {
     let hb = mav::HEARTBEAT_DATA::default();
     let att = mav::ATTITUDE_DATA::default();

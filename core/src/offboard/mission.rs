@@ -166,7 +166,10 @@ impl<const N: usize> MissionState<N> {
         if let Some(r) = self.ack_out.take() {
             return Some(Tx::MissionAck(r));
         }
-        if self.verify_pending && matches!(self.transfer, Transfer::Idle) {
+        if cfg!(feature = "mission-verify")
+            && self.verify_pending
+            && matches!(self.transfer, Transfer::Idle)
+        {
             self.verify_pending = false;
             if self.ack == Some(mav::MavMissionResult::MAV_MISSION_ACCEPTED as u8) {
                 self.transfer = Transfer::Download(super::mission_download::Download::verifying());

@@ -124,7 +124,7 @@ impl<const N: usize> MissionState<N> {
         d.next = 0;
         d.sends = 0;
         d.last_tx = None;
-        if d.verify && count as usize != self.items.len() {
+        if cfg!(feature = "mission-verify") && d.verify && count as usize != self.items.len() {
             let uploaded = self.items.len() as u16;
             self.stop_verify(
                 MissionMismatch::Count {
@@ -161,7 +161,7 @@ impl<const N: usize> MissionState<N> {
         }
         let item = MissionItem::from_mav(m);
         if let Some(slot) = self.items.get_mut(m.seq as usize) {
-            if d.verify && !same_on_the_vehicle(slot, &item) {
+            if cfg!(feature = "mission-verify") && d.verify && !same_on_the_vehicle(slot, &item) {
                 let uploaded = *slot;
                 self.stop_verify(
                     MissionMismatch::Item {
@@ -197,7 +197,7 @@ impl<const N: usize> MissionState<N> {
         let Transfer::Download(d) = &self.transfer else {
             return;
         };
-        if d.verify {
+        if cfg!(feature = "mission-verify") && d.verify {
             // Every item compared equal (a difference stops the download at once).
             let count = self.items.len() as u16;
             self.verified = true;
@@ -225,7 +225,7 @@ impl<const N: usize> MissionState<N> {
         // reach PX4 after it accepted the upload, and it answers each with an error ack ("IGN
         // MISSION_ITEM: No transfer" / "Busy") while it serves our download. Those end
         // nothing: a download PX4 really dropped stops answering and times out.
-        if d.verify {
+        if cfg!(feature = "mission-verify") && d.verify {
             return;
         }
         // PX4 ends a download it cannot serve with an error ack.

@@ -401,10 +401,13 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             Action::ParamReal { name, value } => self.param_set(name, *value),
             Action::ParamInt { name, value } => self.param_set_int(name, *value),
             Action::UploadMission => self.upload_mission(),
-            Action::VerifyMission => {
+            Action::VerifyMission if cfg!(feature = "mission-verify") => {
                 self.verify_mission();
                 Ok(())
             }
+            Action::VerifyMission => Err(OffboardError::InvalidArgument(
+                "mission verification is not built in (nexus-core feature mission-verify)",
+            )),
             Action::StartMission => {
                 self.start_mission(now, tel);
                 Ok(())
