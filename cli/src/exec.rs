@@ -254,6 +254,7 @@ impl Flight {
                         return Err(format!("the vehicle died during the upload: {why}"));
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
+                    LinkEvent::SlowLink(why) => self.note_slow_link(why),
                     _ => {}
                 }
             }
@@ -362,7 +363,16 @@ impl Flight {
                             e,
                             OffboardEvent::GaveUp(_) | OffboardEvent::MissionUploadFailed(_)
                         );
-                        if fatal && self.abort_on_give_up && self.abort_reason.is_none() {
+                        // A `verify_mission` step fails with the first differing item (or
+                        // the download's failure): the run stops there.
+                        let unverified = matches!(
+                            e,
+                            OffboardEvent::MissionMismatch(_)
+                                | OffboardEvent::MissionDownloadFailed(_)
+                        );
+                        if (fatal && self.abort_on_give_up || unverified)
+                            && self.abort_reason.is_none()
+                        {
                             self.abort_reason = Some(e.to_string());
                             let _ = self.vehicle.link.abort_program();
                         }
@@ -383,6 +393,7 @@ impl Flight {
                         self.died = Some(why.to_string());
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
+                    LinkEvent::SlowLink(why) => self.note_slow_link(why),
                     _ => {}
                 }
             }
@@ -601,6 +612,12 @@ impl Flight {
             self.view.line(&l);
         }
         f
+    }
+
+    /// The link found itself lossy and asked for reduced stream rates: the report says why.
+    fn note_slow_link(&mut self, why: String) {
+        self.view.line(&format!("link: {why}"));
+        self.events.push(why);
     }
 
     fn note_event(&mut self, e: &OffboardEvent) {

@@ -1,7 +1,9 @@
 //! `nexus sim`: run simulated PX4 vehicles on the network until interrupted.
 //!
 //! Each instance N binds UDP 14580+N and talks to 14540+N (system id N+1), exactly like
-//! `px4 -i N`; point QGroundControl, MAVSDK or pymavlink (`udpin:0.0.0.0:14540`) at it.
+//! `px4 -i N`; point QGroundControl, MAVSDK or pymavlink (`udpin:0.0.0.0:14540`) at it. Above
+//! instance 9 it sends to 14549 until a client speaks first to 14580+N, as PX4 does
+//! (`--offboard-port-per-instance` keeps 14540+N for every instance).
 //! Console output of every vehicle is printed, prefixed with its instance when there are several.
 
 use nexus_sim::server::{SimConfig, SimHandle};
@@ -34,10 +36,14 @@ pub struct SimArgs {
     /// stand-in for a real vehicle, to rehearse what `fly` and `run` refuse to do to one.
     #[arg(long)]
     pub identify_as_hardware: bool,
-    /// Follow PX4's port rule above instance 9: send to 14549 until a client speaks to
-    /// 14580+N (as `px4 -i N` does), instead of to 14540+N.
+    /// Send to 14540+N until a client speaks, for every instance N. By default an instance
+    /// above 9 sends to 14549 until a client speaks first to 14580+N, as `px4 -i N` does.
     #[arg(long)]
-    pub px4_port_rule: bool,
+    pub offboard_port_per_instance: bool,
+    /// The autopilot's MAVLink component id (PX4: 1): another rehearses a client that must
+    /// find the autopilot by its heartbeat, or be told it with `--compid`.
+    #[arg(long, default_value_t = 1, value_name = "ID")]
+    pub component_id: u8,
 }
 
 /// Start the vehicles and print their console until they all exit (or the process is killed).
@@ -66,12 +72,22 @@ pub fn run(args: &SimArgs) -> ExitCode {
         cfg.remote_ip = args.remote;
         cfg.vehicle.relative_alt_steps = !args.smooth_relative_alt;
         cfg.vehicle.hardware_identity = args.identify_as_hardware;
-        cfg.px4_port_rule = args.px4_port_rule;
+        cfg.vehicle.component_id = args.component_id;
+        cfg.offboard_port_per_instance = args.offboard_port_per_instance;
+        let first = cfg.first_remote_port();
         match SimHandle::start(cfg) {
             Ok(h) => {
                 let p = h.ports();
+                let until = if first != p.offboard.port {
+                    format!(
+                        " (sends to UDP {first} until a client speaks to UDP {})",
+                        p.vehicle_port
+                    )
+                } else {
+                    String::new()
+                };
                 eprintln!(
-                    "nexus sim: instance {n}: system id {}, vehicle UDP {}, offboard link UDP {} ({}x)",
+                    "nexus sim: instance {n}: system id {}, vehicle UDP {}, offboard link UDP {}{until} ({}x)",
                     p.offboard.system_id, p.vehicle_port, p.offboard.port, args.speed
                 );
                 sims.push(h);

@@ -55,14 +55,21 @@ pub struct VehicleArgs {
     /// With --connect: the vehicle's system id (default: the first autopilot heard, latched).
     #[arg(long, value_name = "ID", requires = "connect")]
     pub sysid: Option<u8>,
-    /// With --connect: the autopilot's component id (default: the first autopilot heard; the
-    /// commands address PX4's autopilot, component 1).
+    /// With --connect: the autopilot's component id, which every command, parameter and
+    /// mission message addresses (default: the component of the first autopilot heard,
+    /// latched; PX4's autopilot is 1).
     #[arg(long, value_name = "ID", requires = "connect")]
     pub compid: Option<u8>,
     /// With --connect: allow a program that arms, takes off or starts a mission on a vehicle
     /// that does not identify as a simulator — a real aircraft.
     #[arg(long, requires = "connect")]
     pub real_vehicle: bool,
+    /// With --connect: the link's rate in baud when it is slower than it looks, e.g. a
+    /// 57600-baud radio behind mavlink-router on a UDP port. Below PX4's streams (~25 KB/s)
+    /// the engine's streams are asked for at reduced rates from the start, as on a slow serial
+    /// line. (Loss that stays above 10 % asks for them on any link anyway.)
+    #[arg(long, value_name = "BAUD", requires = "connect")]
+    pub link_rate_baud: Option<u32>,
     /// Speed factor: sim time runs this many times faster than the wall clock; 0.1 to 500 on
     /// the built-in vehicle (what a flight keeps up with), 0.1 to 20 on PX4 SITL. `max`: the
     /// built-in vehicle in lockstep, as fast as nexus takes in what it sends (nothing
@@ -167,12 +174,6 @@ impl VehicleArgs {
                     "--speed {} paces a vehicle nexus starts; one attached with --connect runs \
                      at its own pace (start a SITL with its own speed factor)",
                     self.speed
-                ));
-            }
-            if self.compid.is_some_and(|c| c != AUTOPILOT_COMPID) {
-                return Err(format!(
-                    "--compid {}: the commands address PX4's autopilot, component {AUTOPILOT_COMPID}",
-                    self.compid.unwrap_or_default()
                 ));
             }
             return Ok(SimOptions::no_vehicle().stall(Some(DEFAULT_STALL)));
@@ -406,21 +407,20 @@ fn attach(
             }
             Err(e) => return Err(StartError::Setup(format!("{conn}: {e}"))),
         };
-    if compid != AUTOPILOT_COMPID {
-        return Err(StartError::Setup(format!(
-            "the first autopilot on {conn} (system {sysid}) is component {compid}; the commands \
-             address component {AUTOPILOT_COMPID} (PX4's autopilot): pass --sysid of a PX4"
-        )));
-    }
     let sim = Sim::started(opts).map_err(|e| StartError::Setup(e.to_string()))?;
     let pump = sim.pump().map_err(|e| StartError::Setup(e.to_string()))?;
     // Not ours, so not known to be a simulator: the core asks (AUTOPILOT_VERSION).
+    // The component found (or given by --compid) is the one every command, parameter and
+    // mission message addresses, latched.
     let mut options = OffboardOptions {
         system_id: sysid,
+        component_id: Some(compid),
         ground_truth: GroundTruth::Auto,
         ..sim.offboard_options()
     };
-    let slow = nexus_host::pump::slow_link::slow_line_bytes_per_s(&conn);
+    let declared = args.link_rate_baud;
+    let slow = nexus_host::pump::slow_link::slow_line_bytes_per_s(&conn)
+        .or_else(|| declared.and_then(nexus_host::pump::slow_link::slow_baud_bytes_per_s));
     if slow.is_some() {
         // A radio loses what does not fit: resend more before giving up.
         options.offboard = nexus_host::pump::slow_link::slow_link_offboard(options.offboard);
@@ -447,8 +447,13 @@ fn attach(
     }
     let mut notes = Vec::new();
     if let Some(bytes_per_s) = slow {
+        let how = if declared.is_some() && !matches!(conn, ConnString::Serial { .. }) {
+            " declared by --link-rate-baud"
+        } else {
+            ""
+        };
         notes.push(format!(
-            "slow link ({bytes_per_s} B/s, PX4 streams ~{} B/s): asked the vehicle for the \
+            "slow link ({bytes_per_s} B/s{how}, PX4 streams ~{} B/s): asked the vehicle for the \
              streams the engine reads at rates the link carries (SET_MESSAGE_INTERVAL)",
             nexus_host::pump::slow_link::PX4_STREAM_BYTES_PER_S
         ));

@@ -41,6 +41,7 @@ fn main() {
         ids: LinkIds::default(),
         offboard: Default::default(),
         ground_truth: GroundTruth::Never,
+        target_compid: None,
     };
     // 4 waits, 16 texts, 8 mission items, 4 program steps: fixed capacity, no heap.
     let mut client: Client<4, 16, 8, 4> = Client::new(config);

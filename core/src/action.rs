@@ -70,6 +70,11 @@ pub enum Action {
     },
     /// Upload the mission lodged with the offboard machine.
     UploadMission,
+    /// Download the vehicle's mission and compare it, item for item, with the one uploaded
+    /// (held): identical sets [`crate::mission::MissionProgress::verified`]; the first
+    /// difference ends the download and is reported
+    /// ([`crate::offboard::OffboardEvent::MissionMismatch`]). The held mission is not replaced.
+    VerifyMission,
     /// MISSION_SET_CURRENT 0, Mission mode confirmed, then arm.
     StartMission,
     /// Pause a mission (Hold).

@@ -54,6 +54,11 @@ pub struct ClientConfig {
     pub offboard: OffboardConfig,
     /// Whether to ask the vehicle for a simulator's ground truth (see [`crate::ground_truth`]).
     pub ground_truth: GroundTruth,
+    /// The autopilot's component id, when the caller knows it: only its frames count and every
+    /// command, parameter and mission message addresses it. `None`: the component of the first
+    /// autopilot HEARTBEAT of the target system, latched (1, PX4's autopilot, until then). A
+    /// vehicle may run its autopilot as another component (behind a companion, a router).
+    pub target_compid: Option<u8>,
 }
 
 /// What the driver learns from [`Client::poll_event`].
@@ -257,8 +262,12 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
 {
     /// A client for the vehicle and settings in `config`.
     pub fn new(config: ClientConfig) -> Self {
+        let mut tel = Telemetry::new(config.ids);
+        if let Some(c) = config.target_compid {
+            tel.pin_target_compid(c);
+        }
         Client {
-            tel: Telemetry::new(config.ids),
+            tel,
             offboard: Offboard::new(config.offboard),
             engine: Engine::new(),
             runner: ProgramRunner::new(),

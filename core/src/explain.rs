@@ -43,6 +43,8 @@ pub enum Reading {
     Landed(LandedState),
     /// Whether the mission was complete.
     Complete(bool),
+    /// Whether a verifying download found the vehicle's mission identical to the upload.
+    Verified(bool),
     /// Whether the vehicle was at the last verb's target.
     #[cfg(feature = "extra-conditions")]
     AtTarget(bool),
@@ -61,6 +63,8 @@ impl fmt::Display for Reading {
             Reading::Landed(l) => f.write_str(l.name()),
             Reading::Complete(true) => f.write_str("complete"),
             Reading::Complete(false) => f.write_str("not complete"),
+            Reading::Verified(true) => f.write_str("verified"),
+            Reading::Verified(false) => f.write_str("not verified"),
             #[cfg(feature = "extra-conditions")]
             Reading::AtTarget(true) => f.write_str("at the target"),
             #[cfg(feature = "extra-conditions")]
@@ -338,6 +342,9 @@ fn reading<const T: usize, const ITEMS: usize>(
             .map_or(Reading::Unknown, Reading::Seq),
         ConditionKind::MissionComplete => {
             mission.map_or(Reading::Unknown, |m| Reading::Complete(m.complete))
+        }
+        ConditionKind::MissionVerified => {
+            mission.map_or(Reading::Unknown, |m| Reading::Verified(m.verified))
         }
         #[cfg(feature = "extra-conditions")]
         ConditionKind::Groundspeed => num(tel.groundspeed_m_s()),

@@ -208,6 +208,9 @@ impl MissionItem {
     }
 }
 
+/// Bitwise equality is an equivalence (a NaN equals the same NaN).
+impl Eq for MissionItem {}
+
 impl PartialEq for MissionItem {
     fn eq(&self, o: &Self) -> bool {
         self.seq == o.seq
@@ -372,6 +375,9 @@ pub struct MissionProgress {
     pub reached: Option<u16>,
     /// The last reachable item was reported reached in this run.
     pub complete: bool,
+    /// A verifying download ([`crate::Action::VerifyMission`]) found the vehicle's mission
+    /// identical, item for item, to the one uploaded (reset by an upload or a new verify).
+    pub verified: bool,
 }
 
 /// VTOL_LAND: ends a mission like NAV_LAND.

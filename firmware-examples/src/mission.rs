@@ -120,6 +120,7 @@ impl MissionFlight {
                 ids: IDS,
                 offboard: Default::default(),
                 ground_truth: Default::default(),
+                target_compid: None,
             }),
             phase: Phase::Connect,
             deadline: now + Duration::from_millis(CONNECT_WALL_MS),

@@ -50,10 +50,10 @@ fn mission() -> Vec<MissionItem> {
 fn upload_once(impair: Impairment, items: &[MissionItem]) -> (Duration, u64) {
     let sim = SimHandle::start(SimConfig::realtime(INSTANCE, 1.0)).expect("start the vehicle");
     let ports = sim.ports();
-    // The vehicle sends to 14540+N, where the bridge listens; the client speaks to the
-    // bridge's other side, which latches it.
+    // The client speaks to the bridge's listening side, which latches it; the bridge speaks on
+    // to the vehicle's own port (14580+N), which latches the bridge (PX4's rule above 9).
     let b = bridge(
-        &format!("udpin:127.0.0.1:{}", ports.offboard.port)
+        &format!("udpout:127.0.0.1:{}", ports.vehicle_port)
             .parse()
             .unwrap(),
         &"udpin:127.0.0.1:0".parse().unwrap(),

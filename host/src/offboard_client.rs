@@ -86,6 +86,9 @@ pub struct OffboardOptions {
     /// [`GroundTruth::Always`] for a simulator we started, [`GroundTruth::Auto`] (the
     /// default) otherwise.
     pub ground_truth: GroundTruth,
+    /// The autopilot's component id ([`ClientConfig::target_compid`]): `None` (the default),
+    /// the component of its first autopilot heartbeat, latched.
+    pub component_id: Option<u8>,
 }
 
 impl Default for OffboardOptions {
@@ -97,6 +100,7 @@ impl Default for OffboardOptions {
             transport: LinkOptions::default(),
             pump: None,
             ground_truth: GroundTruth::Auto,
+            component_id: None,
         }
     }
 }
@@ -119,6 +123,7 @@ impl OffboardOptions {
             },
             offboard: self.offboard,
             ground_truth: self.ground_truth,
+            target_compid: self.component_id,
         }
     }
 }

@@ -12,7 +12,7 @@ use super::commander::Reason;
 use super::mission::cmd_or_waypoint;
 use super::navigator::Reposition;
 use super::params::P;
-use super::vehicle::{Vehicle, COMPID};
+use super::vehicle::Vehicle;
 use super::wire::Command;
 use mav::{MavCmd, MavResult};
 use mavlink::dialects::common as mav;
@@ -136,7 +136,7 @@ impl Vehicle {
     /// Handle a command addressed to the autopilot (or broadcast).
     pub(super) fn on_command(&mut self, cmd: Command, src: (u8, u8)) {
         if (cmd.target_system != self.sysid && cmd.target_system != 0)
-            || (cmd.target_component != COMPID && cmd.target_component != 0)
+            || (cmd.target_component != self.compid && cmd.target_component != 0)
         {
             return;
         }

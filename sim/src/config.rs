@@ -65,6 +65,9 @@ pub struct VehicleConfig {
     /// NuttX sends it) instead of as SITL: a stand-in for a real vehicle, so tests can check
     /// what a client refuses to do to one. Everything else still simulates.
     pub hardware_identity: bool,
+    /// The autopilot's MAVLink component id: 1 as PX4's autopilot; another stands in for a
+    /// vehicle whose autopilot a client must find by its heartbeat (or be told).
+    pub component_id: u8,
     /// Starting state of the deterministic pseudo-random parts (garbage bytes, altitude
     /// steps): the same value, the same flight.
     pub random_start: u64,
@@ -88,6 +91,7 @@ impl VehicleConfig {
                 "Preflight Fail: heading estimate not stable".to_owned(),
             )],
             hardware_identity: false,
+            component_id: super::vehicle::COMPID,
             random_start: 0x5eed_0000 + n as u64,
         }
     }

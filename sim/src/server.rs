@@ -2,9 +2,10 @@
 //! one thread per instance, and the handle the host drives it with.
 //!
 //! Like PX4: bind `bind_ip:14580+N`, send to `remote_ip:14540+N` until a client speaks, then
-//! latch onto the first client's source address and port for the life of the vehicle. With
-//! [`SimConfig::px4_port_rule`], instances above 9 send to 14549 instead until then, as PX4's
-//! `px4-rc.mavlink` does ("to avoid port overlaps"): their client must speak first. Several
+//! latch onto the first client's source address and port for the life of the vehicle. Instances
+//! above 9 send to 14549 instead until then, as PX4's `px4-rc.mavlink` does ("to avoid port
+//! overlaps"): their client must speak first to 14580+N (unless
+//! [`SimConfig::offboard_port_per_instance`] keeps 14540+N for every instance). Several
 //! frames share a datagram. Real-time mode paces sim time at `speed` × wall; lockstep mode
 //! advances it only in [`SimHandle::step`], as fast as the CPU allows, handling inbound
 //! datagrams every [`LOCKSTEP_IO_US`] of sim time. Dropping the handle (or [`SimHandle::stop`])
@@ -49,10 +50,11 @@ pub struct SimConfig {
     pub remote_port_base: u16,
     /// Real time with a speed factor, or lockstep.
     pub clock: ClockMode,
-    /// PX4's rule above instance 9: send to `remote_port_base + 9` (PX4: 14549), not
-    /// `remote_port_base + N`, until a client speaks. Off by default, so existing clients that
-    /// only listen keep hearing instances above 9.
-    pub px4_port_rule: bool,
+    /// Send to `remote_port_base + N` before a client speaks for every instance N, not only
+    /// up to 9. Off by default: like PX4 (`px4-rc.mavlink`), an instance above 9 sends to
+    /// `remote_port_base + 9` (14549) until a client speaks first to its 14580+N. On, a
+    /// client that only listens on 14540+N hears any instance (not what PX4 does).
+    pub offboard_port_per_instance: bool,
 }
 
 impl SimConfig {
@@ -65,7 +67,7 @@ impl SimConfig {
             local_port_base: 14580,
             remote_port_base: 14540,
             clock: ClockMode::RealTime { speed },
-            px4_port_rule: false,
+            offboard_port_per_instance: false,
         }
     }
 
@@ -89,10 +91,11 @@ impl SimConfig {
             .wrapping_add(self.vehicle.instance as u16)
     }
 
-    /// The UDP port the vehicle sends to until a client speaks: [`SimConfig::remote_port`],
-    /// or under [`SimConfig::px4_port_rule`] above instance 9, `remote_port_base + 9` (14549).
+    /// The UDP port the vehicle sends to until a client speaks: [`SimConfig::remote_port`] up
+    /// to instance 9, above it `remote_port_base + 9` (14549) as PX4 — unless
+    /// [`SimConfig::offboard_port_per_instance`].
     pub fn first_remote_port(&self) -> u16 {
-        if self.px4_port_rule && self.vehicle.instance > 9 {
+        if !self.offboard_port_per_instance && self.vehicle.instance > 9 {
             self.remote_port_base.wrapping_add(9)
         } else {
             self.remote_port()
@@ -236,6 +239,7 @@ impl SimHandle {
                     socket,
                     remote,
                     latched: false,
+                    early: None,
                     shared: sh,
                     buf: vec![0u8; 65_536],
                     out: [0u8; DATAGRAM_LEN],
@@ -413,6 +417,8 @@ struct Server {
     socket: UdpSocket,
     remote: SocketAddr,
     latched: bool,
+    /// The first client heard before the mavlink module started: latched when it starts.
+    early: Option<SocketAddr>,
     shared: Arc<Mutex<Shared>>,
     buf: Vec<u8>,
     out: [u8; DATAGRAM_LEN],
@@ -451,14 +457,23 @@ impl Server {
     }
 
     /// Receive everything waiting (the socket's mode decides whether the first read blocks).
+    ///
+    /// A client that spoke before the mavlink module started is latched when it starts, as if
+    /// its datagram had waited in the socket (PX4 binds the port only then, so it would hear
+    /// the client's next heartbeat, at most a second later): a client that speaks first at
+    /// once — the launcher's link — is heard from the first heartbeat on, whatever the speed
+    /// factor, and a lockstep run does not boot far ahead of it.
     fn receive(&mut self) {
+        self.latch_early();
         loop {
             match self.socket.recv_from(&mut self.buf) {
                 Ok((n, from)) => {
-                    if !self.latched && self.vehicle.mavlink_is_up() {
-                        self.latched = true;
-                        self.remote = from;
-                        self.vehicle.note_partner(from.ip().to_string());
+                    if !self.latched {
+                        if self.vehicle.mavlink_is_up() {
+                            self.latch(from);
+                        } else if self.early.is_none() {
+                            self.early = Some(from);
+                        }
                     }
                     let data = &self.buf[..n];
                     self.vehicle.handle_datagram(data);
@@ -472,7 +487,25 @@ impl Server {
         }
     }
 
+    /// Latch the client heard before the mavlink module started, once it has.
+    fn latch_early(&mut self) {
+        if let (false, Some(from)) = (self.latched, self.early) {
+            if self.vehicle.mavlink_is_up() {
+                self.latch(from);
+            }
+        }
+    }
+
+    /// Send to `from` for the life of the vehicle (PX4 latches its first client).
+    fn latch(&mut self, from: SocketAddr) {
+        self.latched = true;
+        self.remote = from;
+        self.vehicle.note_partner(from.ip().to_string());
+    }
+
     fn flush(&mut self) {
+        // The mavlink module's first frames already go to a client that spoke early.
+        self.latch_early();
         while let Some(n) = self.vehicle.poll_transmit(&mut self.out) {
             // UDP: a full buffer or an absent listener loses the datagram, as on PX4.
             let _ = self.socket.send_to(&self.out[..n], self.remote);

@@ -124,6 +124,8 @@ pub(super) struct AltSteps {
 pub struct Vehicle {
     pub(super) cfg: VehicleConfig,
     pub(super) sysid: u8,
+    /// The autopilot's component id (PX4: [`COMPID`]).
+    pub(super) compid: u8,
     /// The vehicle's clock, µs (frozen while stalled).
     pub(super) now_us: u64,
     /// Time the driver has advanced, µs (streams keep their pace on it while stalled).
@@ -168,7 +170,8 @@ impl Vehicle {
     pub fn new(cfg: VehicleConfig) -> Vehicle {
         let sysid = cfg.sysid();
         let mut params = Params::new(sysid);
-        let mut io = Io::new(sysid, COMPID, cfg.random_start);
+        let compid = cfg.component_id;
+        let mut io = Io::new(sysid, compid, cfg.random_start);
         for (name, v) in &cfg.params {
             if let Err(e) = params.set_numeric(name, *v) {
                 io.print(format!(
@@ -185,6 +188,7 @@ impl Vehicle {
             fence_warned: false,
             rng: XorShift64Star::new(cfg.random_start),
             sysid,
+            compid,
             now_us: 0,
             elapsed_us: 0,
             pending_us: 0,
@@ -193,7 +197,7 @@ impl Vehicle {
             body: Body::default(),
             commander: Commander::default(),
             nav: Navigator::default(),
-            mission: MissionManager::new(sysid, COMPID),
+            mission: MissionManager::new(sysid, compid),
             io,
             streams: Streams::new(),
             home: None,

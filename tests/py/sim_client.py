@@ -1,7 +1,8 @@
 """An independent MAVLink client (pymavlink) for end-to-end tests of nexus' simulated PX4.
 
-It behaves like a GCS on PX4's offboard link: listens on UDP 14540+N (``udpin``), replies to
-the vehicle's address, heartbeats as a GCS at 1 Hz, and records what PX4 says as a stream of
+It behaves like a GCS on PX4's offboard link: listens on UDP 14540+N (``udpin``), speaks
+first to the vehicle's 14580+N (PX4 above instance 9 sends elsewhere until a client does),
+replies to the vehicle's address, heartbeats as a GCS at 1 Hz, and records what PX4 says as a stream of
 JSON events on stdout, each stamped with the vehicle's clock (``t_ms``, from time_boot_ms).
 The Rust tests in ``tests/tests/sim_*.rs`` run the scenarios and assert the event sequences.
 
@@ -55,13 +56,25 @@ def raw_payload(m, length):
     return p + b"\0" * max(0, length - len(p))
 
 
+def speak_first(mav, addr):
+    """Make a pymavlink ``udpin`` connection send to `addr` before it has heard anyone."""
+    if hasattr(mav, "clients"):  # pymavlink 2.4.4x: a udpin link sends to every known client
+        mav.clients.add(addr)
+        mav.clients_last_alive[addr] = time.time()
+    else:  # older pymavlink: replies go to the last sender
+        mav.last_address = addr
+
+
 class Client:
-    def __init__(self, port, sysid, wall_timeout_s=120.0, source_component=190):
+    def __init__(self, port, sysid, wall_timeout_s=120.0, source_component=190, vehicle_port=None):
         self.port = port
         self.sysid = sysid
         self.mav = mavutil.mavlink_connection(
             f"udpin:127.0.0.1:{port}", source_system=255, source_component=source_component
         )
+        # Speak first: PX4 above instance 9 sends to 14549 until a client speaks to its
+        # 14580+N (PX4's vehicle port is the client's port + 40), then latches that client.
+        speak_first(self.mav, ("127.0.0.1", port + 40 if vehicle_port is None else vehicle_port))
         self.lock = threading.Lock()
         self.t_ms = 0
         self.hb = None

@@ -3,7 +3,10 @@
 //! heartbeat, named in the report as attached; the `--real-vehicle` guard against a vehicle
 //! that does not identify as a simulator; silence still ends the flight `died`.
 //!
-//! SITL instances of these tests: 200–209 (ports 14740–14749 and 14780–14789).
+//! SITL instances of these tests: 200–209 (ports 14740–14749 and 14780–14789). Like PX4, a
+//! vehicle above instance 9 sends to 14549 until a client speaks first to its 14580+N: a
+//! client of one connects `udpout:` to that port; the tests of listening spellings start the
+//! vehicle with `--offboard-port-per-instance`.
 
 mod cli_support;
 
@@ -69,7 +72,9 @@ impl Drop for Vehicle {
 
 #[test]
 fn run_attached_to_a_separate_sim_passes_and_the_report_names_it() {
-    let _vehicle = Vehicle::sim(200, "10", &[]);
+    // It sends to 14540+N before anyone speaks (as PX4 up to instance 9), for the listening
+    // spelling.
+    let _vehicle = Vehicle::sim(200, "10", &["--offboard-port-per-instance"]);
     // MAVSDK's spelling: listen on every interface, port 14740 (instance 200's offboard port).
     let out = nexus(&[
         "run",
@@ -107,7 +112,8 @@ fn fly_attached_to_a_separately_started_fake_px4_passes() {
         "fly",
         "examples/box.plan",
         "--connect",
-        "udpin:127.0.0.1:14741",
+        // PX4 above instance 9 answers only a client that speaks first to its 14580+N.
+        "udpout:127.0.0.1:14781",
         "--sysid",
         "202",
         "--json",
@@ -122,7 +128,7 @@ fn fly_attached_to_a_separately_started_fake_px4_passes() {
     let r = json(&out.stdout);
     let v = &r["vehicle"];
     assert_eq!(v["kind"], "attached", "{v}");
-    assert_eq!(v["connection"], "udpin:127.0.0.1:14741", "{v}");
+    assert_eq!(v["connection"], "udpout:127.0.0.1:14781", "{v}");
     assert_eq!(v["system_id"], 202, "{v}");
     assert_eq!(v["simulator"], true, "{v}");
     assert_eq!(
@@ -134,35 +140,51 @@ fn fly_attached_to_a_separately_started_fake_px4_passes() {
 
 #[test]
 fn a_vehicle_that_says_it_is_real_is_refused_unless_real_vehicle_is_given() {
-    let work = Scratch::new("attach-real");
-    let _px4 = Vehicle::fake_px4(202, "10", &work, true);
-    let conn = "udpin:127.0.0.1:14742";
+    // PX4 latches its first client for good, and each command speaks from a port of its own:
+    // a fresh vehicle for each (instances 202, 206, 207).
+    let real = |n: u8| {
+        let work = Scratch::new(&format!("attach-real-{n}"));
+        let px4 = Vehicle::fake_px4(n, "10", &work, true);
+        (
+            work,
+            px4,
+            format!("udpout:127.0.0.1:{}", 14580 + u16::from(n)),
+        )
+    };
+    let (_work, _px4, conn) = real(202);
     // The program arms and takes off: refused before anything is sent that could fly it.
-    nexus(&["run", "examples/takeoff-hover-land.toml", "--connect", conn])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "refusing to fly system 203 on udpin:127.0.0.1:14742: it does not identify as a \
+    nexus(&[
+        "run",
+        "examples/takeoff-hover-land.toml",
+        "--connect",
+        &conn,
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains(
+        "refusing to fly system 203 on udpout:127.0.0.1:14782: it does not identify as a \
              simulator (AUTOPILOT_VERSION did not identify PX4 SITL)",
-        ))
-        .stderr(predicate::str::contains("pass --real-vehicle"));
+    ))
+    .stderr(predicate::str::contains("pass --real-vehicle"));
     // `fly` always starts a mission: refused too.
-    nexus(&["fly", "examples/box.plan", "--connect", conn])
+    let (_work, _px4, conn) = real(206);
+    nexus(&["fly", "examples/box.plan", "--connect", &conn])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("does not identify as a simulator"));
     // Said plainly, it flies; the report says it is not a simulator.
+    let (_work, _px4, conn) = real(207);
     let out = nexus(&[
         "run",
         "examples/takeoff-hover-land.toml",
         "--connect",
-        conn,
+        &conn,
         "--real-vehicle",
         "--json",
     ])
     .assert()
     .success()
-    .stderr(predicate::str::contains("(not a simulator), system id 203"))
+    .stderr(predicate::str::contains("(not a simulator), system id 208"))
     .get_output()
     .clone();
     let r = json(&out.stdout);
@@ -172,7 +194,7 @@ fn a_vehicle_that_says_it_is_real_is_refused_unless_real_vehicle_is_given() {
 
 #[test]
 fn an_attached_vehicle_that_goes_silent_ends_the_flight_died() {
-    let mut vehicle = Vehicle::sim(203, "1", &[]);
+    let mut vehicle = Vehicle::sim(203, "1", &["--offboard-port-per-instance"]);
     let started = Instant::now();
     let run = std::thread::spawn(|| {
         nexus(&[
@@ -224,4 +246,37 @@ fn speed_and_a_bad_connection_string_are_refused_before_anything_opens() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--connect"));
+}
+
+/// A vehicle whose autopilot is component 2: `--compid 2` flies it, and so does the default,
+/// which latches the component of the first autopilot heartbeat; either way every command
+/// addresses component 2 (the simulated vehicle ignores commands for component 1) and the
+/// report names it.
+#[test]
+fn an_autopilot_on_component_2_is_flown_with_compid_2_and_by_default() {
+    // Instances 194 and 195 (this test's own: cli_serial uses 204–207).
+    for (n, compid) in [(194u8, Some("2")), (195, None)] {
+        let _vehicle = Vehicle::sim(n, "10", &["--component-id", "2"]);
+        // PX4's rule above instance 9: speak first to 14580+N.
+        let conn = format!("udpout:127.0.0.1:{}", 14580 + u16::from(n));
+        let mut args = vec![
+            "run",
+            "examples/takeoff-hover-land.toml",
+            "--connect",
+            &conn,
+            "--json",
+        ];
+        if let Some(c) = compid {
+            args.extend(["--compid", c]);
+        }
+        let out = nexus(&args)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("PASS: all 4 steps met"))
+            .get_output()
+            .clone();
+        let r = json(&out.stdout);
+        assert_eq!(r["vehicle"]["component_id"], 2, "{compid:?}: {r}");
+        assert_eq!(r["vehicle"]["system_id"], n + 1, "{r}");
+    }
 }

@@ -500,7 +500,8 @@ fn watch_records_its_link_in_a_tlog_pymavlink_reads() {
     let tlog = scratch.path("watch.tlog");
     let watch = nexus(&[
         "watch",
-        "udpin:127.0.0.1:14724",
+        // Instance 184's own port: it sends to 14549 until a client speaks there (PX4's rule).
+        "udpout:127.0.0.1:14764",
         "--count",
         "4",
         "--interval",
@@ -528,13 +529,14 @@ fn bridge_records_both_directions_in_a_tlog() {
     use nexus_host::sim::{SimConfig, SimHandle};
     let scratch = Scratch::new("ev-bridge");
     let tlog = scratch.path("bridge.tlog");
-    // The vehicle (instance 185) sends to 14725, where the bridge listens; the bridge
-    // forwards to 14726, where `watch` listens; watch's heartbeat comes back through it.
+    // `watch` speaks first to 14726, where the bridge listens; the bridge forwards to the
+    // vehicle's own port (instance 185: 14765), which latches it (PX4 above instance 9 sends
+    // elsewhere until a client speaks), and the vehicle's frames come back through it.
     let bridge = std::process::Command::new(cli_support::nexus_exe())
         .args([
             "bridge",
-            "udpin:127.0.0.1:14725",
-            "udpout:127.0.0.1:14726",
+            "udpout:127.0.0.1:14765",
+            "udpin:127.0.0.1:14726",
             "--stats-s",
             "0",
             "--tlog",
@@ -545,7 +547,7 @@ fn bridge_records_both_directions_in_a_tlog() {
         .expect("nexus bridge");
     let mut watch = nexus(&[
         "watch",
-        "udpin:127.0.0.1:14726",
+        "udpout:127.0.0.1:14726",
         "--count",
         "3",
         "--interval",

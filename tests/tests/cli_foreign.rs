@@ -382,7 +382,11 @@ fn watch_latches_the_vehicle_and_never_shows_an_impostors_texts() {
     // Before the vehicle: a text claiming its system id (no autopilot heartbeat: no latch).
     let early = UdpSocket::bind("127.0.0.1:0").unwrap();
     early.send_to(&spoofed_text(sysid), to).unwrap();
-    let sim = SimHandle::start(SimConfig::realtime(instance, 1.0)).expect("start the vehicle");
+    // The latch of a listening watch is the subject: the vehicle sends to 14540+N before
+    // anyone speaks (PX4 does so up to instance 9).
+    let mut cfg = SimConfig::realtime(instance, 1.0);
+    cfg.offboard_port_per_instance = true;
+    let sim = SimHandle::start(cfg).expect("start the vehicle");
     until(&format!("nexus watch: system {sysid}"), &mut seen);
     // After: an impostor on 127.0.0.2 repeats the forgery and an armed heartbeat.
     let impostor = UdpSocket::bind("127.0.0.2:0").unwrap();

@@ -3,7 +3,8 @@
 //! on UDP to a separately started simulated vehicle, `nexus run` flies the box mission over the
 //! other — at 921 600 baud, and at 57 600 baud with a radio's byte rate on the bridge.
 //!
-//! SITL instances of these tests: 204–207 (ports 14744–14747 and 14784–14787).
+//! SITL instances of these tests: 204–207 (ports 14744–14747 and 14784–14787), and 196–197
+//! (14736–14737, 14776–14777) for the lossy UDP link.
 
 mod cli_support;
 
@@ -179,10 +180,10 @@ fn the_box_mission_flies_over_a_57600_radio() {
     assert!(events.contains("slow link (5760 B/s"), "{events}");
 }
 
-/// Upload, a parameter set, a mode, the arm (the mission start) and a landing, at 20 % loss
-/// each way, 200 ms latency (±50 ms jitter) and a 57 600 baud radio's byte rate, the vehicle
-/// in real time as a real one is: every request gets through in the end, and the report
-/// counts what it took.
+/// Upload, the mission's download (verified against the upload), a parameter set, a mode, the
+/// arm (the mission start) and a landing, at 20 % loss each way, 200 ms latency (±50 ms
+/// jitter) and a 57 600 baud radio's byte rate, the vehicle in real time as a real one is:
+/// every request gets through in the end, and the report counts what it took.
 #[test]
 fn upload_param_mode_and_arm_succeed_at_20_pct_loss_200_ms_and_57600() {
     let dir = Scratch::new("serial-impaired");
@@ -196,6 +197,11 @@ fn upload_param_mode_and_arm_succeed_at_20_pct_loss_200_ms_and_57600() {
 name = "upload"
 action = "upload"
 plan = "{}"
+
+[[step]]
+name = "verify"
+action = "verify_mission"
+timeout_s = 300
 
 [[step]]
 name = "param"
@@ -252,8 +258,80 @@ timeout_s = 300
     assert_eq!(q["mission_items"], 6, "{q}");
     assert!(q["mission_items_sent"].as_u64().unwrap() >= 6, "{q}");
     assert!(q["param_sets_sent"].as_u64().unwrap() >= 1, "{q}");
+    // The download: MISSION_REQUEST_LIST and six MISSION_REQUEST_INT, each at least once.
+    assert!(q["mission_requests_sent"].as_u64().unwrap() >= 7, "{q}");
+    assert_eq!(r["steps"][1]["reason"], "met", "{}", r["steps"][1]);
     // Mode, mission start, arm and the stream requests, each at least once.
     assert!(q["commands_sent"].as_u64().unwrap() >= 3, "{q}");
     let events = r["events"].to_string();
     assert!(!events.contains("gave up"), "{events}");
+    assert!(
+        events.contains("mission verified: the vehicle holds the 6 items uploaded"),
+        "{events}"
+    );
+}
+
+/// A lossy radio behind a UDP port (where mavlink-router would put it): `nexus bridge` loses
+/// 20 % each way and carries 57 600 baud, UDP on both sides, so no serial line tells the
+/// client the rate. It finds the loss in the vehicle's MAVLink sequence numbers, asks for the
+/// engine's streams at reduced rates, flies, and the report says why.
+#[test]
+fn a_lossy_udp_link_is_found_by_its_sequence_gaps_and_the_streams_reduced() {
+    let instance = 196u8;
+    let _vehicle = Bg::nexus(&["sim", "--instance", &instance.to_string(), "--speed", "1"]);
+    // The vehicle side speaks first to the vehicle's 14580+N; the client side listens on
+    // instance 197's client port, which this test holds.
+    let client_side = "udpin:127.0.0.1:14737";
+    let _bridge = Bg::nexus(&[
+        "bridge",
+        client_side,
+        &format!("udpout:127.0.0.1:{}", 14580 + u16::from(instance)),
+        "--loss-pct",
+        "20",
+        "--rate-baud",
+        "57600",
+        "--impair-sequence",
+        "14",
+    ]);
+    let conn = "udpout:127.0.0.1:14737";
+    let out = nexus(&[
+        "run",
+        "examples/takeoff-hover-land.toml",
+        "--connect",
+        conn,
+        "--json",
+    ])
+    .timeout(Duration::from_secs(300))
+    .output()
+    .expect("run nexus");
+    let r = json(&out.stdout);
+    assert!(
+        out.status.success(),
+        "exit {:?}: {r}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(r["vehicle"]["connection"], conn, "{r}");
+    assert_eq!(r["passed"], true, "{r}");
+    let events: Vec<&str> = r["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.as_str())
+        .collect();
+    let why = events
+        .iter()
+        .find(|e| e.starts_with("lossy link: "))
+        .unwrap_or_else(|| panic!("no lossy-link note: {events:?}"));
+    eprintln!("{why}");
+    assert!(why.contains("MAVLink sequence gaps"), "{why}");
+    assert!(
+        why.contains("reduced rates (SET_MESSAGE_INTERVAL)"),
+        "{why}"
+    );
+    // A UDP link has no rate of its own to declare: not the serial line's note.
+    assert!(
+        !events.iter().any(|e| e.starts_with("slow link (")),
+        "{events:?}"
+    );
 }

@@ -373,7 +373,8 @@ fn sim_watch_and_bridge_exit_cleanly_on_each_signal() {
         let mut sim = Running::start(&["sim", "--instance", "238"], &[]);
         sim.wait_line("nexus sim: instance 238");
         let mut watch = Running::start(
-            &["watch", "udpin:127.0.0.1:14778", "--interval", "0.2"],
+            // Speaking first to the vehicle's 14580+N, as PX4's rule above instance 9 needs.
+            &["watch", "udpout:127.0.0.1:14818", "--interval", "0.2"],
             &[],
         );
         watch.wait_line("armed");

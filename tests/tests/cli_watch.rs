@@ -11,7 +11,8 @@ fn watch_prints_mode_altitude_and_position_of_a_running_sim() {
     // Build the command first: the vehicle's boot texts are only kept 5 s (as PX4's queue).
     let mut watch = nexus(&[
         "watch",
-        "udpin:127.0.0.1:14699",
+        // Instance 159 sends to 14549 until a client speaks to its 14580+N (PX4's rule).
+        "udpout:127.0.0.1:14739",
         "--count",
         "8",
         "--interval",

@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 
 struct RawGcs {
     sock: UdpSocket,
+    /// The vehicle's own port (14580 + N): spoken to until it answers, as PX4 above instance
+    /// 9 sends elsewhere until a client speaks first.
+    vehicle_port: u16,
     enc: Encoder,
     dec: Decoder,
     vehicle: Option<std::net::SocketAddr>,
@@ -18,11 +21,12 @@ struct RawGcs {
 }
 
 impl RawGcs {
-    fn bind(port: u16) -> RawGcs {
+    fn bind(port: u16, vehicle_port: u16) -> RawGcs {
         let sock = UdpSocket::bind(("127.0.0.1", port)).expect("bind GCS port");
         sock.set_nonblocking(true).unwrap();
         RawGcs {
             sock,
+            vehicle_port,
             enc: Encoder::new(255, 190),
             dec: Decoder::new(),
             vehicle: None,
@@ -32,6 +36,15 @@ impl RawGcs {
     }
 
     fn drain(&mut self) {
+        if self.vehicle.is_none() {
+            // Not heard yet: a GCS heartbeat to the vehicle's port, so it latches us.
+            let mut b = [0u8; 280];
+            let n = self
+                .enc
+                .encode(&nexus_core::offboard::wire::gcs_heartbeat(), &mut b)
+                .unwrap();
+            let _ = self.sock.send_to(&b[..n], ("127.0.0.1", self.vehicle_port));
+        }
         let mut buf = [0u8; 65536];
         while let Ok((n, from)) = self.sock.recv_from(&mut buf) {
             self.vehicle = Some(from);
@@ -77,7 +90,7 @@ impl RawGcs {
 #[test]
 fn lockstep_flight_with_ground_truth() {
     let cfg = SimConfig::lockstep(85);
-    let mut gcs = RawGcs::bind(cfg.remote_port());
+    let mut gcs = RawGcs::bind(cfg.remote_port(), cfg.local_port());
     let sim = SimHandle::start(cfg).expect("start");
     assert_eq!(sim.ports().offboard.port, 14625);
     assert_eq!(sim.ports().offboard.system_id, 86);

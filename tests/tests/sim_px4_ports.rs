@@ -45,7 +45,6 @@ fn start_fleet() -> (u16, Vec<SimHandle>, UdpSocket) {
             let mut cfg = SimConfig::realtime(n, SPEED);
             cfg.remote_port_base = client_base;
             cfg.local_port_base = vehicle_base;
-            cfg.px4_port_rule = true;
             match SimHandle::start(cfg) {
                 Ok(h) => sims.push(h),
                 Err(_) => break,

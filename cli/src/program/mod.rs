@@ -31,12 +31,28 @@
 //! after its mission, as `nexus fly` sends them: once PX4 has accepted the mission, in the
 //! pump's own ticks ([`nexus_core::offboard::Offboard::lodge_geo`]); a fence PX4 refuses ends
 //! the run.
+//!
+//! A `verify_mission` step (no arguments) downloads the vehicle's mission and compares it item
+//! for item with the plan uploaded (after an upload still in flight, once PX4 accepts it); the
+//! uploaded mission is kept. By default it waits `until = "mission_verified"` (timeout
+//! [`VERIFY_TIMEOUT_S`] unless `timeout_s` says otherwise); a different count or the
+//! first differing item ends the download and fails the run with that item, uploaded and as
+//! the vehicle holds it:
+//!
+//! ```toml
+//! [[step]]
+//! action = "upload"
+//! plan = "box.plan"
+//!
+//! [[step]]
+//! action = "verify_mission"
+//! ```
 
 mod fields;
 mod step;
 mod until;
 
-pub use step::{StepSpec, ACTIONS};
+pub use step::{StepSpec, ACTIONS, VERIFY_TIMEOUT_S};
 pub use until::CONDITION_KEYS;
 
 use crate::diag::{read_bytes, read_text, FileError, SourceError};

@@ -16,11 +16,15 @@ use toml::de::DeTable;
 /// program makes; a larger value is a typo the vehicle would fly).
 pub const XY_MAX_M: f64 = 100_000.0;
 
+/// How long a `verify_mission` step waits for the download by default, sim s: a 100-item
+/// mission over a lossy 57 600 baud radio takes about a minute.
+pub const VERIFY_TIMEOUT_S: f32 = 300.0;
+
 const COMMON: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"];
 
 /// The actions and the keys each takes (besides `name`, `action`, `until`, `timeout_s`,
 /// `on_timeout`, which every step may have).
-pub const ACTIONS: [(&str, &[&str]); 19] = [
+pub const ACTIONS: [(&str, &[&str]); 20] = [
     ("none", &[]),
     ("mode", &["mode"]),
     ("arm", &["gesture"]),
@@ -34,6 +38,7 @@ pub const ACTIONS: [(&str, &[&str]); 19] = [
     ("stop_rc", &[]),
     ("param", &["param", "real", "int"]),
     ("upload", &["plan"]),
+    ("verify_mission", &[]),
     ("start", &[]),
     ("pause", &[]),
     ("resume", &[]),
@@ -188,6 +193,10 @@ fn read_action(
             plan = Some((PathBuf::from(p), pspan));
             (Action::UploadMission, format!("upload {p}"))
         }
+        "verify_mission" => (
+            Action::VerifyMission,
+            "verify the mission (download it, compare with the upload)".into(),
+        ),
         "start" => (Action::StartMission, "start the mission".into()),
         "pause" => (Action::PauseMission, "pause the mission".into()),
         "resume" => (Action::ResumeMission, "resume the mission".into()),
@@ -229,6 +238,17 @@ fn read_wait(
         }
     };
     Ok(match until {
+        // A verification waits for its own verdict by default; a difference fails the run at
+        // once with the first differing item (the CLI's reaction to the MissionMismatch event).
+        None if matches!(action, Action::VerifyMission) => {
+            let timeout_s = timeout.unwrap_or(VERIFY_TIMEOUT_S);
+            let on = on_timeout.map(|(o, _)| o).unwrap_or(OnTimeout::Stop);
+            let wait =
+                nexus_core::engine::Wait::until(nexus_core::engine::Condition::mission_verified())
+                    .timeout_s(timeout_s);
+            let text = format!("mission_verified (timeout {} s)", fmt_num(timeout_s));
+            (Step::new(action, wait).on_timeout(on), text)
+        }
         None => {
             if f.has("timeout_s") || on_timeout.is_some() {
                 let key = if f.has("timeout_s") {

@@ -622,3 +622,26 @@ fn each_modifier_is_refused_where_it_does_not_apply() {
         "text \"Takeoff\" after text #2 (timeout 10 s, then stop)"
     );
 }
+
+/// `verify_mission` waits for its own verdict by default (`mission_verified`, the default
+/// timeout), takes a `timeout_s` of its own, and no arguments.
+#[test]
+fn verify_mission_waits_for_the_verdict_by_default() {
+    let p = parse(
+        "[[step]]\naction = \"verify_mission\"\n\n[[step]]\naction = \"verify_mission\"\n\
+         timeout_s = 30\n\n[[step]]\naction = \"none\"\nuntil = \"mission_verified\"\n\
+         timeout_s = 5\n",
+    )
+    .unwrap();
+    let s: Vec<Step> = p.steps.iter().map(|s| s.step.clone()).collect();
+    let want = |t: f32| Wait::until(Condition::mission_verified()).timeout_s(t);
+    assert_eq!(
+        s[0],
+        Step::new(Action::VerifyMission, want(VERIFY_TIMEOUT_S))
+    );
+    assert_eq!(s[1], Step::new(Action::VerifyMission, want(30.0)));
+    assert_eq!(s[2], Step::new(Action::None, want(5.0)));
+    assert!(p.steps[0].until_text.starts_with("mission_verified"));
+    let (_, _, key, _) = err("[[step]]\naction = \"verify_mission\"\nplan = \"x.plan\"\n");
+    assert_eq!(key.as_deref(), Some("plan"));
+}

@@ -10,7 +10,7 @@ use std::ops::Range;
 use toml::de::DeValue;
 
 /// The condition keys, one per row of the wait engine's condition table.
-pub const CONDITION_KEYS: [&str; 22] = [
+pub const CONDITION_KEYS: [&str; 23] = [
     "altitude",
     "airspeed",
     "waypoint",
@@ -23,6 +23,7 @@ pub const CONDITION_KEYS: [&str; 22] = [
     "landed",
     "reached",
     "mission_complete",
+    "mission_verified",
     "at_target",
     "distance",
     "groundspeed",
@@ -190,13 +191,15 @@ fn shorthand(
         "disarmed" => Ok((Condition::disarmed(), "disarmed".into())),
         "landed" => Ok((Condition::landed(), "landed".into())),
         "mission_complete" => Ok((Condition::mission_complete(), "mission_complete".into())),
+        "mission_verified" => Ok((Condition::mission_verified(), "mission_verified".into())),
         "at_target" => Ok((Condition::at_target(), "at_target".into())),
         other => Err(src.err(
             span,
             Some(key),
             format!(
                 "`{key}` in {step_what}: \"{other}\" is not a condition; the short form is one \
-                 of \"armed\", \"disarmed\", \"landed\", \"mission_complete\", \"at_target\" \
+                 of \"armed\", \"disarmed\", \"landed\", \"mission_complete\", \
+                 \"mission_verified\", \"at_target\" \
                  (others need a table, e.g. {{ altitude = 5 }})"
             ),
         )),
@@ -537,6 +540,7 @@ fn read_flag(
             "armed" => "write `disarmed = true`",
             "disarmed" => "write `armed = true`",
             "mission_complete" => "wait on `reached` for an item instead",
+            "mission_verified" => "a difference fails the run by itself",
             "at_target" => "wait on `distance` instead",
             _ => "wait on `altitude` instead (e.g. { altitude = 1 })",
         };
@@ -550,6 +554,7 @@ fn read_flag(
         "armed" => Condition::armed(),
         "disarmed" => Condition::disarmed(),
         "mission_complete" => Condition::mission_complete(),
+        "mission_verified" => Condition::mission_verified(),
         "at_target" => Condition::at_target(),
         _ => Condition::landed(),
     };

@@ -54,6 +54,8 @@ pub enum ConditionKind {
     Reached,
     /// PX4 reported the mission's last reachable item reached in this run.
     MissionComplete,
+    /// A verifying download found the vehicle's mission identical to the one uploaded.
+    MissionVerified,
     /// The vehicle has reached what the last verb commanded
     /// ([`crate::offboard::Offboard::at_target`]).
     #[cfg(feature = "extra-conditions")]
@@ -103,6 +105,7 @@ impl ConditionKind {
             ConditionKind::Landed => "landed",
             ConditionKind::Reached => "reached",
             ConditionKind::MissionComplete => "mission_complete",
+            ConditionKind::MissionVerified => "mission_verified",
             #[cfg(feature = "extra-conditions")]
             ConditionKind::AtTarget => "at_target",
             #[cfg(feature = "extra-conditions")]
@@ -324,6 +327,12 @@ impl Condition {
         Self::new(ConditionKind::MissionComplete, Target::None)
     }
 
+    /// A verifying download ([`crate::Action::VerifyMission`]) found the vehicle's mission
+    /// identical to the one uploaded ([`crate::mission::MissionProgress::verified`]).
+    pub fn mission_verified() -> Self {
+        Self::new(ConditionKind::MissionVerified, Target::None)
+    }
+
     /// The vehicle has reached what the last verb commanded: a takeoff altitude, or a goto
     /// position (and yaw) within the offboard configuration's tolerances
     /// ([`crate::offboard::Offboard::at_target`], read from GLOBAL_POSITION_INT and ATTITUDE).
@@ -533,6 +542,7 @@ impl Condition {
             ConditionKind::Landed => Cond::Landed,
             ConditionKind::Reached => Cond::Reached(cmp(number(false)?)),
             ConditionKind::MissionComplete => Cond::MissionComplete,
+            ConditionKind::MissionVerified => Cond::MissionVerified,
             #[cfg(feature = "extra-conditions")]
             ConditionKind::AtTarget => Cond::AtTarget,
             #[cfg(feature = "extra-conditions")]
@@ -950,6 +960,7 @@ pub(crate) enum Cond {
     Landed,
     Reached(Cmp),
     MissionComplete,
+    MissionVerified,
     #[cfg(feature = "extra-conditions")]
     AtTarget,
     #[cfg(feature = "extra-conditions")]
@@ -1033,6 +1044,7 @@ impl Cond {
                 .and_then(|m| m.reached)
                 .is_some_and(|v| c.test(v as f32)),
             Cond::MissionComplete => r.mission.is_some_and(|m| m.complete),
+            Cond::MissionVerified => r.mission.is_some_and(|m| m.verified),
             #[cfg(feature = "extra-conditions")]
             Cond::AtTarget => r.extra.at_target == Some(true),
             #[cfg(feature = "extra-conditions")]
@@ -1074,7 +1086,7 @@ impl Cond {
             Cond::Text { .. } => dep::TEXT,
             Cond::Armed | Cond::Disarmed => dep::ARMED,
             Cond::Landed => dep::LANDED,
-            Cond::Reached(_) | Cond::MissionComplete => dep::MISSION,
+            Cond::Reached(_) | Cond::MissionComplete | Cond::MissionVerified => dep::MISSION,
             #[cfg(feature = "extra-conditions")]
             Cond::AtTarget => dep::AT_TARGET,
             #[cfg(feature = "extra-conditions")]

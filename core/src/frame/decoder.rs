@@ -113,6 +113,62 @@ pub struct DecoderStats {
     /// Frames of messages the caller does not read, passed over unchecked by a
     /// [`Decoder::skipping`] decoder.
     pub skipped: u32,
+    /// Frames whose sender's sequence number was followed (delivered and skipped alike, of up
+    /// to [`SEQ_SOURCES`] senders): the denominator of a loss rate. 0 without the `seq-loss`
+    /// feature.
+    pub seq_frames: u32,
+    /// Frames missing between consecutive sequence numbers of one sender: what the link (or
+    /// the sender's own full buffer) lost. A duplicate or a frame older than the last is not
+    /// counted (a reordered frame counts once as lost).
+    pub seq_lost: u32,
+}
+
+/// Senders (system, component) whose sequence numbers a decoder follows; a further one takes
+/// the place of the oldest.
+pub const SEQ_SOURCES: usize = 4;
+
+/// The last sequence number of each followed sender.
+#[derive(Debug, Clone, Copy)]
+struct Sequences {
+    /// ((system << 8) | component, last sequence number).
+    last: [Option<(u16, u8)>; SEQ_SOURCES],
+    /// The slot a new sender takes when all are in use.
+    next: u8,
+}
+
+impl Sequences {
+    const fn new() -> Self {
+        Sequences {
+            last: [None; SEQ_SOURCES],
+            next: 0,
+        }
+    }
+
+    /// A frame of `sysid`/`compid` numbered `seq`: count it, and the gap before it.
+    fn see(&mut self, sysid: u8, compid: u8, seq: u8, stats: &mut DecoderStats) {
+        let key = (u16::from(sysid) << 8) | u16::from(compid);
+        stats.seq_frames = stats.seq_frames.wrapping_add(1);
+        for (k, last) in self.last.iter_mut().flatten() {
+            if *k == key {
+                let gap = seq.wrapping_sub(*last).wrapping_sub(1);
+                // Half the sequence space or more: a duplicate or an older frame, not a gap.
+                if gap < 128 {
+                    stats.seq_lost = stats.seq_lost.wrapping_add(u32::from(gap));
+                    *last = seq;
+                }
+                return;
+            }
+        }
+        let slot = match self.last.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                let i = usize::from(self.next) % SEQ_SOURCES;
+                self.next = ((i + 1) % SEQ_SOURCES) as u8;
+                i
+            }
+        };
+        self.last[slot] = Some((key, seq));
+    }
 }
 
 /// An error from the reading forms of the decoder.
@@ -148,6 +204,7 @@ pub struct Decoder {
     stats: DecoderStats,
     /// Which message ids the caller reads; `None`: all (every frame is checked and returned).
     reads: Option<fn(u32) -> bool>,
+    seqs: Sequences,
 }
 
 impl Default for Decoder {
@@ -201,8 +258,11 @@ impl Decoder {
                 unknown_ids: 0,
                 dropped_bytes: 0,
                 skipped: 0,
+                seq_frames: 0,
+                seq_lost: 0,
             },
             reads: None,
+            seqs: Sequences::new(),
         }
     }
 
@@ -367,6 +427,11 @@ impl Decoder {
                 f[5] as u32
             };
             let unread = self.reads.is_some_and(|reads| !reads(msgid));
+            let (seq, sysid, compid) = if v2 {
+                (f[4], f[5], f[6])
+            } else {
+                (f[2], f[3], f[4])
+            };
             // Unchecked skips only for a MAVLink 2 header of a known message: a false start's
             // 3-byte id is almost never one, while a MAVLink 1 false start (one-byte id, most of
             // them known; PX4 sends no MAVLink 1) could claim 255 bytes of real frames.
@@ -376,6 +441,9 @@ impl Decoder {
                 && f.get(total).map_or(end_is_boundary, |&b| is_magic(b))
             {
                 self.stats.skipped = self.stats.skipped.wrapping_add(1);
+                if cfg!(feature = "seq-loss") {
+                    self.seqs.see(sysid, compid, seq, &mut self.stats);
+                }
                 at += total;
                 continue;
             }
@@ -392,6 +460,9 @@ impl Decoder {
                 self.drop_count(1);
                 at += 1;
                 continue;
+            }
+            if cfg!(feature = "seq-loss") {
+                self.seqs.see(sysid, compid, seq, &mut self.stats);
             }
             if unread {
                 // Checked (it ended its input), but still not the caller's.
@@ -540,6 +611,10 @@ impl Decoder {
             let sent =
                 u16::from_le_bytes([self.buf[hl + payload_len], self.buf[hl + payload_len + 1]]);
             if crc == sent {
+                if cfg!(feature = "seq-loss") {
+                    self.seqs
+                        .see(header.sysid, header.compid, header.seq, &mut self.stats);
+                }
                 if self.reads.is_some_and(|reads| !reads(header.msgid)) {
                     self.stats.skipped = self.stats.skipped.wrapping_add(1);
                     self.discard_front(total);

@@ -14,6 +14,7 @@ pub use crc::{accumulate as crc_accumulate, frame_crc, CRC_INIT};
 pub use crc_extra::crc_extra;
 pub use decoder::{
     Decoder, DecoderStats, Header, RawFrame, ReadError, Version, MAGIC_V1, MAGIC_V2, MAX_FRAME_LEN,
+    SEQ_SOURCES,
 };
 pub use encoder::{encode_v2, BufferTooSmall, Encoder};
 

@@ -720,3 +720,58 @@ fn a_frame_carries_its_whole_wire_bytes() {
     }
     assert_eq!(got, want);
 }
+
+/// Sequence gaps per sender: frames dropped from one sender's stream count as lost, in both
+/// the contiguous and the byte-at-a-time paths, whether the frame is read or skipped; another
+/// sender's interleaved numbering, a duplicate and an older frame are not losses.
+#[test]
+#[cfg(feature = "seq-loss")]
+fn sequence_gaps_per_sender_count_the_frames_lost() {
+    let hb = mav::HEARTBEAT_DATA::default();
+    let att = mav::ATTITUDE_DATA::default();
+    let mut vehicle = Encoder::new(1, 1);
+    let mut camera = Encoder::new(1, 100);
+    let mut stream = Vec::new();
+    let mut buf = [0u8; MAX_FRAME_LEN];
+    let mut kept = Vec::new();
+    for i in 0..20u32 {
+        // The vehicle's frames 3, 4 and 11 are lost; ATTITUDE (skipped by a skipping decoder)
+        // and HEARTBEAT alternate; the camera's own numbering interleaves.
+        let n = if i % 2 == 0 {
+            vehicle.encode(&hb, &mut buf).unwrap()
+        } else {
+            vehicle.encode(&att, &mut buf).unwrap()
+        };
+        if ![3, 4, 11].contains(&i) {
+            kept.push(buf[..n].to_vec());
+        }
+        let n = camera.encode(&hb, &mut buf).unwrap();
+        kept.push(buf[..n].to_vec());
+    }
+    // A duplicate of the last frame, and an old one again.
+    kept.push(kept[kept.len() - 1].clone());
+    kept.push(kept[0].clone());
+    for f in &kept {
+        stream.extend_from_slice(f);
+    }
+    let skipping = Decoder::skipping(|id| id == 0);
+    for mut d in [Decoder::new(), skipping] {
+        let mut rest = &stream[..];
+        while !rest.is_empty() {
+            let (used, _) = d.feed(rest);
+            rest = &rest[used..];
+        }
+        assert_eq!(d.stats().seq_lost, 3, "{:?}", d.stats());
+        assert_eq!(d.stats().seq_frames, kept.len() as u32);
+        // A byte at a time (the buffered path).
+        let mut d = Decoder::new();
+        for b in &stream {
+            let mut one = core::slice::from_ref(b);
+            while !one.is_empty() {
+                let (used, _) = d.feed(one);
+                one = &one[used..];
+            }
+        }
+        assert_eq!(d.stats().seq_lost, 3, "{:?}", d.stats());
+    }
+}

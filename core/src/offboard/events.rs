@@ -235,6 +235,14 @@ pub enum OffboardEvent {
     },
     /// The download failed.
     MissionDownloadFailed(MissionError),
+    /// A verifying download found the vehicle's mission identical to the one uploaded.
+    MissionVerified {
+        /// Items compared.
+        count: u16,
+    },
+    /// A verifying download found the vehicle's mission different from the one uploaded
+    /// (the download stops at the first difference).
+    MissionMismatch(MissionMismatch),
     /// PX4 cleared its mission.
     MissionCleared,
     /// The clear failed.
@@ -243,6 +251,50 @@ pub enum OffboardEvent {
     /// [`ACK_WAIT_MS`](super::ACK_WAIT_MS) (some autopilots, MAVSDK's among them, never ack
     /// DO_REPOSITION). It is not sent again: check the vehicle's state.
     NoAck(Command),
+}
+
+/// How the vehicle's mission differs from the one uploaded: the first difference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum MissionMismatch {
+    /// The vehicle holds another number of items.
+    Count {
+        /// Items on the vehicle.
+        vehicle: u16,
+        /// Items uploaded.
+        uploaded: u16,
+    },
+    /// Item `seq` is not the one uploaded.
+    Item {
+        /// The item as uploaded.
+        uploaded: crate::mission::MissionItem,
+        /// The item as the vehicle holds it.
+        vehicle: crate::mission::MissionItem,
+    },
+}
+
+impl fmt::Display for MissionMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let item = |f: &mut fmt::Formatter<'_>, i: &crate::mission::MissionItem| {
+            write!(
+                f,
+                "command {} frame {} at ({}, {}, {} m), params {:?}",
+                i.command, i.frame, i.x, i.y, i.z, i.params
+            )
+        };
+        match self {
+            MissionMismatch::Count { vehicle, uploaded } => write!(
+                f,
+                "the vehicle holds {vehicle} items, {uploaded} were uploaded"
+            ),
+            MissionMismatch::Item { uploaded, vehicle } => {
+                write!(f, "item {} differs: uploaded ", uploaded.seq)?;
+                item(f, uploaded)?;
+                f.write_str(", the vehicle holds ")?;
+                item(f, vehicle)
+            }
+        }
+    }
 }
 
 impl fmt::Display for OffboardEvent {
@@ -266,6 +318,11 @@ impl fmt::Display for OffboardEvent {
                 write!(f, "mission of {count} items downloaded")
             }
             OffboardEvent::MissionDownloadFailed(e) => write!(f, "mission download {e}"),
+            OffboardEvent::MissionVerified { count } => write!(
+                f,
+                "mission verified: the vehicle holds the {count} items uploaded"
+            ),
+            OffboardEvent::MissionMismatch(m) => write!(f, "mission verification failed: {m}"),
             OffboardEvent::MissionCleared => f.write_str("mission cleared"),
             OffboardEvent::MissionClearFailed(e) => write!(f, "mission clear {e}"),
         }

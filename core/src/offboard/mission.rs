@@ -65,6 +65,11 @@ pub(crate) struct MissionState<const N: usize> {
     /// An upload failed (rejected or timed out) since the machine last looked: a mission start
     /// waiting on it must not fly whatever PX4 still holds.
     pub upload_failed: bool,
+    /// The last verifying download found the vehicle's mission identical to this one.
+    pub verified: bool,
+    /// A verification asked for while an upload was in flight: it starts when the upload is
+    /// accepted (and is dropped if the upload fails).
+    pub verify_pending: bool,
 }
 
 impl<const N: usize> MissionState<N> {
@@ -87,6 +92,8 @@ impl<const N: usize> MissionState<N> {
             complete_reported: false,
             progress_known: false,
             upload_failed: false,
+            verified: false,
+            verify_pending: false,
         }
     }
 
@@ -176,6 +183,13 @@ impl<const N: usize> MissionState<N> {
         if let Some(r) = self.ack_out.take() {
             return Some(Tx::MissionAck(r));
         }
+        #[cfg(feature = "mission-verify")]
+        if self.verify_pending && matches!(self.transfer, Transfer::Idle) {
+            self.verify_pending = false;
+            if self.ack == Some(mav::MavMissionResult::MAV_MISSION_ACCEPTED as u8) {
+                self.transfer = Transfer::Download(super::mission_download::Download::verifying());
+            }
+        }
         match &self.transfer {
             Transfer::Idle => None,
             Transfer::Upload(_) => self.upload_poll(now, t, ev),
@@ -188,7 +202,8 @@ impl<const N: usize> MissionState<N> {
 
     /// Wall deadline of the transfer's wall-time timer, if any.
     pub fn deadline(&self, t: &Timing) -> Option<Instant> {
-        let due_now = self.ack_out.is_some();
+        let due_now = self.ack_out.is_some()
+            || (self.verify_pending && matches!(self.transfer, Transfer::Idle));
         let d = match &self.transfer {
             Transfer::Idle => None,
             Transfer::Upload(u) => u.deadline(t),

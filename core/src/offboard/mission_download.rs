@@ -17,7 +17,7 @@
 
 use super::clock::Stamp;
 use super::config::Timing;
-use super::events::{MissionError, OffboardEvent, TransferStage};
+use super::events::{MissionError, MissionMismatch, OffboardEvent, TransferStage};
 use super::mission::{MissionState, Transfer};
 use super::retry::{Due, Resend};
 use super::rtt::RttEstimator;
@@ -35,6 +35,8 @@ pub(crate) struct Download {
     pub(super) tx: Resend,
     /// Every item so far equals the held one at its seq (and the counts match).
     identical: bool,
+    /// Compare only: the held mission is kept, and the first difference ends the download.
+    verify: bool,
 }
 
 impl Download {
@@ -44,6 +46,16 @@ impl Download {
             next: 0,
             tx: Resend::new(),
             identical: true,
+            verify: false,
+        }
+    }
+
+    /// A download that only compares with the held mission (see `Offboard::verify_mission`).
+    #[cfg(feature = "mission-verify")]
+    pub fn verifying() -> Self {
+        Download {
+            verify: true,
+            ..Download::new()
         }
     }
 
@@ -72,6 +84,24 @@ impl Clear {
     }
 }
 
+/// Whether `held` (as uploaded) and `got` (as the vehicle sends it back) are the same item.
+/// PX4 answers a MISSION_REQUEST_INT in the `_INT` variant of a global frame (an item
+/// uploaded in GLOBAL_RELATIVE_ALT, 3, comes back in GLOBAL_RELATIVE_ALT_INT, 6): the same
+/// place, so those frames compare equal; every other field must match bit for bit.
+fn same_on_the_vehicle(held: &MissionItem, got: &MissionItem) -> bool {
+    let int_frame = |f: u8| match f {
+        0 => 5,   // GLOBAL → GLOBAL_INT
+        3 => 6,   // GLOBAL_RELATIVE_ALT → _INT
+        10 => 11, // GLOBAL_TERRAIN_ALT → _INT
+        f => f,
+    };
+    let norm = |i: &MissionItem| MissionItem {
+        frame: int_frame(i.frame),
+        ..*i
+    };
+    norm(held) == norm(got)
+}
+
 impl<const N: usize> MissionState<N> {
     pub(super) fn on_count(
         &mut self,
@@ -95,6 +125,17 @@ impl<const N: usize> MissionState<N> {
         d.count = Some(count);
         d.next = 0;
         d.tx = Resend::new();
+        if cfg!(feature = "mission-verify") && d.verify && count as usize != self.items.len() {
+            let uploaded = self.items.len() as u16;
+            self.stop_verify(
+                MissionMismatch::Count {
+                    vehicle: count,
+                    uploaded,
+                },
+                ev,
+            );
+            return;
+        }
         if count as usize != self.items.len() {
             d.identical = false;
             self.items.clear();
@@ -123,6 +164,17 @@ impl<const N: usize> MissionState<N> {
         d.tx.answered(now, rtt);
         let item = MissionItem::from_mav(m);
         if let Some(slot) = self.items.get_mut(m.seq as usize) {
+            if cfg!(feature = "mission-verify") && d.verify && !same_on_the_vehicle(slot, &item) {
+                let uploaded = *slot;
+                self.stop_verify(
+                    MissionMismatch::Item {
+                        uploaded,
+                        vehicle: item,
+                    },
+                    ev,
+                );
+                return;
+            }
             if *slot != item {
                 d.identical = false;
                 *slot = item;
@@ -135,10 +187,27 @@ impl<const N: usize> MissionState<N> {
         }
     }
 
+    /// A verifying download met a difference: stop (PX4 is told the transfer is cancelled),
+    /// keep the held mission, report the difference.
+    fn stop_verify(&mut self, m: MissionMismatch, ev: &mut EventQueue) {
+        self.transfer = Transfer::Idle;
+        self.ack_out = Some(mav::MavMissionResult::MAV_MISSION_OPERATION_CANCELLED);
+        ev.push(OffboardEvent::MissionMismatch(m));
+    }
+
     fn finish_download(&mut self, ev: &mut EventQueue) {
         let Transfer::Download(d) = &self.transfer else {
             return;
         };
+        if cfg!(feature = "mission-verify") && d.verify {
+            // Every item compared equal (a difference stops the download at once).
+            let count = self.items.len() as u16;
+            self.verified = true;
+            self.transfer = Transfer::Idle;
+            self.ack_out = Some(mav::MavMissionResult::MAV_MISSION_ACCEPTED);
+            ev.push(OffboardEvent::MissionVerified { count });
+            return;
+        }
         if !d.identical {
             self.ack = None;
             self.opaque_id = None;
@@ -154,6 +223,13 @@ impl<const N: usize> MissionState<N> {
         let Transfer::Download(d) = &self.transfer else {
             return;
         };
+        // A verification follows an upload: on a lossy, slow link the upload's late repeats
+        // reach PX4 after it accepted the upload, and it answers each with an error ack ("IGN
+        // MISSION_ITEM: No transfer" / "Busy") while it serves our download. Those end
+        // nothing: a download PX4 really dropped stops answering and times out.
+        if cfg!(feature = "mission-verify") && d.verify {
+            return;
+        }
         // PX4 ends a download it cannot serve with an error ack.
         if d.tx.sends > 0 && m.mavtype != mav::MavMissionResult::MAV_MISSION_ACCEPTED {
             self.fail(

@@ -56,7 +56,7 @@ pub use config::OffboardConfig;
 pub use error::OffboardError;
 pub use events::{
     mav_result_name, mission_result_name, Command, GaveUp, GiveUpReason, MissionError,
-    OffboardEvent, Refusal, Request, TransferStage, REFUSAL_TEXT_LEN,
+    MissionMismatch, OffboardEvent, Refusal, Request, TransferStage, REFUSAL_TEXT_LEN,
 };
 pub use geo::Anchor;
 #[cfg(feature = "geofence")]

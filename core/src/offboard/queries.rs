@@ -159,6 +159,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.mission.progress_known.then(|| MissionProgress {
             reached: self.mission.reached,
             complete: self.mission.complete(),
+            verified: self.mission.verified,
         })
     }
 

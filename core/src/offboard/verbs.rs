@@ -284,6 +284,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.mission.ack = None;
         self.mission.opaque_id = None;
         self.mission.reset_progress();
+        self.mission.verified = false;
         self.req.restart = None;
         self.mission.transfer = Transfer::Upload(Upload::new(self.mission.items.len() as u16));
         #[cfg(feature = "geofence")]
@@ -306,6 +307,21 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     #[cfg(feature = "mission-download")]
     pub fn download_mission(&mut self) {
         self.mission.transfer = Transfer::Download(Download::new());
+    }
+
+    /// Download the vehicle's mission and compare it with the held (uploaded) one, which is
+    /// not replaced: [`super::OffboardEvent::MissionVerified`] when identical (and
+    /// `mission_progress().verified`), else [`super::OffboardEvent::MissionMismatch`] at the
+    /// first difference.
+    /// Asked while an upload is in flight, it starts once PX4 accepts the upload.
+    #[cfg(feature = "mission-verify")]
+    pub fn verify_mission(&mut self) {
+        self.mission.verified = false;
+        if self.mission.uploading() {
+            self.mission.verify_pending = true;
+        } else {
+            self.mission.transfer = Transfer::Download(Download::verifying());
+        }
     }
 
     /// Clear the vehicle's mission (MISSION_CLEAR_ALL); the held one empties on PX4's ack.
@@ -391,6 +407,15 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             Action::ParamReal { name, value } => self.param_set(name, *value),
             Action::ParamInt { name, value } => self.param_set_int(name, *value),
             Action::UploadMission => self.upload_mission(),
+            #[cfg(feature = "mission-verify")]
+            Action::VerifyMission => {
+                self.verify_mission();
+                Ok(())
+            }
+            #[cfg(not(feature = "mission-verify"))]
+            Action::VerifyMission => Err(OffboardError::InvalidArgument(
+                "mission verification is not built in (nexus-core feature mission-verify)",
+            )),
             Action::StartMission => {
                 self.start_mission(now, tel);
                 Ok(())

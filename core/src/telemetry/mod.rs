@@ -60,6 +60,8 @@ impl Default for LinkIds {
 pub struct Telemetry<const TEXTS: usize> {
     ids: LinkIds,
     target_compid: u8,
+    /// The caller chose the component: a HEARTBEAT of another never replaces it.
+    compid_pinned: bool,
     heartbeat: Option<mav::HEARTBEAT_DATA>,
     sys_status: Option<mav::SYS_STATUS_DATA>,
     global_position: Option<mav::GLOBAL_POSITION_INT_DATA>,
@@ -92,6 +94,7 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
         Telemetry {
             ids,
             target_compid: AUTOPILOT_COMPID,
+            compid_pinned: false,
             heartbeat: None,
             sys_status: None,
             global_position: None,
@@ -119,6 +122,13 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
         }
     }
 
+    /// Take frames only from component `compid` of the target system (and address it), from
+    /// the start: what a caller who knows the autopilot's component sets.
+    pub fn pin_target_compid(&mut self, compid: u8) {
+        self.target_compid = compid;
+        self.compid_pinned = true;
+    }
+
     /// Link ids this cache filters on.
     pub fn ids(&self) -> LinkIds {
         self.ids
@@ -134,7 +144,8 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
         if let Msg::Heartbeat(hb) = &frame.msg {
             // Other components of the vehicle (camera, gimbal) heartbeat too; only an autopilot's counts.
             return hb.autopilot != mav::MavAutopilot::MAV_AUTOPILOT_INVALID
-                && (self.heartbeat.is_none() || h.compid == self.target_compid);
+                && ((self.heartbeat.is_none() && !self.compid_pinned)
+                    || h.compid == self.target_compid);
         }
         if h.compid != self.target_compid {
             return false;
@@ -242,7 +253,8 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
         self.heartbeat.is_some()
     }
 
-    /// The autopilot's component id (learned from its HEARTBEAT; 1 until then).
+    /// The autopilot's component id (pinned by the caller, else learned from its first
+    /// HEARTBEAT; 1 until then).
     pub fn target_compid(&self) -> u8 {
         self.target_compid
     }

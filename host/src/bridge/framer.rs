@@ -67,6 +67,8 @@ impl Framer {
             unknown_ids: e.unknown_ids.saturating_add(d.unknown_ids),
             dropped_bytes: e.dropped_bytes.saturating_add(d.dropped_bytes),
             skipped: e.skipped.wrapping_add(d.skipped),
+            seq_frames: e.seq_frames.wrapping_add(d.seq_frames),
+            seq_lost: e.seq_lost.wrapping_add(d.seq_lost),
         }
     }
 }

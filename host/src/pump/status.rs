@@ -315,6 +315,9 @@ pub enum LinkEvent {
     /// [`FOREIGN_SOURCES`](crate::transport::FOREIGN_SOURCES), once for all of them with
     /// `None`).
     Ignored(Option<ForeignSource>),
+    /// Loss on the link stayed above [`super::slow_link::LOSS_THRESHOLD`]: the streams the
+    /// engine reads were asked for at reduced rates. Why, in words (loss and byte rate).
+    SlowLink(String),
 }
 
 /// Why a `then_speedup` failed on a link without a vehicle whose speed can change.

@@ -100,6 +100,7 @@ pub(crate) struct LinkState {
     /// Who asked for which message ids ([`super::LinkHandle::subscribe`]).
     pub(crate) subs: Subscribers,
     tlog: Option<crate::tlog::Tlog>,
+    slow: crate::pump::slow_link::LossMonitor,
 }
 
 impl LinkState {
@@ -119,7 +120,10 @@ impl LinkState {
                 .stall
                 .filter(|_| supervision.probe.as_ref().is_none_or(|p| p.free_running())),
         );
+        // Loss detection, except on a vehicle we started (loopback: see slow_link.rs).
+        let slow = crate::pump::slow_link::LossMonitor::new(supervision.probe.is_none());
         LinkState {
+            slow,
             epoch: link.peer_epoch(),
             link,
             decoder: link_decoder(supervision.tlog.is_some()),

@@ -14,6 +14,12 @@ use crate::sync::lock;
 impl LinkState {
     /// Route the client's events and publish the status; wake waiting callers last.
     pub fn after_batch(&mut self, now: Instant) {
+        let (st, wall) = (self.decoder.stats(), std::time::Instant::now());
+        let (frames, lost) = (st.seq_frames as u64, st.seq_lost as u64);
+        let slow = self
+            .slow
+            .observe(wall, frames, lost, self.counters.rx_bytes);
+        self.on_slow_link(slow);
         let mut settled: Vec<(WaitSlot, WaitResult)> = Vec::new();
         let mut program_done: Option<(ProgramSlot, ProgramReport)> = None;
         let mut log: Vec<LinkEvent> = Vec::new();
