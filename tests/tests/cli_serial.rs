@@ -304,13 +304,14 @@ fn a_lossy_udp_link_is_found_by_its_sequence_gaps_and_the_streams_reduced() {
     .timeout(Duration::from_secs(300))
     .output()
     .expect("run nexus");
-    let r = json(&out.stdout);
     assert!(
         out.status.success(),
-        "exit {:?}: {r}\n{}",
+        "exit {:?}: {}\n{}",
         out.status,
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    let r = json(&out.stdout);
     assert_eq!(r["vehicle"]["connection"], conn, "{r}");
     assert_eq!(r["passed"], true, "{r}");
     let events: Vec<&str> = r["events"]
