@@ -97,7 +97,15 @@ fn is_global(frame: u8) -> bool {
 
 /// Whether an altitude in metres is one a plan may give.
 pub(crate) fn alt_ok(m: f64) -> bool {
-    (super::ALT_MIN_M..=super::ALT_MAX_M).contains(&m)
+    within(m, super::ALT_MIN_M, super::ALT_MAX_M)
+}
+
+/// `lo <= x && x <= hi` for bounds that are not zero, in integer arithmetic: on thumbv7em an
+/// `f64` comparison is a soft-float routine (two of them, ~240 B), and `total_cmp` orders the
+/// bit patterns as `<=` does except at -0 against +0 (no bound here) and NaN (never in range:
+/// a positive NaN sorts above every bound, a negative one below).
+pub(crate) fn within(x: f64, lo: f64, hi: f64) -> bool {
+    x.total_cmp(&lo).is_ge() && x.total_cmp(&hi).is_le()
 }
 
 impl Field {
@@ -291,8 +299,8 @@ fn read_home<const N: usize>(
                 if let Some(slot) = vals.get_mut(n) {
                     *slot = Decimal::parse(v.inner(src)).to_f64();
                     let (field, allowed, ok) = match n {
-                        0 => ("latitude", LAT_WORDS, slot.abs() <= 90.0),
-                        1 => ("longitude", LON_WORDS, slot.abs() <= 180.0),
+                        0 => ("latitude", LAT_WORDS, within(*slot, -90.0, 90.0)),
+                        1 => ("longitude", LON_WORDS, within(*slot, -180.0, 180.0)),
                         _ => ("altitude", ALT_WORDS, alt_ok(*slot)),
                     };
                     if !ok && m.home_range.is_none() {
@@ -359,7 +367,8 @@ fn check_values(raw: &RawItem<'_>, src: &[u8]) -> Result<(), ItemProblem> {
     }
     if let (Field::Num(at, _), Some(d)) = (raw.params[6], raw.params[6].decimal(src)) {
         let z = d.to_f32();
-        if !(z.is_finite() && alt_ok(z as f64)) {
+        // In f32, which the FPU compares; both bounds are exact in f32.
+        if !(super::ALT_MIN_M as f32..=super::ALT_MAX_M as f32).contains(&z) {
             return Err(ItemProblem::OutOfRange {
                 at,
                 field: "altitude (params[6])",
@@ -407,4 +416,42 @@ fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, Ite
         y,
         z: p[6].decimal(src).map_or(0.0, |d| d.to_f32()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_is_the_float_comparison() {
+        let bounds = [
+            (-90.0, 90.0),
+            (-180.0, 180.0),
+            (super::super::ALT_MIN_M, super::super::ALT_MAX_M),
+        ];
+        for (lo, hi) in bounds {
+            for x in [
+                lo,
+                hi,
+                -lo,
+                -hi,
+                lo * (1.0 + f64::EPSILON),
+                hi * (1.0 + f64::EPSILON),
+                hi * (1.0 - f64::EPSILON),
+                0.0,
+                -0.0,
+                1e-300,
+                -1e-300,
+                47.397742,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::NAN,
+                -f64::NAN,
+                f64::MAX,
+                f64::MIN,
+            ] {
+                assert_eq!(within(x, lo, hi), lo <= x && x <= hi, "{x} in {lo}..={hi}");
+            }
+        }
+    }
 }
