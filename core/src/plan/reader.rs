@@ -346,17 +346,20 @@ fn dege7(
     }
 }
 
-/// Params 1–4 (finite or NaN for `null`) and the altitude (finite, in range) of an item.
-fn check_values(raw: &RawItem<'_>, src: &[u8]) -> Result<(), ItemProblem> {
+/// Params 1–4 (finite, or NaN for `null`) and the altitude (finite, in range; 0 for `null`) of
+/// an item, each number converted once.
+fn values(raw: &RawItem<'_>, src: &[u8]) -> Result<([f32; 4], f32), ItemProblem> {
     const NAMES: [&str; 4] = [
         "param1 (params[0])",
         "param2 (params[1])",
         "param3 (params[2])",
         "param4 (params[3])",
     ];
-    for (p, field) in raw.params[..4].iter().zip(NAMES) {
-        if let (Field::Num(at, _), Some(d)) = (*p, p.decimal(src)) {
-            if !d.to_f32().is_finite() {
+    let mut params = [f32::NAN; 4];
+    for ((p, field), slot) in raw.params.iter().zip(NAMES).zip(&mut params) {
+        if let Field::Num(at, _) = *p {
+            *slot = number(*p, src);
+            if !slot.is_finite() {
                 return Err(ItemProblem::OutOfRange {
                     at,
                     field,
@@ -365,8 +368,9 @@ fn check_values(raw: &RawItem<'_>, src: &[u8]) -> Result<(), ItemProblem> {
             }
         }
     }
-    if let (Field::Num(at, _), Some(d)) = (raw.params[6], raw.params[6].decimal(src)) {
-        let z = d.to_f32();
+    let mut z = 0.0;
+    if let Field::Num(at, _) = raw.params[6] {
+        z = number(raw.params[6], src);
         // In f32, which the FPU compares; both bounds are exact in f32.
         if !(super::ALT_MIN_M as f32..=super::ALT_MAX_M as f32).contains(&z) {
             return Err(ItemProblem::OutOfRange {
@@ -376,7 +380,12 @@ fn check_values(raw: &RawItem<'_>, src: &[u8]) -> Result<(), ItemProblem> {
             });
         }
     }
-    Ok(())
+    Ok((params, z))
+}
+
+/// A number field as the nearest `f32` (0 when it is not a number).
+fn number(f: Field, src: &[u8]) -> f32 {
+    f.decimal(src).map_or(0.0, Decimal::to_f32)
 }
 
 /// The Python client's checks, in its order, then the conversion.
@@ -393,7 +402,6 @@ fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, Ite
     let frame = whole(raw.frame, src, "frame", u8::MAX as u32)? as u8;
     let command = whole(raw.command, src, "command", u16::MAX as u32)? as u16;
     let p = raw.params;
-    let nan = |f: Field| f.decimal(src).map_or(f32::NAN, |d| d.to_f32());
     let global = is_global(frame);
     let x = dege7(p[4], src, "latitude (params[4])", global, (90, LAT_WORDS))?;
     let y = dege7(p[5], src, "longitude (params[5])", global, (180, LON_WORDS))?;
@@ -403,7 +411,7 @@ fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, Ite
     if !is_known_frame(frame) {
         return Err(ItemProblem::UnknownFrame(frame));
     }
-    check_values(&raw, src)?;
+    let (params, z) = values(&raw, src)?;
     let seq =
         u16::try_from(index).map_err(|_| ItemProblem::NotInteger("seq (more than 65535 items)"))?;
     Ok(MissionItem {
@@ -411,10 +419,10 @@ fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, Ite
         frame,
         command,
         autocontinue: raw.autocontinue.unwrap_or(true),
-        params: [nan(p[0]), nan(p[1]), nan(p[2]), nan(p[3])],
+        params,
         x,
         y,
-        z: p[6].decimal(src).map_or(0.0, |d| d.to_f32()),
+        z,
     })
 }
 
