@@ -308,14 +308,20 @@ fn quote_num(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
 }
 
 /// `bytes` as text, cut to at most `N` bytes at a character boundary; `None` if not UTF-8.
-#[inline(never)] // quotes a fileType and an item type: one copy
 fn truncated<const N: usize>(bytes: &[u8]) -> Option<String<N>> {
+    String::try_from(cut(bytes, N)?).ok()
+}
+
+/// `bytes` as text, cut to at most `max` bytes at a character boundary; `None` if not UTF-8.
+/// Not generic, so the capacities [`truncated`] is used with share one copy.
+#[inline(never)]
+fn cut(bytes: &[u8], max: usize) -> Option<&str> {
     let text = core::str::from_utf8(bytes).ok()?;
-    let mut n = text.len().min(N);
+    let mut n = text.len().min(max);
     while !text.is_char_boundary(n) {
         n -= 1;
     }
-    String::try_from(text.get(..n)?).ok()
+    text.get(..n)
 }
 
 /// Where the top-level values the reader needs are.
