@@ -251,6 +251,15 @@ impl Token {
         };
         src.get(s..e).unwrap_or(&[])
     }
+
+    /// The index in `names` of this key's (or string's) text, `names.len()` if none: one loop
+    /// for all of the reader's key comparisons instead of an inlined `match` of byte strings at
+    /// each (each arm its own length test and word compares).
+    #[inline(never)]
+    pub fn one_of(&self, src: &[u8], names: &[&[u8]]) -> usize {
+        let text = self.inner(src);
+        names.iter().position(|n| *n == text).unwrap_or(names.len())
+    }
 }
 
 /// What the tokenizer reads next.

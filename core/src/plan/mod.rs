@@ -344,20 +344,17 @@ fn scan(src: &[u8]) -> Result<Top, json::SyntaxError> {
         file_type: None,
         mission: None,
     };
-    // Which top-level key the next token is the value of: 1 fileType, 2 mission.
-    let mut slot = 0u8;
+    // Which top-level key the next token is the value of: 0 fileType, 1 mission, 2 neither.
+    const KEYS: [&[u8]; 2] = [b"fileType", b"mission"];
+    let mut slot = KEYS.len();
     while let Some(tok) = t.next()? {
-        match core::mem::take(&mut slot) {
-            1 => top.file_type = Some(tok.start),
-            2 => top.mission = Some(tok.start),
+        match core::mem::replace(&mut slot, KEYS.len()) {
+            0 => top.file_type = Some(tok.start),
+            1 => top.mission = Some(tok.start),
             _ => {}
         }
         if tok.tok == Tok::Key && t.depth() == 1 {
-            slot = match tok.inner(src) {
-                b"fileType" => 1,
-                b"mission" => 2,
-                _ => 0,
-            };
+            slot = tok.one_of(src, &KEYS);
         }
     }
     Ok(top)

@@ -159,9 +159,9 @@ pub(crate) fn read_mission<const N: usize>(
             return Ok(());
         }
         let value = t.token()?;
-        match key.inner(src) {
-            b"items" => read_items(src, &mut t, &value, m)?,
-            b"plannedHomePosition" => read_home(src, &mut t, &value, m)?,
+        match key.one_of(src, &[b"items", b"plannedHomePosition"]) {
+            0 => read_items(src, &mut t, &value, m)?,
+            1 => read_home(src, &mut t, &value, m)?,
             _ => {
                 t.skip(&value)?;
             }
@@ -219,16 +219,17 @@ fn read_item<'a>(src: &'a [u8], t: &mut Tokens<'a>, open: &Token) -> Result<RawI
             return Ok(raw);
         }
         let v = t.token()?;
-        match key.inner(src) {
+        const KEYS: [&[u8]; 5] = [b"type", b"params", b"frame", b"command", b"autoContinue"];
+        match key.one_of(src, &KEYS) {
             // A null type is Python's None: "item N is a None", not a type error.
-            b"type" => {
+            0 => {
                 raw.kind = match v.tok {
                     Tok::Null => None,
                     Tok::Str => Some(v.inner(src)),
                     _ => return Err(type_error(&v, "a string")),
                 }
             }
-            b"params" => {
+            1 => {
                 if v.tok != Tok::Open(false) {
                     return Err(type_error(&v, "an array of numbers or nulls"));
                 }
@@ -249,21 +250,21 @@ fn read_item<'a>(src: &'a [u8], t: &mut Tokens<'a>, open: &Token) -> Result<RawI
                 }
                 raw.nparams = Some(n);
             }
-            name @ (b"frame" | b"command") => {
+            name @ (2 | 3) => {
                 let field = match v.tok {
                     // `null` is a number that is not whole (NaN), as the Python client reads it.
                     Tok::Null => Field::Null,
                     Tok::Num => Field::Num(v.start, v.end),
                     _ => return Err(type_error(&v, "a number")),
                 };
-                if name == b"frame" {
+                if name == 2 {
                     raw.frame = field;
                 } else {
                     raw.command = field;
                 }
             }
             // Python's bool(None) is False; QGroundControl writes true or false.
-            b"autoContinue" => {
+            4 => {
                 raw.autocontinue = Some(match v.tok {
                     Tok::True => true,
                     Tok::False | Tok::Null => false,
