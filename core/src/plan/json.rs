@@ -392,9 +392,14 @@ impl<'a> Tokens<'a> {
             }
             Some(b'"') => self.c.string().map(|_| Tok::Str),
             Some(b'-' | b'0'..=b'9') => self.c.number().map(|_| Tok::Num),
-            Some(b't') => self.c.literal(b"true").map(|_| Tok::True),
-            Some(b'f') => self.c.literal(b"false").map(|_| Tok::False),
-            Some(b'n') => self.c.literal(b"null").map(|_| Tok::Null),
+            Some(b @ (b't' | b'f' | b'n')) => {
+                let (word, tok): (&[u8], _) = match b {
+                    b't' => (b"true", Tok::True),
+                    b'f' => (b"false", Tok::False),
+                    _ => (b"null", Tok::Null),
+                };
+                self.c.literal(word).map(|_| tok)
+            }
             _ => Err(self.c.unexpected()),
         }?;
         self.next = Next::After;
