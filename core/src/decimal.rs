@@ -197,6 +197,17 @@ mod tests {
         }
     }
 
+    /// The engine's `waited_sim_s` was `ms as f32 / 1000.0`: below 2^24 ms (4.6 h) that is one
+    /// IEEE rounding of the exact quotient, so the integer conversion gives the same float.
+    #[test]
+    fn millis_as_seconds_are_the_f32_division() {
+        let mut ms = 0u64;
+        while ms < 1 << 24 {
+            assert_eq!(to_f32(false, ms, -3, false), ms as f32 / 1000.0, "{ms} ms");
+            ms += 1 + ms / 64;
+        }
+    }
+
     #[test]
     fn exact_values_and_edges() {
         assert_eq!(to_f64(false, 47_397_742, -6, false), 47.397742);

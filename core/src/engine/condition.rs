@@ -462,6 +462,16 @@ impl Condition {
         self.compile(0).map(|_| ())
     }
 
+    /// The numeric target, finite (and not negative when `nonneg`). Not inlined: every
+    /// numeric row's arm of [`Condition::compile`] calls it, and one copy serves them all.
+    #[inline(never)]
+    fn number(&self, nonneg: bool) -> Result<f32, SpecError> {
+        match self.target {
+            Target::Number(v) if v.is_finite() && (!nonneg || v >= 0.0) => Ok(v),
+            _ => Err(SpecError::BadValue { field: "value" }),
+        }
+    }
+
     /// Check and compile; `last_seq` is the newest text seq now (the default `since_seq`).
     pub(crate) fn compile(&self, last_seq: u32) -> Result<Cond, SpecError> {
         if let Some(e) = self.defect {
@@ -489,12 +499,7 @@ impl Condition {
             }
         }
         let op = self.op.unwrap_or_default();
-        let number = |nonneg: bool| -> Result<f32, SpecError> {
-            match self.target {
-                Target::Number(v) if v.is_finite() && (!nonneg || v >= 0.0) => Ok(v),
-                _ => Err(SpecError::BadValue { field: "value" }),
-            }
-        };
+        let number = |nonneg: bool| self.number(nonneg);
         let cmp = |v: f32| match self.within {
             Some(tol) => Cmp::Within(v, tol),
             None => match op {

@@ -557,7 +557,9 @@ impl<const N: usize> Engine<N> {
             result: WaitResult {
                 satisfied: reason == Reason::Met,
                 reason,
-                waited_sim_s: waited_sim_ms as f32 / 1000.0,
+                // Correctly rounded in integers, as `as_secs_f32` below (the same value as
+                // `ms as f32 / 1000.0` below 2^24 ms): no soft-float `u64 -> f32` routine.
+                waited_sim_s: crate::decimal::to_f32(false, waited_sim_ms, -3, false),
                 waited_wall_s: now.saturating_since(registered_at).as_secs_f32(),
                 snapshot_at: at,
                 snapshot: tel.snapshot(error),

@@ -308,14 +308,20 @@ fn quote_num(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
 }
 
 /// `bytes` as text, cut to at most `N` bytes at a character boundary; `None` if not UTF-8.
-#[inline(never)] // quotes a fileType and an item type: one copy
 fn truncated<const N: usize>(bytes: &[u8]) -> Option<String<N>> {
+    String::try_from(cut(bytes, N)?).ok()
+}
+
+/// `bytes` as text, cut to at most `max` bytes at a character boundary; `None` if not UTF-8.
+/// Not generic, so the capacities [`truncated`] is used with share one copy.
+#[inline(never)]
+fn cut(bytes: &[u8], max: usize) -> Option<&str> {
     let text = core::str::from_utf8(bytes).ok()?;
-    let mut n = text.len().min(N);
+    let mut n = text.len().min(max);
     while !text.is_char_boundary(n) {
         n -= 1;
     }
-    String::try_from(text.get(..n)?).ok()
+    text.get(..n)
 }
 
 /// Where the top-level values the reader needs are.
@@ -338,20 +344,17 @@ fn scan(src: &[u8]) -> Result<Top, json::SyntaxError> {
         file_type: None,
         mission: None,
     };
-    // Which top-level key the next token is the value of: 1 fileType, 2 mission.
-    let mut slot = 0u8;
+    // Which top-level key the next token is the value of: 0 fileType, 1 mission, 2 neither.
+    const KEYS: [&[u8]; 2] = [b"fileType", b"mission"];
+    let mut slot = KEYS.len();
     while let Some(tok) = t.next()? {
-        match core::mem::take(&mut slot) {
-            1 => top.file_type = Some(tok.start),
-            2 => top.mission = Some(tok.start),
+        match core::mem::replace(&mut slot, KEYS.len()) {
+            0 => top.file_type = Some(tok.start),
+            1 => top.mission = Some(tok.start),
             _ => {}
         }
         if tok.tok == Tok::Key && t.depth() == 1 {
-            slot = match tok.inner(src) {
-                b"fileType" => 1,
-                b"mission" => 2,
-                _ => 0,
-            };
+            slot = tok.one_of(src, &KEYS);
         }
     }
     Ok(top)

@@ -24,13 +24,22 @@ pub(crate) struct Decimal {
     inexact: bool,
 }
 
-/// 10^k as an integer, for k ≤ 19.
-fn pow10_u64(k: u32) -> u64 {
-    let mut p = 1u64;
-    for _ in 0..k {
-        p *= 10;
+/// `mant × 10^k` if it is at most `limit` (under 2^32), else `None`. The bound is checked
+/// after every step, so each product stays under 2^36: no 64-bit overflow check or power
+/// table, and a huge `k` ends after at most ten steps (for `mant` ≥ 1).
+fn scaled(mant: u64, k: u32, limit: u64) -> Option<u64> {
+    let mut v = mant;
+    let mut steps = 0;
+    loop {
+        if v > limit {
+            return None;
+        }
+        if steps == k {
+            return Some(v);
+        }
+        v *= 10;
+        steps += 1;
     }
-    p
 }
 
 impl Decimal {
@@ -81,12 +90,13 @@ impl Decimal {
             return Some(0);
         }
         let e = self.exp.saturating_add(7);
+        let limit = if self.neg {
+            1u64 << 31
+        } else {
+            i32::MAX as u64
+        };
         let magnitude = if e >= 0 {
-            // mant ≥ 1, so 10^10 × 1e0 already exceeds i32.
-            if e > 10 {
-                return None;
-            }
-            self.mant.checked_mul(pow10_u64(e as u32))?
+            scaled(self.mant, e as u32, limit)?
         } else if e < -(DIGITS as i32) {
             // mant < 10^19 ≤ 10^-e / 10: under 0.1, rounds to 0.
             0
@@ -100,11 +110,6 @@ impl Decimal {
             }
             let up = digit > 5 || (digit == 5 && (below || q % 2 == 1));
             q + up as u64
-        };
-        let limit = if self.neg {
-            1u64 << 31
-        } else {
-            i32::MAX as u64
         };
         if magnitude > limit {
             return None;
@@ -125,10 +130,7 @@ impl Decimal {
             return None;
         }
         let v = if self.exp >= 0 {
-            if self.exp > 9 {
-                return None;
-            }
-            self.mant.checked_mul(pow10_u64(self.exp as u32))?
+            scaled(self.mant, self.exp as u32, max as u64)?
         } else {
             let k = self.exp.unsigned_abs();
             if k >= DIGITS {
@@ -223,6 +225,10 @@ mod tests {
         assert_eq!(d("-214.74836485").to_e7(), Some(i32::MIN));
         assert_eq!(d("-214.74836486").to_e7(), None);
         assert_eq!(d("1e300").to_e7(), None);
+        assert_eq!(d("1e2").to_e7(), Some(1_000_000_000));
+        assert_eq!(d("-2e2").to_e7(), Some(-2_000_000_000));
+        assert_eq!(d("1e3").to_e7(), None);
+        assert_eq!(d("1e999999999").to_e7(), None);
         assert_eq!(d("1e-300").to_e7(), Some(0));
         assert_eq!(d("-0").to_e7(), Some(0));
     }
@@ -239,6 +245,11 @@ mod tests {
         assert_eq!(d("256").to_whole(255), None);
         assert_eq!(d("1e999").to_whole(255), None);
         assert_eq!(d("65535").to_whole(65_535), Some(65_535));
+        assert_eq!(d("4294967295").to_whole(u32::MAX), Some(u32::MAX));
+        assert_eq!(d("4.294967295e9").to_whole(u32::MAX), Some(u32::MAX));
+        assert_eq!(d("4294967296").to_whole(u32::MAX), None);
+        assert_eq!(d("1e9").to_whole(u32::MAX), Some(1_000_000_000));
+        assert_eq!(d("1e10").to_whole(u32::MAX), None);
     }
 
     #[test]

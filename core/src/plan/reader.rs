@@ -97,7 +97,15 @@ fn is_global(frame: u8) -> bool {
 
 /// Whether an altitude in metres is one a plan may give.
 pub(crate) fn alt_ok(m: f64) -> bool {
-    (super::ALT_MIN_M..=super::ALT_MAX_M).contains(&m)
+    within(m, super::ALT_MIN_M, super::ALT_MAX_M)
+}
+
+/// `lo <= x && x <= hi` for bounds that are not zero, in integer arithmetic: on thumbv7em an
+/// `f64` comparison is a soft-float routine (two of them, ~240 B), and `total_cmp` orders the
+/// bit patterns as `<=` does except at -0 against +0 (no bound here) and NaN (never in range:
+/// a positive NaN sorts above every bound, a negative one below).
+pub(crate) fn within(x: f64, lo: f64, hi: f64) -> bool {
+    x.total_cmp(&lo).is_ge() && x.total_cmp(&hi).is_le()
 }
 
 impl Field {
@@ -151,9 +159,9 @@ pub(crate) fn read_mission<const N: usize>(
             return Ok(());
         }
         let value = t.token()?;
-        match key.inner(src) {
-            b"items" => read_items(src, &mut t, &value, m)?,
-            b"plannedHomePosition" => read_home(src, &mut t, &value, m)?,
+        match key.one_of(src, &[b"items", b"plannedHomePosition"]) {
+            0 => read_items(src, &mut t, &value, m)?,
+            1 => read_home(src, &mut t, &value, m)?,
             _ => {
                 t.skip(&value)?;
             }
@@ -211,16 +219,17 @@ fn read_item<'a>(src: &'a [u8], t: &mut Tokens<'a>, open: &Token) -> Result<RawI
             return Ok(raw);
         }
         let v = t.token()?;
-        match key.inner(src) {
+        const KEYS: [&[u8]; 5] = [b"type", b"params", b"frame", b"command", b"autoContinue"];
+        match key.one_of(src, &KEYS) {
             // A null type is Python's None: "item N is a None", not a type error.
-            b"type" => {
+            0 => {
                 raw.kind = match v.tok {
                     Tok::Null => None,
                     Tok::Str => Some(v.inner(src)),
                     _ => return Err(type_error(&v, "a string")),
                 }
             }
-            b"params" => {
+            1 => {
                 if v.tok != Tok::Open(false) {
                     return Err(type_error(&v, "an array of numbers or nulls"));
                 }
@@ -241,21 +250,21 @@ fn read_item<'a>(src: &'a [u8], t: &mut Tokens<'a>, open: &Token) -> Result<RawI
                 }
                 raw.nparams = Some(n);
             }
-            name @ (b"frame" | b"command") => {
+            name @ (2 | 3) => {
                 let field = match v.tok {
                     // `null` is a number that is not whole (NaN), as the Python client reads it.
                     Tok::Null => Field::Null,
                     Tok::Num => Field::Num(v.start, v.end),
                     _ => return Err(type_error(&v, "a number")),
                 };
-                if name == b"frame" {
+                if name == 2 {
                     raw.frame = field;
                 } else {
                     raw.command = field;
                 }
             }
             // Python's bool(None) is False; QGroundControl writes true or false.
-            b"autoContinue" => {
+            4 => {
                 raw.autocontinue = Some(match v.tok {
                     Tok::True => true,
                     Tok::False | Tok::Null => false,
@@ -291,8 +300,8 @@ fn read_home<const N: usize>(
                 if let Some(slot) = vals.get_mut(n) {
                     *slot = Decimal::parse(v.inner(src)).to_f64();
                     let (field, allowed, ok) = match n {
-                        0 => ("latitude", LAT_WORDS, slot.abs() <= 90.0),
-                        1 => ("longitude", LON_WORDS, slot.abs() <= 180.0),
+                        0 => ("latitude", LAT_WORDS, within(*slot, -90.0, 90.0)),
+                        1 => ("longitude", LON_WORDS, within(*slot, -180.0, 180.0)),
                         _ => ("altitude", ALT_WORDS, alt_ok(*slot)),
                     };
                     if !ok && m.home_range.is_none() {
@@ -338,17 +347,20 @@ fn dege7(
     }
 }
 
-/// Params 1–4 (finite or NaN for `null`) and the altitude (finite, in range) of an item.
-fn check_values(raw: &RawItem<'_>, src: &[u8]) -> Result<(), ItemProblem> {
+/// Params 1–4 (finite, or NaN for `null`) and the altitude (finite, in range; 0 for `null`) of
+/// an item, each number converted once.
+fn values(raw: &RawItem<'_>, src: &[u8]) -> Result<([f32; 4], f32), ItemProblem> {
     const NAMES: [&str; 4] = [
         "param1 (params[0])",
         "param2 (params[1])",
         "param3 (params[2])",
         "param4 (params[3])",
     ];
-    for (p, field) in raw.params[..4].iter().zip(NAMES) {
-        if let (Field::Num(at, _), Some(d)) = (*p, p.decimal(src)) {
-            if !d.to_f32().is_finite() {
+    let mut params = [f32::NAN; 4];
+    for ((p, field), slot) in raw.params.iter().zip(NAMES).zip(&mut params) {
+        if let Field::Num(at, _) = *p {
+            *slot = number(*p, src);
+            if !slot.is_finite() {
                 return Err(ItemProblem::OutOfRange {
                     at,
                     field,
@@ -357,9 +369,11 @@ fn check_values(raw: &RawItem<'_>, src: &[u8]) -> Result<(), ItemProblem> {
             }
         }
     }
-    if let (Field::Num(at, _), Some(d)) = (raw.params[6], raw.params[6].decimal(src)) {
-        let z = d.to_f32();
-        if !(z.is_finite() && alt_ok(z as f64)) {
+    let mut z = 0.0;
+    if let Field::Num(at, _) = raw.params[6] {
+        z = number(raw.params[6], src);
+        // In f32, which the FPU compares; both bounds are exact in f32.
+        if !(super::ALT_MIN_M as f32..=super::ALT_MAX_M as f32).contains(&z) {
             return Err(ItemProblem::OutOfRange {
                 at,
                 field: "altitude (params[6])",
@@ -367,7 +381,12 @@ fn check_values(raw: &RawItem<'_>, src: &[u8]) -> Result<(), ItemProblem> {
             });
         }
     }
-    Ok(())
+    Ok((params, z))
+}
+
+/// A number field as the nearest `f32` (0 when it is not a number).
+fn number(f: Field, src: &[u8]) -> f32 {
+    f.decimal(src).map_or(0.0, Decimal::to_f32)
 }
 
 /// The Python client's checks, in its order, then the conversion.
@@ -384,7 +403,6 @@ fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, Ite
     let frame = whole(raw.frame, src, "frame", u8::MAX as u32)? as u8;
     let command = whole(raw.command, src, "command", u16::MAX as u32)? as u16;
     let p = raw.params;
-    let nan = |f: Field| f.decimal(src).map_or(f32::NAN, |d| d.to_f32());
     let global = is_global(frame);
     let x = dege7(p[4], src, "latitude (params[4])", global, (90, LAT_WORDS))?;
     let y = dege7(p[5], src, "longitude (params[5])", global, (180, LON_WORDS))?;
@@ -394,7 +412,7 @@ fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, Ite
     if !is_known_frame(frame) {
         return Err(ItemProblem::UnknownFrame(frame));
     }
-    check_values(&raw, src)?;
+    let (params, z) = values(&raw, src)?;
     let seq =
         u16::try_from(index).map_err(|_| ItemProblem::NotInteger("seq (more than 65535 items)"))?;
     Ok(MissionItem {
@@ -402,9 +420,47 @@ fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, Ite
         frame,
         command,
         autocontinue: raw.autocontinue.unwrap_or(true),
-        params: [nan(p[0]), nan(p[1]), nan(p[2]), nan(p[3])],
+        params,
         x,
         y,
-        z: p[6].decimal(src).map_or(0.0, |d| d.to_f32()),
+        z,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_is_the_float_comparison() {
+        let bounds = [
+            (-90.0, 90.0),
+            (-180.0, 180.0),
+            (super::super::ALT_MIN_M, super::super::ALT_MAX_M),
+        ];
+        for (lo, hi) in bounds {
+            for x in [
+                lo,
+                hi,
+                -lo,
+                -hi,
+                lo * (1.0 + f64::EPSILON),
+                hi * (1.0 + f64::EPSILON),
+                hi * (1.0 - f64::EPSILON),
+                0.0,
+                -0.0,
+                1e-300,
+                -1e-300,
+                47.397742,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::NAN,
+                -f64::NAN,
+                f64::MAX,
+                f64::MIN,
+            ] {
+                assert_eq!(within(x, lo, hi), lo <= x && x <= hi, "{x} in {lo}..={hi}");
+            }
+        }
+    }
 }
