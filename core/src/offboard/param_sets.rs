@@ -51,6 +51,8 @@ pub struct ParamSetOutcome {
     pub int32: bool,
     /// How it ended.
     pub end: ParamSetEnd,
+    /// The echo's PARAM_VALUE.param_index and param_count (0 when not confirmed).
+    pub index_count: (u16, u16),
 }
 
 impl ParamSetOutcome {
@@ -170,13 +172,14 @@ impl ParamSets {
         self.q.iter().any(|p| p.name == name)
     }
 
-    fn end(&mut self, i: usize, end: ParamSetEnd, ev: &mut EventQueue) {
+    fn end(&mut self, i: usize, end: ParamSetEnd, index_count: (u16, u16), ev: &mut EventQueue) {
         let p = self.q.swap_remove(i);
         ev.push(OffboardEvent::ParamSet(ParamSetOutcome {
             name: p.name,
             bits: p.bits,
             int32: p.int32,
             end,
+            index_count,
         }));
     }
 
@@ -192,14 +195,19 @@ impl ParamSets {
                     .position(|p| p.bits == bits && id_is(id, &p.name))
                 {
                     self.q[i].tx.answered(now, &mut t.rtt);
-                    self.end(i, ParamSetEnd::Confirmed, ev);
+                    self.end(
+                        i,
+                        ParamSetEnd::Confirmed,
+                        (pv.param_index, pv.param_count),
+                        ev,
+                    );
                 }
             }
             Msg::ParamError(pe) => {
                 if let Some(i) = self.q.iter().position(|p| id_is(&pe.param_id[..], &p.name)) {
                     self.q[i].tx.answered(now, &mut t.rtt);
                     let error = pe.error as u8;
-                    self.end(i, ParamSetEnd::Refused { error }, ev);
+                    self.end(i, ParamSetEnd::Refused { error }, (0, 0), ev);
                 }
             }
             _ => {}
@@ -221,7 +229,7 @@ impl ParamSets {
                         int32: p.int32,
                     }))
                 }
-                Due::GiveUp { sends } => self.end(i, ParamSetEnd::GaveUp { sends }, ev),
+                Due::GiveUp { sends } => self.end(i, ParamSetEnd::GaveUp { sends }, (0, 0), ev),
             }
         }
         None

@@ -9,9 +9,7 @@ use nexus_core::offboard::wire;
 use nexus_core::Instant;
 
 use super::{LinkState, ParamSlot};
-use crate::pump::params::{
-    param_error_name, param_name_of, ParamError, ParamRead, ParamValue,
-};
+use crate::pump::params::{param_error_name, param_name_of, ParamError, ParamRead, ParamValue};
 
 impl LinkState {
     /// A frame from the vehicle: a PARAM_VALUE or PARAM_ERROR answers the reads of its name.
