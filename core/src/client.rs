@@ -586,9 +586,24 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             if self.engine.is_pending(id) {
                 return;
             }
-            let Ok(result) = self.engine.take_settled(id) else {
+            // A `param` step waits for PX4's answer to its set: held until it ends.
+            #[cfg(feature = "confirmed-params")]
+            let param = self.step_param_set();
+            #[cfg(feature = "confirmed-params")]
+            if param
+                .as_ref()
+                .is_some_and(|n| self.offboard.param_set_pending(n))
+            {
+                return;
+            }
+            #[allow(unused_mut)] // changed only with confirmed-params
+            let Ok(mut result) = self.engine.take_settled(id) else {
                 return;
             };
+            #[cfg(feature = "confirmed-params")]
+            if let Some(name) = param.filter(|_| result.reason == Reason::Met) {
+                self.param_step_result(&name, &mut result);
+            }
             if result.reason != Reason::Met {
                 let step = self.runner.records().len();
                 self.failed_step = Some((
@@ -608,6 +623,40 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
                 self.runner
                     .on_settled(now, &self.tel, &mut self.engine, &mut act, id, &result);
             self.note_progress(progress);
+        }
+    }
+
+    /// The parameter the running step sets, if it is a `param` step.
+    #[cfg(feature = "confirmed-params")]
+    fn step_param_set(&self) -> Option<crate::action::ParamName> {
+        let step = self.runner.records().len();
+        match &self.runner.program().steps().get(step)?.action {
+            Action::ParamReal { name, .. } | Action::ParamInt { name, .. } => Some(name.clone()),
+            _ => None,
+        }
+    }
+
+    /// A `param` step's result once its set ended: met with the vehicle as it is now (the wait
+    /// counts the time to PX4's echo), or aborted with PX4's refusal or the give-up as its
+    /// error ("PX4 refused COM_FOO = 3: DOES_NOT_EXIST").
+    #[cfg(feature = "confirmed-params")]
+    fn param_step_result(&self, name: &str, result: &mut WaitResult) {
+        use core::fmt::Write;
+        let outcome = self.offboard.param_set_outcome(name);
+        let mut error: Option<heapless::String<{ crate::telemetry::MAX_ERROR_LEN }>> = None;
+        if let Some(o) = outcome.filter(|o| !o.confirmed()) {
+            let mut msg = heapless::String::new();
+            let _ = write!(msg, "{o}");
+            error = Some(msg);
+        }
+        let then = result.snapshot.sim_ms;
+        result.snapshot = self.tel.snapshot(error.as_deref());
+        if let (Some(a), Some(b)) = (then, result.snapshot.sim_ms) {
+            result.waited_sim_s += b.saturating_sub(a) as f32 / 1000.0;
+        }
+        if error.is_some() {
+            result.satisfied = false;
+            result.reason = Reason::Aborted;
         }
     }
 

@@ -128,10 +128,12 @@ struct PendingSet {
     tx: Resend,
 }
 
-/// The outstanding parameter sets.
+/// The outstanding parameter sets, and the newest that ended (so a program step can tell how
+/// its set ended after the event went to the application).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ParamSets {
     q: Vec<PendingSet, PARAM_SETS_LEN>,
+    ended: heapless::Deque<ParamSetOutcome, PARAM_SETS_LEN>,
 }
 
 /// The name in a PARAM_VALUE or PARAM_ERROR id (NUL-padded, 16 bytes).
@@ -172,15 +174,25 @@ impl ParamSets {
         self.q.iter().any(|p| p.name == name)
     }
 
+    /// The newest ended set of `name`, among the last [`PARAM_SETS_LEN`] that ended.
+    pub fn outcome(&self, name: &str) -> Option<&ParamSetOutcome> {
+        self.ended.iter().rev().find(|o| o.name == name)
+    }
+
     fn end(&mut self, i: usize, end: ParamSetEnd, index_count: (u16, u16), ev: &mut EventQueue) {
         let p = self.q.swap_remove(i);
-        ev.push(OffboardEvent::ParamSet(ParamSetOutcome {
+        let o = ParamSetOutcome {
             name: p.name,
             bits: p.bits,
             int32: p.int32,
             end,
             index_count,
-        }));
+        };
+        if self.ended.is_full() {
+            self.ended.pop_front();
+        }
+        let _ = self.ended.push_back(o.clone());
+        ev.push(OffboardEvent::ParamSet(o));
     }
 
     /// A PARAM_VALUE with the name and the bits confirms; a PARAM_ERROR for the name refuses.

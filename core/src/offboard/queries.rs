@@ -211,6 +211,13 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.params.pending(name)
     }
 
+    /// How the newest set of `name` ended, among the last [`super::PARAM_SETS_LEN`] that ended
+    /// (`None` while it is outstanding, or when it is older).
+    #[cfg(feature = "confirmed-params")]
+    pub fn param_set_outcome(&self, name: &str) -> Option<&super::ParamSetOutcome> {
+        self.params.outcome(name)
+    }
+
     /// The world frame's anchor, once captured (first goto) or set.
     pub fn anchor(&self) -> Option<Anchor> {
         self.anchor
