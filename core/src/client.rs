@@ -250,6 +250,9 @@ pub struct Client<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, co
     decode_errors: u32,
     /// A failed step and what was outstanding when it settled (before the next step's action).
     failed_step: Option<(usize, Outstanding)>,
+    /// A `param` step's met wait, held until PX4 answers its set.
+    #[cfg(feature = "confirmed-params")]
+    held_step: Option<(WaitId, WaitResult)>,
 }
 
 impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: usize>
@@ -273,6 +276,8 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             reboots_seen: 0,
             decode_errors: 0,
             failed_step: None,
+            #[cfg(feature = "confirmed-params")]
+            held_step: None,
         }
     }
 
@@ -436,12 +441,14 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// ends with `died` and `snapshot.error` = `error`; a running program ends.
     pub fn died(&mut self, now: Instant, error: &str) {
         self.engine.died(now, &self.tel, error);
+        self.end_held_step(Reason::Died, error);
         self.settle_tick(now);
     }
 
     /// The session is closing: waits end with `closed`, a running program with `aborted`.
     pub fn close(&mut self, now: Instant) {
         self.engine.close(now, &self.tel);
+        self.end_held_step(Reason::Closed, "closed");
         self.settle_tick(now);
     }
 
@@ -462,6 +469,10 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             .start(now, &self.tel, &mut self.engine, &mut act, program)?;
         self.sync_mission();
         self.steps_reported = 0;
+        #[cfg(feature = "confirmed-params")]
+        {
+            self.held_step = None;
+        }
         self.note_progress(progress);
         self.settle_tick(now);
         Ok(progress)
@@ -469,6 +480,11 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
 
     /// Abort the running program (`abort_steps`).
     pub fn abort_program(&mut self, now: Instant) -> Result<Progress, ClientError> {
+        // A held `param` step's wait is out of the engine: the runner's abort records it so.
+        #[cfg(feature = "confirmed-params")]
+        {
+            self.held_step = None;
+        }
         let progress = self.runner.abort(now, &self.tel, &mut self.engine)?;
         self.note_progress(progress);
         self.settle_tick(now);
@@ -583,26 +599,34 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             let Some(id) = self.runner.current_wait() else {
                 return;
             };
-            if self.engine.is_pending(id) {
-                return;
-            }
-            // A `param` step waits for PX4's answer to its set: held until it ends.
             #[cfg(feature = "confirmed-params")]
-            let param = self.step_param_set();
-            #[cfg(feature = "confirmed-params")]
-            if param
-                .as_ref()
-                .is_some_and(|n| self.offboard.param_set_pending(n))
-            {
-                return;
-            }
+            let held = self.held_step.take().filter(|(h, _)| *h == id);
+            #[cfg(not(feature = "confirmed-params"))]
+            let held: Option<(WaitId, WaitResult)> = None;
             #[allow(unused_mut)] // changed only with confirmed-params
-            let Ok(mut result) = self.engine.take_settled(id) else {
-                return;
+            let mut result = match held {
+                Some((_, r)) => r,
+                None => {
+                    if self.engine.is_pending(id) {
+                        return;
+                    }
+                    let Ok(r) = self.engine.take_settled(id) else {
+                        return;
+                    };
+                    r
+                }
             };
+            // A `param` step waits for PX4's answer to its set: its met wait is held (out of
+            // the engine, whose settled results the driver drains) until the set ends.
             #[cfg(feature = "confirmed-params")]
-            if let Some(name) = param.filter(|_| result.reason == Reason::Met) {
-                self.param_step_result(&name, &mut result);
+            if result.reason == Reason::Met {
+                if let Some(name) = self.step_param_set() {
+                    if self.offboard.param_set_pending(&name) {
+                        self.held_step = Some((id, result));
+                        return;
+                    }
+                    self.param_step_result(&name, &mut result);
+                }
             }
             if result.reason != Reason::Met {
                 let step = self.runner.records().len();
@@ -623,6 +647,16 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
                 self.runner
                     .on_settled(now, &self.tel, &mut self.engine, &mut act, id, &result);
             self.note_progress(progress);
+        }
+    }
+
+    /// A held `param` step ends with the session (`reason`, `error`) rather than its set.
+    fn end_held_step(&mut self, _reason: Reason, _error: &str) {
+        #[cfg(feature = "confirmed-params")]
+        if let Some((_, r)) = self.held_step.as_mut() {
+            r.satisfied = false;
+            r.reason = _reason;
+            r.snapshot = self.tel.snapshot(Some(_error));
         }
     }
 
