@@ -83,6 +83,8 @@ pub struct Flight {
     ended: Option<(f64, f64)>,
     /// Offboard events and notes, as lines.
     pub events: Vec<String>,
+    /// How each parameter set ended, in order (a `param` step's report names its own).
+    param_sets: Vec<nexus_core::offboard::ParamSetOutcome>,
     /// When PX4 moved on to each mission item.
     pub mission_progress: Vec<ItemProgress>,
     /// Why the flight was cut short by us (a request PX4 kept refusing, an upload rejected).
@@ -137,6 +139,7 @@ impl Flight {
             sim0_s: status.snapshot.t_sim_s(),
             ended: None,
             events: Vec::new(),
+            param_sets: Vec::new(),
             mission_progress: Vec::new(),
             abort_reason: None,
             abort_on_give_up,
@@ -604,6 +607,9 @@ impl Flight {
     }
 
     fn note_event(&mut self, e: &OffboardEvent) {
+        if let OffboardEvent::ParamSet(p) = e {
+            self.param_sets.push(p.clone());
+        }
         let line = e.to_string();
         self.view.line(&format!("vehicle: {line}"));
         self.events.push(line);
@@ -645,6 +651,8 @@ impl Flight {
 
     /// The report of each step that ran.
     pub fn step_reports(&self, meta: &[StepMeta]) -> Vec<StepReport> {
+        // Each `param` step waited for its set to end: the next outcome of its name is its own.
+        let mut next_set = 0;
         self.records
             .iter()
             .enumerate()
@@ -659,6 +667,19 @@ impl Flight {
                     rec,
                 );
                 r.explanation = self.explanation(i).map(str::to_string);
+                let set_name = m
+                    .filter(|m| m.action == "param")
+                    .and_then(|m| m.action_text.strip_prefix("set "))
+                    .and_then(|t| t.split(' ').next());
+                if let Some(name) = set_name {
+                    let found = self.param_sets[next_set.min(self.param_sets.len())..]
+                        .iter()
+                        .position(|p| p.name == name);
+                    if let Some(k) = found {
+                        r.param = Some(self.param_sets[next_set + k].to_string());
+                        next_set += k + 1;
+                    }
+                }
                 r
             })
             .collect()
