@@ -17,8 +17,8 @@ use core::fmt;
 use heapless::Vec;
 
 /// Parameter sets outstanding at once; one more is [`OffboardError::ParamSetsFull`]. PX4 answers
-/// a set within a round trip, so a few cover a program's or a takeoff's sets.
-pub const PARAM_SETS_LEN: usize = 4;
+/// a set within a round trip, so eight cover a burst of sets (a takeoff and a program's own).
+pub const PARAM_SETS_LEN: usize = 8;
 
 /// How an outstanding parameter set ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
