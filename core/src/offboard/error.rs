@@ -19,7 +19,7 @@ pub enum OffboardError {
     /// The queue of one-shot frames (disarm, goto, PARAM_SET) is full: poll_transmit has not
     /// drained it.
     OutboxFull,
-    /// [`super::PARAM_SETS_LEN`] parameter sets are outstanding: wait for one to end (its
+    /// `PARAM_SETS_LEN` parameter sets are outstanding (`confirmed-params`): wait for one to end (its
     /// `OffboardEvent::ParamSet`).
     ParamSetsFull,
     /// More mission items than the machine's capacity.
