@@ -19,8 +19,8 @@ pub enum OffboardError {
     /// The queue of one-shot frames (disarm, goto, PARAM_SET) is full: poll_transmit has not
     /// drained it.
     OutboxFull,
-    /// `PARAM_SETS_LEN` parameter sets are outstanding (`confirmed-params`): wait for one to end (its
-    /// `OffboardEvent::ParamSet`).
+    /// `PARAM_SETS_LEN` parameter sets are outstanding (`confirmed-params`): wait for one to
+    /// end (its `OffboardEvent::ParamSet`).
     ParamSetsFull,
     /// More mission items than the machine's capacity.
     TooManyItems {
