@@ -252,6 +252,11 @@ timeout_s = 300
     assert_eq!(q["mission_items"], 6, "{q}");
     assert!(q["mission_items_sent"].as_u64().unwrap() >= 6, "{q}");
     assert!(q["param_sets_sent"].as_u64().unwrap() >= 1, "{q}");
+    // The set is confirmed through the loss: resent until PX4's echo came back.
+    assert_eq!(
+        r["steps"][1]["param"], "PX4 stored MIS_TAKEOFF_ALT = 5",
+        "{r}"
+    );
     // Mode, mission start, arm and the stream requests, each at least once.
     assert!(q["commands_sent"].as_u64().unwrap() >= 3, "{q}");
     let events = r["events"].to_string();
