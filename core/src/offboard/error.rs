@@ -21,6 +21,7 @@ pub enum OffboardError {
     OutboxFull,
     /// `PARAM_SETS_LEN` parameter sets are outstanding (`confirmed-params`): wait for one to
     /// end (its `OffboardEvent::ParamSet`).
+    #[cfg(feature = "confirmed-params")]
     ParamSetsFull,
     /// More mission items than the machine's capacity.
     TooManyItems {
@@ -48,6 +49,7 @@ impl fmt::Display for OffboardError {
             OffboardError::BadParamName => f.write_str("parameter name must be 1 to 16 bytes"),
             OffboardError::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
             OffboardError::OutboxFull => f.write_str("outbox full: call poll_transmit to drain it"),
+            #[cfg(feature = "confirmed-params")]
             OffboardError::ParamSetsFull => {
                 f.write_str("too many parameter sets outstanding: wait for PX4's answers")
             }
