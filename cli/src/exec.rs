@@ -11,6 +11,7 @@ use super::report::{
     ItemProgress, ItemReport, MissionReport, SnapshotReport, StepReport, TextReport,
 };
 use super::vehicle::Connected;
+use nexus_core::action::Action;
 use nexus_core::engine::{Program, ProgramEnd, Reason, StepRecord};
 use nexus_core::mission::MissionItem;
 use nexus_core::offboard::{GeoKind, GeoStatus, OffboardEvent};
@@ -320,7 +321,17 @@ impl Flight {
         let timeouts: Vec<f64> = program
             .steps()
             .iter()
-            .map(|s| s.until.timeout().map_or(0.0, f64::from))
+            .map(|s| {
+                let t = s.until.timeout().map_or(0.0, f64::from);
+                match s.action {
+                    // A `param` step also waits for PX4's answer to its set, which the machine
+                    // resends on the retry timer (sim time) until its resend limit.
+                    Action::ParamReal { .. } | Action::ParamInt { .. } => {
+                        t.max(param_set_bound_s())
+                    }
+                    _ => t,
+                }
+            })
             .collect();
         let mut slowest = match self.vehicle.sim.options().clock {
             nexus_host::run::RunClock::RealTime { speed } => speed,
@@ -917,4 +928,11 @@ fn is_global(frame: u8) -> bool {
 pub fn horizontal_m(a: (f64, f64), b: (f64, f64)) -> f64 {
     let (dn, de) = nexus_core::offboard::geo::ne_offset_m(a.0, a, b);
     dn.hypot(de)
+}
+
+/// The longest a parameter set stays outstanding, sim s: every send's timer at the retry
+/// ceiling (an upper bound on the backed-off timers).
+fn param_set_bound_s() -> f64 {
+    let sends = nexus_core::offboard::OffboardConfig::default().max_sends as f64;
+    sends * nexus_core::offboard::RTO_CEILING_MS as f64 / 1000.0
 }
