@@ -18,7 +18,11 @@
 //! What goes out:
 //! * our HEARTBEAT at 1 Hz (a GCS: MAV_TYPE_GCS, MAV_AUTOPILOT_INVALID), from the first poll;
 //! * MANUAL_CONTROL at 20 Hz while sticks are set (or a gesture arm is pending);
-//! * one-shot frames the verbs queue: PARAM_SET, disarm, DO_REPOSITION;
+//! * one-shot frames the verbs queue: disarm, DO_REPOSITION (and PARAM_SET without
+//!   `confirmed-params`);
+//! * parameter sets (`confirmed-params`, default): PARAM_SET resent on the command retry timer
+//!   until PX4 echoes the value, failed at once on its PARAM_ERROR, each end an
+//!   `OffboardEvent::ParamSet` (up to `PARAM_SETS_LEN` outstanding);
 //! * the outstanding requests ([`requests`](self) docs: mode, arm, mission restart), re-commanded
 //!   on the retry timer until telemetry confirms them, given up after bounded refusals;
 //! * the mission protocol (upload; download and clear with the `mission-download` feature).
