@@ -11,6 +11,7 @@ use super::report::{
     ItemProgress, ItemReport, MissionReport, SnapshotReport, StepReport, TextReport,
 };
 use super::vehicle::Connected;
+use nexus_core::action::Action;
 use nexus_core::engine::{Program, ProgramEnd, Reason, StepRecord};
 use nexus_core::mission::MissionItem;
 use nexus_core::offboard::{GeoKind, GeoStatus, OffboardEvent};
@@ -83,6 +84,8 @@ pub struct Flight {
     ended: Option<(f64, f64)>,
     /// Offboard events and notes, as lines.
     pub events: Vec<String>,
+    /// How each parameter set ended, in order (a `param` step's report names its own).
+    param_sets: Vec<nexus_core::offboard::ParamSetOutcome>,
     /// When PX4 moved on to each mission item.
     pub mission_progress: Vec<ItemProgress>,
     /// Why the flight was cut short by us (a request PX4 kept refusing, an upload rejected).
@@ -137,6 +140,7 @@ impl Flight {
             sim0_s: status.snapshot.t_sim_s(),
             ended: None,
             events: Vec::new(),
+            param_sets: Vec::new(),
             mission_progress: Vec::new(),
             abort_reason: None,
             abort_on_give_up,
@@ -318,7 +322,17 @@ impl Flight {
         let timeouts: Vec<f64> = program
             .steps()
             .iter()
-            .map(|s| s.until.timeout().map_or(0.0, f64::from))
+            .map(|s| {
+                let t = s.until.timeout().map_or(0.0, f64::from);
+                match s.action {
+                    // A `param` step also waits for PX4's answer to its set, which the machine
+                    // resends on the retry timer (sim time) until its resend limit.
+                    Action::ParamReal { .. } | Action::ParamInt { .. } => {
+                        t.max(param_set_bound_s())
+                    }
+                    _ => t,
+                }
+            })
             .collect();
         let mut slowest = match self.vehicle.sim.options().clock {
             nexus_host::run::RunClock::RealTime { speed } => speed,
@@ -621,6 +635,9 @@ impl Flight {
     }
 
     fn note_event(&mut self, e: &OffboardEvent) {
+        if let OffboardEvent::ParamSet(p) = e {
+            self.param_sets.push(p.clone());
+        }
         let line = e.to_string();
         self.view.line(&format!("vehicle: {line}"));
         self.events.push(line);
@@ -662,6 +679,8 @@ impl Flight {
 
     /// The report of each step that ran.
     pub fn step_reports(&self, meta: &[StepMeta]) -> Vec<StepReport> {
+        // Each `param` step waited for its set to end: the next outcome of its name is its own.
+        let mut next_set = 0;
         self.records
             .iter()
             .enumerate()
@@ -676,6 +695,19 @@ impl Flight {
                     rec,
                 );
                 r.explanation = self.explanation(i).map(str::to_string);
+                let set_name = m
+                    .filter(|m| m.action == "param")
+                    .and_then(|m| m.action_text.strip_prefix("set "))
+                    .and_then(|t| t.split(' ').next());
+                if let Some(name) = set_name {
+                    let found = self.param_sets[next_set.min(self.param_sets.len())..]
+                        .iter()
+                        .position(|p| p.name == name);
+                    if let Some(k) = found {
+                        r.param = Some(self.param_sets[next_set + k].to_string());
+                        next_set += k + 1;
+                    }
+                }
                 r
             })
             .collect()
@@ -913,4 +945,11 @@ fn is_global(frame: u8) -> bool {
 pub fn horizontal_m(a: (f64, f64), b: (f64, f64)) -> f64 {
     let (dn, de) = nexus_core::offboard::geo::ne_offset_m(a.0, a, b);
     dn.hypot(de)
+}
+
+/// The longest a parameter set stays outstanding, sim s: every send's timer at the retry
+/// ceiling (an upper bound on the backed-off timers).
+fn param_set_bound_s() -> f64 {
+    let sends = nexus_core::offboard::OffboardConfig::default().max_sends as f64;
+    sends * nexus_core::offboard::RTO_CEILING_MS as f64 / 1000.0
 }

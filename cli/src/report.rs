@@ -206,6 +206,9 @@ pub struct StepReport {
     /// Why a step that did not pass failed: what was pending and why it did not happen, in
     /// PX4's words where it gave any (`null` for a step that passed).
     pub explanation: Option<String>,
+    /// A `param` step's answer from PX4: "PX4 stored NAME = value" once echoed, or its
+    /// refusal ("PX4 refused COM_FOO = 3: DOES_NOT_EXIST"); `null` for other steps.
+    pub param: Option<String>,
 }
 
 /// The engine's Snapshot of the vehicle.
@@ -292,6 +295,7 @@ impl StepReport {
             },
             snapshot: SnapshotReport::from(&r.snapshot),
             explanation: None,
+            param: None,
         }
     }
 }

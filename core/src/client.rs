@@ -255,6 +255,9 @@ pub struct Client<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, co
     decode_errors: u32,
     /// A failed step and what was outstanding when it settled (before the next step's action).
     failed_step: Option<(usize, Outstanding)>,
+    /// A `param` step's met wait, held until PX4 answers its set.
+    #[cfg(feature = "confirmed-params")]
+    held_step: Option<(WaitId, WaitResult)>,
 }
 
 impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: usize>
@@ -282,6 +285,8 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             reboots_seen: 0,
             decode_errors: 0,
             failed_step: None,
+            #[cfg(feature = "confirmed-params")]
+            held_step: None,
         }
     }
 
@@ -445,12 +450,14 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// ends with `died` and `snapshot.error` = `error`; a running program ends.
     pub fn died(&mut self, now: Instant, error: &str) {
         self.engine.died(now, &self.tel, error);
+        self.end_held_step(Reason::Died, error);
         self.settle_tick(now);
     }
 
     /// The session is closing: waits end with `closed`, a running program with `aborted`.
     pub fn close(&mut self, now: Instant) {
         self.engine.close(now, &self.tel);
+        self.end_held_step(Reason::Closed, "closed");
         self.settle_tick(now);
     }
 
@@ -471,6 +478,10 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             .start(now, &self.tel, &mut self.engine, &mut act, program)?;
         self.sync_mission();
         self.steps_reported = 0;
+        #[cfg(feature = "confirmed-params")]
+        {
+            self.held_step = None;
+        }
         self.note_progress(progress);
         self.settle_tick(now);
         Ok(progress)
@@ -478,6 +489,11 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
 
     /// Abort the running program (`abort_steps`).
     pub fn abort_program(&mut self, now: Instant) -> Result<Progress, ClientError> {
+        // A held `param` step's wait is out of the engine: the runner's abort records it so.
+        #[cfg(feature = "confirmed-params")]
+        {
+            self.held_step = None;
+        }
         let progress = self.runner.abort(now, &self.tel, &mut self.engine)?;
         self.note_progress(progress);
         self.settle_tick(now);
@@ -592,12 +608,35 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             let Some(id) = self.runner.current_wait() else {
                 return;
             };
-            if self.engine.is_pending(id) {
-                return;
-            }
-            let Ok(result) = self.engine.take_settled(id) else {
-                return;
+            #[cfg(feature = "confirmed-params")]
+            let held = self.held_step.take().filter(|(h, _)| *h == id);
+            #[cfg(not(feature = "confirmed-params"))]
+            let held: Option<(WaitId, WaitResult)> = None;
+            #[allow(unused_mut)] // changed only with confirmed-params
+            let mut result = match held {
+                Some((_, r)) => r,
+                None => {
+                    if self.engine.is_pending(id) {
+                        return;
+                    }
+                    let Ok(r) = self.engine.take_settled(id) else {
+                        return;
+                    };
+                    r
+                }
             };
+            // A `param` step waits for PX4's answer to its set: its met wait is held (out of
+            // the engine, whose settled results the driver drains) until the set ends.
+            #[cfg(feature = "confirmed-params")]
+            if result.reason == Reason::Met {
+                if let Some(name) = self.step_param_set() {
+                    if self.offboard.param_set_pending(&name) {
+                        self.held_step = Some((id, result));
+                        return;
+                    }
+                    self.param_step_result(&name, &mut result);
+                }
+            }
             if result.reason != Reason::Met {
                 let step = self.runner.records().len();
                 self.failed_step = Some((
@@ -617,6 +656,50 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
                 self.runner
                     .on_settled(now, &self.tel, &mut self.engine, &mut act, id, &result);
             self.note_progress(progress);
+        }
+    }
+
+    /// A held `param` step ends with the session (`reason`, `error`) rather than its set.
+    fn end_held_step(&mut self, _reason: Reason, _error: &str) {
+        #[cfg(feature = "confirmed-params")]
+        if let Some((_, r)) = self.held_step.as_mut() {
+            r.satisfied = false;
+            r.reason = _reason;
+            r.snapshot = self.tel.snapshot(Some(_error));
+        }
+    }
+
+    /// The parameter the running step sets, if it is a `param` step.
+    #[cfg(feature = "confirmed-params")]
+    fn step_param_set(&self) -> Option<crate::action::ParamName> {
+        let step = self.runner.records().len();
+        match &self.runner.program().steps().get(step)?.action {
+            Action::ParamReal { name, .. } | Action::ParamInt { name, .. } => Some(name.clone()),
+            _ => None,
+        }
+    }
+
+    /// A `param` step's result once its set ended: met with the vehicle as it is now (the wait
+    /// counts the time to PX4's echo), or aborted with PX4's refusal or the give-up as its
+    /// error ("PX4 refused COM_FOO = 3: DOES_NOT_EXIST").
+    #[cfg(feature = "confirmed-params")]
+    fn param_step_result(&self, name: &str, result: &mut WaitResult) {
+        use core::fmt::Write;
+        let outcome = self.offboard.param_set_outcome(name);
+        let mut error: Option<heapless::String<{ crate::telemetry::MAX_ERROR_LEN }>> = None;
+        if let Some(o) = outcome.filter(|o| !o.confirmed()) {
+            let mut msg = heapless::String::new();
+            let _ = write!(msg, "{o}");
+            error = Some(msg);
+        }
+        let then = result.snapshot.sim_ms;
+        result.snapshot = self.tel.snapshot(error.as_deref());
+        if let (Some(a), Some(b)) = (then, result.snapshot.sim_ms) {
+            result.waited_sim_s += b.saturating_sub(a) as f32 / 1000.0;
+        }
+        if error.is_some() {
+            result.satisfied = false;
+            result.reason = Reason::Aborted;
         }
     }
 

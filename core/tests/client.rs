@@ -399,3 +399,100 @@ fn a_full_engine_is_an_error_the_caller_sees() {
         .unwrap_err();
     assert!(err.to_string().contains("full"), "{err}");
 }
+
+/// A `param` step waits for PX4's echo of its set (resent when lost) before the next step's
+/// action goes out; a PARAM_ERROR aborts the program with PX4's words.
+#[cfg(feature = "confirmed-params")]
+#[test]
+fn a_param_step_waits_for_the_echo_and_a_refusal_aborts_the_program() {
+    let set_int = |name: &str, value| Action::ParamInt {
+        name: nexus_core::action::param_name(name).unwrap(),
+        value,
+    };
+    let program = |second: &str| {
+        Program::<8>::new()
+            .then(Step::action_only(set_int("COM_RC_IN_MODE", 4)))
+            .unwrap()
+            .then(Step::action_only(set_int(second, 3)))
+            .unwrap()
+            .then(Step::new(
+                Action::Land,
+                Wait::until(Condition::mode(Mode::Land)).timeout_s(10.0),
+            ))
+            .unwrap()
+    };
+    let finished = |d: &Drive| {
+        d.events
+            .iter()
+            .any(|(_, e)| matches!(e, Event::ProgramFinished(_)))
+    };
+    let param_sets = |d: &Drive| -> Vec<u64> {
+        d.sent
+            .iter()
+            .filter(|(_, m)| matches!(m, mav::MavMessage::PARAM_SET(_)))
+            .map(|(t, _)| *t)
+            .collect()
+    };
+
+    // The first PARAM_SET is lost: the step holds until the resend is echoed.
+    let mut d = Drive::new();
+    d.boot();
+    d.px4.lose_param_sets = 1;
+    let now = d.now();
+    d.client
+        .start_program(now, program("COM_OBL_RC_ACT"))
+        .unwrap();
+    d.transmit();
+    assert!(d.run_until(30_000, finished));
+    assert!(
+        d.client.program().passed(),
+        "{:?}",
+        d.client.program().error()
+    );
+    let sets = param_sets(&d);
+    assert_eq!(
+        sets.len(),
+        3,
+        "one lost and resent, then the second step's: {sets:?}"
+    );
+    let timer_ms = d.client.offboard().retry_timers_ms().0;
+    assert!(
+        sets[1] - sets[0] >= timer_ms,
+        "resent on the timer: {sets:?}"
+    );
+    let first = &d.client.program().records()[0].result;
+    assert!(first.waited_sim_s * 1000.0 >= timer_ms as f32, "{first:?}");
+    // The Land of step 2 went out only after both sets were echoed.
+    let land = d
+        .mode_commands()
+        .into_iter()
+        .find(|(_, m)| *m == Mode::Land);
+    assert!(land.unwrap().0 >= sets[2], "{sets:?}");
+
+    // A name PX4 does not have: the program ends at that step, Land never sent.
+    let mut d = Drive::new();
+    d.boot();
+    d.px4.param_errors = vec![(
+        "COM_FOO".into(),
+        mav::MavParamError::MAV_PARAM_ERROR_DOES_NOT_EXIST,
+    )];
+    let now = d.now();
+    d.client.start_program(now, program("COM_FOO")).unwrap();
+    d.transmit();
+    assert!(d.run_until(5_000, finished));
+    assert!(d
+        .events
+        .iter()
+        .any(|(_, e)| *e == Event::ProgramFinished(ProgramEnd::Aborted { step: 1 })));
+    let rec = &d.client.program().records()[1].result;
+    assert_eq!(rec.reason, Reason::Aborted);
+    assert_eq!(
+        rec.snapshot.error.as_deref(),
+        Some("PX4 refused COM_FOO = 3: DOES_NOT_EXIST")
+    );
+    assert_eq!(
+        d.client.program().error(),
+        Some("PX4 refused COM_FOO = 3: DOES_NOT_EXIST")
+    );
+    assert!(d.mode_commands().iter().all(|(_, m)| *m != Mode::Land));
+}

@@ -584,15 +584,28 @@ impl OffboardClient {
         })
     }
 
-    /// Set a REAL32 parameter: one PARAM_SET, not verified (read it back with
-    /// [`OffboardClient::param_get`]).
+    /// Set a parameter and wait until PX4 confirms it (the PARAM_VALUE echo, returned), refuses
+    /// it (at once, [`crate::pump::ParamError::Refused`] with PX4's MAV_PARAM_ERROR) or
+    /// `timeout` (wall) passes; see [`LinkHandle::set_param`].
+    pub fn set_param(
+        &self,
+        name: &str,
+        value: ParamValue,
+        timeout: Duration,
+    ) -> Result<ParamValue, ClientError> {
+        Ok(self.link()?.set_param(name, value, timeout)?)
+    }
+
+    /// Set a REAL32 parameter without waiting: the machine resends it until PX4 echoes it
+    /// (its end is an event, see [`OffboardClient::events_since`]; to wait for it, use
+    /// [`OffboardClient::set_param`]).
     pub fn param_set(&self, name: &str, value: f32) -> Result<(), ClientError> {
         let name = name.to_owned();
         self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.param_set(&name, value)?))
     }
 
-    /// Set an INT32 parameter: the int's bits ride in PARAM_SET's float field (as PX4 reads
-    /// them), not verified.
+    /// Set an INT32 parameter without waiting: the int's bits ride in PARAM_SET's float field
+    /// (as PX4 reads them); resent until echoed, as [`OffboardClient::param_set`].
     pub fn param_set_int(&self, name: &str, value: i32) -> Result<(), ClientError> {
         let name = name.to_owned();
         self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.param_set_int(&name, value)?))

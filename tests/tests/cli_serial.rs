@@ -261,6 +261,11 @@ timeout_s = 300
     // The download: MISSION_REQUEST_LIST and six MISSION_REQUEST_INT, each at least once.
     assert!(q["mission_requests_sent"].as_u64().unwrap() >= 7, "{q}");
     assert_eq!(r["steps"][1]["reason"], "met", "{}", r["steps"][1]);
+    // The set is confirmed through the loss: resent until PX4's echo came back.
+    assert_eq!(
+        r["steps"][2]["param"], "PX4 stored MIS_TAKEOFF_ALT = 5",
+        "{r}"
+    );
     // Mode, mission start, arm and the stream requests, each at least once.
     assert!(q["commands_sent"].as_u64().unwrap() >= 3, "{q}");
     let events = r["events"].to_string();

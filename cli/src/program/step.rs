@@ -264,7 +264,12 @@ fn read_wait(
                     ),
                 ));
             }
-            (Step::action_only(action), "go on at once".to_string())
+            let words = match action {
+                // The step waits for PX4's answer to its set (the core holds it).
+                Action::ParamReal { .. } | Action::ParamInt { .. } => "PX4 echoes the value stored",
+                _ => "go on at once",
+            };
+            (Step::action_only(action), words.to_string())
         }
         Some(u) => {
             let timeout_s = f.required(

@@ -19,6 +19,10 @@ pub enum OffboardError {
     /// The queue of one-shot frames (disarm, goto, PARAM_SET) is full: poll_transmit has not
     /// drained it.
     OutboxFull,
+    /// `PARAM_SETS_LEN` parameter sets are outstanding (`confirmed-params`): wait for one to
+    /// end (its `OffboardEvent::ParamSet`).
+    #[cfg(feature = "confirmed-params")]
+    ParamSetsFull,
     /// More mission items than the machine's capacity.
     TooManyItems {
         /// Items offered.
@@ -45,6 +49,10 @@ impl fmt::Display for OffboardError {
             OffboardError::BadParamName => f.write_str("parameter name must be 1 to 16 bytes"),
             OffboardError::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
             OffboardError::OutboxFull => f.write_str("outbox full: call poll_transmit to drain it"),
+            #[cfg(feature = "confirmed-params")]
+            OffboardError::ParamSetsFull => {
+                f.write_str("too many parameter sets outstanding: wait for PX4's answers")
+            }
             OffboardError::TooManyItems { count, capacity } => write!(
                 f,
                 "{count} mission items, more than the {capacity} this machine holds"

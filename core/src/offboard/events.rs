@@ -251,6 +251,10 @@ pub enum OffboardEvent {
     /// [`ACK_WAIT_MS`](super::ACK_WAIT_MS) (some autopilots, MAVSDK's among them, never ack
     /// DO_REPOSITION). It is not sent again: check the vehicle's state.
     NoAck(Command),
+    /// A parameter set ended: PX4 echoed the value, refused it with PARAM_ERROR, or never
+    /// echoed it within the resend limit.
+    #[cfg(feature = "confirmed-params")]
+    ParamSet(super::ParamSetOutcome),
 }
 
 /// How the vehicle's mission differs from the one uploaded: the first difference.
@@ -325,6 +329,8 @@ impl fmt::Display for OffboardEvent {
             OffboardEvent::MissionMismatch(m) => write!(f, "mission verification failed: {m}"),
             OffboardEvent::MissionCleared => f.write_str("mission cleared"),
             OffboardEvent::MissionClearFailed(e) => write!(f, "mission clear {e}"),
+            #[cfg(feature = "confirmed-params")]
+            OffboardEvent::ParamSet(p) => p.fmt(f),
         }
     }
 }

@@ -18,7 +18,11 @@
 //! What goes out:
 //! * our HEARTBEAT at 1 Hz (a GCS: MAV_TYPE_GCS, MAV_AUTOPILOT_INVALID), from the first poll;
 //! * MANUAL_CONTROL at 20 Hz while sticks are set (or a gesture arm is pending);
-//! * one-shot frames the verbs queue: PARAM_SET, disarm, DO_REPOSITION;
+//! * one-shot frames the verbs queue: disarm, DO_REPOSITION (and PARAM_SET without
+//!   `confirmed-params`);
+//! * parameter sets (`confirmed-params`, default): PARAM_SET resent on the command retry timer
+//!   until PX4 echoes the value, failed at once on its PARAM_ERROR, each end an
+//!   `OffboardEvent::ParamSet` (up to `PARAM_SETS_LEN` outstanding);
 //! * the outstanding requests ([`requests`](self) docs: mode, arm, mission restart), re-commanded
 //!   on the retry timer until telemetry confirms them, given up after bounded refusals;
 //! * the mission protocol (upload; download and clear with the `mission-download` feature).
@@ -43,6 +47,8 @@ mod mission;
 #[cfg(feature = "mission-download")]
 mod mission_download;
 mod mission_upload;
+#[cfg(feature = "confirmed-params")]
+mod param_sets;
 mod queries;
 mod requests;
 mod retry;
@@ -61,6 +67,8 @@ pub use events::{
 pub use geo::Anchor;
 #[cfg(feature = "geofence")]
 pub use geofence::{GeoKind, GeoStatus, FENCE_ITEMS, RALLY_ITEMS};
+#[cfg(feature = "confirmed-params")]
+pub use param_sets::{param_error_name, ParamSetEnd, ParamSetOutcome, PARAM_SETS_LEN};
 pub use queries::{News, Pending};
 pub use requests::{ArmWait, ACK_WAIT_MS};
 pub use rtt::{RttEstimator, MAX_BACKOFF_SHIFT, RTO_CEILING_MS};
@@ -120,7 +128,8 @@ pub(crate) enum Tx {
     OneShot(OneShot),
 }
 
-/// A frame a verb sends once.
+/// A frame a verb sends once (PARAM_SET too, without `confirmed-params`; with it, the frame an
+/// outstanding set sends each time it is due).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum OneShot {
     Disarm,
@@ -198,6 +207,8 @@ pub struct Offboard<const ITEMS: usize> {
     #[cfg(feature = "setpoints")]
     sp_last: Option<Stamp>,
     outbox: Deque<OneShot, OUTBOX_LEN>,
+    #[cfg(feature = "confirmed-params")]
+    params: param_sets::ParamSets,
     req: Requests,
     anchor: Option<Anchor>,
     target: Option<Target>,
@@ -223,6 +234,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             #[cfg(feature = "setpoints")]
             sp_last: None,
             outbox: Deque::new(),
+            #[cfg(feature = "confirmed-params")]
+            params: param_sets::ParamSets::default(),
             req: Requests::default(),
             anchor: None,
             target: None,
@@ -248,6 +261,9 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.req
             .on_frame(st, tel, frame, &mut self.t, &mut self.rc, &mut self.events);
         self.mission
+            .on_frame(st, frame, &mut self.t, &mut self.events);
+        #[cfg(feature = "confirmed-params")]
+        self.params
             .on_frame(st, frame, &mut self.t, &mut self.events);
         #[cfg(feature = "geofence")]
         self.geo.on_frame(st, frame, &mut self.t);
@@ -295,6 +311,10 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 OneShot::Param { .. } => {}
             }
             return Some(Tx::OneShot(one));
+        }
+        #[cfg(feature = "confirmed-params")]
+        if let Some(tx) = self.params.poll(st, &mut self.t, &mut self.events) {
+            return Some(tx);
         }
         let tx = self.mission.poll(st, &mut self.t, &mut self.events);
         self.after_transfer();
@@ -470,6 +490,10 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             if !self.outbox.is_empty() {
                 d = Some(Instant::ZERO);
             }
+            #[cfg(feature = "confirmed-params")]
+            {
+                d = earliest(d, self.params.deadline(&self.t));
+            }
             d = earliest(d, self.req.deadline(&self.t));
             d = earliest(d, self.mission.deadline(&self.t));
             #[cfg(feature = "geofence")]
@@ -504,7 +528,12 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         let geo = self.geo.deadline(&self.t);
         #[cfg(not(feature = "geofence"))]
         let geo = None;
+        #[cfg(feature = "confirmed-params")]
+        let params = self.params.deadline(&self.t);
+        #[cfg(not(feature = "confirmed-params"))]
+        let params = None;
         for t in [
+            params,
             self.req.deadline(&self.t),
             self.mission.deadline(&self.t),
             geo,

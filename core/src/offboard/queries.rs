@@ -197,6 +197,28 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.req.arm_wait(Stamp::at(now, tel), tel, &self.t)
     }
 
+    /// Parameter sets PX4 has not answered yet (always 0 without `confirmed-params`, whose
+    /// sets are not followed).
+    pub fn param_sets_pending(&self) -> usize {
+        #[cfg(feature = "confirmed-params")]
+        return self.params.len();
+        #[cfg(not(feature = "confirmed-params"))]
+        0
+    }
+
+    /// Whether a set of `name` is still waiting for PX4's answer.
+    #[cfg(feature = "confirmed-params")]
+    pub fn param_set_pending(&self, name: &str) -> bool {
+        self.params.pending(name)
+    }
+
+    /// How the newest set of `name` ended, among the last [`super::PARAM_SETS_LEN`] that ended
+    /// (`None` while it is outstanding, or when it is older).
+    #[cfg(feature = "confirmed-params")]
+    pub fn param_set_outcome(&self, name: &str) -> Option<&super::ParamSetOutcome> {
+        self.params.outcome(name)
+    }
+
     /// The world frame's anchor, once captured (first goto) or set.
     pub fn anchor(&self) -> Option<Anchor> {
         self.anchor

@@ -122,26 +122,41 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.sp
     }
 
-    /// Set a REAL32 parameter: one PARAM_SET (type 9), not verified.
+    /// Set a REAL32 parameter: PARAM_SET (type 9). With `confirmed-params` (default) it is
+    /// resent until PX4 echoes the value and ends in an `OffboardEvent::ParamSet`
+    /// (confirmed, refused with PX4's MAV_PARAM_ERROR, or given up); without it, one send,
+    /// not verified.
     pub fn param_set(&mut self, name: &str, value: f32) -> Result<(), OffboardError> {
         let name = param_name(name)?;
         let value = finite(value, "parameter value must be finite")?;
-        self.queue(OneShot::Param {
-            name,
-            bits: value.to_bits(),
-            int32: false,
-        })
+        self.set_param_bits(name, value.to_bits(), false)
     }
 
-    /// Set an INT32 parameter: one PARAM_SET (type 6) with the int's bits in the float field
-    /// (1 goes out as 0x00000001, not as 1.0), not verified.
+    /// Set an INT32 parameter: PARAM_SET (type 6) with the int's bits in the float field
+    /// (1 goes out as 0x00000001, not as 1.0); confirmed as [`Offboard::param_set`].
     pub fn param_set_int(&mut self, name: &str, value: i32) -> Result<(), OffboardError> {
         let name = param_name(name)?;
-        self.queue(OneShot::Param {
-            name,
-            bits: value as u32,
-            int32: true,
-        })
+        self.set_param_bits(name, value as u32, true)
+    }
+
+    #[cfg(feature = "confirmed-params")]
+    fn set_param_bits(
+        &mut self,
+        name: ParamName,
+        bits: u32,
+        int32: bool,
+    ) -> Result<(), OffboardError> {
+        self.params.request(name, bits, int32)
+    }
+
+    #[cfg(not(feature = "confirmed-params"))]
+    fn set_param_bits(
+        &mut self,
+        name: ParamName,
+        bits: u32,
+        int32: bool,
+    ) -> Result<(), OffboardError> {
+        self.queue(OneShot::Param { name, bits, int32 })
     }
 
     /// Take off to `alt_m` over home: MIS_TAKEOFF_ALT, then Takeoff mode, confirmed before the

@@ -89,6 +89,14 @@ pub struct FakePx4 {
     pub mode_acks: Vec<(Mode, u8)>,
     /// Modes PX4 accepts and leaves at once for another (e.g. Mission over a finished mission).
     pub bounce_modes: Vec<(Mode, Mode)>,
+    /// PARAM_SETs lost on the way (unanswered) before the next is answered.
+    pub lose_param_sets: u8,
+    /// PARAM_SETs received (lost ones included).
+    pub param_sets_seen: usize,
+    /// Names PX4 answers with PARAM_ERROR and this error (unknown name, wrong type).
+    pub param_errors: Vec<(String, mav::MavParamError)>,
+    /// Echo these bits instead of the value set (a vehicle that stored something else).
+    pub param_echo_bits: Option<u32>,
 }
 
 pub struct Upload {
@@ -145,6 +153,10 @@ impl Default for FakePx4 {
             last_ms: 0,
             mode_acks: Vec::new(),
             bounce_modes: Vec::new(),
+            lose_param_sets: 0,
+            param_sets_seen: 0,
+            param_errors: Vec::new(),
+            param_echo_bits: None,
         }
     }
 }
@@ -459,6 +471,24 @@ impl FakePx4 {
             }
             mav::MavMessage::PARAM_SET(p) => {
                 let name = p.param_id.to_str().unwrap_or("").to_string();
+                self.param_sets_seen += 1;
+                if self.lose_param_sets > 0 {
+                    self.lose_param_sets -= 1;
+                    return out;
+                }
+                if let Some((_, e)) = self.param_errors.iter().find(|(n, _)| *n == name) {
+                    let mut id = [0u8; 16];
+                    id[..name.len()].copy_from_slice(name.as_bytes());
+                    out.push(Msg::ParamError(mav::PARAM_ERROR_DATA {
+                        param_index: -1,
+                        target_system: 255,
+                        target_component: 190,
+                        param_id: id.into(),
+                        error: *e,
+                    }));
+                    return out;
+                }
+                let echoed = self.param_echo_bits.map_or(p.param_value, f32::from_bits);
                 if name == "MIS_TAKEOFF_ALT" {
                     self.takeoff_alt_m = p.param_value;
                 }
@@ -466,7 +496,7 @@ impl FakePx4 {
                 self.params
                     .push((name, p.param_value.to_bits(), p.param_type));
                 out.push(Msg::ParamValue(mav::PARAM_VALUE_DATA {
-                    param_value: p.param_value,
+                    param_value: echoed,
                     param_count: 1,
                     param_index: 0,
                     param_id: p.param_id,

@@ -293,6 +293,94 @@ impl LinkHandle {
             .unwrap_or_else(|| Err(ParamError::Closed(name.to_owned())))
     }
 
+    /// Set a parameter and wait for PX4's answer, as MAVSDK's and QGroundControl's parameter
+    /// managers do: PARAM_SET (INT32 for an integer `value`, else REAL32), resent on the retry
+    /// timer until the PARAM_VALUE with the value comes (returned: what PX4 stored, with its
+    /// index and count). A PARAM_ERROR ends it at once ([`ParamError::Refused`], PX4's
+    /// MAV_PARAM_ERROR); no echo after the resend limit is [`ParamError::GaveUp`], none within
+    /// `timeout` (wall) [`ParamError::SetTimeout`].
+    pub fn set_param(
+        &self,
+        name: &str,
+        value: ParamValue,
+        timeout: Duration,
+    ) -> Result<ParamValue, ParamError> {
+        use nexus_core::offboard::{param_error_name, OffboardError, OffboardEvent, ParamSetEnd};
+        let start = std::time::Instant::now();
+        let mut seen = self.last_event_seq();
+        let mut news = self.pump().news();
+        let (n, bits, int32) = (name.to_owned(), value.bits, value.is_int());
+        let queued = self
+            .call(move |ctx| {
+                let ob = ctx.state.client.offboard_mut().0;
+                if int32 {
+                    ob.param_set_int(&n, bits as i32)
+                } else {
+                    ob.param_set(&n, f32::from_bits(bits))
+                }
+            })
+            .map_err(|_| ParamError::Closed(name.to_owned()))?;
+        match queued {
+            Ok(()) => {}
+            Err(OffboardError::BadParamName) => return Err(ParamError::BadName(name.to_owned())),
+            Err(why) => {
+                return Err(ParamError::NotSent {
+                    name: name.to_owned(),
+                    why,
+                })
+            }
+        }
+        loop {
+            for (seq, ev) in self.events_since(seen) {
+                seen = seq;
+                match ev {
+                    LinkEvent::Offboard(OffboardEvent::ParamSet(p)) if p.name == name => {
+                        return match p.end {
+                            ParamSetEnd::Confirmed => {
+                                let mut v = if p.int32 {
+                                    ParamValue::int(p.bits as i32)
+                                } else {
+                                    ParamValue::real(f32::from_bits(p.bits))
+                                };
+                                (v.index, v.count) = p.index_count;
+                                Ok(v)
+                            }
+                            ParamSetEnd::Refused { error } => Err(ParamError::Refused {
+                                name: name.to_owned(),
+                                error: format!("MAV_PARAM_ERROR_{}", param_error_name(error)),
+                            }),
+                            ParamSetEnd::GaveUp { sends } => Err(ParamError::GaveUp {
+                                name: name.to_owned(),
+                                sends,
+                            }),
+                        };
+                    }
+                    LinkEvent::Died(cause) => {
+                        return Err(ParamError::Died {
+                            name: name.to_owned(),
+                            cause,
+                        })
+                    }
+                    _ => {}
+                }
+            }
+            if self.is_closed() {
+                return Err(ParamError::Closed(name.to_owned()));
+            }
+            let left = timeout.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(ParamError::SetTimeout {
+                    name: name.to_owned(),
+                    timeout,
+                });
+            }
+            // Woken by the pump's news (the event), a short tick at most.
+            news = self
+                .pump()
+                .wait_news(news, left.min(Duration::from_millis(50)));
+        }
+    }
+
     /// Declare the vehicle dead (a cause the pump cannot see itself): every wait ends `died`
     /// with `cause`, now and from now on.
     pub fn declare_died(&self, cause: crate::launcher::DeathCause) -> Result<(), PumpError> {

@@ -46,6 +46,26 @@ pub struct ParamValue {
 }
 
 impl ParamValue {
+    /// A REAL32 value to set ([`crate::pump::LinkHandle::set_param`]).
+    pub fn real(value: f32) -> Self {
+        ParamValue {
+            bits: value.to_bits(),
+            param_type: mav::MavParamType::MAV_PARAM_TYPE_REAL32,
+            index: 0,
+            count: 0,
+        }
+    }
+
+    /// An INT32 value to set (its bits ride in PARAM_SET's float field, as PX4 reads them).
+    pub fn int(value: i32) -> Self {
+        ParamValue {
+            bits: value as u32,
+            param_type: mav::MavParamType::MAV_PARAM_TYPE_INT32,
+            index: 0,
+            count: 0,
+        }
+    }
+
     /// Whether the parameter is an integer type (INT8..INT32, UINT8..UINT32).
     pub fn is_int(&self) -> bool {
         use mav::MavParamType as T;
@@ -72,7 +92,7 @@ impl ParamValue {
     }
 }
 
-/// Why a parameter read failed.
+/// Why a parameter read or set failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive] // more variants may come; match with a `_` arm
 pub enum ParamError {
@@ -111,6 +131,31 @@ pub enum ParamError {
         name: String,
         /// PX4's MAV_PARAM_ERROR, as its name (e.g. "MAV_PARAM_ERROR_DOES_NOT_EXIST").
         error: String,
+    },
+    /// A set the machine could not take (a value not finite, too many sets outstanding).
+    #[error("the set of {name} was not sent: {why}")]
+    NotSent {
+        /// The parameter.
+        name: String,
+        /// The machine's reason.
+        why: nexus_core::offboard::OffboardError,
+    },
+    /// A set never echoed with its value: the machine gave up after this many PARAM_SETs.
+    #[error("PX4 never confirmed {name}: no PARAM_VALUE with the value after {sends} PARAM_SETs")]
+    GaveUp {
+        /// The parameter.
+        name: String,
+        /// PARAM_SETs sent.
+        sends: u8,
+    },
+    /// A set not confirmed within the caller's timeout (wall); the machine keeps resending it
+    /// until its resend limit.
+    #[error("PX4 did not confirm {name} within {} s", timeout.as_secs_f64())]
+    SetTimeout {
+        /// The parameter.
+        name: String,
+        /// The wall-time limit.
+        timeout: std::time::Duration,
     },
 }
 
