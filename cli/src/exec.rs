@@ -133,7 +133,18 @@ impl Flight {
     ) -> Self {
         let event_seq = vehicle.link.last_event_seq();
         let status = vehicle.link.status();
-        Flight {
+        // A lossy link is often found while the vehicle is still being attached (the loss
+        // monitor needs two windows of 2 s): that finding belongs to the flight's report too.
+        let early: Vec<String> = vehicle
+            .link
+            .events_since(0)
+            .into_iter()
+            .filter_map(|(n, e)| match e {
+                LinkEvent::SlowLink(why) if n <= event_seq => Some(why),
+                _ => None,
+            })
+            .collect();
+        let mut flight = Flight {
             vehicle,
             view: ProgressView::new(out, mission_total),
             started: Instant::now(),
@@ -158,7 +169,11 @@ impl Flight {
             trace: Vec::new(),
             geo: Vec::new(),
             geo_path: String::new(),
+        };
+        for why in early {
+            flight.note_slow_link(why);
         }
+        flight
     }
 
     /// Wall seconds since the flight began.

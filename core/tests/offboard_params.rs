@@ -182,3 +182,35 @@ fn running_out_of_outstanding_sets_is_an_error_the_caller_sees() {
     assert!(sets.iter().any(|s| s.1 == "P0" && s.2 == 9));
     assert!(outcomes(&rig).iter().all(|(_, p)| p.confirmed()));
 }
+
+/// A takeoff's altitude is stored before Takeoff mode and the arm go out: with the PARAM_SET
+/// lost twice, neither is sent until PX4 echoed MIS_TAKEOFF_ALT, and the climb ends at the
+/// height asked for, not PX4's default.
+#[test]
+fn a_takeoff_waits_for_its_altitude_to_be_stored() {
+    let mut rig = Rig::new();
+    rig.px4.ready_at_ms = 0;
+    rig.px4.arm_ok_at_ms = 0;
+    rig.boot();
+    rig.px4.lose_param_sets = 2;
+    rig.ob.takeoff(rig.now(), &rig.tel, 7.0).unwrap();
+    assert!(rig.run_until(60_000, |r| r.ob.at_target(&r.tel)));
+    let sets = param_sets(&rig);
+    assert_eq!(sets.len(), 3, "two lost, the third echoed: {sets:?}");
+    let stored_at = sets[2].0;
+    let modes = rig.mode_commands();
+    assert!(!modes.is_empty());
+    assert!(
+        modes.iter().all(|(t, _)| *t >= stored_at),
+        "Takeoff mode before the altitude was stored at {stored_at}: {modes:?}"
+    );
+    let arms = rig.arm_commands();
+    assert!(!arms.is_empty());
+    assert!(
+        arms.iter().all(|(t, _)| *t >= stored_at),
+        "armed before the altitude was stored at {stored_at}: {arms:?}"
+    );
+    assert_eq!(rig.px4.takeoff_alt_m, 7.0);
+    rig.run_ms(5_000);
+    assert!((rig.px4.pos.2 - 7.0).abs() < 0.1, "{:?}", rig.px4.pos);
+}

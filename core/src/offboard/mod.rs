@@ -342,13 +342,23 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             }
         }
         let hold_start = self.mission.uploading();
+        // A takeoff's altitude (MIS_TAKEOFF_ALT) must be stored before Takeoff mode and the arm
+        // go out: PX4 takes the altitude when the takeoff starts, so a set lost on a lossy link
+        // and resent later would leave the vehicle at PX4's default height.
+        #[cfg(feature = "confirmed-params")]
+        let hold_takeoff = self.params.pending(TAKEOFF_ALT_PARAM);
+        #[cfg(not(feature = "confirmed-params"))]
+        let hold_takeoff = false;
         self.req.poll(
             st,
             tel,
             &mut self.t,
             &mut self.rc,
             &mut self.events,
-            hold_start,
+            requests::Holds {
+                start: hold_start,
+                takeoff: hold_takeoff,
+            },
         )
     }
 

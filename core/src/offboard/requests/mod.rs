@@ -124,6 +124,14 @@ pub(crate) struct Requests {
     order: u32,
 }
 
+/// What holds requests back this poll: a mission start waits for its upload (`start`), a
+/// takeoff's Takeoff mode and arm wait for its altitude to be stored (`takeoff`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Holds {
+    pub start: bool,
+    pub takeoff: bool,
+}
+
 impl Requests {
     fn next_order(&mut self) -> u32 {
         self.order = self.order.wrapping_add(1);
@@ -336,8 +344,9 @@ impl Requests {
         t: &mut Timing,
         rc: &mut Option<RcSticks>,
         ev: &mut EventQueue,
-        hold_start: bool,
+        holds: Holds,
     ) -> Option<Tx> {
+        let hold_start = holds.start;
         self.confirm(tel, rc);
         let timer = t.command_timer_ms();
         if let Some(r) = self.restart.as_mut().filter(|_| !hold_start) {
@@ -356,7 +365,8 @@ impl Requests {
         if let Some(m) = self.mode.as_mut() {
             // Mission mode waits for the restart (over a finished mission it would end at once)
             // and for an upload in flight (PX4 has no valid mission until it is accepted).
-            let blocked = (restarting || hold_start) && m.mode == Mode::Mission;
+            let blocked = ((restarting || hold_start) && m.mode == Mode::Mission)
+                || (holds.takeoff && m.mode == Mode::Takeoff);
             let waiting_accept = m.accepts >= REAL_MODE_ACCEPTS;
             if !blocked && !waiting_accept {
                 match m.tx.poll(now, timer, t.max_sends, &mut t.rtt) {
@@ -380,7 +390,8 @@ impl Requests {
                 }
             }
         }
-        let arm_due = matches!(&self.arm, Some(a) if !a.gesture
+        let arm_due = !holds.takeoff
+            && matches!(&self.arm, Some(a) if !a.gesture
             && a.tx.due(now, timer));
         if arm_due && self.armable(now, tel, t).is_none() {
             let order = self.next_order();
