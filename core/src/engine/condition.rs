@@ -782,27 +782,43 @@ impl Extra {
         at_target: None,
     };
 
-    /// Take them from `tel`, with the client's `at_target`.
+    /// Take them from `tel`, with the client's `at_target`: only the groups in `need` (the
+    /// others stay unknown), so a frame costs nothing for rows no pending wait reads.
     pub(crate) fn read<const T: usize>(
         tel: &crate::telemetry::Telemetry<T>,
         at_target: Option<bool>,
+        need: dep::Deps,
     ) -> Extra {
-        let battery = tel.battery();
-        let gps = tel.gps_raw();
-        Extra {
-            groundspeed_m_s: tel.groundspeed_m_s(),
-            climb_m_s: tel.climb_rate_m_s(),
-            heading_deg: tel.heading_rad().map(|h| h.to_degrees()),
-            battery_pct: battery.and_then(|b| b.remaining_pct),
-            battery_v: battery.and_then(|b| b.voltage_v),
-            gps_fix: gps.map(|g| g.fix_type as u8),
-            satellites: gps.map(|g| g.satellites_visible).filter(|&n| n != u8::MAX),
-            landed_state: tel.extended_sys_state().map(|e| e.landed_state as u8),
-            global: tel.global_position().map(|g| (g.lat, g.lon)),
-            local: tel.local_position().map(|l| (l.x, l.y, l.z)),
-            home: tel.home().map(|h| (h.latitude, h.longitude)),
-            at_target,
+        let mut e = Extra::UNKNOWN;
+        if need & dep::VFR != 0 {
+            e.groundspeed_m_s = tel.groundspeed_m_s();
+            e.climb_m_s = tel.climb_rate_m_s();
         }
+        if need & dep::HEADING != 0 {
+            e.heading_deg = tel.heading_rad().map(|h| h.to_degrees());
+        }
+        if need & dep::BATTERY != 0 {
+            let battery = tel.battery();
+            e.battery_pct = battery.and_then(|b| b.remaining_pct);
+            e.battery_v = battery.and_then(|b| b.voltage_v);
+        }
+        if need & dep::GPS != 0 {
+            let gps = tel.gps_raw();
+            e.gps_fix = gps.map(|g| g.fix_type as u8);
+            e.satellites = gps.map(|g| g.satellites_visible).filter(|&n| n != u8::MAX);
+        }
+        if need & dep::LANDED_STATE != 0 {
+            e.landed_state = tel.extended_sys_state().map(|x| x.landed_state as u8);
+        }
+        if need & dep::POSITION != 0 {
+            e.global = tel.global_position().map(|g| (g.lat, g.lon));
+            e.local = tel.local_position().map(|l| (l.x, l.y, l.z));
+            e.home = tel.home().map(|h| (h.latitude, h.longitude));
+        }
+        if need & dep::AT_TARGET != 0 {
+            e.at_target = at_target;
+        }
+        e
     }
 
     fn changed_since(&self, prev: &Extra) -> dep::Deps {
