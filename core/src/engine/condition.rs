@@ -823,12 +823,15 @@ impl Extra {
 
     fn changed_since(&self, prev: &Extra) -> dep::Deps {
         let bit = |c: bool, b: dep::Deps| if c { b } else { 0 };
+        let local = |l: Option<(f32, f32, f32)>| l.map(|(x, y, z)| [x, y, z].map(f32::to_bits));
         bit(
-            self.groundspeed_m_s != prev.groundspeed_m_s || self.climb_m_s != prev.climb_m_s,
+            differ(self.groundspeed_m_s, prev.groundspeed_m_s)
+                || differ(self.climb_m_s, prev.climb_m_s),
             dep::VFR,
-        ) | bit(self.heading_deg != prev.heading_deg, dep::HEADING)
+        ) | bit(differ(self.heading_deg, prev.heading_deg), dep::HEADING)
             | bit(
-                self.battery_pct != prev.battery_pct || self.battery_v != prev.battery_v,
+                differ(self.battery_pct, prev.battery_pct)
+                    || differ(self.battery_v, prev.battery_v),
                 dep::BATTERY,
             )
             | bit(
@@ -837,7 +840,9 @@ impl Extra {
             )
             | bit(self.landed_state != prev.landed_state, dep::LANDED_STATE)
             | bit(
-                self.global != prev.global || self.local != prev.local || self.home != prev.home,
+                self.global != prev.global
+                    || local(self.local) != local(prev.local)
+                    || self.home != prev.home,
                 dep::POSITION,
             )
             | bit(self.at_target != prev.at_target, dep::AT_TARGET)
@@ -870,6 +875,14 @@ impl Extra {
             }
         }
     }
+}
+
+/// Whether a float reading changed, by its bits: PX4 sends NaN for what it does not measure
+/// (VFR_HUD.airspeed without an airspeed sensor), and `NaN != NaN` would make every frame a
+/// change. Same bits, same verdict of every comparison, so skipping on them is exact.
+#[inline]
+fn differ(a: Option<f32>, b: Option<f32>) -> bool {
+    a.map(f32::to_bits) != b.map(f32::to_bits)
 }
 
 /// |a − b| around the circle, degrees in [0, 180].
@@ -929,8 +942,8 @@ impl Readings {
         #[cfg(not(feature = "extra-conditions"))]
         let extra = 0;
         extra
-            | bit(self.height_m != prev.height_m, dep::HEIGHT)
-            | bit(self.airspeed_m_s != prev.airspeed_m_s, dep::AIRSPEED)
+            | bit(differ(self.height_m, prev.height_m), dep::HEIGHT)
+            | bit(differ(self.airspeed_m_s, prev.airspeed_m_s), dep::AIRSPEED)
             | bit(self.waypoint != prev.waypoint, dep::WAYPOINT)
             | bit(self.armed != prev.armed, dep::ARMED)
             | bit(self.mode != prev.mode, dep::MODE)
