@@ -397,6 +397,29 @@ impl<const N: usize> Engine<N> {
         self.wake_ms = wake;
     }
 
+    /// The reference [`Engine::evaluate`] is held to: every pending wait looked at against
+    /// every reading, nothing skipped (no change mask, no wake times). For tests that check
+    /// the skipping never changes an outcome; a driver calls [`Engine::evaluate`].
+    #[doc(hidden)]
+    pub fn evaluate_every_wait<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>) {
+        if self.pending == 0 {
+            return;
+        }
+        self.last = self.readings(tel, dep::ALL);
+        let mut bits = self.pending;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let look = match &mut self.slots[i].state {
+                State::Pending(a) => a.look(&self.last, tel.texts()),
+                _ => continue,
+            };
+            if let Look::Settle(reason, guard) = look {
+                self.settle(i, now, tel, reason, guard, SnapshotAt::Settle, None);
+            }
+        }
+    }
+
     /// The driver's wall-clock limit for wait `id` came first: settle it with
     /// [`Reason::Cap`] and `snapshot_at` Return. Not for program steps.
     pub fn cap<const T: usize>(
