@@ -626,20 +626,19 @@ impl<const N: usize> Engine<N> {
     /// The readings in `need` (and the clock); the others stay unknown. Each condition reads
     /// only its own [`dep`] groups and the clock, so this is exact for the waits `need` covers.
     fn readings<const T: usize>(&mut self, tel: &Telemetry<T>, need: dep::Deps) -> Readings {
-        let mut r = Readings::UNKNOWN;
-        r.sim_ms = tel.sim_ms();
-        r.last_seq = tel.texts().last_seq();
+        // The cheap ones always (more readings than needed is still exact); the height (a
+        // division), the mode (a table) and the landed state (the height again) on demand.
+        let mut r = Readings {
+            sim_ms: tel.sim_ms(),
+            airspeed_m_s: tel.airspeed_m_s(),
+            waypoint: tel.waypoint(),
+            armed: tel.armed(),
+            last_seq: tel.texts().last_seq(),
+            mission: self.mission,
+            ..Readings::UNKNOWN
+        };
         if need & dep::HEIGHT != 0 {
             r.height_m = tel.height_m();
-        }
-        if need & dep::AIRSPEED != 0 {
-            r.airspeed_m_s = tel.airspeed_m_s();
-        }
-        if need & dep::WAYPOINT != 0 {
-            r.waypoint = tel.waypoint();
-        }
-        if need & dep::ARMED != 0 {
-            r.armed = tel.armed();
         }
         if need & dep::MODE != 0 {
             r.mode = tel.heartbeat().map(|hb| match self.mode_cache {
@@ -653,9 +652,6 @@ impl<const N: usize> Engine<N> {
         }
         if need & dep::LANDED != 0 {
             r.landed = tel.landed();
-        }
-        if need & dep::MISSION != 0 {
-            r.mission = self.mission;
         }
         #[cfg(feature = "extra-conditions")]
         {
