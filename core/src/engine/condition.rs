@@ -797,37 +797,56 @@ impl Extra {
         at_target: None,
     };
 
-    /// Take them from `tel`, with the client's `at_target`.
+    /// Take them from `tel`, with the client's `at_target`: only the groups in `need` (the
+    /// others stay unknown), so a frame costs nothing for rows no pending wait reads.
     pub(crate) fn read<const T: usize>(
         tel: &crate::telemetry::Telemetry<T>,
         at_target: Option<bool>,
+        need: dep::Deps,
     ) -> Extra {
-        let battery = tel.battery();
-        let gps = tel.gps_raw();
-        Extra {
-            groundspeed_m_s: tel.groundspeed_m_s(),
-            climb_m_s: tel.climb_rate_m_s(),
-            heading_deg: tel.heading_rad().map(|h| h.to_degrees()),
-            battery_pct: battery.and_then(|b| b.remaining_pct),
-            battery_v: battery.and_then(|b| b.voltage_v),
-            gps_fix: gps.map(|g| g.fix_type as u8),
-            satellites: gps.map(|g| g.satellites_visible).filter(|&n| n != u8::MAX),
-            landed_state: tel.extended_sys_state().map(|e| e.landed_state as u8),
-            global: tel.global_position().map(|g| (g.lat, g.lon)),
-            local: tel.local_position().map(|l| (l.x, l.y, l.z)),
-            home: tel.home().map(|h| (h.latitude, h.longitude)),
-            at_target,
+        let mut e = Extra::UNKNOWN;
+        if need & dep::VFR != 0 {
+            e.groundspeed_m_s = tel.groundspeed_m_s();
+            e.climb_m_s = tel.climb_rate_m_s();
         }
+        if need & dep::HEADING != 0 {
+            e.heading_deg = tel.heading_rad().map(|h| h.to_degrees());
+        }
+        if need & dep::BATTERY != 0 {
+            let battery = tel.battery();
+            e.battery_pct = battery.and_then(|b| b.remaining_pct);
+            e.battery_v = battery.and_then(|b| b.voltage_v);
+        }
+        if need & dep::GPS != 0 {
+            let gps = tel.gps_raw();
+            e.gps_fix = gps.map(|g| g.fix_type as u8);
+            e.satellites = gps.map(|g| g.satellites_visible).filter(|&n| n != u8::MAX);
+        }
+        if need & dep::LANDED_STATE != 0 {
+            e.landed_state = tel.extended_sys_state().map(|x| x.landed_state as u8);
+        }
+        if need & dep::POSITION != 0 {
+            e.global = tel.global_position().map(|g| (g.lat, g.lon));
+            e.local = tel.local_position().map(|l| (l.x, l.y, l.z));
+            e.home = tel.home().map(|h| (h.latitude, h.longitude));
+        }
+        if need & dep::AT_TARGET != 0 {
+            e.at_target = at_target;
+        }
+        e
     }
 
     fn changed_since(&self, prev: &Extra) -> dep::Deps {
         let bit = |c: bool, b: dep::Deps| if c { b } else { 0 };
+        let local = |l: Option<(f32, f32, f32)>| l.map(|(x, y, z)| [x, y, z].map(f32::to_bits));
         bit(
-            self.groundspeed_m_s != prev.groundspeed_m_s || self.climb_m_s != prev.climb_m_s,
+            differ(self.groundspeed_m_s, prev.groundspeed_m_s)
+                || differ(self.climb_m_s, prev.climb_m_s),
             dep::VFR,
-        ) | bit(self.heading_deg != prev.heading_deg, dep::HEADING)
+        ) | bit(differ(self.heading_deg, prev.heading_deg), dep::HEADING)
             | bit(
-                self.battery_pct != prev.battery_pct || self.battery_v != prev.battery_v,
+                differ(self.battery_pct, prev.battery_pct)
+                    || differ(self.battery_v, prev.battery_v),
                 dep::BATTERY,
             )
             | bit(
@@ -836,7 +855,9 @@ impl Extra {
             )
             | bit(self.landed_state != prev.landed_state, dep::LANDED_STATE)
             | bit(
-                self.global != prev.global || self.local != prev.local || self.home != prev.home,
+                self.global != prev.global
+                    || local(self.local) != local(prev.local)
+                    || self.home != prev.home,
                 dep::POSITION,
             )
             | bit(self.at_target != prev.at_target, dep::AT_TARGET)
@@ -869,6 +890,14 @@ impl Extra {
             }
         }
     }
+}
+
+/// Whether a float reading changed, by its bits: PX4 sends NaN for what it does not measure
+/// (VFR_HUD.airspeed without an airspeed sensor), and `NaN != NaN` would make every frame a
+/// change. Same bits, same verdict of every comparison, so skipping on them is exact.
+#[inline]
+fn differ(a: Option<f32>, b: Option<f32>) -> bool {
+    a.map(f32::to_bits) != b.map(f32::to_bits)
 }
 
 /// |a − b| around the circle, degrees in [0, 180].
@@ -928,8 +957,8 @@ impl Readings {
         #[cfg(not(feature = "extra-conditions"))]
         let extra = 0;
         extra
-            | bit(self.height_m != prev.height_m, dep::HEIGHT)
-            | bit(self.airspeed_m_s != prev.airspeed_m_s, dep::AIRSPEED)
+            | bit(differ(self.height_m, prev.height_m), dep::HEIGHT)
+            | bit(differ(self.airspeed_m_s, prev.airspeed_m_s), dep::AIRSPEED)
             | bit(self.waypoint != prev.waypoint, dep::WAYPOINT)
             | bit(self.armed != prev.armed, dep::ARMED)
             | bit(self.mode != prev.mode, dep::MODE)

@@ -143,6 +143,12 @@ pub struct Engine<const N: usize> {
     hot: [Hot; N],
     /// The readings of the last evaluation, to tell what changed.
     last: Readings,
+    /// A superset of the pending waits' `deps`: the readings an evaluation takes and compares
+    /// (the others cannot end a wait). Widened at registration, narrowed when the hot loop runs.
+    need: dep::Deps,
+    /// At most the earliest `wake_ms` of the pending waits: before it, a frame that changed
+    /// none of `need` cannot end any wait, and the hot loop is not entered.
+    wake_ms: u64,
     /// This mission run's progress, as the driver last supplied it.
     mission: Option<MissionProgress>,
     /// The offboard machine's at_target, as the driver last supplied it.
@@ -188,6 +194,8 @@ impl<const N: usize> Engine<N> {
                 wake_ms: u64::MAX,
             }; N],
             last: Readings::UNKNOWN,
+            need: 0,
+            wake_ms: u64::MAX,
             mission: None,
             #[cfg(feature = "extra-conditions")]
             at_target: None,
@@ -303,7 +311,7 @@ impl<const N: usize> Engine<N> {
         // Bring every other wait up to date first, so "what changed" stays exact for all of
         // them even if the driver handled messages without evaluating.
         self.evaluate(now, tel);
-        self.last = self.readings(tel);
+        self.last = self.readings(tel, dep::ALL);
         let start_ms = tel.sim_ms();
         let deps = spec.deps;
         // Straight into the slot, then looked at there: no second copy of the wait on the
@@ -332,7 +340,11 @@ impl<const N: usize> Engine<N> {
             Look::Settle(reason, guard) => {
                 self.settle(i, now, tel, reason, guard, SnapshotAt::Return, None)
             }
-            Look::Wait { wake_ms } => self.hot[i] = Hot { deps, wake_ms },
+            Look::Wait { wake_ms } => {
+                self.hot[i] = Hot { deps, wake_ms };
+                self.need |= deps;
+                self.wake_ms = self.wake_ms.min(wake_ms);
+            }
         }
         Ok(id)
     }
@@ -346,28 +358,64 @@ impl<const N: usize> Engine<N> {
         if self.pending == 0 {
             return; // `last` is refreshed at the next registration
         }
-        let r = self.readings(tel);
+        let r = self.readings(tel, self.need);
         let changed = r.changed_since(&self.last);
         self.last = r;
         let all = changed == dep::ALL;
         let sim = r.sim_ms.unwrap_or(0);
+        // The common frame: nothing any wait reads changed and no wake time is due.
+        if !all && changed & self.need == 0 && sim < self.wake_ms {
+            return;
+        }
+        let (mut need, mut wake) = (0, u64::MAX);
         let mut bits = self.pending;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let hot = self.hot[i];
             if !all && hot.deps & changed == 0 && sim < hot.wake_ms {
+                need |= hot.deps;
+                wake = wake.min(hot.wake_ms);
                 continue;
             }
             let look = match &mut self.slots[i].state {
-                State::Pending(a) => a.look(&r, tel.texts()),
+                State::Pending(a) => a.look(&self.last, tel.texts()),
                 _ => continue,
             };
             match look {
                 Look::Settle(reason, guard) => {
                     self.settle(i, now, tel, reason, guard, SnapshotAt::Settle, None)
                 }
-                Look::Wait { wake_ms } => self.hot[i].wake_ms = wake_ms,
+                Look::Wait { wake_ms } => {
+                    self.hot[i].wake_ms = wake_ms;
+                    need |= hot.deps;
+                    wake = wake.min(wake_ms);
+                }
+            }
+        }
+        self.need = need;
+        self.wake_ms = wake;
+    }
+
+    /// The reference [`Engine::evaluate`] is held to: every pending wait looked at against
+    /// every reading, nothing skipped (no change mask, no wake times). For tests that check
+    /// the skipping never changes an outcome; a driver calls [`Engine::evaluate`].
+    #[doc(hidden)]
+    pub fn evaluate_every_wait<const T: usize>(&mut self, now: Instant, tel: &Telemetry<T>) {
+        if self.pending == 0 {
+            return;
+        }
+        self.last = self.readings(tel, dep::ALL);
+        let mut bits = self.pending;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let look = match &mut self.slots[i].state {
+                State::Pending(a) => a.look(&self.last, tel.texts()),
+                _ => continue,
+            };
+            if let Look::Settle(reason, guard) = look {
+                self.settle(i, now, tel, reason, guard, SnapshotAt::Settle, None);
             }
         }
     }
@@ -577,27 +625,40 @@ impl<const N: usize> Engine<N> {
         self.last_settle = Some(sim);
     }
 
-    fn readings<const T: usize>(&mut self, tel: &Telemetry<T>) -> Readings {
-        let mode = tel.heartbeat().map(|hb| match self.mode_cache {
-            Some((cm, m)) if cm == hb.custom_mode => m,
-            _ => {
-                let m = Mode::from_custom_mode(hb.custom_mode);
-                self.mode_cache = Some((hb.custom_mode, m));
-                m
-            }
-        });
-        Readings {
+    /// The readings in `need` (and the clock); the others stay unknown. Each condition reads
+    /// only its own [`dep`] groups and the clock, so this is exact for the waits `need` covers.
+    fn readings<const T: usize>(&mut self, tel: &Telemetry<T>, need: dep::Deps) -> Readings {
+        // The cheap ones always (more readings than needed is still exact); the height (a
+        // division), the mode (a table) and the landed state (the height again) on demand.
+        let mut r = Readings {
             sim_ms: tel.sim_ms(),
-            height_m: tel.height_m(),
             airspeed_m_s: tel.airspeed_m_s(),
             waypoint: tel.waypoint(),
             armed: tel.armed(),
-            mode,
-            landed: tel.landed(),
             last_seq: tel.texts().last_seq(),
             mission: self.mission,
-            #[cfg(feature = "extra-conditions")]
-            extra: super::condition::Extra::read(tel, self.at_target),
+            ..Readings::UNKNOWN
+        };
+        if need & dep::HEIGHT != 0 {
+            r.height_m = tel.height_m();
         }
+        if need & dep::MODE != 0 {
+            r.mode = tel.heartbeat().map(|hb| match self.mode_cache {
+                Some((cm, m)) if cm == hb.custom_mode => m,
+                _ => {
+                    let m = Mode::from_custom_mode(hb.custom_mode);
+                    self.mode_cache = Some((hb.custom_mode, m));
+                    m
+                }
+            });
+        }
+        if need & dep::LANDED != 0 {
+            r.landed = tel.landed();
+        }
+        #[cfg(feature = "extra-conditions")]
+        {
+            r.extra = super::condition::Extra::read(tel, self.at_target, need);
+        }
+        r
     }
 }

@@ -93,7 +93,7 @@ pub fn condition_distance_m<const T: usize>(
     tel: &crate::telemetry::Telemetry<T>,
     to: &Place,
 ) -> Option<f32> {
-    condition::Extra::read(tel, None).distance_m(to)
+    condition::Extra::read(tel, None, condition::dep::POSITION).distance_m(to)
 }
 pub use engine::{Engine, CLOSED_ERROR};
 pub use error::{EngineError, SpecError};
