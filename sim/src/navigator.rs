@@ -714,7 +714,6 @@ impl Navigator {
                 None,
             );
         }
-        let acc_default = p.f(P::NAV_ACC_RAD);
         let alt_rad = p.f(P::NAV_MC_ALT_RAD);
         // Climb before the first item when starting on the ground.
         if self.work == Work::Climb {
@@ -728,16 +727,38 @@ impl Navigator {
                 }
             }
         }
-        // Run through non-position items instantly (bounded: each loop consumes an item).
+        if let Some(step) = self.run_instant_items(i, mission, io) {
+            return step;
+        }
+        let cur = mission.progress.current as usize;
+        let Some(it) = mission.mission().get(cur).copied() else {
+            return self.finish(i, mission, io);
+        };
+        if matches!(it.cmd(), Some(MAV_CMD_NAV_LAND | MAV_CMD_NAV_VTOL_LAND)) {
+            return self.mission_land(i, mission, io, it);
+        }
+        self.fly_to_item(i, mission, io, cur, it)
+    }
+
+    /// Runs through the items that take no flying (jumps, speed changes, delays done, items
+    /// without a position) at once, bounded: each pass consumes an item. `Some` when the step
+    /// is decided here (the mission ended, or an RTL item hands over), `None` to fly the current
+    /// item.
+    fn run_instant_items(
+        &mut self,
+        i: &Inputs<'_>,
+        mission: &mut MissionManager,
+        io: &mut Io,
+    ) -> Option<(Setpoint, Option<NavEvent>)> {
         let mut guard = 0;
         loop {
             guard += 1;
             let cur = mission.progress.current as usize;
             let Some(it) = mission.mission().get(cur).copied() else {
-                return self.finish(i, mission, io);
+                return Some(self.finish(i, mission, io));
             };
             if guard > mission.mission().len() + 2 {
-                break;
+                return None;
             }
             match it.cmd() {
                 Some(MAV_CMD_NAV_RETURN_TO_LAUNCH) => {
@@ -748,12 +769,12 @@ impl Navigator {
                         mission.progress.current = (cur + 1) as u16;
                     }
                     self.last_target = self.target;
-                    return (
+                    return Some((
                         self.target
                             .map(Setpoint::Position)
                             .unwrap_or(Setpoint::Idle),
                         Some(NavEvent::MissionRtl),
-                    );
+                    ));
                 }
                 Some(MAV_CMD_DO_JUMP) => {
                     // param1 = target index, param2 = repeat count.
@@ -796,23 +817,31 @@ impl Navigator {
                         mission.progress.current = (cur + 1) as u16;
                         continue;
                     }
-                    break;
+                    return None;
                 }
                 _ if !it.has_position() => {
                     mission.progress.reached = cur as i32;
                     mission.progress.current = (cur + 1) as u16;
                     continue;
                 }
-                _ => break,
+                _ => return None,
             }
         }
-        let cur = mission.progress.current as usize;
-        let Some(it) = mission.mission().get(cur).copied() else {
-            return self.finish(i, mission, io);
-        };
-        if matches!(it.cmd(), Some(MAV_CMD_NAV_LAND | MAV_CMD_NAV_VTOL_LAND)) {
-            return self.mission_land(i, mission, io, it);
-        }
+    }
+
+    /// Flies to position item `it` (index `cur`): its acceptance radius, then its hold time,
+    /// then the next item (or the end of the mission).
+    fn fly_to_item(
+        &mut self,
+        i: &Inputs<'_>,
+        mission: &mut MissionManager,
+        io: &mut Io,
+        cur: usize,
+        it: Item,
+    ) -> (Setpoint, Option<NavEvent>) {
+        let p = i.params;
+        let acc_default = p.f(P::NAV_ACC_RAD);
+        let alt_rad = p.f(P::NAV_MC_ALT_RAD);
         let sp = self.item_sp(i, &it);
         self.target = Some(sp);
         self.sp_type = SpType::Position;
