@@ -103,26 +103,14 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         eprintln!("nexus check: {e}");
         return exit(EXIT_SETUP);
     }
-    let mut recs = Vec::new();
-    for p in &args.tlog {
-        match nexus_host::tlog::read(p) {
-            Ok(r) => recs.extend(r),
-            Err(e) => {
-                eprintln!("nexus check: {}: {e}", p.display());
-                return exit(EXIT_SETUP);
-            }
+    let frames = match read_frames(&args.tlog) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("nexus check: {e}");
+            return exit(EXIT_SETUP);
         }
-    }
-    recs.sort_by_key(|r| r.epoch_us);
-    let frames = frames(recs);
-    let target = args.system_id.or_else(|| {
-        frames.iter().find_map(|(_, f)| match &f.msg {
-            Msg::Heartbeat(h) if f.header.sysid != OWN_SYSTEM_ID && h.autopilot as u8 != 8 => {
-                Some(f.header.sysid)
-            }
-            _ => None,
-        })
-    });
+    };
+    let target = args.system_id.or_else(|| first_autopilot(&frames));
     let Some(target) = target else {
         eprintln!("nexus check: no autopilot HEARTBEAT in the recording (pass --system-id)");
         return exit(EXIT_SETUP);
@@ -155,6 +143,83 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     }
+    let r = match replay(&mut client, &frames, &prog, &meta, &out) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let records = client.program().records().to_vec();
+    let mut report = check_report(args, &prog, target, &meta, &client, &r);
+    let (passed, verdict) = verdict(&r, &records, &meta, target, client.snapshot().t_sim_s());
+    out.line(&verdict);
+    report.passed = passed;
+    report.verdict = verdict;
+    report.exit_code = if passed { EXIT_OK } else { EXIT_FAILED };
+    if let Err(e) = out
+        .write_json(&report)
+        .and_then(|()| evidence.write(&report, &r.trace))
+    {
+        eprintln!("nexus check: {e}");
+        return exit(EXIT_SETUP);
+    }
+    exit(report.exit_code)
+}
+
+/// Read and merge the recordings, then decode their frames.
+fn read_frames(tlogs: &[PathBuf]) -> Result<Vec<(u64, Frame)>, String> {
+    let mut recs = Vec::new();
+    for p in tlogs {
+        match nexus_host::tlog::read(p) {
+            Ok(r) => recs.extend(r),
+            Err(e) => {
+                return Err(format!("{}: {e}", p.display()));
+            }
+        }
+    }
+    recs.sort_by_key(|r| r.epoch_us);
+    Ok(frames(recs))
+}
+
+/// The system id of the first autopilot that sent a HEARTBEAT (not ours, not a GCS).
+fn first_autopilot(frames: &[(u64, Frame)]) -> Option<u8> {
+    frames.iter().find_map(|(_, f)| match &f.msg {
+        Msg::Heartbeat(h) if f.header.sysid != OWN_SYSTEM_ID && h.autopilot as u8 != 8 => {
+            Some(f.header.sysid)
+        }
+        _ => None,
+    })
+}
+
+/// What a replay of the recording gathered.
+struct Replayed {
+    /// Whether the program started (the vehicle connected).
+    started: bool,
+    /// How the program ended.
+    end: Option<ProgramEnd>,
+    /// The step the end of the recording aborted, if it did.
+    ended_early: Option<usize>,
+    /// Why each failed step failed, in the vehicle's words.
+    explanations: std::collections::HashMap<usize, String>,
+    /// The vehicle's texts.
+    texts: Vec<TextReport>,
+    /// The flight drawn in the HTML report.
+    trace: Vec<Sample>,
+    /// The mission items as they became current.
+    progress: Vec<super::report::ItemProgress>,
+    /// The recording's time at the last frame handled.
+    now: Instant,
+}
+
+/// Hand `frames` to the client in their recorded time, running the program (its actions shown,
+/// not performed) and printing each step as it settles. `Err` is the exit code of a program
+/// the client refused.
+fn replay(
+    client: &mut CheckClient,
+    frames: &[(u64, Frame)],
+    prog: &ProgramFile,
+    meta: &[StepMeta],
+    out: &Out,
+) -> Result<Replayed, ExitCode> {
+    let total = meta.len();
     let mut progress: Vec<super::report::ItemProgress> = Vec::new();
     let t0 = frames.first().map_or(0, |f| f.0);
     let mut started = false;
@@ -165,13 +230,13 @@ pub fn main(args: &CheckArgs) -> ExitCode {
     let mut shown = None;
     let mut tx = [0u8; MAX_FRAME_LEN];
     let mut now = Instant::ZERO;
-    for (ts, f) in &frames {
+    for (ts, f) in frames {
         now = Instant::from_micros(ts.saturating_sub(t0));
         client.handle(now, f);
         if !started && client.telemetry().connected() {
             if let Err(e) = client.start_program(now, prog.to_program()) {
                 eprintln!("nexus check: the program was refused: {e}");
-                return exit(EXIT_SETUP);
+                return Err(exit(EXIT_SETUP));
             }
             started = true;
         }
@@ -251,7 +316,28 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             }
         }
     }
-    let records = client.program().records().to_vec();
+    Ok(Replayed {
+        started,
+        end,
+        ended_early,
+        explanations,
+        texts,
+        trace,
+        progress,
+        now,
+    })
+}
+
+/// The report of a check: its steps, texts, mission and final state (the verdict is set later).
+fn check_report(
+    args: &CheckArgs,
+    prog: &ProgramFile,
+    target: u8,
+    meta: &[StepMeta],
+    client: &CheckClient,
+    r: &Replayed,
+) -> Report {
+    let total = meta.len();
     let mut report = Report::new(
         "check",
         args.program.display().to_string(),
@@ -267,19 +353,21 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         },
         total,
     );
-    report.steps = records
+    report.steps = client
+        .program()
+        .records()
         .iter()
         .enumerate()
         .map(|(i, rec)| {
             let m = &meta[i];
-            let mut r =
+            let mut step =
                 StepReport::new(i, m.name.clone(), &m.action, &m.action_text, &m.until, rec);
-            r.explanation = explanations.get(&i).cloned();
-            r
+            step.explanation = r.explanations.get(&i).cloned();
+            step
         })
         .collect();
-    report.texts = texts;
-    report.wall_s = now.total_micros() as f64 / 1e6;
+    report.texts = r.texts.clone();
+    report.wall_s = r.now.total_micros() as f64 / 1e6;
     if let Some(plan) = &prog.plan {
         let ob = client.offboard();
         report.mission = Some(super::report::MissionReport {
@@ -295,7 +383,7 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             current: ob.mission_current(),
             reached: ob.mission_reached(),
             complete: ob.mission_complete(),
-            progress,
+            progress: r.progress.clone(),
             last_reachable: nexus_core::mission::last_reachable(&plan.plan.items),
             items_flown: ob.mission_reached().map_or(0, |r| r as usize + 1),
         });
@@ -306,11 +394,22 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         .iter()
         .map(|p| format!("checked against {}", p.display()))
         .collect();
-    let passed = end == Some(ProgramEnd::Completed)
+    report
+}
+
+/// Whether the check passed, and its verdict line.
+fn verdict(
+    r: &Replayed,
+    records: &[nexus_core::engine::StepRecord],
+    meta: &[StepMeta],
+    target: u8,
+    sim_s: f64,
+) -> (bool, String) {
+    let total = meta.len();
+    let passed = r.end == Some(ProgramEnd::Completed)
         && records.len() == total
         && records.iter().all(|r| r.passed);
-    let sim_s = client.snapshot().t_sim_s();
-    let verdict = if !started {
+    let verdict = if !r.started {
         format!("FAIL: system {target} never connected in the recording")
     } else if passed {
         format!("PASS: all {total} steps met in the recording ({sim_s:.1} s sim)")
@@ -321,7 +420,7 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             .unwrap_or(records.len().saturating_sub(1));
         match (records.get(at), meta.get(at)) {
             (Some(rec), Some(m)) => {
-                let early = (ended_early == Some(at)).then_some("the recording ended");
+                let early = (r.ended_early == Some(at)).then_some("the recording ended");
                 format!(
                     "FAIL: {}",
                     failure_text(&m.label(at, total), &m.until, rec, early)
@@ -330,16 +429,5 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             _ => "FAIL: the program did not complete".to_string(),
         }
     };
-    out.line(&verdict);
-    report.passed = passed;
-    report.verdict = verdict;
-    report.exit_code = if passed { EXIT_OK } else { EXIT_FAILED };
-    if let Err(e) = out
-        .write_json(&report)
-        .and_then(|()| evidence.write(&report, &trace))
-    {
-        eprintln!("nexus check: {e}");
-        return exit(EXIT_SETUP);
-    }
-    exit(report.exit_code)
+    (passed, verdict)
 }

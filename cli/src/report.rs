@@ -106,7 +106,7 @@ impl RequestsReport {
             rtt_samples: rtt.samples,
             command_retry_ms: rtt.command_retry_ms,
             mission_retry_ms: rtt.mission_retry_ms,
-            param_rtt_wall_ms: rtt.param_srtt_wall_ms.map(f64::from),
+            param_rtt_wall_ms: rtt.param_srtt_wall.map(|d| d.as_secs_f64() * 1000.0),
             commands_sent: tx.commands,
             param_sets_sent: tx.param_sets,
             mission_counts_sent: tx.mission_counts,

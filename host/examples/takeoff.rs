@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "at target after {:.1} s of sim time ({:.1} s wall): {} m above home, mode {}, armed {}",
         waited.waited_sim_s,
-        waited.waited_wall_s,
+        waited.waited_wall.as_secs_f64(),
         op.relative_altitude().unwrap_or(f32::NAN),
         op.mode(),
         op.is_armed()

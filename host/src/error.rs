@@ -45,12 +45,15 @@ pub enum RunError {
     )]
     NoClient,
     /// The condition did not hold within the sim timeout.
-    #[error("not met within {timeout_s} s of sim time ({waited_wall_s:.1} s of wall time)")]
+    #[error(
+        "not met within {timeout_s} s of sim time ({:.1} s of wall time)",
+        .waited_wall.as_secs_f64()
+    )]
     Timeout {
         /// The sim timeout, s.
         timeout_s: f64,
-        /// Wall time spent, s.
-        waited_wall_s: f64,
+        /// Wall time spent.
+        waited_wall: std::time::Duration,
     },
     /// The run lost its vehicle (exit, PANIC, link silent, clock stalled).
     #[error("the run lost its vehicle: {cause}")]

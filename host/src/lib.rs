@@ -35,9 +35,13 @@
 //! # }
 //! ```
 //!
-//! **Time.** Sim time (the vehicle's clock, which a lockstep run advances only while someone
-//! waits) is `f64`/`f32` seconds named `_s` everywhere (`timeout_s`, `waited_sim_s`,
-//! `lockstep_chunk_s`); wall time (caps, idle limits, parameter reads, the stall limit) is
+//! **Time.** One rule. Sim time (the vehicle's clock, which a lockstep run advances only while
+//! someone waits) is seconds named `_s`: `f32` where it crosses into nexus-core (a
+//! [`prelude::Wait`]'s `timeout_s`, a [`nexus_core::engine::WaitResult`]'s `waited_sim_s`: the
+//! core runs on an MCU with a single-precision FPU), `f64` in this crate's own API, which sums
+//! long flights (`sim_timeout_s`, [`run::Waited::waited_sim_s`], `lockstep_chunk_s`). Wall time
+//! (caps, idle limits, parameter reads, the stall limit, how long a wait or a dead link took:
+//! [`launcher::DeathCause`], [`error::RunError::Timeout`], [`run::Waited::waited_wall`]) is
 //! [`std::time::Duration`]. A [`prelude::Wait`] carries its own sim timeout, and every wait
 //! honours it.
 

@@ -157,29 +157,7 @@ impl Vehicle {
                 }
                 self.set_mode_from(cmd.p[0], cmd.p[1], cmd.p[2], src)
             }
-            Some(MavCmd::MAV_CMD_COMPONENT_ARM_DISARM) => {
-                let action = cmd.p[0].round();
-                if action != 0.0 && action != 1.0 {
-                    self.io.critical(
-                        now,
-                        "commander",
-                        &format!("Unsupported ARM_DISARM param: {:.3}\t", cmd.p[0]),
-                    );
-                    MavResult::MAV_RESULT_UNSUPPORTED
-                } else {
-                    let forced = cmd.p[1].round() as i32 == FORCE_ARM_DISARM;
-                    let ok = if action == 1.0 {
-                        self.arm(Reason::ExternalCommand, !forced)
-                    } else {
-                        self.disarm(Reason::ExternalCommand, forced)
-                    };
-                    if ok {
-                        MavResult::MAV_RESULT_ACCEPTED
-                    } else {
-                        MavResult::MAV_RESULT_TEMPORARILY_REJECTED
-                    }
-                }
-            }
+            Some(MavCmd::MAV_CMD_COMPONENT_ARM_DISARM) => self.arm_disarm_cmd(&cmd),
             Some(MavCmd::MAV_CMD_NAV_TAKEOFF) => {
                 // param7 is the takeoff altitude AMSL when finite.
                 self.nav.takeoff_alt_amsl = cmd.p7.is_finite().then_some(cmd.p7);
@@ -211,58 +189,8 @@ impl Vehicle {
                     self.reposition(&cmd)
                 }
             }
-            Some(MavCmd::MAV_CMD_MISSION_START) => {
-                // param1: the first item.
-                let c = self.conditions();
-                if !c.mission {
-                    self.io
-                        .critical(now, "commander", "Mission start denied! No valid mission\t");
-                    MavResult::MAV_RESULT_DENIED
-                } else if cmd.p[0].is_finite()
-                    && cmd.p[0] >= -1.0
-                    && (cmd.p[0] as i64) < self.mission.mission().len() as i64
-                {
-                    if cmd.p[0] >= 0.0 {
-                        self.mission.set_current(cmd.p[0] as u16);
-                    }
-                    if self.commander.change_mode(Mode::Mission, false, &c)
-                        && self.arm(Reason::MissionStart, true)
-                    {
-                        MavResult::MAV_RESULT_ACCEPTED
-                    } else {
-                        self.commander
-                            .print_reject(now, Mode::Mission, &mut self.io);
-                        MavResult::MAV_RESULT_TEMPORARILY_REJECTED
-                    }
-                } else {
-                    MavResult::MAV_RESULT_DENIED
-                }
-            }
-            Some(MavCmd::MAV_CMD_DO_SET_HOME) => {
-                // param1 = 1 uses the current position.
-                if self.params.i(P::COM_HOME_EN) == 0 {
-                    MavResult::MAV_RESULT_DENIED
-                } else if cmd.p[0] > 0.5 {
-                    self.set_home();
-                    MavResult::MAV_RESULT_ACCEPTED
-                } else if cmd.p5.is_finite() && cmd.p6.is_finite() && cmd.p7.is_finite() {
-                    let (lat, lon) = if is_long {
-                        (cmd.p5 as f64, cmd.p6 as f64)
-                    } else {
-                        (cmd.x as f64 * 1e-7, cmd.y as f64 * 1e-7)
-                    };
-                    let ne = self.frame.to_local_ne(lat, lon);
-                    let d = self.frame.origin().alt_amsl_m - cmd.p7;
-                    self.home = Some(super::vehicle::Home {
-                        ned: [ne[0], ne[1], d],
-                        yaw: self.body.yaw_rad,
-                    });
-                    self.streams.home_changed = true;
-                    MavResult::MAV_RESULT_ACCEPTED
-                } else {
-                    MavResult::MAV_RESULT_DENIED
-                }
-            }
+            Some(MavCmd::MAV_CMD_MISSION_START) => self.mission_start_cmd(&cmd),
+            Some(MavCmd::MAV_CMD_DO_SET_HOME) => self.set_home_cmd(&cmd, is_long),
             Some(MavCmd::MAV_CMD_SET_MESSAGE_INTERVAL) => {
                 // param1 message id, param2 interval µs.
                 let t = self.elapsed_us;
@@ -300,6 +228,89 @@ impl Vehicle {
             _ => MavResult::MAV_RESULT_UNSUPPORTED,
         };
         self.ack(cmd.command, result, src);
+    }
+
+    /// MAV_CMD_COMPONENT_ARM_DISARM: param1 arm (1) or disarm (0), param2 21196 forces it.
+    fn arm_disarm_cmd(&mut self, cmd: &Command) -> MavResult {
+        let now = self.now_us;
+        let action = cmd.p[0].round();
+        if action != 0.0 && action != 1.0 {
+            self.io.critical(
+                now,
+                "commander",
+                &format!("Unsupported ARM_DISARM param: {:.3}\t", cmd.p[0]),
+            );
+            MavResult::MAV_RESULT_UNSUPPORTED
+        } else {
+            let forced = cmd.p[1].round() as i32 == FORCE_ARM_DISARM;
+            let ok = if action == 1.0 {
+                self.arm(Reason::ExternalCommand, !forced)
+            } else {
+                self.disarm(Reason::ExternalCommand, forced)
+            };
+            if ok {
+                MavResult::MAV_RESULT_ACCEPTED
+            } else {
+                MavResult::MAV_RESULT_TEMPORARILY_REJECTED
+            }
+        }
+    }
+
+    /// MAV_CMD_MISSION_START: Mission mode and arm, from item param1 when given.
+    fn mission_start_cmd(&mut self, cmd: &Command) -> MavResult {
+        let now = self.now_us;
+        // param1: the first item.
+        let c = self.conditions();
+        if !c.mission {
+            self.io
+                .critical(now, "commander", "Mission start denied! No valid mission\t");
+            MavResult::MAV_RESULT_DENIED
+        } else if cmd.p[0].is_finite()
+            && cmd.p[0] >= -1.0
+            && (cmd.p[0] as i64) < self.mission.mission().len() as i64
+        {
+            if cmd.p[0] >= 0.0 {
+                self.mission.set_current(cmd.p[0] as u16);
+            }
+            if self.commander.change_mode(Mode::Mission, false, &c)
+                && self.arm(Reason::MissionStart, true)
+            {
+                MavResult::MAV_RESULT_ACCEPTED
+            } else {
+                self.commander
+                    .print_reject(now, Mode::Mission, &mut self.io);
+                MavResult::MAV_RESULT_TEMPORARILY_REJECTED
+            }
+        } else {
+            MavResult::MAV_RESULT_DENIED
+        }
+    }
+
+    /// MAV_CMD_DO_SET_HOME: the current position (param1 1) or the one given (degrees, m AMSL).
+    fn set_home_cmd(&mut self, cmd: &Command, is_long: bool) -> MavResult {
+        // param1 = 1 uses the current position.
+        if self.params.i(P::COM_HOME_EN) == 0 {
+            MavResult::MAV_RESULT_DENIED
+        } else if cmd.p[0] > 0.5 {
+            self.set_home();
+            MavResult::MAV_RESULT_ACCEPTED
+        } else if cmd.p5.is_finite() && cmd.p6.is_finite() && cmd.p7.is_finite() {
+            let (lat, lon) = if is_long {
+                (cmd.p5 as f64, cmd.p6 as f64)
+            } else {
+                (cmd.x as f64 * 1e-7, cmd.y as f64 * 1e-7)
+            };
+            let ne = self.frame.to_local_ne(lat, lon);
+            let d = self.frame.origin().alt_amsl_m - cmd.p7;
+            self.home = Some(super::vehicle::Home {
+                ned: [ne[0], ne[1], d],
+                yaw: self.body.yaw_rad,
+            });
+            self.streams.home_changed = true;
+            MavResult::MAV_RESULT_ACCEPTED
+        } else {
+            MavResult::MAV_RESULT_DENIED
+        }
     }
 
     /// MAV_CMD_REQUEST_MESSAGE for message `id` (param1), `param2` as that message reads it.

@@ -90,28 +90,7 @@ impl Vehicle {
                     }
                 }
             }
-            mav::PARAM_REQUEST_READ_DATA::ID => {
-                if let Ok(m) = mav::PARAM_REQUEST_READ_DATA::deser(v, payload) {
-                    if m.target_system != self.sysid {
-                        return;
-                    }
-                    if m.param_index >= 0 {
-                        if (m.param_index as u16) < self.params.count() {
-                            self.send_param(m.param_index as usize);
-                        }
-                    } else {
-                        let name = name16(&m.param_id[..]);
-                        match self.params.index_of(&name) {
-                            Some(i) => self.send_param(i),
-                            None => self.param_error(
-                                &m.param_id[..],
-                                src,
-                                mav::MavParamError::MAV_PARAM_ERROR_DOES_NOT_EXIST,
-                            ),
-                        }
-                    }
-                }
-            }
+            mav::PARAM_REQUEST_READ_DATA::ID => self.on_param_read(v, payload, src),
             mav::PARAM_REQUEST_LIST_DATA::ID => {
                 if let Ok(m) = mav::PARAM_REQUEST_LIST_DATA::deser(v, payload) {
                     if m.target_system == self.sysid {
@@ -119,39 +98,93 @@ impl Vehicle {
                     }
                 }
             }
-            mav::PARAM_SET_DATA::ID => {
-                if let Ok(m) = mav::PARAM_SET_DATA::deser(v, payload) {
-                    if m.target_system != self.sysid {
-                        return;
-                    }
-                    let name = name16(&m.param_id[..]);
-                    match self
-                        .params
-                        .set_from_wire(&name, m.param_value, m.param_type)
+            mav::PARAM_SET_DATA::ID => self.on_param_set(v, payload, src),
+            mav::MISSION_COUNT_DATA::ID
+            | mav::MISSION_ITEM_DATA::ID
+            | mav::MISSION_ITEM_INT_DATA::ID
+            | mav::MISSION_REQUEST_DATA::ID
+            | mav::MISSION_REQUEST_INT_DATA::ID
+            | mav::MISSION_REQUEST_LIST_DATA::ID
+            | mav::MISSION_ACK_DATA::ID
+            | mav::MISSION_SET_CURRENT_DATA::ID
+            | mav::MISSION_CLEAR_ALL_DATA::ID => self.on_mission_frame(h, v, payload, src),
+            mav::REQUEST_EVENT_DATA::ID => {
+                if let Ok(m) = mav::REQUEST_EVENT_DATA::deser(v, payload) {
+                    if m.target_system == self.sysid
+                        && (m.target_component == COMPID || m.target_component == 0)
                     {
-                        Ok(i) => self.send_param(i),
-                        Err(SetError::Unknown) => self.param_error(
-                            &m.param_id[..],
-                            src,
-                            mav::MavParamError::MAV_PARAM_ERROR_DOES_NOT_EXIST,
-                        ),
-                        Err(SetError::NotFinite) => {
-                            self.io
-                                .print(format!("ERROR [mavlink] param value not finite: {name}"));
-                        }
-                        Err(SetError::TypeMismatch) => {
-                            self.io.print(format!(
-                                "ERROR [mavlink] param types mismatch param: {name}"
-                            ));
-                            self.param_error(
-                                &m.param_id[..],
-                                src,
-                                mav::MavParamError::MAV_PARAM_ERROR_TYPE_MISMATCH,
-                            );
-                        }
+                        self.io
+                            .request_events(m.first_sequence, m.last_sequence, src);
                     }
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// PARAM_REQUEST_READ: one parameter by index or name, else PARAM_ERROR.
+    fn on_param_read(&mut self, v: MavlinkVersion, payload: &[u8], src: (u8, u8)) {
+        if let Ok(m) = mav::PARAM_REQUEST_READ_DATA::deser(v, payload) {
+            if m.target_system != self.sysid {
+                return;
+            }
+            if m.param_index >= 0 {
+                if (m.param_index as u16) < self.params.count() {
+                    self.send_param(m.param_index as usize);
+                }
+            } else {
+                let name = name16(&m.param_id[..]);
+                match self.params.index_of(&name) {
+                    Some(i) => self.send_param(i),
+                    None => self.param_error(
+                        &m.param_id[..],
+                        src,
+                        mav::MavParamError::MAV_PARAM_ERROR_DOES_NOT_EXIST,
+                    ),
+                }
+            }
+        }
+    }
+
+    /// PARAM_SET: the new value echoed, or PX4's text and PARAM_ERROR for a bad one.
+    fn on_param_set(&mut self, v: MavlinkVersion, payload: &[u8], src: (u8, u8)) {
+        if let Ok(m) = mav::PARAM_SET_DATA::deser(v, payload) {
+            if m.target_system != self.sysid {
+                return;
+            }
+            let name = name16(&m.param_id[..]);
+            match self
+                .params
+                .set_from_wire(&name, m.param_value, m.param_type)
+            {
+                Ok(i) => self.send_param(i),
+                Err(SetError::Unknown) => self.param_error(
+                    &m.param_id[..],
+                    src,
+                    mav::MavParamError::MAV_PARAM_ERROR_DOES_NOT_EXIST,
+                ),
+                Err(SetError::NotFinite) => {
+                    self.io
+                        .print(format!("ERROR [mavlink] param value not finite: {name}"));
+                }
+                Err(SetError::TypeMismatch) => {
+                    self.io.print(format!(
+                        "ERROR [mavlink] param types mismatch param: {name}"
+                    ));
+                    self.param_error(
+                        &m.param_id[..],
+                        src,
+                        mav::MavParamError::MAV_PARAM_ERROR_TYPE_MISMATCH,
+                    );
+                }
+            }
+        }
+    }
+
+    /// The mission protocol's messages, handed to the mission transfer.
+    fn on_mission_frame(&mut self, h: &Header, v: MavlinkVersion, payload: &[u8], src: (u8, u8)) {
+        let now = self.now_us;
+        match h.msgid {
             mav::MISSION_COUNT_DATA::ID => {
                 if let Ok(m) = mav::MISSION_COUNT_DATA::deser(v, payload) {
                     self.mission.on_count(now, &mut self.io, src, &m);
@@ -191,16 +224,6 @@ impl Vehicle {
             mav::MISSION_CLEAR_ALL_DATA::ID => {
                 if let Ok(m) = mav::MISSION_CLEAR_ALL_DATA::deser(v, payload) {
                     self.mission.on_clear_all(now, &mut self.io, src, &m);
-                }
-            }
-            mav::REQUEST_EVENT_DATA::ID => {
-                if let Ok(m) = mav::REQUEST_EVENT_DATA::deser(v, payload) {
-                    if m.target_system == self.sysid
-                        && (m.target_component == COMPID || m.target_component == 0)
-                    {
-                        self.io
-                            .request_events(m.first_sequence, m.last_sequence, src);
-                    }
                 }
             }
             _ => {}

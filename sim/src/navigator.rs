@@ -479,49 +479,13 @@ impl Navigator {
         }
         let p = i.params;
         let sp = match i.mode {
-            Mode::Hold => {
-                if let Some(r) = self.reposition.take() {
-                    let base = self
-                        .target
-                        .map(|t| t.target_ned_m)
-                        .unwrap_or(i.body.pos_ned_m);
-                    let ne = r.ne.unwrap_or([base[0], base[1]]);
-                    let d = r.d.unwrap_or(base[2]);
-                    let yaw = r.yaw.or(Some(i.body.yaw_rad));
-                    let mut sp = auto_sp(p, [ne[0], ne[1], d], yaw);
-                    if let Some(v) = r.speed {
-                        sp.cruise_m_s = v;
-                    }
-                    self.target = Some(sp);
-                }
-                self.sp_type = if self.target.is_some() {
-                    SpType::Position
-                } else {
-                    SpType::Idle
-                };
-                self.target
-                    .map(Setpoint::Position)
-                    .unwrap_or(Setpoint::Idle)
-            }
+            Mode::Hold => self.hold_step(i),
             Mode::Takeoff => {
-                self.sp_type = SpType::Takeoff;
-                match self.target {
-                    Some(mut t) => {
-                        t.up_m_s = self.takeoff_up_speed(i);
-                        if !self.takeoff_done
-                            && !i.landed
-                            && i.body.pos_ned_m[2] < t.target_ned_m[2] + p.f(P::NAV_MC_ALT_RAD)
-                        {
-                            self.takeoff_done = true;
-                            self.takeoff_alt_amsl = None;
-                            self.last_target = self.target;
-                            self.can_loiter_at_sp = true;
-                            event = Some(NavEvent::TakeoffDone);
-                        }
-                        Setpoint::Position(t)
-                    }
-                    None => Setpoint::Idle,
+                let (sp, ev) = self.takeoff_step(i);
+                if ev.is_some() {
+                    event = ev;
                 }
+                sp
             }
             Mode::Land | Mode::PrecisionLand => {
                 if i.landed {
@@ -546,68 +510,8 @@ impl Navigator {
                 }
                 sp
             }
-            Mode::Offboard => {
-                self.sp_type = SpType::Position;
-                let o = i.offboard;
-                if let Some(pos) = o.pos {
-                    Setpoint::Position(PosSp {
-                        target_ned_m: pos,
-                        cruise_m_s: p.f(P::MPC_XY_VEL_MAX),
-                        up_m_s: p.f(P::MPC_Z_VEL_MAX_UP),
-                        down_m_s: p.f(P::MPC_Z_VEL_MAX_DN),
-                        descend_m_s: None,
-                        yaw_rad: o.yaw,
-                        auto: false,
-                    })
-                } else if let Some(v) = o.vel {
-                    Setpoint::Velocity {
-                        vel_ned_m_s: v,
-                        yaw_rad: o.yaw,
-                        yaw_rate_rad_s: o.yaw_rate,
-                        acc_hor_m_s2: None,
-                    }
-                } else {
-                    Setpoint::Velocity {
-                        vel_ned_m_s: [0.0; 3],
-                        yaw_rad: None,
-                        yaw_rate_rad_s: None,
-                        acc_hor_m_s2: None,
-                    }
-                }
-            }
-            m if m.needs_manual_control() => {
-                self.sp_type = SpType::Position;
-                let s = i.sticks.unwrap_or(RcSticks::NEUTRAL).clamped();
-                // PX4's stick shaping (MPC_XY_MAN_EXPO 0.6) up to MPC_VEL_MANUAL 10 m/s; the
-                // acceleration-based Position mode gains speed slowly: pitch 0.5 for 4 s flies
-                // 3.2-3.5 m on PX4 (PX4-WIRE "More measured"), i.e. ~MPC_ACC_HOR/2 at full stick.
-                let vmax = p.f(P::MPC_XY_VEL_MAX).min(MPC_VEL_MANUAL_M_S);
-                let dead = |v: f32| if v.abs() < 0.05 { 0.0 } else { v };
-                let expo = |v: f32| (1.0 - MAN_EXPO) * v + MAN_EXPO * v * v * v;
-                let fwd = expo(dead(s.pitch)) * vmax;
-                let right = expo(dead(s.roll)) * vmax;
-                let stick = expo(dead(s.pitch).hypot(dead(s.roll)).min(1.0));
-                let acc = if stick > 0.0 {
-                    stick * p.f(P::MPC_ACC_HOR) * 0.5
-                } else {
-                    MAN_BRAKE_M_S2
-                };
-                let (sy, cy) = i.body.yaw_rad.sin_cos();
-                let thr = (s.throttle - 0.5) * 2.0;
-                let vz = if thr.abs() < 0.1 {
-                    0.0
-                } else if thr > 0.0 {
-                    -thr * p.f(P::MPC_Z_VEL_MAX_UP)
-                } else {
-                    -thr * p.f(P::MPC_Z_VEL_MAX_DN)
-                };
-                Setpoint::Velocity {
-                    vel_ned_m_s: [fwd * cy - right * sy, fwd * sy + right * cy, vz],
-                    yaw_rad: None,
-                    yaw_rate_rad_s: Some(dead(s.yaw) * 150f32.to_radians()),
-                    acc_hor_m_s2: Some(acc),
-                }
-            }
+            Mode::Offboard => self.offboard_step(i),
+            m if m.needs_manual_control() => self.manual_step(i),
             _ => {
                 self.sp_type = SpType::Position;
                 let here = i.body.pos_ned_m;
@@ -620,6 +524,124 @@ impl Navigator {
         };
         let thrust_sp = if i.spooled { sp } else { Setpoint::Idle };
         (thrust_sp, event)
+    }
+
+    /// Hold: at the last target (or a reposition's), else idle.
+    fn hold_step(&mut self, i: &Inputs<'_>) -> Setpoint {
+        let p = i.params;
+        if let Some(r) = self.reposition.take() {
+            let base = self
+                .target
+                .map(|t| t.target_ned_m)
+                .unwrap_or(i.body.pos_ned_m);
+            let ne = r.ne.unwrap_or([base[0], base[1]]);
+            let d = r.d.unwrap_or(base[2]);
+            let yaw = r.yaw.or(Some(i.body.yaw_rad));
+            let mut sp = auto_sp(p, [ne[0], ne[1], d], yaw);
+            if let Some(v) = r.speed {
+                sp.cruise_m_s = v;
+            }
+            self.target = Some(sp);
+        }
+        self.sp_type = if self.target.is_some() {
+            SpType::Position
+        } else {
+            SpType::Idle
+        };
+        self.target
+            .map(Setpoint::Position)
+            .unwrap_or(Setpoint::Idle)
+    }
+
+    /// Takeoff: climb to the target; done (once) within NAV_MC_ALT_RAD of it.
+    fn takeoff_step(&mut self, i: &Inputs<'_>) -> (Setpoint, Option<NavEvent>) {
+        let p = i.params;
+        self.sp_type = SpType::Takeoff;
+        match self.target {
+            Some(mut t) => {
+                t.up_m_s = self.takeoff_up_speed(i);
+                if !self.takeoff_done
+                    && !i.landed
+                    && i.body.pos_ned_m[2] < t.target_ned_m[2] + p.f(P::NAV_MC_ALT_RAD)
+                {
+                    self.takeoff_done = true;
+                    self.takeoff_alt_amsl = None;
+                    self.last_target = self.target;
+                    self.can_loiter_at_sp = true;
+                    return (Setpoint::Position(t), Some(NavEvent::TakeoffDone));
+                }
+                (Setpoint::Position(t), None)
+            }
+            None => (Setpoint::Idle, None),
+        }
+    }
+
+    /// Offboard: the position or velocity the offboard controller streams, else stand still.
+    fn offboard_step(&mut self, i: &Inputs<'_>) -> Setpoint {
+        let p = i.params;
+        self.sp_type = SpType::Position;
+        let o = i.offboard;
+        if let Some(pos) = o.pos {
+            Setpoint::Position(PosSp {
+                target_ned_m: pos,
+                cruise_m_s: p.f(P::MPC_XY_VEL_MAX),
+                up_m_s: p.f(P::MPC_Z_VEL_MAX_UP),
+                down_m_s: p.f(P::MPC_Z_VEL_MAX_DN),
+                descend_m_s: None,
+                yaw_rad: o.yaw,
+                auto: false,
+            })
+        } else if let Some(v) = o.vel {
+            Setpoint::Velocity {
+                vel_ned_m_s: v,
+                yaw_rad: o.yaw,
+                yaw_rate_rad_s: o.yaw_rate,
+                acc_hor_m_s2: None,
+            }
+        } else {
+            Setpoint::Velocity {
+                vel_ned_m_s: [0.0; 3],
+                yaw_rad: None,
+                yaw_rate_rad_s: None,
+                acc_hor_m_s2: None,
+            }
+        }
+    }
+
+    /// The manual modes: velocity from the sticks, shaped as PX4 shapes them.
+    fn manual_step(&mut self, i: &Inputs<'_>) -> Setpoint {
+        let p = i.params;
+        self.sp_type = SpType::Position;
+        let s = i.sticks.unwrap_or(RcSticks::NEUTRAL).clamped();
+        // PX4's stick shaping (MPC_XY_MAN_EXPO 0.6) up to MPC_VEL_MANUAL 10 m/s; the
+        // acceleration-based Position mode gains speed slowly: pitch 0.5 for 4 s flies
+        // 3.2-3.5 m on PX4 (PX4-WIRE "More measured"), i.e. ~MPC_ACC_HOR/2 at full stick.
+        let vmax = p.f(P::MPC_XY_VEL_MAX).min(MPC_VEL_MANUAL_M_S);
+        let dead = |v: f32| if v.abs() < 0.05 { 0.0 } else { v };
+        let expo = |v: f32| (1.0 - MAN_EXPO) * v + MAN_EXPO * v * v * v;
+        let fwd = expo(dead(s.pitch)) * vmax;
+        let right = expo(dead(s.roll)) * vmax;
+        let stick = expo(dead(s.pitch).hypot(dead(s.roll)).min(1.0));
+        let acc = if stick > 0.0 {
+            stick * p.f(P::MPC_ACC_HOR) * 0.5
+        } else {
+            MAN_BRAKE_M_S2
+        };
+        let (sy, cy) = i.body.yaw_rad.sin_cos();
+        let thr = (s.throttle - 0.5) * 2.0;
+        let vz = if thr.abs() < 0.1 {
+            0.0
+        } else if thr > 0.0 {
+            -thr * p.f(P::MPC_Z_VEL_MAX_UP)
+        } else {
+            -thr * p.f(P::MPC_Z_VEL_MAX_DN)
+        };
+        Setpoint::Velocity {
+            vel_ned_m_s: [fwd * cy - right * sy, fwd * sy + right * cy, vz],
+            yaw_rad: None,
+            yaw_rate_rad_s: Some(dead(s.yaw) * 150f32.to_radians()),
+            acc_hor_m_s2: Some(acc),
+        }
     }
 
     fn rtl_step(&mut self, i: &Inputs<'_>, io: &mut Io) -> Setpoint {
@@ -692,7 +714,6 @@ impl Navigator {
                 None,
             );
         }
-        let acc_default = p.f(P::NAV_ACC_RAD);
         let alt_rad = p.f(P::NAV_MC_ALT_RAD);
         // Climb before the first item when starting on the ground.
         if self.work == Work::Climb {
@@ -706,16 +727,38 @@ impl Navigator {
                 }
             }
         }
-        // Run through non-position items instantly (bounded: each loop consumes an item).
+        if let Some(step) = self.run_instant_items(i, mission, io) {
+            return step;
+        }
+        let cur = mission.progress.current as usize;
+        let Some(it) = mission.mission().get(cur).copied() else {
+            return self.finish(i, mission, io);
+        };
+        if matches!(it.cmd(), Some(MAV_CMD_NAV_LAND | MAV_CMD_NAV_VTOL_LAND)) {
+            return self.mission_land(i, mission, io, it);
+        }
+        self.fly_to_item(i, mission, io, cur, it)
+    }
+
+    /// Runs through the items that take no flying (jumps, speed changes, delays done, items
+    /// without a position) at once, bounded: each pass consumes an item. `Some` when the step
+    /// is decided here (the mission ended, or an RTL item hands over), `None` to fly the current
+    /// item.
+    fn run_instant_items(
+        &mut self,
+        i: &Inputs<'_>,
+        mission: &mut MissionManager,
+        io: &mut Io,
+    ) -> Option<(Setpoint, Option<NavEvent>)> {
         let mut guard = 0;
         loop {
             guard += 1;
             let cur = mission.progress.current as usize;
             let Some(it) = mission.mission().get(cur).copied() else {
-                return self.finish(i, mission, io);
+                return Some(self.finish(i, mission, io));
             };
             if guard > mission.mission().len() + 2 {
-                break;
+                return None;
             }
             match it.cmd() {
                 Some(MAV_CMD_NAV_RETURN_TO_LAUNCH) => {
@@ -726,12 +769,12 @@ impl Navigator {
                         mission.progress.current = (cur + 1) as u16;
                     }
                     self.last_target = self.target;
-                    return (
+                    return Some((
                         self.target
                             .map(Setpoint::Position)
                             .unwrap_or(Setpoint::Idle),
                         Some(NavEvent::MissionRtl),
-                    );
+                    ));
                 }
                 Some(MAV_CMD_DO_JUMP) => {
                     // param1 = target index, param2 = repeat count.
@@ -774,23 +817,31 @@ impl Navigator {
                         mission.progress.current = (cur + 1) as u16;
                         continue;
                     }
-                    break;
+                    return None;
                 }
                 _ if !it.has_position() => {
                     mission.progress.reached = cur as i32;
                     mission.progress.current = (cur + 1) as u16;
                     continue;
                 }
-                _ => break,
+                _ => return None,
             }
         }
-        let cur = mission.progress.current as usize;
-        let Some(it) = mission.mission().get(cur).copied() else {
-            return self.finish(i, mission, io);
-        };
-        if matches!(it.cmd(), Some(MAV_CMD_NAV_LAND | MAV_CMD_NAV_VTOL_LAND)) {
-            return self.mission_land(i, mission, io, it);
-        }
+    }
+
+    /// Flies to position item `it` (index `cur`): its acceptance radius, then its hold time,
+    /// then the next item (or the end of the mission).
+    fn fly_to_item(
+        &mut self,
+        i: &Inputs<'_>,
+        mission: &mut MissionManager,
+        io: &mut Io,
+        cur: usize,
+        it: Item,
+    ) -> (Setpoint, Option<NavEvent>) {
+        let p = i.params;
+        let acc_default = p.f(P::NAV_ACC_RAD);
+        let alt_rad = p.f(P::NAV_MC_ALT_RAD);
         let sp = self.item_sp(i, &it);
         self.target = Some(sp);
         self.sp_type = SpType::Position;

@@ -340,21 +340,44 @@ impl Vehicle {
         home + self.alt_steps.offset_m
     }
 
+    /// Sends one message of stream `kind`, built from the vehicle's state now.
     fn emit(&mut self, kind: Kind) {
-        let now = self.now_us;
-        let b = self.body;
-        let geo = self.frame.to_geo(b.pos_ned_m);
-        let ms = self.time_boot_ms();
-        let global_ok = now >= self.cfg.boot.global_position_ms * 1000;
-        let local_ok = now >= self.cfg.boot.local_position_ms * 1000;
-        let yaw_deg = {
-            let d = b.yaw_rad.to_degrees();
-            if d < 0.0 {
-                d + 360.0
-            } else {
-                d
+        match kind {
+            Kind::Heartbeat
+            | Kind::SysStatus
+            | Kind::ExtendedSysState
+            | Kind::HomePosition
+            | Kind::BatteryStatus
+            | Kind::EstimatorStatus
+            | Kind::ServoOutputRaw
+            | Kind::CurrentMode
+            | Kind::TimeEstimateToTarget => self.emit_health(kind),
+            Kind::SystemTime | Kind::Timesync | Kind::Ping | Kind::LinkNodeStatus => {
+                self.emit_clock(kind)
             }
-        };
+            Kind::Attitude
+            | Kind::AttitudeQuaternion
+            | Kind::HighresImu
+            | Kind::ScaledPressure
+            | Kind::Vibration
+            | Kind::AttitudeTarget
+            | Kind::DistanceSensor => self.emit_attitude_and_sensors(kind),
+            Kind::GlobalPositionInt | Kind::LocalPositionNed | Kind::Odometry | Kind::Altitude => {
+                self.emit_position_estimate(kind)
+            }
+            Kind::GpsRawInt
+            | Kind::VfrHud
+            | Kind::OpenDroneIdLocation
+            | Kind::OpenDroneIdSystem => self.emit_gnss_and_hud(kind),
+            Kind::HilStateQuaternion
+            | Kind::PositionTargetLocalNed
+            | Kind::PositionTargetGlobalInt => self.emit_truth_and_targets(kind),
+        }
+    }
+
+    /// Heartbeat, health and state: what a ground station shows on its status bar.
+    fn emit_health(&mut self, kind: Kind) {
+        let now = self.now_us;
         let can_arm = {
             let c = self.conditions();
             self.commander.can_arm(&c)
@@ -383,10 +406,107 @@ impl Vehicle {
                     ..Default::default()
                 });
             }
+            Kind::ExtendedSysState => {
+                let ls = match landed_state {
+                    1 => mav::MavLandedState::MAV_LANDED_STATE_ON_GROUND,
+                    3 => mav::MavLandedState::MAV_LANDED_STATE_TAKEOFF,
+                    4 => mav::MavLandedState::MAV_LANDED_STATE_LANDING,
+                    _ => mav::MavLandedState::MAV_LANDED_STATE_IN_AIR,
+                };
+                out.push(&mav::EXTENDED_SYS_STATE_DATA {
+                    vtol_state: mav::MavVtolState::MAV_VTOL_STATE_UNDEFINED,
+                    landed_state: ls,
+                });
+            }
+            Kind::HomePosition => self.send_home(),
+            Kind::BatteryStatus => {
+                let mut voltages = [u16::MAX; 10];
+                voltages[0] = 16_200;
+                out.push(&mav::BATTERY_STATUS_DATA {
+                    current_consumed: -1,
+                    energy_consumed: -1,
+                    temperature: i16::MAX,
+                    voltages,
+                    current_battery: -1,
+                    id: 0,
+                    battery_function: mav::MavBatteryFunction::MAV_BATTERY_FUNCTION_UNKNOWN,
+                    mavtype: mav::MavBatteryType::MAV_BATTERY_TYPE_LIPO,
+                    battery_remaining: 100,
+                    time_remaining: 0,
+                    charge_state: mav::MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_OK,
+                    ..Default::default()
+                });
+            }
+            Kind::EstimatorStatus => out.push(&mav::ESTIMATOR_STATUS_DATA {
+                time_usec: now,
+                ..Default::default()
+            }),
+            Kind::ServoOutputRaw => {
+                let pwm = if self.commander.armed { 1_500 } else { 1_000 };
+                out.push(&mav::SERVO_OUTPUT_RAW_DATA {
+                    time_usec: now as u32,
+                    servo1_raw: pwm,
+                    servo2_raw: pwm,
+                    servo3_raw: pwm,
+                    servo4_raw: pwm,
+                    ..Default::default()
+                });
+            }
+            Kind::CurrentMode => self.send_current_mode(),
+            Kind::TimeEstimateToTarget => out.push(&mav::TIME_ESTIMATE_TO_TARGET_DATA {
+                safe_return: -1,
+                land: -1,
+                mission_next_item: -1,
+                mission_end: -1,
+                commanded_action: -1,
+            }),
+            _ => {}
+        }
+    }
+
+    /// The clock and link messages: SYSTEM_TIME, TIMESYNC, PING, LINK_NODE_STATUS.
+    fn emit_clock(&mut self, kind: Kind) {
+        let now = self.now_us;
+        let ms = self.time_boot_ms();
+        let out = &mut self.io.out;
+        match kind {
             Kind::SystemTime => out.push(&mav::SYSTEM_TIME_DATA {
                 time_unix_usec: UNIX_EPOCH_BASE_US + now,
                 time_boot_ms: ms,
             }),
+            Kind::Timesync => out.push(&mav::TIMESYNC_DATA {
+                tc1: 0,
+                ts1: now as i64 * 1000,
+                ..Default::default()
+            }),
+            // PX4 still streams the deprecated PING (the box trace: 1 Hz).
+            #[allow(deprecated)]
+            Kind::Ping => {
+                self.ping_seq = self.ping_seq.wrapping_add(1);
+                self.io.out.push(&mav::PING_DATA {
+                    time_usec: now,
+                    seq: self.ping_seq,
+                    target_system: 0,
+                    target_component: 0,
+                });
+            }
+            Kind::LinkNodeStatus => out.push(&mav::LINK_NODE_STATUS_DATA {
+                timestamp: now / 1000,
+                ..Default::default()
+            }),
+            _ => {}
+        }
+    }
+
+    /// Attitude and the raw sensors (IMU, barometer, vibration, range finder).
+    fn emit_attitude_and_sensors(&mut self, kind: Kind) {
+        let now = self.now_us;
+        let b = self.body;
+        let geo = self.frame.to_geo(b.pos_ned_m);
+        let ms = self.time_boot_ms();
+        let local_ok = now >= self.cfg.boot.local_position_ms * 1000;
+        let out = &mut self.io.out;
+        match kind {
             Kind::Attitude => out.push(&mav::ATTITUDE_DATA {
                 time_boot_ms: ms,
                 roll: b.roll_rad,
@@ -431,6 +551,56 @@ impl Vehicle {
                     id: 0,
                 });
             }
+            Kind::ScaledPressure => {
+                // Standard atmosphere near the ground: -12 Pa per metre.
+                let hpa = 1013.25 - 0.12 * geo.alt_amsl_m;
+                out.push(&mav::SCALED_PRESSURE_DATA {
+                    time_boot_ms: ms,
+                    press_abs: hpa,
+                    temperature: 2_000,
+                    ..Default::default()
+                });
+            }
+            Kind::Vibration => out.push(&mav::VIBRATION_DATA {
+                time_usec: now,
+                ..Default::default()
+            }),
+            Kind::AttitudeTarget => out.push(&mav::ATTITUDE_TARGET_DATA {
+                time_boot_ms: ms,
+                q: quat(b.roll_rad, b.pitch_rad, b.yaw_rad),
+                thrust: if self.commander.armed { 0.5 } else { 0.0 },
+                ..Default::default()
+            }),
+            Kind::DistanceSensor if local_ok => out.push(&mav::DISTANCE_SENSOR_DATA {
+                time_boot_ms: ms,
+                min_distance: 0,
+                max_distance: 10_000,
+                current_distance: (b.height_m().max(0.0) * 100.0).round() as u16,
+                orientation: mav::MavSensorOrientation::MAV_SENSOR_ROTATION_PITCH_270,
+                ..Default::default()
+            }),
+            _ => {}
+        }
+    }
+
+    /// The estimator's position: global, local, odometry, altitude (each once its boot delay passed).
+    fn emit_position_estimate(&mut self, kind: Kind) {
+        let now = self.now_us;
+        let b = self.body;
+        let geo = self.frame.to_geo(b.pos_ned_m);
+        let ms = self.time_boot_ms();
+        let global_ok = now >= self.cfg.boot.global_position_ms * 1000;
+        let local_ok = now >= self.cfg.boot.local_position_ms * 1000;
+        let yaw_deg = {
+            let d = b.yaw_rad.to_degrees();
+            if d < 0.0 {
+                d + 360.0
+            } else {
+                d
+            }
+        };
+        let out = &mut self.io.out;
+        match kind {
             Kind::GlobalPositionInt if global_ok => {
                 let est = self.estimated_alt_amsl(geo.alt_amsl_m);
                 let rel = est - self.reported_home_alt();
@@ -481,22 +651,6 @@ impl Vehicle {
                     quality: 100,
                 });
             }
-            Kind::VfrHud => {
-                let gs = b.ground_speed_m_s();
-                let throttle = if self.commander.armed && !b.on_ground {
-                    50
-                } else {
-                    0
-                };
-                out.push(&mav::VFR_HUD_DATA {
-                    airspeed: gs,
-                    groundspeed: gs,
-                    alt: geo.alt_amsl_m,
-                    climb: -b.vel_ned_m_s[2],
-                    heading: yaw_deg.round() as i16 % 360,
-                    throttle,
-                });
-            }
             Kind::Altitude if local_ok => {
                 let rel = geo.alt_amsl_m - self.reported_home_alt();
                 self.io.out.push(&mav::ALTITUDE_DATA {
@@ -509,6 +663,26 @@ impl Vehicle {
                     bottom_clearance: f32::NAN,
                 });
             }
+            _ => {}
+        }
+    }
+
+    /// GPS_RAW_INT, VFR_HUD and the Open Drone ID location.
+    fn emit_gnss_and_hud(&mut self, kind: Kind) {
+        let now = self.now_us;
+        let b = self.body;
+        let geo = self.frame.to_geo(b.pos_ned_m);
+        let global_ok = now >= self.cfg.boot.global_position_ms * 1000;
+        let yaw_deg = {
+            let d = b.yaw_rad.to_degrees();
+            if d < 0.0 {
+                d + 360.0
+            } else {
+                d
+            }
+        };
+        let out = &mut self.io.out;
+        match kind {
             Kind::GpsRawInt => {
                 let fix = if global_ok {
                     mav::GpsFixType::GPS_FIX_TYPE_3D_FIX
@@ -537,19 +711,44 @@ impl Vehicle {
                     yaw: 0,
                 });
             }
-            Kind::ExtendedSysState => {
-                let ls = match landed_state {
-                    1 => mav::MavLandedState::MAV_LANDED_STATE_ON_GROUND,
-                    3 => mav::MavLandedState::MAV_LANDED_STATE_TAKEOFF,
-                    4 => mav::MavLandedState::MAV_LANDED_STATE_LANDING,
-                    _ => mav::MavLandedState::MAV_LANDED_STATE_IN_AIR,
+            Kind::VfrHud => {
+                let gs = b.ground_speed_m_s();
+                let throttle = if self.commander.armed && !b.on_ground {
+                    50
+                } else {
+                    0
                 };
-                out.push(&mav::EXTENDED_SYS_STATE_DATA {
-                    vtol_state: mav::MavVtolState::MAV_VTOL_STATE_UNDEFINED,
-                    landed_state: ls,
+                out.push(&mav::VFR_HUD_DATA {
+                    airspeed: gs,
+                    groundspeed: gs,
+                    alt: geo.alt_amsl_m,
+                    climb: -b.vel_ned_m_s[2],
+                    heading: yaw_deg.round() as i16 % 360,
+                    throttle,
                 });
             }
-            Kind::HomePosition => self.send_home(),
+            Kind::OpenDroneIdLocation => out.push(&mav::OPEN_DRONE_ID_LOCATION_DATA {
+                latitude: (geo.lat_deg * 1e7).round() as i32,
+                longitude: (geo.lon_deg * 1e7).round() as i32,
+                altitude_geodetic: geo.alt_amsl_m,
+                height: b.height_m(),
+                ..Default::default()
+            }),
+            Kind::OpenDroneIdSystem => out.push(&mav::OPEN_DRONE_ID_SYSTEM_DATA {
+                ..Default::default()
+            }),
+            _ => {}
+        }
+    }
+
+    /// SIH's ground truth and the position controller's targets.
+    fn emit_truth_and_targets(&mut self, kind: Kind) {
+        let now = self.now_us;
+        let b = self.body;
+        let geo = self.frame.to_geo(b.pos_ned_m);
+        let ms = self.time_boot_ms();
+        let out = &mut self.io.out;
+        match kind {
             Kind::HilStateQuaternion => {
                 // SIH's ground truth as PX4 streams it: true position (alt mm AMSL), velocity
                 // cm/s, attitude, body rates, speeds cm/s, acceleration mG.
@@ -579,68 +778,6 @@ impl Vehicle {
                     zacc: mg(a[2] - super::dynamics::G),
                 });
             }
-            Kind::BatteryStatus => {
-                let mut voltages = [u16::MAX; 10];
-                voltages[0] = 16_200;
-                out.push(&mav::BATTERY_STATUS_DATA {
-                    current_consumed: -1,
-                    energy_consumed: -1,
-                    temperature: i16::MAX,
-                    voltages,
-                    current_battery: -1,
-                    id: 0,
-                    battery_function: mav::MavBatteryFunction::MAV_BATTERY_FUNCTION_UNKNOWN,
-                    mavtype: mav::MavBatteryType::MAV_BATTERY_TYPE_LIPO,
-                    battery_remaining: 100,
-                    time_remaining: 0,
-                    charge_state: mav::MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_OK,
-                    ..Default::default()
-                });
-            }
-            Kind::Timesync => out.push(&mav::TIMESYNC_DATA {
-                tc1: 0,
-                ts1: now as i64 * 1000,
-                ..Default::default()
-            }),
-            // PX4 still streams the deprecated PING (the box trace: 1 Hz).
-            #[allow(deprecated)]
-            Kind::Ping => {
-                self.ping_seq = self.ping_seq.wrapping_add(1);
-                self.io.out.push(&mav::PING_DATA {
-                    time_usec: now,
-                    seq: self.ping_seq,
-                    target_system: 0,
-                    target_component: 0,
-                });
-            }
-            Kind::ScaledPressure => {
-                // Standard atmosphere near the ground: -12 Pa per metre.
-                let hpa = 1013.25 - 0.12 * geo.alt_amsl_m;
-                out.push(&mav::SCALED_PRESSURE_DATA {
-                    time_boot_ms: ms,
-                    press_abs: hpa,
-                    temperature: 2_000,
-                    ..Default::default()
-                });
-            }
-            Kind::DistanceSensor if local_ok => out.push(&mav::DISTANCE_SENSOR_DATA {
-                time_boot_ms: ms,
-                min_distance: 0,
-                max_distance: 10_000,
-                current_distance: (b.height_m().max(0.0) * 100.0).round() as u16,
-                orientation: mav::MavSensorOrientation::MAV_SENSOR_ROTATION_PITCH_270,
-                ..Default::default()
-            }),
-            Kind::EstimatorStatus => out.push(&mav::ESTIMATOR_STATUS_DATA {
-                time_usec: now,
-                ..Default::default()
-            }),
-            Kind::AttitudeTarget => out.push(&mav::ATTITUDE_TARGET_DATA {
-                time_boot_ms: ms,
-                q: quat(b.roll_rad, b.pitch_rad, b.yaw_rad),
-                thrust: if self.commander.armed { 0.5 } else { 0.0 },
-                ..Default::default()
-            }),
             Kind::PositionTargetLocalNed => {
                 let t = self.nav.target().unwrap_or(b.pos_ned_m);
                 self.io.out.push(&mav::POSITION_TARGET_LOCAL_NED_DATA {
@@ -667,43 +804,6 @@ impl Vehicle {
                     });
                 }
             }
-            Kind::ServoOutputRaw => {
-                let pwm = if self.commander.armed { 1_500 } else { 1_000 };
-                out.push(&mav::SERVO_OUTPUT_RAW_DATA {
-                    time_usec: now as u32,
-                    servo1_raw: pwm,
-                    servo2_raw: pwm,
-                    servo3_raw: pwm,
-                    servo4_raw: pwm,
-                    ..Default::default()
-                });
-            }
-            Kind::Vibration => out.push(&mav::VIBRATION_DATA {
-                time_usec: now,
-                ..Default::default()
-            }),
-            Kind::OpenDroneIdLocation => out.push(&mav::OPEN_DRONE_ID_LOCATION_DATA {
-                latitude: (geo.lat_deg * 1e7).round() as i32,
-                longitude: (geo.lon_deg * 1e7).round() as i32,
-                altitude_geodetic: geo.alt_amsl_m,
-                height: b.height_m(),
-                ..Default::default()
-            }),
-            Kind::OpenDroneIdSystem => out.push(&mav::OPEN_DRONE_ID_SYSTEM_DATA {
-                ..Default::default()
-            }),
-            Kind::LinkNodeStatus => out.push(&mav::LINK_NODE_STATUS_DATA {
-                timestamp: now / 1000,
-                ..Default::default()
-            }),
-            Kind::CurrentMode => self.send_current_mode(),
-            Kind::TimeEstimateToTarget => out.push(&mav::TIME_ESTIMATE_TO_TARGET_DATA {
-                safe_return: -1,
-                land: -1,
-                mission_next_item: -1,
-                mission_end: -1,
-                commanded_action: -1,
-            }),
             _ => {}
         }
     }

@@ -434,7 +434,16 @@ impl Vehicle {
     fn sim_tick(&mut self) {
         let now = self.now_us;
         let c = self.conditions();
-        // Boot timeline.
+        self.boot_timeline(now, &c);
+        self.land_detector(now);
+        self.auto_disarm(now);
+        self.failsafes(now, &c);
+        self.navigate(now, &c);
+    }
+
+    /// The boot texts due by now, home once the position is good, "Ready for takeoff!", the
+    /// stick gestures.
+    fn boot_timeline(&mut self, now: u64, c: &Conditions) {
         while let Some((ms, sev, text)) = self.cfg.boot_texts.get(self.boot_texts_done).cloned() {
             if now < ms * 1000 {
                 break;
@@ -449,14 +458,16 @@ impl Vehicle {
             self.set_home();
             self.io.print("INFO  [tone_alarm] home set".to_owned());
         }
-        if !self.commander.ready_printed && self.commander.can_arm(&c) {
+        if !self.commander.ready_printed && self.commander.can_arm(c) {
             self.commander.ready_printed = true;
             self.io
                 .print("INFO  [commander] Ready for takeoff!".to_owned());
         }
-        self.stick_gesture(&c);
+        self.stick_gesture(c);
+    }
 
-        // Land detector.
+    /// The land detector: takeoff and landing detected as PX4's, with their texts and events.
+    fn land_detector(&mut self, now: u64) {
         if !self.commander.armed {
             self.flew = false;
         } else if self.body.height_m() > FLEW_HEIGHT_M {
@@ -509,8 +520,10 @@ impl Vehicle {
             None => {}
         }
         self.update_alt_steps();
+    }
 
-        // Auto-disarm.
+    /// Auto-disarm after landing or when never taken off (COM_DISARM_LAND, COM_DISARM_PRFLT).
+    fn auto_disarm(&mut self, now: u64) {
         let landed_amid_mission =
             self.commander.nav_state() == Mode::Mission && !self.mission.progress.finished;
         if let Some(reason) = self.commander.auto_disarm_due(
@@ -521,8 +534,10 @@ impl Vehicle {
         ) {
             self.disarm(reason, true);
         }
+    }
 
-        // Failsafes.
+    /// The failsafes: offboard or manual control lost, the geofence.
+    fn failsafes(&mut self, now: u64, c: &Conditions) {
         let user = self.commander.user_mode;
         let watched = if user == Mode::Offboard {
             let loss = (self.params.f(P::COM_OF_LOSS_T).max(0.0) * 1e6) as u64;
@@ -538,7 +553,7 @@ impl Vehicle {
                 5 => Mode::Hold,
                 _ => Mode::Rtl,
             };
-            let action = if super::commander::can_run(action, &c) {
+            let action = if super::commander::can_run(action, c) {
                 action
             } else {
                 Mode::Rtl
@@ -581,8 +596,10 @@ impl Vehicle {
             }
             self.io.warn(now, "failsafe", "Failsafe activated\t");
         }
+    }
 
-        // Navigator.
+    /// The navigator's setpoint for this tick, its events acted on, and the body stepped.
+    fn navigate(&mut self, now: u64, c: &Conditions) {
         let mode = self.commander.nav_state();
         let armed = self.commander.armed;
         let spool = (self.params.f(P::COM_SPOOLUP_TIME).max(0.0) * 1e6) as u64;
@@ -614,12 +631,12 @@ impl Vehicle {
                 } else {
                     Mode::Hold
                 };
-                self.commander.change_mode(next, true, &c);
+                self.commander.change_mode(next, true, c);
             }
             Some(NavEvent::MissionFinished)
                 if armed && !self.commander.landed && mode == Mode::Mission =>
             {
-                self.commander.change_mode(Mode::Hold, true, &c);
+                self.commander.change_mode(Mode::Hold, true, c);
             }
             Some(NavEvent::MissionFinished)
                 if armed && self.commander.landed && mode == Mode::Mission =>
@@ -628,7 +645,7 @@ impl Vehicle {
                 // "Landing detected", not COM_DISARM_LAND later.
                 self.disarm(Reason::Landing, false);
             }
-            Some(NavEvent::MissionRtl) if self.commander.change_mode(Mode::Rtl, false, &c) => {
+            Some(NavEvent::MissionRtl) if self.commander.change_mode(Mode::Rtl, false, c) => {
                 self.io.info(now, "commander", "Returning to launch\t");
             }
             _ => {}

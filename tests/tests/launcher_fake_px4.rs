@@ -342,8 +342,11 @@ fn the_pump_declares_telemetry_deaths_on_the_same_channel_and_is_woken() {
     let waker = Arc::new(mio::Waker::new(poll.registry(), mio::Token(9)).unwrap());
     let watch = px4.watch();
     watch.add_waker(waker);
-    let pump =
-        std::thread::spawn(move || watch.declare_dead(DeathCause::LinkSilent { silent_s: 5.0 }));
+    let pump = std::thread::spawn(move || {
+        watch.declare_dead(DeathCause::LinkSilent {
+            silent: Duration::from_secs(5),
+        })
+    });
     let mut events = mio::Events::with_capacity(4);
     poll.poll(&mut events, Some(Duration::from_secs(5)))
         .unwrap();
@@ -358,11 +361,21 @@ fn the_pump_declares_telemetry_deaths_on_the_same_channel_and_is_woken() {
         "link silent for 5.0 s: no MAVLink message from PX4"
     );
     // The first cause stays.
-    assert!(!px4.declare_dead(DeathCause::ClockStalled { stalled_s: 3.0 }));
+    assert!(!px4.declare_dead(DeathCause::ClockStalled {
+        stalled: Duration::from_secs(3),
+    }));
     px4.close().unwrap();
-    assert_eq!(px4.died(), Some(DeathCause::LinkSilent { silent_s: 5.0 }));
     assert_eq!(
-        DeathCause::ClockStalled { stalled_s: 3.0 }.to_string(),
+        px4.died(),
+        Some(DeathCause::LinkSilent {
+            silent: Duration::from_secs(5),
+        })
+    );
+    assert_eq!(
+        DeathCause::ClockStalled {
+            stalled: Duration::from_secs(3),
+        }
+        .to_string(),
         "SYSTEM_TIME stopped: PX4's clock did not advance for 3.0 s"
     );
 }

@@ -19,11 +19,13 @@ use nexus_host::run::Sim;
 use nexus_tokio::AsyncClient;
 
 /// Wall bound of a whole flight (its sim bounds are the waits' own).
-const FLIGHT: f64 = 120.0;
+const FLIGHT: Duration = Duration::from_secs(120);
 
 async fn connect(instance: u8) -> (Sim, AsyncClient) {
     let sim = Sim::started(realtime(instance)).expect("start the run");
-    let op = AsyncClient::connect(&sim, 30.0).await.expect("heartbeat");
+    let op = AsyncClient::connect(&sim, Duration::from_secs(30))
+        .await
+        .expect("heartbeat");
     assert!(op.connected());
     (sim, op)
 }
@@ -75,7 +77,7 @@ async fn box_mission_with_a_guard() {
     let (_sim, op) = connect(169).await;
     let plan = read_plan_file(plan("MC_mission_box.plan")).unwrap();
     op.upload_mission(&plan.items).unwrap();
-    op.until(|c| c.offboard().mission_uploaded(), 60.0)
+    op.until(|c| c.offboard().mission_uploaded(), Duration::from_secs(60))
         .await
         .unwrap_or_else(|_| panic!("upload: {}", log(&op)));
     op.start_mission().unwrap();
@@ -201,7 +203,7 @@ async fn takeoff_over_tcp_through_the_bridge() {
         .await
         .expect("connect over TCP");
     assert_eq!(op.peer(), None, "a stream has no address latch");
-    op.until(|c| c.telemetry().connected(), 30.0)
+    op.until(|c| c.telemetry().connected(), Duration::from_secs(30))
         .await
         .unwrap_or_else(|_| panic!("heartbeat over TCP: {}", log(&op)));
     op.takeoff(3.0).unwrap();
@@ -256,7 +258,9 @@ async fn a_forged_heartbeat_from_another_address_is_ignored() {
 async fn a_silent_vehicle_ends_the_waits_died() {
     let sim =
         Sim::started(realtime(175).stall(Some(Duration::from_secs(1)))).expect("start the run");
-    let op = AsyncClient::connect(&sim, 30.0).await.expect("heartbeat");
+    let op = AsyncClient::connect(&sim, Duration::from_secs(30))
+        .await
+        .expect("heartbeat");
     let w = op.wait(&Wait::altitude_m(50.0).timeout_s(600.0));
     sim.close();
     let t0 = std::time::Instant::now();

@@ -19,7 +19,8 @@
 //! use nexus_tokio::AsyncClient;
 //! let op = AsyncClient::open("udpin:127.0.0.1:14540", Default::default()).await?;
 //! op.takeoff(5.0)?;
-//! op.until(|c| c.offboard().at_target(c.telemetry()), 60.0).await?;
+//! let flight = std::time::Duration::from_secs(60);
+//! op.until(|c| c.offboard().at_target(c.telemetry()), flight).await?;
 //! op.land()?;
 //! let landed = op.wait(&Wait::landed().timeout_s(120.0)).await?;
 //! assert!(landed.satisfied);
@@ -79,12 +80,15 @@ pub enum ConnectError {
     #[error(transparent)]
     Open(Box<OpenError>),
     /// No heartbeat in time.
-    #[error("no heartbeat from the vehicle on UDP port {port} within {timeout_wall_s} s")]
+    #[error(
+        "no heartbeat from the vehicle on UDP port {port} within {} s",
+        .timeout.as_secs_f64()
+    )]
     NoHeartbeat {
         /// The offboard port listened on.
         port: u16,
-        /// The wall time waited, s.
-        timeout_wall_s: f64,
+        /// The wall time waited.
+        timeout: Duration,
     },
 }
 
@@ -247,9 +251,9 @@ impl AsyncClient {
     }
 
     /// Open a client on a real-time run's offboard link, taking frames only from the vehicle
-    /// the run launched, and wait up to `timeout_wall_s` for its heartbeat. (A lockstep run
+    /// the run launched, and wait up to `timeout` (wall time) for its heartbeat. (A lockstep run
     /// advances only through its own `wait_until`: give this driver a real-time run.)
-    pub async fn connect(sim: &Sim, timeout_wall_s: f64) -> Result<AsyncClient, ConnectError> {
+    pub async fn connect(sim: &Sim, timeout: Duration) -> Result<AsyncClient, ConnectError> {
         let port = sim.offboard_port()?;
         let mut options = sim.offboard_options();
         options.system_id = port.system_id;
@@ -263,14 +267,11 @@ impl AsyncClient {
         let client = AsyncClient::open_conn(&conn, options)
             .await
             .map_err(|e| ConnectError::Open(Box::new(e)))?;
-        match client
-            .until(|c| c.telemetry().connected(), timeout_wall_s)
-            .await
-        {
+        match client.until(|c| c.telemetry().connected(), timeout).await {
             Ok(()) => Ok(client),
             Err(_) => Err(ConnectError::NoHeartbeat {
                 port: port.port,
-                timeout_wall_s,
+                timeout,
             }),
         }
     }
@@ -317,14 +318,14 @@ impl AsyncClient {
     }
 
     /// Until `f` holds on the client (checked now and after every batch the task handles),
-    /// or `timeout_wall_s` passes (`Err` with the elapsed time).
+    /// or `timeout` (wall time) passes (`Err` with the elapsed time).
     pub async fn until(
         &self,
         mut f: impl FnMut(&HostClient) -> bool,
-        timeout_wall_s: f64,
+        timeout: Duration,
     ) -> Result<(), tokio::time::error::Elapsed> {
         let mut rx = self.shared.changed.subscribe();
-        tokio::time::timeout(Duration::from_secs_f64(timeout_wall_s.max(0.0)), async {
+        tokio::time::timeout(timeout, async {
             loop {
                 if f(&self.shared.lock().client) {
                     return;
@@ -667,8 +668,7 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
             }
             if let (Some(stall), Some(rx), None) = (shared.stall, last_rx, &st.died) {
                 if rx.elapsed() >= stall {
-                    let silent_s = stall.as_secs_f32();
-                    st.die(now, DeathCause::LinkSilent { silent_s });
+                    st.die(now, DeathCause::LinkSilent { silent: stall });
                 }
             }
             st.transmit(now, &mut out, &mut ends);

@@ -36,7 +36,7 @@ async fn a_pty_carries_both_ways_then_hangs_up() {
         .await
         .expect("open the pty");
     master.write_all(&heartbeat()).unwrap();
-    op.until(|c| c.telemetry().connected(), 10.0)
+    op.until(|c| c.telemetry().connected(), Duration::from_secs(10))
         .await
         .expect("the heartbeat arrives through the serial driver");
     assert_eq!(op.peer(), None);

@@ -43,16 +43,16 @@ pub enum DeathCause {
         /// PX4's line saying so.
         line: String,
     },
-    /// No MAVLink message from PX4 for `silent_s` wall seconds (recorded by the pump).
+    /// No MAVLink message from PX4 for `silent` wall time (recorded by the pump).
     LinkSilent {
-        /// How long the link had been silent, in wall seconds.
-        silent_s: f32,
+        /// How long the link had been silent (wall time).
+        silent: std::time::Duration,
     },
-    /// PX4's `SYSTEM_TIME` stopped advancing for `stalled_s` wall seconds while messages still
+    /// PX4's `SYSTEM_TIME` stopped advancing for `stalled` wall time while messages still
     /// came (recorded by the pump): lockstep is wedged.
     ClockStalled {
-        /// How long the clock had not moved, in wall seconds.
-        stalled_s: f32,
+        /// How long the clock had not moved (wall time).
+        stalled: std::time::Duration,
     },
     /// The link itself failed: a read or send error (a stream closed, a device hung up).
     LinkLost {
@@ -70,8 +70,8 @@ pub enum DeathCause {
         waited_sim_s: f64,
         /// The wait's sim timeout, s.
         timeout_s: f64,
-        /// Wall time spent, s.
-        wall_s: f64,
+        /// Wall time spent.
+        wall: std::time::Duration,
         /// The run's speed factor, when known.
         speed: Option<f64>,
     },
@@ -140,28 +140,29 @@ impl fmt::Display for DeathCause {
                 "PX4 server already running for instance {instance}: another PX4 started with \
                  -i {instance} is still alive; stop it or use another instance (PX4 said: {line})"
             ),
-            DeathCause::LinkSilent { silent_s } => {
-                write!(
-                    f,
-                    "link silent for {silent_s:.1} s: no MAVLink message from PX4"
-                )
-            }
-            DeathCause::ClockStalled { stalled_s } => write!(
+            DeathCause::LinkSilent { silent } => write!(
                 f,
-                "SYSTEM_TIME stopped: PX4's clock did not advance for {stalled_s:.1} s"
+                "link silent for {:.1} s: no MAVLink message from PX4",
+                silent.as_secs_f32()
+            ),
+            DeathCause::ClockStalled { stalled } => write!(
+                f,
+                "SYSTEM_TIME stopped: PX4's clock did not advance for {:.1} s",
+                stalled.as_secs_f32()
             ),
             DeathCause::LinkLost { error, .. } => write!(f, "link lost: {error}"),
             DeathCause::SimStopped => f.write_str(crate::run::SIM_STOPPED),
             DeathCause::NoClockProgress {
                 waited_sim_s,
                 timeout_s,
-                wall_s,
+                wall,
                 speed,
             } => {
                 write!(
                     f,
                     "no progress of the vehicle clock: {waited_sim_s:.1} s of its {timeout_s} s \
-                     sim timeout passed in {wall_s:.0} s wall"
+                     sim timeout passed in {:.0} s wall",
+                    wall.as_secs_f64()
                 )?;
                 if let Some(speed) = speed {
                     write!(f, " at ×{speed}")?;
@@ -301,7 +302,7 @@ mod tests {
         let slow = DeathCause::NoClockProgress {
             waited_sim_s: 0.25,
             timeout_s: 1.0,
-            wall_s: 12.4,
+            wall: std::time::Duration::from_millis(12_400),
             speed: Some(10.0),
         };
         assert_eq!(
@@ -312,7 +313,7 @@ mod tests {
         let unknown_speed = DeathCause::NoClockProgress {
             waited_sim_s: 0.25,
             timeout_s: 1.0,
-            wall_s: 12.4,
+            wall: std::time::Duration::from_millis(12_400),
             speed: None,
         };
         assert!(

@@ -10,7 +10,7 @@
 //! let offboard = px4.ports().offboard; // udpin:0.0.0.0:14540, system id 1
 //! # let _ = offboard;
 //! // … fly; the pump reports what only telemetry sees:
-//! // px4.watch().declare_dead(DeathCause::LinkSilent { silent_s: 5.0 });
+//! // px4.watch().declare_dead(DeathCause::LinkSilent { silent: Duration::from_secs(5) });
 //! px4.close()?; // also on Drop
 //! # Ok(())
 //! # }

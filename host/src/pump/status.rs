@@ -167,11 +167,11 @@ pub struct LinkRtt {
     pub command_retry_ms: u64,
     /// Resend timer of a mission-protocol request now, ms of the vehicle's clock.
     pub mission_retry_ms: u64,
-    /// Smoothed round trip of parameter reads and sets, wall ms (the pump times those on the
-    /// wall clock); `None` before the first.
-    pub param_srtt_wall_ms: Option<f32>,
-    /// Re-send timer of a parameter read now, wall ms.
-    pub param_retry_wall_ms: u64,
+    /// Smoothed round trip of parameter reads and sets, wall time (the pump times those on
+    /// the wall clock); `None` before the first.
+    pub param_srtt_wall: Option<std::time::Duration>,
+    /// Re-send timer of a parameter read now, wall time.
+    pub param_retry_wall: std::time::Duration,
 }
 
 impl LinkRtt {
@@ -179,7 +179,7 @@ impl LinkRtt {
     pub fn of<const N: usize>(
         ob: &nexus_core::offboard::Offboard<N>,
         params: &nexus_core::offboard::RttEstimator,
-        param_retry_wall_ms: u64,
+        param_retry_wall: std::time::Duration,
     ) -> LinkRtt {
         let r = ob.link_rtt();
         let (command_retry_ms, mission_retry_ms) = ob.retry_timers_ms();
@@ -190,8 +190,11 @@ impl LinkRtt {
             backoff: r.backoff(),
             command_retry_ms,
             mission_retry_ms,
-            param_srtt_wall_ms: params.srtt_ms(),
-            param_retry_wall_ms,
+            // The estimator's wall ms (never negative; a NaN reads as none).
+            param_srtt_wall: params
+                .srtt_ms()
+                .and_then(|ms| std::time::Duration::try_from_secs_f32(ms / 1000.0).ok()),
+            param_retry_wall,
         }
     }
 }

@@ -29,8 +29,8 @@ const POLL_PERIOD: Duration = Duration::from_millis(2);
 pub struct Waited {
     /// Sim seconds from the call to the condition holding.
     pub waited_sim_s: f64,
-    /// Wall seconds likewise.
-    pub waited_wall_s: f64,
+    /// Wall time likewise.
+    pub waited_wall: std::time::Duration,
     /// A condition's [`WaitResult`] (`None` for a predicate).
     pub result: Option<WaitResult>,
 }
@@ -78,18 +78,20 @@ impl Until for Wait {
                 cause: DeathCause::NoClockProgress {
                     waited_sim_s: r.waited_sim_s as f64,
                     timeout_s: sim_timeout_s,
-                    wall_s: wall0.elapsed().as_secs_f64(),
+                    wall: wall0.elapsed(),
                     speed,
                 },
             }),
             Reason::Met => Ok(Waited {
                 waited_sim_s: r.waited_sim_s as f64,
-                waited_wall_s: r.waited_wall_s as f64,
+                // The pump's wall seconds (never negative; a NaN reads as zero).
+                waited_wall: std::time::Duration::try_from_secs_f32(r.waited_wall_s)
+                    .unwrap_or_default(),
                 result: Some(r),
             }),
             Reason::Timeout => Err(RunError::Timeout {
                 timeout_s: sim_timeout_s,
-                waited_wall_s: wall0.elapsed().as_secs_f64(),
+                waited_wall: wall0.elapsed(),
             }),
             Reason::Died => Err(RunError::Died {
                 // The link's own cause (what the settle carried), else the vehicle's.
@@ -204,7 +206,7 @@ impl Sim {
             let now = self.clock_ms(&run);
             let done = |t: u64| Waited {
                 waited_sim_s: t.saturating_sub(t0) as f64 / 1000.0,
-                waited_wall_s: wall0.elapsed().as_secs_f64(),
+                waited_wall: wall0.elapsed(),
                 result: None,
             };
             if pred() {
@@ -217,7 +219,7 @@ impl Sim {
             if elapsed >= limit_ms {
                 return Err(RunError::Timeout {
                     timeout_s: sim_timeout_s,
-                    waited_wall_s: wall0.elapsed().as_secs_f64(),
+                    waited_wall: wall0.elapsed(),
                 });
             }
             // Real time: also bounded in wall time, so a clock that stopped cannot hold the
@@ -235,7 +237,7 @@ impl Sim {
                         cause: DeathCause::NoClockProgress {
                             waited_sim_s: elapsed as f64 / 1000.0,
                             timeout_s: sim_timeout_s,
-                            wall_s: wall0.elapsed().as_secs_f64(),
+                            wall: wall0.elapsed(),
                             speed: Some(speed),
                         },
                     });
@@ -282,9 +284,7 @@ impl Sim {
                     // Frozen: stepping returns at once without moving the clock.
                     let stalled = stepper.moved.elapsed();
                     if stalled >= stall {
-                        let cause = DeathCause::ClockStalled {
-                            stalled_s: stalled.as_secs_f32(),
-                        };
+                        let cause = DeathCause::ClockStalled { stalled };
                         if let Some(l) = &link {
                             let _ = l.declare_died(cause.clone());
                         }

@@ -113,7 +113,11 @@ impl LinkState {
             s.last_refusal = ob.last_refusal().cloned();
         }
         s.counters = self.counters;
-        s.rtt = crate::pump::status::LinkRtt::of(ob, self.owed.rtt(), self.owed.retry_ms());
+        s.rtt = crate::pump::status::LinkRtt::of(
+            ob,
+            self.owed.rtt(),
+            std::time::Duration::from_millis(self.owed.retry_ms()),
+        );
         s.peer = self.link.peer();
         if s.died.is_none() {
             s.died.clone_from(&self.died);
