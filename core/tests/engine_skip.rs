@@ -48,6 +48,7 @@ fn specs() -> Vec<Wait> {
         Wait::reached(1),
         Wait::reached(3).op(Op::Ge),
         Wait::mission_complete(),
+        Wait::until(Condition::mission_verified()),
     ];
     #[cfg(feature = "extra-conditions")]
     v.extend([
@@ -220,9 +221,11 @@ fn skipping_gives_the_reference_outcome_on_the_recorded_px4_flight() {
             let p = progress.get_or_insert(MissionProgress {
                 reached: None,
                 complete: false,
+                verified: false,
             });
             p.reached = Some(p.reached.map_or(m.seq, |r| r.max(m.seq)));
             p.complete = m.seq >= 4;
+            p.verified = m.seq >= 2;
         }
         let at_target = tel.height_m().map(|h| h > 4.0);
         pair.supply(progress, at_target);
@@ -371,6 +374,8 @@ fn run(events: Vec<Ev>) {
                 mission = Some(MissionProgress {
                     reached: r.map(u16::from),
                     complete,
+                    // Verified on its own schedule: every other item reached.
+                    verified: r.is_some_and(|x| x % 2 == 0),
                 });
             }
             Ev::AtTarget(a) => at_target = a,
