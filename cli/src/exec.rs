@@ -888,7 +888,7 @@ pub fn step_line(
         m.label(index, total),
         reason_words(r.reason, r.guard),
         r.waited_sim_s,
-        r.waited_wall_s,
+        r.waited_wall.as_secs_f32(),
         state.join(", ")
     );
     if !rec.passed {

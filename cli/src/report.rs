@@ -286,7 +286,7 @@ impl StepReport {
             reason: r.reason.name(),
             satisfied: r.satisfied,
             waited_sim_s: r.waited_sim_s,
-            waited_wall_s: r.waited_wall_s,
+            waited_wall_s: r.waited_wall.as_secs_f32(),
             snapshot_at: snapshot_at_name(r.snapshot_at),
             guard: if r.reason == Reason::Guard {
                 r.guard

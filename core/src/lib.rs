@@ -28,8 +28,8 @@
 //! **Time.** The driver's clock is an [`Instant`] (µs since any origin) and spans of it are a
 //! [`Duration`]; sim seconds a caller writes or reads (a [`engine::Wait`]'s `timeout_s`, a
 //! result's `waited_sim_s`) are `f32` named `_s`, the precision an MCU's single-precision FPU
-//! computes in. nexus-host takes sim seconds as `f64` where it sums long flights. (A result's `waited_wall_s`, the driver's
-//! clock in `f32` seconds, is the one span still written as a number.)
+//! computes in. nexus-host takes sim seconds as `f64` where it sums long flights. A span of the
+//! driver's clock (a result's `waited_wall`) is a [`Duration`].
 //!
 //! A driver in a few lines: hand the [`Client`] each frame with the time, then ask it for
 //! events (here, a vehicle scripted in memory arms at 3 s; `core/examples/` has more).

@@ -124,7 +124,7 @@ struct Slot {
 /// drain [`Engine::poll_event`]. Every registered wait settles exactly once; its slot stays
 /// taken until its `Settled` event has been polled (results are never dropped, and a full
 /// engine is an error at registration). All timing is on the autopilot's clock
-/// ([`Telemetry::sim_ms`]); `now` only measures `waited_wall_s`.
+/// ([`Telemetry::sim_ms`]); `now` only measures `waited_wall`.
 #[derive(Debug, Clone)]
 pub struct Engine<const N: usize> {
     slots: [Slot; N],
@@ -608,7 +608,7 @@ impl<const N: usize> Engine<N> {
                 // Correctly rounded in integers, as `as_secs_f32` below (the same value as
                 // `ms as f32 / 1000.0` below 2^24 ms): no soft-float `u64 -> f32` routine.
                 waited_sim_s: crate::decimal::to_f32(false, waited_sim_ms, -3, false),
-                waited_wall_s: now.saturating_since(registered_at).as_secs_f32(),
+                waited_wall: now.saturating_since(registered_at),
                 snapshot_at: at,
                 snapshot: tel.snapshot(error),
                 guard,

@@ -478,7 +478,7 @@ impl<const S: usize> ProgramRunner<S> {
             satisfied: false,
             reason: Reason::Aborted,
             waited_sim_s: 0.0,
-            waited_wall_s: 0.0,
+            waited_wall: crate::time::Duration::from_micros(0),
             snapshot_at: SnapshotAt::Settle,
             snapshot: tel.snapshot(Some(&msg)),
             guard: None,

@@ -71,8 +71,8 @@ pub struct WaitResult {
     /// Sim seconds from registration (or the first sim time seen after it) to the end;
     /// 0 if the sim clock was never known.
     pub waited_sim_s: f32,
-    /// Driver (wall) seconds from registration to the end.
-    pub waited_wall_s: f32,
+    /// Driver (wall) time from registration to the end.
+    pub waited_wall: crate::time::Duration,
     /// When [`WaitResult::snapshot`] was taken.
     pub snapshot_at: SnapshotAt,
     /// The vehicle at the end. For a capped text wait, `seq` is the newest text the wait had
@@ -91,7 +91,7 @@ impl WaitResult {
             satisfied: reason == Reason::Met,
             reason,
             waited_sim_s: 0.0,
-            waited_wall_s: 0.0,
+            waited_wall: crate::time::Duration::from_micros(0),
             snapshot_at: SnapshotAt::Return,
             snapshot,
             guard: None,

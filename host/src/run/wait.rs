@@ -84,9 +84,7 @@ impl Until for Wait {
             }),
             Reason::Met => Ok(Waited {
                 waited_sim_s: r.waited_sim_s as f64,
-                // The pump's wall seconds (never negative; a NaN reads as zero).
-                waited_wall: std::time::Duration::try_from_secs_f32(r.waited_wall_s)
-                    .unwrap_or_default(),
+                waited_wall: std::time::Duration::from_micros(r.waited_wall.total_micros()),
                 result: Some(r),
             }),
             Reason::Timeout => Err(RunError::Timeout {
