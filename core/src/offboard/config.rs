@@ -98,7 +98,8 @@ impl Timing {
 
     /// The resend timer of a mission-protocol request, ms (floor `mission_retry_s`).
     pub fn mission_timer_ms(&self) -> u64 {
-        self.rtt.timer_ms(self.mission_retry_ms)
+        self.rtt
+            .timer_capped_ms(self.mission_retry_ms, super::rtt::MISSION_BACKOFF_CAP_MS)
     }
 
     /// Sends of a mission-protocol request before it is given up (the first and its retries).

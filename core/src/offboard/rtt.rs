@@ -27,6 +27,12 @@
 pub const RTO_CEILING_MS: u64 = 10_000;
 /// Consecutive unanswered resends double the timer at most this many times (×8).
 pub const MAX_BACKOFF_SHIFT: u8 = 3;
+/// A mission-protocol timer is backed off to at most this, ms (unless the measured round trip
+/// itself is longer): PX4 ends a transfer after 5 s without a message of it
+/// (MAVLINK_MISSION_PROTOCOL_TIMEOUT_DEFAULT), so a backed-off resend must come well before
+/// that, with room for one more loss. Backed off further, a lossy radio's download outlived
+/// PX4's side of it and stalled.
+pub const MISSION_BACKOFF_CAP_MS: u64 = 2_000;
 /// RFC 6298's clock granularity G, ms: the variance term is at least this, so a perfectly
 /// steady link still leaves room for a little jitter.
 const GRANULARITY_MS: u32 = 10;
@@ -103,6 +109,18 @@ impl RttEstimator {
         rto.saturating_mul(1 << self.backoff).min(ceiling) as u64
     }
 
+    /// [`RttEstimator::timer_ms`] with the back-off held to `cap_ms` (the measured
+    /// `srtt + 4·rttvar`, when longer, still applies): for a peer that gives up on its own.
+    pub fn timer_capped_ms(&self, floor_ms: u64, cap_ms: u64) -> u64 {
+        let measured = if self.samples == 0 {
+            0
+        } else {
+            self.rto_ms() as u64
+        };
+        self.timer_ms(floor_ms)
+            .min(cap_ms.max(measured).max(floor_ms))
+    }
+
     /// How long after sending an answer the vehicle may still be asking for it, ms: the raw
     /// `srtt + max(G, 4·rttvar)` without the floor (a loopback link's is a few ms); before the
     /// first sample, the backed-off timer once a timeout showed the link slower than the floor,
@@ -161,6 +179,36 @@ mod tests {
         }
         assert_eq!(r.timer_ms(1000), 1000);
         assert_eq!(r.samples(), 52);
+    }
+
+    #[test]
+    fn a_mission_timer_backs_off_only_to_its_cap_unless_the_link_is_slower() {
+        let mut r = RttEstimator::new();
+        for _ in 0..5 {
+            r.timed_out();
+        }
+        assert_eq!(r.timer_ms(1000), 8000);
+        assert_eq!(r.timer_capped_ms(1000, MISSION_BACKOFF_CAP_MS), 2000);
+        // A measured round trip longer than the cap is waited for (backed off, it is capped
+        // at that round trip's timer).
+        let mut r = RttEstimator::new();
+        r.sample(4000);
+        assert_eq!(
+            r.timer_capped_ms(1000, MISSION_BACKOFF_CAP_MS),
+            12_000.min(RTO_CEILING_MS)
+        );
+        r.timed_out();
+        assert_eq!(
+            r.timer_capped_ms(1000, MISSION_BACKOFF_CAP_MS),
+            RTO_CEILING_MS
+        );
+        // A fast link: the floor, and back-off up to the cap.
+        let mut r = RttEstimator::new();
+        r.sample(5);
+        assert_eq!(r.timer_capped_ms(1000, MISSION_BACKOFF_CAP_MS), 1000);
+        r.timed_out();
+        r.timed_out();
+        assert_eq!(r.timer_capped_ms(1000, MISSION_BACKOFF_CAP_MS), 2000);
     }
 
     #[test]
