@@ -109,16 +109,16 @@ impl RttEstimator {
         rto.saturating_mul(1 << self.backoff).min(ceiling) as u64
     }
 
-    /// [`RttEstimator::timer_ms`] with the back-off held to `cap_ms` (the measured
-    /// `srtt + 4·rttvar`, when longer, still applies): for a peer that gives up on its own.
+    /// [`RttEstimator::timer_ms`] with the back-off held to `cap_ms` once the round trip is
+    /// measured (the measured `srtt + 4·rttvar`, when longer, still applies): for a peer that
+    /// gives up on its own. Before the first sample the back-off is what finds a slow link's
+    /// first clean answer, so it is not capped.
     pub fn timer_capped_ms(&self, floor_ms: u64, cap_ms: u64) -> u64 {
-        let measured = if self.samples == 0 {
-            0
-        } else {
-            self.rto_ms() as u64
-        };
-        self.timer_ms(floor_ms)
-            .min(cap_ms.max(measured).max(floor_ms))
+        let timer = self.timer_ms(floor_ms);
+        if self.samples == 0 {
+            return timer;
+        }
+        timer.min(cap_ms.max(self.rto_ms() as u64).max(floor_ms))
     }
 
     /// How long after sending an answer the vehicle may still be asking for it, ms: the raw
@@ -183,11 +183,19 @@ mod tests {
 
     #[test]
     fn a_mission_timer_backs_off_only_to_its_cap_unless_the_link_is_slower() {
+        // Nothing measured yet: the back-off is free to find a slow link's first answer.
         let mut r = RttEstimator::new();
         for _ in 0..5 {
             r.timed_out();
         }
-        assert_eq!(r.timer_ms(1000), 8000);
+        assert_eq!(r.timer_capped_ms(1000, MISSION_BACKOFF_CAP_MS), 8000);
+        // A lossy radio with a measured 600 ms round trip: backed off to 2 s at the most.
+        let mut r = RttEstimator::new();
+        r.sample(600);
+        for _ in 0..5 {
+            r.timed_out();
+        }
+        assert_eq!(r.timer_ms(1000), RTO_CEILING_MS);
         assert_eq!(r.timer_capped_ms(1000, MISSION_BACKOFF_CAP_MS), 2000);
         // A measured round trip longer than the cap is waited for (backed off, it is capped
         // at that round trip's timer).
