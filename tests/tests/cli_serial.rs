@@ -112,12 +112,17 @@ fn relay(a: Pty, b: Pty, stop: &AtomicBool) {
 }
 
 /// Fly the box mission over a serial line at `baud`, the bridge given `bridge_extra`; the report.
-fn box_mission_over_serial(instance: u8, baud: u32, bridge_extra: &[&str]) -> serde_json::Value {
+fn box_mission_over_serial(
+    instance: u8,
+    baud: u32,
+    speed: &str,
+    bridge_extra: &[&str],
+) -> serde_json::Value {
     program_over_serial(
         instance,
         baud,
         "examples/box-mission.toml",
-        "5",
+        speed,
         bridge_extra,
     )
 }
@@ -168,13 +173,16 @@ fn program_over_serial(
 
 #[test]
 fn the_box_mission_flies_over_a_serial_line_at_921600() {
-    let r = box_mission_over_serial(204, 921_600, &[]);
+    let r = box_mission_over_serial(204, 921_600, "5", &[]);
     assert_eq!(r["passed"], true, "{r}");
 }
 
 #[test]
 fn the_box_mission_flies_over_a_57600_radio() {
-    let r = box_mission_over_serial(205, 57_600, &["--rate-baud", "57600"]);
+    // ×2: the reduced streams of a vehicle near real time fit the radio (~2 of its 5.7 KB/s).
+    // At ×5 they overflowed it (36 % of frames lost to the byte rate), which is not a radio
+    // flight but a radio drowned: see the notes on the lost MISSION_ITEM_REACHED race.
+    let r = box_mission_over_serial(205, 57_600, "2", &["--rate-baud", "57600"]);
     assert_eq!(r["passed"], true, "{r}");
     let events = r["events"].to_string();
     assert!(events.contains("slow link (5760 B/s"), "{events}");
