@@ -31,8 +31,8 @@ pub const MAX_SPEED_CHUNK_S: f64 = 0.250;
 /// Wall seconds an attached vehicle may take to send its first autopilot heartbeat.
 pub const ATTACH_TIMEOUT_S: f64 = 30.0;
 /// Wall seconds to wait for an attached vehicle to say whether it is a simulator (the core
-/// asks for AUTOPILOT_VERSION up to five times, a second apart).
-pub const IDENTIFY_TIMEOUT_S: f64 = 8.0;
+/// asks for AUTOPILOT_VERSION up to ten times, a second apart: `VERSION_TRIES`).
+pub const IDENTIFY_TIMEOUT_S: f64 = 13.0;
 /// The component id of PX4's autopilot, the one the core's commands address.
 pub const AUTOPILOT_COMPID: u8 = 1;
 

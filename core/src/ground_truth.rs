@@ -46,8 +46,10 @@ use mavlink::MessageData;
 pub const GROUND_TRUTH_INTERVAL_US: f32 = 40_000.0;
 /// Pause between two requests (SET_MESSAGE_INTERVAL or REQUEST_MESSAGE), driver ms.
 pub const GROUND_TRUTH_RETRY_MS: u64 = 1_000;
-/// AUTOPILOT_VERSION requests before [`GroundTruth::Auto`] decides "not a simulator".
-pub const VERSION_TRIES: u8 = 5;
+/// AUTOPILOT_VERSION requests before [`GroundTruth::Auto`] decides "not a simulator". Ten:
+/// on a lossy radio (20 % each way, a third of the round trips lost) five tries a second apart
+/// lost a simulator's answer often enough to refuse a test flight; ten make it ~1 in 30 000.
+pub const VERSION_TRIES: u8 = 10;
 /// Unanswered stream requests after which [`GroundTruth::Auto`] stops asking (an accepted
 /// request that never streams: PX4 on a Linux board has the stream but no simulator).
 pub const AUTO_STREAM_TRIES: u8 = 10;
