@@ -106,16 +106,23 @@ macro_rules! subset {
 
 /// Whether the crate's features let `id` be decoded: without the `ground-truth` feature (on by
 /// default; a firmware that flies real vehicles turns it off) HIL_STATE_QUATERNION and
-/// AUTOPILOT_VERSION are skipped like any unread message, and their deserialisers are not
-/// linked in.
+/// AUTOPILOT_VERSION are skipped like any unread message, and without `mission-download`
+/// MISSION_COUNT and MISSION_ITEM_INT (only a download reads them), so their deserialisers
+/// are not linked in.
 #[inline(always)]
 fn feature_decodes(id: u32) -> bool {
-    cfg!(feature = "ground-truth")
+    (cfg!(feature = "ground-truth")
         || !matches!(
             id,
             <mav::HIL_STATE_QUATERNION_DATA as MessageData>::ID
                 | <mav::AUTOPILOT_VERSION_DATA as MessageData>::ID
-        )
+        ))
+        && (cfg!(feature = "mission-download")
+            || !matches!(
+                id,
+                <mav::MISSION_COUNT_DATA as MessageData>::ID
+                    | <mav::MISSION_ITEM_INT_DATA as MessageData>::ID
+            ))
 }
 
 subset! {
@@ -147,9 +154,9 @@ subset! {
     MissionRequest(MISSION_REQUEST_DATA),
     /// MISSION_ACK: end of an upload (or a rejection).
     MissionAck(MISSION_ACK_DATA),
-    /// MISSION_COUNT: start of a download.
+    /// MISSION_COUNT: start of a download (decoded only with the `mission-download` feature).
     MissionCount(MISSION_COUNT_DATA),
-    /// MISSION_ITEM_INT: an item during download.
+    /// MISSION_ITEM_INT: an item during download (decoded only with `mission-download`).
     MissionItemInt(MISSION_ITEM_INT_DATA),
     /// COMMAND_ACK: result of a command.
     CommandAck(COMMAND_ACK_DATA),
