@@ -13,30 +13,39 @@ use crate::frame::{RawFrame, Version};
 use mavlink::dialects::common as mav;
 use mavlink::{MavlinkVersion, MessageData};
 
+mod ack;
 #[cfg(any(target_pointer_width = "64", test))]
 mod fields;
+
+pub use ack::{own_command, OWN_COMMANDS};
 
 pub use mavlink::error::ParserError;
 
 /// `mavlink`'s deserialiser of `$data`, or, on 64-bit hosts, the hand-written reader of
-/// `fields` when the entry names one. On 32-bit targets (the firmware) `mavlink`'s serve
-/// every message: the readers, inlined into the pump, cost ~2.5 KB of its budgeted flash for
-/// time an MCU fed by a UART does not lack (the readers return what `mavlink`'s do: tested).
+/// `fields` when the entry names one (`=> reader`). On 32-bit targets (the firmware)
+/// `mavlink`'s serve those messages: the readers, inlined into the pump, cost ~2.5 KB of its
+/// budgeted flash for time an MCU fed by a UART does not lack (the readers return what
+/// `mavlink`'s do: tested). An entry `or_skip reader` is read by `reader` on every target,
+/// which returns `Ok(None)` for a message the core skips (module `ack`). The result is
+/// `Ok(Some(_))` for a decoded message.
 macro_rules! deser {
     ($v:ident, $payload:ident, $data:ident) => {
-        mav::$data::deser($v, $payload)
+        mav::$data::deser($v, $payload).map(Some)
     };
-    ($v:ident, $payload:ident, $data:ident, $fast:ident) => {{
+    ($v:ident, $payload:ident, $data:ident, => $fast:ident) => {{
         #[cfg(target_pointer_width = "64")]
         let m = fields::$fast($payload);
         #[cfg(not(target_pointer_width = "64"))]
         let m = mav::$data::deser($v, $payload);
-        m
+        m.map(Some)
     }};
+    ($v:ident, $payload:ident, $data:ident, or_skip $reader:ident) => {
+        ack::$reader($payload)
+    };
 }
 
 macro_rules! subset {
-    ($( $(#[doc = $doc:literal])* $(@cfg($cfg:meta))? $variant:ident($data:ident) $(=> $fast:ident)?, )*) => {
+    ($( $(#[doc = $doc:literal])* $(@cfg($cfg:meta))? $variant:ident($data:ident) $(=> $fast:ident)? $(or_skip $reader:ident)?, )*) => {
         /// One decoded message of the subset the engine reads.
         #[derive(Debug, Clone, PartialEq)]
         #[allow(clippy::large_enum_variant)]
@@ -45,7 +54,8 @@ macro_rules! subset {
         }
 
         impl Msg {
-            /// Decode a payload of message `id`; `Ok(None)` when the id is not in the subset.
+            /// Decode a payload of message `id`; `Ok(None)` when the id is not in the subset (or
+            /// for an ACK of another's command, without `raw-send`: see [`Msg::CommandAck`]).
             ///
             /// A payload with an out-of-range enum value is an error, never a panic.
             pub fn decode(version: Version, id: u32, payload: &[u8]) -> Result<Option<Msg>, ParserError> {
@@ -70,8 +80,9 @@ macro_rules! subset {
                     return Ok(None);
                 }
                 match id {
-                    $( $(#[cfg($cfg)])? <mav::$data as MessageData>::ID => match deser!(v, payload, $data $(, $fast)?) {
-                        Ok(m) => Ok(Some(wrap(Msg::$variant(m)))),
+                    $( $(#[cfg($cfg)])? <mav::$data as MessageData>::ID => match deser!(v, payload, $data $(, => $fast)? $(, or_skip $reader)?) {
+                        Ok(Some(m)) => Ok(Some(wrap(Msg::$variant(m)))),
+                        Ok(None) => Ok(None),
                         Err(e) => Err(e),
                     }, )*
                     _ => Ok(None),
@@ -158,8 +169,9 @@ subset! {
     MissionCount(MISSION_COUNT_DATA),
     /// MISSION_ITEM_INT: an item during download (decoded only with `mission-download`).
     MissionItemInt(MISSION_ITEM_INT_DATA),
-    /// COMMAND_ACK: result of a command.
-    CommandAck(COMMAND_ACK_DATA),
+    /// COMMAND_ACK: result of a command. Without the `raw-send` feature only the ACKs of the
+    /// commands the core sends ([`OWN_COMMANDS`]) are decoded, the rest skipped (module `ack`).
+    CommandAck(COMMAND_ACK_DATA) or_skip command_ack,
     /// PARAM_VALUE: a parameter's value.
     ParamValue(PARAM_VALUE_DATA),
     /// PARAM_ERROR: PX4's answer to a read or set it cannot serve (unknown name, wrong type),
@@ -221,5 +233,76 @@ impl Frame {
             },
             msg,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload<M: MessageData>(m: &M) -> ([u8; 255], usize) {
+        let mut p = [0u8; 255];
+        let n = m.ser(MavlinkVersion::V2, &mut p);
+        (p, n)
+    }
+
+    #[test]
+    fn download_messages_are_decoded_only_with_mission_download() {
+        let count = mav::MISSION_COUNT_DATA {
+            count: 3,
+            target_system: 255,
+            target_component: 190,
+            mission_type: mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
+            opaque_id: 9,
+        };
+        let item = mav::MISSION_ITEM_INT_DATA {
+            seq: 2,
+            command: mav::MavCmd::MAV_CMD_NAV_WAYPOINT,
+            frame: mav::MavFrame::MAV_FRAME_GLOBAL_RELATIVE_ALT_INT,
+            x: 473_977_420,
+            y: 85_455_940,
+            z: 10.0,
+            ..mav::MISSION_ITEM_INT_DATA::DEFAULT
+        };
+        let on = cfg!(feature = "mission-download");
+        let (p, n) = payload(&count);
+        let got = Msg::decode(Version::V2, mav::MISSION_COUNT_DATA::ID, &p[..n]).unwrap();
+        assert_eq!(got, on.then(|| Msg::MissionCount(count)));
+        assert_eq!(is_decoded(mav::MISSION_COUNT_DATA::ID), on);
+        let (p, n) = payload(&item);
+        let got = Msg::decode(Version::V2, mav::MISSION_ITEM_INT_DATA::ID, &p[..n]).unwrap();
+        assert_eq!(got, on.then(|| Msg::MissionItemInt(item)));
+        assert_eq!(is_decoded(mav::MISSION_ITEM_INT_DATA::ID), on);
+        // The upload's requests and ACK are decoded whatever the features.
+        assert!(is_decoded(mav::MISSION_REQUEST_INT_DATA::ID));
+        assert!(is_decoded(mav::MISSION_ACK_DATA::ID));
+    }
+
+    #[test]
+    fn command_acks_decode_through_msg_decode() {
+        let ack = |command| mav::COMMAND_ACK_DATA {
+            command,
+            result: mav::MavResult::MAV_RESULT_TEMPORARILY_REJECTED,
+            progress: 0,
+            result_param2: 0,
+            target_system: 255,
+            target_component: 190,
+        };
+        let id = mav::COMMAND_ACK_DATA::ID;
+        for c in OWN_COMMANDS {
+            let (p, n) = payload(&ack(c));
+            let got = Msg::decode(Version::V2, id, &p[..n]).unwrap();
+            assert_eq!(got, Some(Msg::CommandAck(ack(c))));
+        }
+        // An ACK of a command the core never sends: read only with `raw-send`.
+        let other = ack(mav::MavCmd::MAV_CMD_NAV_TAKEOFF);
+        let (p, n) = payload(&other);
+        let got = Msg::decode(Version::V2, id, &p[..n]).unwrap();
+        let raw_send = cfg!(feature = "raw-send");
+        assert_eq!(got, raw_send.then(|| Msg::CommandAck(other)));
+        // An undefined result is an error for an ACK that is read, never a panic.
+        let (mut p, n) = payload(&ack(mav::MavCmd::MAV_CMD_DO_SET_MODE));
+        p[2] = 200;
+        assert!(Msg::decode(Version::V2, id, &p[..n]).is_err());
     }
 }
