@@ -22,26 +22,42 @@ pub use ack::{own_command, OWN_COMMANDS};
 pub use mavlink::error::ParserError;
 
 /// `mavlink`'s deserialiser of `$data`, or, on 64-bit hosts, the hand-written reader of
-/// `fields` when the entry names one (`=> reader`). On 32-bit targets (the firmware)
-/// `mavlink`'s serve those messages: the readers, inlined into the pump, cost ~2.5 KB of its
-/// budgeted flash for time an MCU fed by a UART does not lack (the readers return what
-/// `mavlink`'s do: tested). An entry `or_skip reader` is read by `reader` on every target,
-/// which returns `Ok(None)` for a message the core skips (module `ack`). The result is
+/// `fields` when the entry names one (`=> reader`). In the 32-bit targets' shape (`$mcu`, the
+/// firmware) `mavlink`'s serve those messages: the readers, inlined into the pump, cost
+/// ~2.5 KB of its budgeted flash for time an MCU fed by a UART does not lack (the readers
+/// return what `mavlink`'s do: tested). An entry `or_skip reader` is read by `reader` in both
+/// shapes, which returns `Ok(None)` for a message the core skips (module `ack`). The result is
 /// `Ok(Some(_))` for a decoded message.
 macro_rules! deser {
-    ($v:ident, $payload:ident, $data:ident) => {
+    ($mcu:ident, $v:ident, $payload:ident, $data:ident) => {
         mav::$data::deser($v, $payload).map(Some)
     };
-    ($v:ident, $payload:ident, $data:ident, => $fast:ident) => {{
+    ($mcu:ident, $v:ident, $payload:ident, $data:ident, => $fast:ident) => {{
         #[cfg(target_pointer_width = "64")]
-        let m = fields::$fast($payload);
+        let m = if $mcu {
+            mav::$data::deser($v, $payload)
+        } else {
+            fields::$fast($payload)
+        };
         #[cfg(not(target_pointer_width = "64"))]
         let m = mav::$data::deser($v, $payload);
         m.map(Some)
     }};
-    ($v:ident, $payload:ident, $data:ident, or_skip $reader:ident) => {
+    ($mcu:ident, $v:ident, $payload:ident, $data:ident, or_skip $reader:ident) => {
         ack::$reader($payload)
     };
+}
+
+/// Whether this target decodes in the 32-bit shape (see [`Msg::decode_as`]): the firmware's.
+const MCU_SHAPE: bool = cfg!(not(target_pointer_width = "64"));
+
+/// `p` zero-extended to `buf`'s length (or cut to it): what a deserialiser of a message no
+/// longer than `buf` reads of `p`, as a slice of constant length.
+#[inline(always)]
+fn extend<'b, const N: usize>(p: &[u8], buf: &'b mut [u8; N]) -> &'b [u8] {
+    let n = p.len().min(N);
+    buf[..n].copy_from_slice(&p[..n]);
+    buf
 }
 
 macro_rules! subset {
@@ -59,14 +75,21 @@ macro_rules! subset {
             ///
             /// A payload with an out-of-range enum value is an error, never a panic.
             pub fn decode(version: Version, id: u32, payload: &[u8]) -> Result<Option<Msg>, ParserError> {
-                Msg::decode_as(version, id, payload, |m| m)
+                Msg::decode_as::<MCU_SHAPE, _>(version, id, payload, |m| m)
             }
 
             /// [`Msg::decode`], the message handed to `wrap` in each arm: inlined into its
             /// caller, every arm builds the caller's result (a [`Frame`]) in place, instead of
             /// a `Result<Option<Msg>>` moved into another.
+            ///
+            /// `SHAPE_MCU` (the 32-bit targets'; a parameter so the host tests run it too): the
+            /// payload is zero-extended once to the longest decoded message, so each
+            /// deserialiser sees a slice of constant length and its own copy into a zeroed
+            /// buffer (for a truncated payload) and its cursor's length checks fold away; and
+            /// `mavlink`'s deserialisers serve every message. What each reads is the same:
+            /// the zeros MAVLink 2 truncation dropped, nothing past its message's length.
             #[inline(always)]
-            fn decode_as<R>(
+            fn decode_as<const SHAPE_MCU: bool, R>(
                 version: Version,
                 id: u32,
                 payload: &[u8],
@@ -79,8 +102,14 @@ macro_rules! subset {
                 if !feature_decodes(id) {
                     return Ok(None);
                 }
+                let mut extended = [0u8; MAX_DECODED_LEN];
+                let payload = if SHAPE_MCU {
+                    extend(payload, &mut extended)
+                } else {
+                    payload
+                };
                 match id {
-                    $( $(#[cfg($cfg)])? <mav::$data as MessageData>::ID => match deser!(v, payload, $data $(, => $fast)? $(, or_skip $reader)?) {
+                    $( $(#[cfg($cfg)])? <mav::$data as MessageData>::ID => match deser!(SHAPE_MCU, v, payload, $data $(, => $fast)? $(, or_skip $reader)?) {
                         Ok(Some(m)) => Ok(Some(wrap(Msg::$variant(m)))),
                         Ok(None) => Ok(None),
                         Err(e) => Err(e),
@@ -104,6 +133,22 @@ macro_rules! subset {
             }
         }
 
+        /// Every message of the subset (id, `ENCODED_LEN`), whether the features decode it or not.
+        const SUBSET: &[(u32, usize)] = &[ $( $(#[cfg($cfg)])? (<mav::$data as MessageData>::ID, mav::$data::ENCODED_LEN), )* ];
+
+        /// The longest payload (`ENCODED_LEN`) of a message the crate's features decode.
+        const MAX_DECODED_LEN: usize = {
+            let mut max = 0;
+            let mut i = 0;
+            while i < SUBSET.len() {
+                if feature_decodes(SUBSET[i].0) && SUBSET[i].1 > max {
+                    max = SUBSET[i].1;
+                }
+                i += 1;
+            }
+            max
+        };
+
         /// Whether `id` is one of the messages [`Msg::decode`] decodes.
         pub fn is_decoded(id: u32) -> bool {
             feature_decodes(id)
@@ -121,7 +166,7 @@ macro_rules! subset {
 /// MISSION_COUNT and MISSION_ITEM_INT (only a download reads them), so their deserialisers
 /// are not linked in.
 #[inline(always)]
-fn feature_decodes(id: u32) -> bool {
+const fn feature_decodes(id: u32) -> bool {
     (cfg!(feature = "ground-truth")
         || !matches!(
             id,
@@ -208,7 +253,7 @@ impl Frame {
         // into another); on 32-bit targets one shared path is the smaller code.
         #[cfg(target_pointer_width = "64")]
         {
-            Msg::decode_as(header.version, header.msgid, raw.payload, |msg| Frame {
+            Msg::decode_as::<false, _>(header.version, header.msgid, raw.payload, |msg| Frame {
                 header,
                 msg,
             })
@@ -239,6 +284,54 @@ impl Frame {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    extern crate std;
+    use std::format;
+    use std::string::String;
+
+    fn shown(r: Result<Option<Msg>, ParserError>) -> String {
+        match r {
+            Ok(m) => format!("Ok({m:?})"),
+            Err(e) => format!("Err({e:?})"),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The firmware's decoding shape (one zero-extension, `mavlink`'s deserialisers) and
+        /// the host's give the same message, or the same error, for every message of the
+        /// subset, on random payloads of every length from empty to past the message's
+        /// full length, in both MAVLink versions.
+        #[test]
+        fn the_mcu_shape_decodes_as_the_host_shape(
+            bytes in prop::collection::vec(any::<u8>(), 100),
+            small in prop::collection::vec(0u8..12, 100),
+        ) {
+            for b in [&bytes, &small] {
+                for &(id, len) in SUBSET {
+                    for n in 0..=len + 3 {
+                        for version in [Version::V1, Version::V2] {
+                            let p = &b[..n];
+                            prop_assert_eq!(
+                                shown(Msg::decode_as::<true, _>(version, id, p, |m| m)),
+                                shown(Msg::decode_as::<false, _>(version, id, p, |m| m)),
+                                "id {} from {} bytes {:?}", id, n, p
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_extension_covers_every_decoded_message() {
+        for &(id, len) in SUBSET {
+            assert!(!feature_decodes(id) || len <= MAX_DECODED_LEN, "{id}");
+        }
+        assert!(MAX_DECODED_LEN >= mav::HOME_POSITION_DATA::ENCODED_LEN);
+    }
 
     fn payload<M: MessageData>(m: &M) -> ([u8; 255], usize) {
         let mut p = [0u8; 255];
