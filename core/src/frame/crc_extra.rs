@@ -9,7 +9,10 @@
 //! bitmap of which exist, the twelve above it by bisection. Built at compile time from the
 //! two sorted arrays below (which are not themselves linked in): 533 bytes of flash, less than
 //! the two arrays the lookup bisected before (702 bytes) and no bisection on the hot path.
-//! A test checks it against the `mavlink` crate's own table.
+//! On 32-bit targets (the firmware, whose flash is budgeted) the 441-byte table is replaced
+//! by the 222 extras that exist, in id order, indexed by the bitmap's rank (a 14-byte count
+//! of the ids before each bitmap word, plus a population count): still no bisection, ~200
+//! bytes less. A test checks both against the `mavlink` crate's own table.
 
 /// Message ids of the common dialect, ascending.
 const IDS: [u16; 234] = [
@@ -61,6 +64,7 @@ const HIGH_COUNT: usize = {
 };
 
 /// `crc_extra` by id for ids below [`DIRECT_IDS`] (0 where no message has the id).
+#[cfg(any(target_pointer_width = "64", test))]
 static DIRECT: [u8; DIRECT_IDS] = {
     let mut t = [0u8; DIRECT_IDS];
     let mut i = 0;
@@ -87,6 +91,36 @@ static KNOWN: [u32; DIRECT_IDS.div_ceil(32)] = {
     t
 };
 
+/// How many ids of [`IDS`] are below [`DIRECT_IDS`].
+#[cfg(any(not(target_pointer_width = "64"), test))]
+const LOW_COUNT: usize = IDS.len() - HIGH_COUNT;
+
+/// The `crc_extra` of the ids below [`DIRECT_IDS`], ascending by id (the 32-bit lookup).
+#[cfg(any(not(target_pointer_width = "64"), test))]
+static DENSE: [u8; LOW_COUNT] = {
+    let mut t = [0u8; LOW_COUNT];
+    let mut i = 0;
+    while i < LOW_COUNT {
+        t[i] = EXTRAS[i];
+        i += 1;
+    }
+    t
+};
+
+/// `RANK[w]`: how many ids below `32 * w` exist, i.e. the index in [`DENSE`] of the first id
+/// of [`KNOWN`]'s word `w` (fits a byte: [`LOW_COUNT`] < 256).
+#[cfg(any(not(target_pointer_width = "64"), test))]
+static RANK: [u8; DIRECT_IDS.div_ceil(32)] = {
+    assert!(LOW_COUNT < 256);
+    let mut t = [0u8; DIRECT_IDS.div_ceil(32)];
+    let mut w = 1;
+    while w < t.len() {
+        t[w] = t[w - 1] + KNOWN[w - 1].count_ones() as u8;
+        w += 1;
+    }
+    t
+};
+
 /// The ids at or above [`DIRECT_IDS`], ascending, with their `crc_extra`.
 static HIGH: [(u16, u8); HIGH_COUNT] = {
     let mut t = [(0u16, 0u8); HIGH_COUNT];
@@ -106,12 +140,36 @@ static HIGH: [(u16, u8); HIGH_COUNT] = {
 pub fn crc_extra(id: u32) -> Option<u8> {
     let i = id as usize;
     if i < DIRECT_IDS {
-        return (KNOWN[i / 32] & (1 << (i % 32)) != 0).then(|| DIRECT[i]);
+        #[cfg(target_pointer_width = "64")]
+        return direct(i);
+        #[cfg(not(target_pointer_width = "64"))]
+        return ranked(i);
     }
     let id = u16::try_from(id).ok()?;
     HIGH.binary_search_by_key(&id, |&(k, _)| k)
         .ok()
         .map(|i| HIGH[i].1)
+}
+
+/// The host's lookup of an id below [`DIRECT_IDS`]: one index into [`DIRECT`].
+#[cfg(any(target_pointer_width = "64", test))]
+#[inline(always)]
+fn direct(i: usize) -> Option<u8> {
+    (KNOWN[i / 32] & (1 << (i % 32)) != 0).then(|| DIRECT[i])
+}
+
+/// The 32-bit lookup of an id below [`DIRECT_IDS`]: its rank among the ids that exist, from
+/// [`RANK`] and the bits of its [`KNOWN`] word below it, indexes [`DENSE`].
+#[cfg(any(not(target_pointer_width = "64"), test))]
+#[inline(always)]
+fn ranked(i: usize) -> Option<u8> {
+    let (w, bit) = (i / 32, 1u32 << (i % 32));
+    let word = *KNOWN.get(w)?;
+    if word & bit == 0 {
+        return None;
+    }
+    let rank = usize::from(*RANK.get(w)?) + (word & (bit - 1)).count_ones() as usize;
+    DENSE.get(rank).copied()
 }
 
 #[cfg(test)]
@@ -129,6 +187,10 @@ mod tests {
                 Some(MavMessage::extra_crc(id)),
                 "message {id}"
             );
+        }
+        // The 32-bit lookup (the firmware's) gives what the host's does for every id it serves.
+        for i in 0..DIRECT_IDS {
+            assert_eq!(ranked(i), direct(i), "message {i}");
         }
         assert_eq!(crc_extra(3), None);
         assert_eq!(crc_extra(70_000), None);
