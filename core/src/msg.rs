@@ -322,7 +322,6 @@ mod tests {
         for &(id, len) in SUBSET {
             assert!(!feature_decodes(id) || len <= MAX_DECODED_LEN, "{id}");
         }
-        assert!(MAX_DECODED_LEN >= mav::HOME_POSITION_DATA::ENCODED_LEN);
     }
 
     fn payload<M: MessageData>(m: &M) -> ([u8; 255], usize) {
@@ -352,11 +351,11 @@ mod tests {
         let on = cfg!(feature = "mission-download");
         let (p, n) = payload(&count);
         let got = Msg::decode(Version::V2, mav::MISSION_COUNT_DATA::ID, &p[..n]).unwrap();
-        assert_eq!(got, on.then(|| Msg::MissionCount(count)));
+        assert_eq!(got, on.then_some(Msg::MissionCount(count)));
         assert_eq!(is_decoded(mav::MISSION_COUNT_DATA::ID), on);
         let (p, n) = payload(&item);
         let got = Msg::decode(Version::V2, mav::MISSION_ITEM_INT_DATA::ID, &p[..n]).unwrap();
-        assert_eq!(got, on.then(|| Msg::MissionItemInt(item)));
+        assert_eq!(got, on.then_some(Msg::MissionItemInt(item)));
         assert_eq!(is_decoded(mav::MISSION_ITEM_INT_DATA::ID), on);
         // The upload's requests and ACK are decoded whatever the features.
         assert!(is_decoded(mav::MISSION_REQUEST_INT_DATA::ID));
@@ -384,7 +383,7 @@ mod tests {
         let (p, n) = payload(&other);
         let got = Msg::decode(Version::V2, id, &p[..n]).unwrap();
         let raw_send = cfg!(feature = "raw-send");
-        assert_eq!(got, raw_send.then(|| Msg::CommandAck(other)));
+        assert_eq!(got, raw_send.then_some(Msg::CommandAck(other)));
         // An undefined result is an error for an ACK that is read, never a panic.
         let (mut p, n) = payload(&ack(mav::MavCmd::MAV_CMD_DO_SET_MODE));
         p[2] = 200;
