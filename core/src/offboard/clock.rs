@@ -80,6 +80,7 @@ impl Stamp {
 }
 
 /// The earlier of two optional deadlines.
+#[inline(never)]
 pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.min(y)),
