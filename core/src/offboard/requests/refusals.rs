@@ -226,11 +226,17 @@ impl Requests {
             if !text.is_empty() && text.push_str("; ").is_err() {
                 break;
             }
-            for c in t.text.chars() {
-                if text.push(c).is_err() {
-                    break;
+            // The longest prefix that fits, cut at a character boundary (`get` finds one
+            // without the panic path of slicing; at 0 it always succeeds).
+            let s = t.text.as_str();
+            let mut cut = s.len().min(REFUSAL_TEXT_LEN - text.len());
+            let head = loop {
+                match s.get(..cut) {
+                    Some(head) => break head,
+                    None => cut -= 1,
                 }
-            }
+            };
+            let _ = text.push_str(head);
         }
         let refusal = Refusal {
             command: open.command,
