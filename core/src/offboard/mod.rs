@@ -85,7 +85,7 @@ use crate::msg::Frame;
 use crate::rc::RcSticks;
 use crate::telemetry::Telemetry;
 use crate::time::Instant;
-use clock::{earliest, Stamp};
+use clock::{Soonest, Stamp};
 use config::Timing;
 use heapless::Deque;
 use mavlink::dialects::common as mav;
@@ -641,61 +641,63 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// When to call `poll_transmit` next if no frame arrives first (wall clock). Covers the
     /// periodic streams and the wall-time timers; sim-time timers run out on frames.
     pub fn next_deadline(&self) -> Option<Instant> {
-        let mut d = Some(
-            self.hb_last
-                .map_or(Instant::ZERO, |s| s.wall_after(self.t.heartbeat_ms)),
-        );
+        let mut d = Soonest::default();
+        self.streams(&mut d, true);
         if self.connected {
-            if self.stream_sticks().is_some() {
-                let rc = self
-                    .rc_last
-                    .map_or(Instant::ZERO, |s| s.wall_after(self.t.rc_ms));
-                d = earliest(d, Some(rc));
-            }
-            #[cfg(feature = "setpoints")]
-            if self.sp.is_some() {
-                let sp = self
-                    .sp_last
-                    .map_or(Instant::ZERO, |s| s.wall_after(self.t.rc_ms));
-                d = earliest(d, Some(sp));
-            }
             if !self.outbox.is_empty() {
-                d = Some(Instant::ZERO);
+                d.at(Instant::ZERO);
             }
-            #[cfg(feature = "confirmed-params")]
-            {
-                d = earliest(d, self.params.deadline(&self.t));
-            }
-            d = earliest(d, self.req.deadline(&self.t));
-            d = earliest(d, self.mission.deadline(&self.t));
-            #[cfg(feature = "geofence")]
-            {
-                d = earliest(d, self.geo.deadline(&self.t));
+            for x in self.timers().into_iter().flatten() {
+                d.at(x);
             }
         }
         // A deadline at or before the last poll was due then and did not fire: something other
         // than time holds it (a mode to confirm, a position to arrive), and a frame or a verb,
         // each followed by a poll, will release it. Reporting it would make the driver spin.
-        match (d, self.last_poll) {
-            (Some(x), Some(p)) if x <= p => self.next_periodic(),
-            _ => d,
+        match (d.0, self.last_poll) {
+            (Some(x), Some(p)) if x <= p => self.next_periodic(p),
+            _ => d.0,
         }
     }
 
-    /// The periodic streams' next wall deadline (always in the future after a poll).
-    fn next_periodic(&self) -> Option<Instant> {
-        let hb = self.hb_last.map(|s| s.wall_after(self.t.heartbeat_ms));
-        let rc = if self.connected && self.stream_sticks().is_some() {
-            self.rc_last.map(|s| s.wall_after(self.t.rc_ms))
-        } else {
-            None
-        };
-        let mut d = earliest(hb, rc);
-        #[cfg(feature = "setpoints")]
-        if self.connected && self.sp.is_some() {
-            d = earliest(d, self.sp_last.map(|s| s.wall_after(self.t.rc_ms)));
+    /// The periodic streams' next wall deadline (always in the future after a poll), and the
+    /// wall timers still ahead of the last poll, `p`.
+    fn next_periodic(&self, p: Instant) -> Option<Instant> {
+        let mut d = Soonest::default();
+        self.streams(&mut d, false);
+        for x in self.timers().into_iter().flatten() {
+            if x > p {
+                d.at(x);
+            }
         }
-        // Wall timers still ahead of the last poll count too.
+        d.0
+    }
+
+    /// Take in the periodic streams' next sends: our heartbeat, and while connected the sticks
+    /// and setpoints being streamed. A stream never sent is due at once with `unsent_now`, else
+    /// it has no deadline.
+    #[inline(never)] // both deadline paths: one copy
+    fn streams(&self, d: &mut Soonest, unsent_now: bool) {
+        let mut one = |last: &Option<Stamp>, period_ms: u64| match last {
+            Some(s) => d.at(s.wall_after(period_ms)),
+            None if unsent_now => d.at(Instant::ZERO),
+            None => {}
+        };
+        one(&self.hb_last, self.t.heartbeat_ms);
+        if self.connected {
+            if self.stream_sticks().is_some() {
+                one(&self.rc_last, self.t.rc_ms);
+            }
+            #[cfg(feature = "setpoints")]
+            if self.sp.is_some() {
+                one(&self.sp_last, self.t.rc_ms);
+            }
+        }
+    }
+
+    /// The wall deadlines of each layer's timers: parameter sets, requests, the mission
+    /// transfer, the geofence and rally transfers.
+    fn timers(&self) -> [Option<Instant>; 4] {
         #[cfg(feature = "geofence")]
         let geo = self.geo.deadline(&self.t);
         #[cfg(not(feature = "geofence"))]
@@ -704,19 +706,12 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         let params = self.params.deadline(&self.t);
         #[cfg(not(feature = "confirmed-params"))]
         let params = None;
-        for t in [
+        [
             params,
             self.req.deadline(&self.t),
             self.mission.deadline(&self.t),
             geo,
-        ] {
-            if let (Some(x), Some(p)) = (t, self.last_poll) {
-                if x > p {
-                    d = earliest(d, Some(x));
-                }
-            }
-        }
-        d
+        ]
     }
 
     /// The link's measured round trip (RFC 6298 SRTT/RTTVAR, in the timer clock: sim ms once

@@ -26,7 +26,7 @@ mod refusals;
 
 use crate::mode::Mode;
 use crate::msg::{Frame, Msg};
-use crate::offboard::clock::Stamp;
+use crate::offboard::clock::{Soonest, Stamp};
 use crate::offboard::config::Timing;
 use crate::offboard::events::{Command, GaveUp, GiveUpReason, Refusal, Request};
 use crate::offboard::retry::{Due, Resend};
@@ -423,29 +423,25 @@ impl Requests {
 
     /// Wall deadlines of this layer's wall-time timers (sim-time timers wait for frames).
     pub fn deadline(&self, t: &Timing) -> Option<crate::time::Instant> {
-        use crate::offboard::clock::earliest;
         let timer = t.command_timer_ms();
-        let mut d = None;
+        let mut d = Soonest::default();
         if let Some(o) = &self.open {
-            d = earliest(d, Some(o.opened.wall_after(t.text_ms)));
+            d.at(o.opened.wall_after(t.text_ms));
         }
         if let Some(r) = &self.restart {
-            d = earliest(d, r.tx.timer_deadline(timer));
+            d.timer(r.tx.last_tx.as_ref(), timer);
         }
         for a in [&self.disarm, &self.reposition].into_iter().flatten() {
-            d = earliest(d, a.sent.timer_deadline(ACK_WAIT_MS));
+            d.timer(Some(&a.sent), ACK_WAIT_MS);
         }
         if let Some(m) = &self.mode {
-            d = earliest(d, m.tx.timer_deadline(timer));
+            d.timer(m.tx.last_tx.as_ref(), timer);
         }
         if let Some(a) = &self.arm {
-            d = earliest(d, a.settle_from.timer_deadline(t.wait_clear_ms));
-            d = earliest(d, a.tx.timer_deadline(timer));
-            d = earliest(
-                d,
-                a.gesture_since.and_then(|s| s.timer_deadline(t.gesture_ms)),
-            );
+            d.timer(Some(&a.settle_from), t.wait_clear_ms);
+            d.timer(a.tx.last_tx.as_ref(), timer);
+            d.timer(a.gesture_since.as_ref(), t.gesture_ms);
         }
-        d
+        d.0
     }
 }
