@@ -684,14 +684,15 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             None => {}
         };
         one(&self.hb_last, self.t.heartbeat_ms);
-        if self.connected {
-            if self.stream_sticks().is_some() {
-                one(&self.rc_last, self.t.rc_ms);
-            }
-            #[cfg(feature = "setpoints")]
-            if self.sp.is_some() {
-                one(&self.sp_last, self.t.rc_ms);
-            }
+        if !self.connected {
+            return;
+        }
+        if self.stream_sticks().is_some() {
+            one(&self.rc_last, self.t.rc_ms);
+        }
+        #[cfg(feature = "setpoints")]
+        if self.sp.is_some() {
+            one(&self.sp_last, self.t.rc_ms);
         }
     }
 
