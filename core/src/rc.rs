@@ -68,14 +68,19 @@ impl RcSticks {
     /// MANUAL_CONTROL's `(x, y, z, r)`: pitch, roll, throttle, yaw, clamped then scaled by 1000
     /// and truncated toward zero, as the Python client does (`int(clamp(v) * 1000)`).
     pub fn to_manual_control(self) -> (i16, i16, i16, i16) {
-        let c = self.clamped();
         (
-            (c.pitch * 1000.0) as i16,
-            (c.roll * 1000.0) as i16,
-            (c.throttle * 1000.0) as i16,
-            (c.yaw * 1000.0) as i16,
+            axis(self.pitch, -1.0),
+            axis(self.roll, -1.0),
+            axis(self.throttle, 0.0),
+            axis(self.yaw, -1.0),
         )
     }
+}
+
+/// One stick clamped to `[lo, 1]` (NaN centred), scaled by 1000 and truncated toward zero.
+#[inline(never)] // four calls, each a clamp and a saturating float-to-int cast: one copy
+fn axis(v: f32, lo: f32) -> i16 {
+    (clamp(v, lo, 1.0) * 1000.0) as i16
 }
 
 #[cfg(test)]

@@ -461,3 +461,66 @@ fn the_refusal_text_is_the_warnings_around_the_ack() {
     );
     assert!(rig.ob.pending().arm, "refused once: still pending");
 }
+
+/// What the refusal text is, by definition: the explaining texts joined by "; ", each cut to
+/// the longest prefix of whole characters that fits the text's capacity; a separator that no
+/// longer fits ends it.
+fn joined_as_defined(texts: &[&str]) -> String {
+    let cap = nexus_core::offboard::REFUSAL_TEXT_LEN;
+    let mut out = String::new();
+    for t in texts {
+        if !out.is_empty() {
+            if out.len() + 2 > cap {
+                break;
+            }
+            out.push_str("; ");
+        }
+        for c in t.chars() {
+            if out.len() + c.len_utf8() > cap {
+                break;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_long_refusal_text_is_cut_at_a_character_boundary() {
+    use offboard_rig::{command_ack, statustext};
+    let first = "Preflight Fail: ekf2 missing data, 40 b.";
+    let second = "Arming denied: Resolve system failures";
+    assert_eq!((first.len(), second.len()), (40, 38));
+    // The third text meets the end of the capacity at each byte of a four-byte character.
+    for pad in 0..4 {
+        let third = format!("{}{}", "a".repeat(pad + 2), "🚁".repeat(9));
+        let texts = [first, second, third.as_str(), "b-last"];
+        let mut rig = Rig::with_config(no_settle());
+        rig.auto_reply = false;
+        rig.px4.ready_at_ms = 0;
+        rig.boot();
+        rig.ob.arm(rig.now(), &rig.tel);
+        rig.pump();
+        assert_eq!(rig.arm_commands().len(), 1);
+        for t in texts {
+            rig.deliver(statustext(mav::MavSeverity::MAV_SEVERITY_WARNING, t, 0, 0));
+        }
+        rig.deliver(command_ack(
+            mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM,
+            mav::MavResult::MAV_RESULT_TEMPORARILY_REJECTED,
+        ));
+        rig.run_ms(600);
+        let got = rig.ob.last_refusal().map(|r| r.text.to_string());
+        let want = joined_as_defined(&texts);
+        assert_eq!(got.as_deref(), Some(want.as_str()), "pad {pad}");
+        assert!(want.len() <= nexus_core::offboard::REFUSAL_TEXT_LEN);
+        assert!(
+            want.len() > nexus_core::offboard::REFUSAL_TEXT_LEN - 4,
+            "{want}"
+        );
+        // pad 1: the drone that does not fit leaves room for the separator and one letter.
+        if pad == 1 {
+            assert!(want.ends_with("🚁; b"), "{want}");
+        }
+    }
+}

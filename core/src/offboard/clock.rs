@@ -70,16 +70,37 @@ impl Stamp {
     pub fn wall_after(self, period_ms: u64) -> Instant {
         self.wall + Duration::from_millis(period_ms)
     }
+}
 
-    /// The wall deadline of a timer, when it runs on wall time (a sim-time timer can only run
-    /// out when a frame advances sim time, so it has no wall deadline).
+/// The earliest of several wall deadlines, taken in one at a time. Each merge is a `u64`
+/// comparison and a copy of an optional 64-bit instant: out of line, one copy for the many
+/// timers of every layer, with the accumulator behind a pointer instead of an `Option<Instant>`
+/// returned and merged at each call site.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Soonest(pub Option<Instant>);
+
+impl Soonest {
+    /// Take in a deadline at `at`.
     #[inline(never)]
-    pub fn timer_deadline(self, period_ms: u64) -> Option<Instant> {
-        (!self.is_sim()).then(|| self.wall_after(period_ms))
+    pub fn at(&mut self, at: Instant) {
+        self.0 = earliest(self.0, Some(at));
+    }
+
+    /// Take in the timer of `period_ms` started at `start`, if it was started and runs on wall
+    /// time (a sim-time timer can only run out when a frame advances sim time, so it has no
+    /// wall deadline).
+    #[inline(never)]
+    pub fn timer(&mut self, start: Option<&Stamp>, period_ms: u64) {
+        if let Some(s) = start {
+            if !s.is_sim() {
+                self.at(s.wall_after(period_ms));
+            }
+        }
     }
 }
 
 /// The earlier of two optional deadlines.
+#[inline(never)] // merged in many places: one copy
 pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.min(y)),
@@ -112,7 +133,19 @@ mod tests {
         assert!(!st(0, None).either_done(st(1, None), 1000));
         // Before sim time is known, timers count wall time.
         assert!(st(0, None).timer_done(st(1000, Some(7)), 1000));
-        assert_eq!(st(0, None).timer_deadline(5), Some(Instant::from_millis(5)));
-        assert_eq!(st(0, Some(1)).timer_deadline(5), None);
+        let deadline = |s: Option<Stamp>| {
+            let mut d = Soonest::default();
+            d.timer(s.as_ref(), 5);
+            d.0
+        };
+        assert_eq!(deadline(Some(st(0, None))), Some(Instant::from_millis(5)));
+        assert_eq!(deadline(Some(st(0, Some(1)))), None);
+        assert_eq!(deadline(None), None);
+        // The earliest wins, whatever the order.
+        let mut d = Soonest::default();
+        d.at(Instant::from_millis(9));
+        d.timer(Some(&st(1, None)), 5);
+        d.at(Instant::from_millis(7));
+        assert_eq!(d.0, Some(Instant::from_millis(6)));
     }
 }

@@ -17,7 +17,7 @@
 //! COMPLETE (MISSION_SET_CURRENT 0 makes it NOT_STARTED): a stale COMPLETE from an earlier
 //! flight never finishes a new one.
 
-use super::clock::{earliest, Stamp};
+use super::clock::{Soonest, Stamp};
 use super::config::Timing;
 use super::events::{MissionError, OffboardEvent};
 #[cfg(feature = "mission-download")]
@@ -202,17 +202,21 @@ impl<const N: usize> MissionState<N> {
 
     /// Wall deadline of the transfer's wall-time timer, if any.
     pub fn deadline(&self, t: &Timing) -> Option<Instant> {
-        let due_now = self.ack_out.is_some()
-            || (self.verify_pending && matches!(self.transfer, Transfer::Idle));
-        let d = match &self.transfer {
-            Transfer::Idle => None,
-            Transfer::Upload(u) => u.deadline(t),
+        let mut d = Soonest::default();
+        if self.ack_out.is_some()
+            || (self.verify_pending && matches!(self.transfer, Transfer::Idle))
+        {
+            d.at(Instant::ZERO);
+        }
+        match &self.transfer {
+            Transfer::Idle => {}
+            Transfer::Upload(u) => u.deadline(t, &mut d),
             #[cfg(feature = "mission-download")]
-            Transfer::Download(d) => d.deadline(t),
+            Transfer::Download(x) => x.deadline(t, &mut d),
             #[cfg(feature = "mission-download")]
-            Transfer::Clear(c) => c.deadline(t),
-        };
-        earliest(d, due_now.then_some(Instant::ZERO))
+            Transfer::Clear(c) => c.deadline(t, &mut d),
+        }
+        d.0
     }
 
     /// End the transfer with a failure event.

@@ -15,7 +15,7 @@
 //! Every request is a [`Resend`] on the measured retry timer; each answer (the count, the item
 //! asked for, the clear's ack) is a round-trip sample when its request went out once.
 
-use super::clock::Stamp;
+use super::clock::{Soonest, Stamp};
 use super::config::Timing;
 use super::events::{MissionError, MissionMismatch, OffboardEvent, TransferStage};
 use super::mission::{MissionState, Transfer};
@@ -23,7 +23,6 @@ use super::retry::{Due, Resend};
 use super::rtt::RttEstimator;
 use super::{EventQueue, Tx};
 use crate::mission::MissionItem;
-use crate::time::Instant;
 use mavlink::dialects::common as mav;
 
 #[derive(Debug, Clone)]
@@ -64,8 +63,8 @@ impl Download {
         self.identical
     }
 
-    pub fn deadline(&self, t: &Timing) -> Option<Instant> {
-        self.tx.deadline(t.mission_timer_ms())
+    pub fn deadline(&self, t: &Timing, d: &mut Soonest) {
+        self.tx.deadline(t.mission_timer_ms(), d);
     }
 }
 
@@ -79,8 +78,8 @@ impl Clear {
         Clear { tx: Resend::new() }
     }
 
-    pub fn deadline(&self, t: &Timing) -> Option<Instant> {
-        self.tx.deadline(t.mission_timer_ms())
+    pub fn deadline(&self, t: &Timing, d: &mut Soonest) {
+        self.tx.deadline(t.mission_timer_ms(), d);
     }
 }
 

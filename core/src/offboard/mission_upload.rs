@@ -18,7 +18,7 @@
 //! the next item (and the final ack) answers the item sent before it, when that item went out
 //! once.
 
-use super::clock::Stamp;
+use super::clock::{Soonest, Stamp};
 use super::config::Timing;
 use super::events::{MissionError, OffboardEvent, TransferStage};
 use super::mission::{MissionState, Transfer};
@@ -57,15 +57,13 @@ impl Upload {
         }
     }
 
-    pub fn deadline(&self, t: &Timing) -> Option<Instant> {
+    pub fn deadline(&self, t: &Timing, d: &mut Soonest) {
         if !self.answers.is_empty() {
-            return Some(Instant::ZERO);
-        }
-        if self.asked {
-            self.last_rx
-                .and_then(|s| s.timer_deadline(t.mission_timeout_ms))
+            d.at(Instant::ZERO);
+        } else if self.asked {
+            d.timer(self.last_rx.as_ref(), t.mission_timeout_ms);
         } else {
-            self.tx.deadline(t.mission_timer_ms())
+            self.tx.deadline(t.mission_timer_ms(), d);
         }
     }
 

@@ -250,6 +250,10 @@ impl ParamSets {
     /// The earliest wall deadline of the sets' timers (due at once when one was never sent).
     pub fn deadline(&self, t: &Timing) -> Option<crate::time::Instant> {
         let timer = t.command_timer_ms();
-        self.q.iter().filter_map(|p| p.tx.deadline(timer)).min()
+        let mut d = crate::offboard::clock::Soonest::default();
+        for p in &self.q {
+            p.tx.deadline(timer, &mut d);
+        }
+        d.0
     }
 }

@@ -2,7 +2,7 @@
 //! given up after a bounded number of sends: the piece every transfer and command shares
 //! (mission, geofence and rally upload counts, downloads, clears; modes, arms, restarts).
 
-use super::clock::Stamp;
+use super::clock::{Soonest, Stamp};
 use super::rtt::RttEstimator;
 use crate::time::Instant;
 
@@ -42,16 +42,12 @@ impl Resend {
         self.last_tx.is_none_or(|s| s.timer_done(now, timer_ms))
     }
 
-    /// The wall deadline of its timer (none for a sim-time timer, or before the first send).
-    pub fn timer_deadline(&self, timer_ms: u64) -> Option<Instant> {
-        self.last_tx.and_then(|s| s.timer_deadline(timer_ms))
-    }
-
-    /// Like [`Resend::timer_deadline`], but due at once when it was never sent.
-    pub fn deadline(&self, timer_ms: u64) -> Option<Instant> {
-        match self.last_tx {
-            None => Some(Instant::ZERO),
-            Some(s) => s.timer_deadline(timer_ms),
+    /// Take in the wall deadline of its timer (none for a sim-time timer); due at once when
+    /// it was never sent.
+    pub fn deadline(&self, timer_ms: u64, d: &mut Soonest) {
+        match &self.last_tx {
+            None => d.at(Instant::ZERO),
+            Some(s) => d.timer(Some(s), timer_ms),
         }
     }
 

@@ -26,7 +26,7 @@ mod refusals;
 
 use crate::mode::Mode;
 use crate::msg::{Frame, Msg};
-use crate::offboard::clock::Stamp;
+use crate::offboard::clock::{Soonest, Stamp};
 use crate::offboard::config::Timing;
 use crate::offboard::events::{Command, GaveUp, GiveUpReason, Refusal, Request};
 use crate::offboard::retry::{Due, Resend};
@@ -130,6 +130,22 @@ pub(crate) struct Requests {
 pub(crate) struct Holds {
     pub start: bool,
     pub takeoff: bool,
+}
+
+/// A one-shot command unanswered for [`ACK_WAIT_MS`]: no longer awaited, and its silence
+/// reported.
+#[inline(never)] // disarm and goto: one copy
+fn expire(slot: &mut Option<Awaiting>, now: Stamp, command: Command, ev: &mut EventQueue) {
+    if slot.is_some_and(|a| a.sent.timer_done(now, ACK_WAIT_MS)) {
+        *slot = None;
+        ev.push(crate::offboard::OffboardEvent::NoAck(command));
+    }
+}
+
+/// Whether the heartbeat's mode, `shown`, is `mode`.
+#[inline(never)] // a derived comparison of an enum with a data variant, asked twice: one copy
+fn shows(shown: Option<Mode>, mode: Mode) -> bool {
+    shown == Some(mode)
 }
 
 impl Requests {
@@ -262,7 +278,7 @@ impl Requests {
                     self.fail(now, tel, t, ev);
                 }
                 if let Some(m) = self.mode.as_mut() {
-                    if tel.mode() != Some(m.mode) && m.accepts >= REAL_MODE_ACCEPTS {
+                    if !shows(tel.mode(), m.mode) && m.accepts >= REAL_MODE_ACCEPTS {
                         m.heartbeats_after_accept = m.heartbeats_after_accept.saturating_add(1);
                         if m.heartbeats_after_accept >= HEARTBEATS_AFTER_ACCEPT {
                             // Accepted, and PX4 has left it of its own accord: done.
@@ -281,7 +297,7 @@ impl Requests {
 
     /// Clear what telemetry shows done.
     pub fn confirm<const T: usize>(&mut self, tel: &Telemetry<T>, rc: &mut Option<RcSticks>) {
-        if matches!(&self.mode, Some(m) if tel.mode() == Some(m.mode)) {
+        if matches!(&self.mode, Some(m) if shows(tel.mode(), m.mode)) {
             self.mode = None;
         }
         if tel.armed() == Some(true) && self.arm.take().is_some_and(|a| a.gesture) {
@@ -301,15 +317,8 @@ impl Requests {
         if matches!(&self.open, Some(o) if o.opened.either_done(now, t.text_ms)) {
             self.finalize(tel, ev);
         }
-        for (slot, command) in [
-            (&mut self.disarm, Command::Disarm),
-            (&mut self.reposition, Command::Reposition),
-        ] {
-            if slot.is_some_and(|a| a.sent.timer_done(now, ACK_WAIT_MS)) {
-                *slot = None;
-                ev.push(crate::offboard::OffboardEvent::NoAck(command));
-            }
-        }
+        expire(&mut self.disarm, now, Command::Disarm, ev);
+        expire(&mut self.reposition, now, Command::Reposition, ev);
         if tel.armed() == Some(true) {
             return;
         }
@@ -353,12 +362,7 @@ impl Requests {
             match r.tx.poll(now, timer, t.max_sends, &mut t.rtt) {
                 Due::Wait => {}
                 Due::Send => return Some(Tx::MissionSetCurrent(0)),
-                Due::GiveUp { sends } => {
-                    self.finalize(tel, ev);
-                    let g =
-                        self.give_up(Request::MissionRestart, GiveUpReason::Unconfirmed { sends });
-                    ev.push(crate::offboard::OffboardEvent::GaveUp(g));
-                }
+                Due::GiveUp { sends } => self.unconfirmed(tel, ev, Request::MissionRestart, sends),
             }
         }
         let restarting = self.restart.is_some();
@@ -382,10 +386,7 @@ impl Requests {
                     }
                     Due::GiveUp { sends } => {
                         let mode = m.mode;
-                        self.finalize(tel, ev);
-                        let g =
-                            self.give_up(Request::Mode(mode), GiveUpReason::Unconfirmed { sends });
-                        ev.push(crate::offboard::OffboardEvent::GaveUp(g));
+                        self.unconfirmed(tel, ev, Request::Mode(mode), sends);
                     }
                 }
             }
@@ -398,9 +399,7 @@ impl Requests {
             let last_seq = tel.texts().last_seq();
             let a = self.arm.as_mut()?;
             if let Due::GiveUp { sends } = a.tx.poll(now, timer, t.max_sends, &mut t.rtt) {
-                self.finalize(tel, ev);
-                let g = self.give_up(Request::Arm, GiveUpReason::Unconfirmed { sends });
-                ev.push(crate::offboard::OffboardEvent::GaveUp(g));
+                self.unconfirmed(tel, ev, Request::Arm, sends);
                 return None;
             }
             // Due (checked above): sent.
@@ -410,6 +409,21 @@ impl Requests {
             return Some(Tx::Arm { confirmation });
         }
         None
+    }
+
+    /// `request` went out `sends` times, the last allowed, without being confirmed: report any
+    /// open refusal first, then give it up.
+    #[inline(never)] // the restart, mode and arm: one copy
+    fn unconfirmed<const T: usize>(
+        &mut self,
+        tel: &Telemetry<T>,
+        ev: &mut EventQueue,
+        request: Request,
+        sends: u8,
+    ) {
+        self.finalize(tel, ev);
+        let g = self.give_up(request, GiveUpReason::Unconfirmed { sends });
+        ev.push(crate::offboard::OffboardEvent::GaveUp(g));
     }
 
     /// The upload a pending mission start waited for failed: drop the start (restart, Mission
@@ -423,29 +437,25 @@ impl Requests {
 
     /// Wall deadlines of this layer's wall-time timers (sim-time timers wait for frames).
     pub fn deadline(&self, t: &Timing) -> Option<crate::time::Instant> {
-        use crate::offboard::clock::earliest;
         let timer = t.command_timer_ms();
-        let mut d = None;
+        let mut d = Soonest::default();
         if let Some(o) = &self.open {
-            d = earliest(d, Some(o.opened.wall_after(t.text_ms)));
+            d.at(o.opened.wall_after(t.text_ms));
         }
         if let Some(r) = &self.restart {
-            d = earliest(d, r.tx.timer_deadline(timer));
+            d.timer(r.tx.last_tx.as_ref(), timer);
         }
         for a in [&self.disarm, &self.reposition].into_iter().flatten() {
-            d = earliest(d, a.sent.timer_deadline(ACK_WAIT_MS));
+            d.timer(Some(&a.sent), ACK_WAIT_MS);
         }
         if let Some(m) = &self.mode {
-            d = earliest(d, m.tx.timer_deadline(timer));
+            d.timer(m.tx.last_tx.as_ref(), timer);
         }
         if let Some(a) = &self.arm {
-            d = earliest(d, a.settle_from.timer_deadline(t.wait_clear_ms));
-            d = earliest(d, a.tx.timer_deadline(timer));
-            d = earliest(
-                d,
-                a.gesture_since.and_then(|s| s.timer_deadline(t.gesture_ms)),
-            );
+            d.timer(Some(&a.settle_from), t.wait_clear_ms);
+            d.timer(a.tx.last_tx.as_ref(), timer);
+            d.timer(a.gesture_since.as_ref(), t.gesture_ms);
         }
-        d
+        d.0
     }
 }

@@ -12,6 +12,20 @@ use crate::telemetry::Telemetry;
 use heapless::String;
 use mavlink::dialects::common as mav;
 
+/// One refusal of an outstanding request, as [`Requests::refused`] takes it.
+struct Refused {
+    request: Request,
+    command: Command,
+    /// The COMMAND_ACK's MAV_RESULT; `None` for a gesture that did not arm.
+    result: Option<u8>,
+    /// The request's refusals so far, this one included.
+    refusals: u8,
+    /// The last text seen when the request went out: later ones explain the refusal.
+    text_seq: u32,
+    /// MAV_RESULT_UNSUPPORTED: given up at once.
+    unsupported: bool,
+}
+
 impl Requests {
     /// A failure was seen: the arm's settle window restarts, a gesture being held is over.
     pub(super) fn fail<const T: usize>(
@@ -43,11 +57,40 @@ impl Requests {
         arm.gesture_since = None;
         arm.settle_from = now;
         arm.refusals = arm.refusals.saturating_add(1);
-        let refusals = arm.refusals;
-        let text_seq = arm.text_seq;
-        let gave_up = (refusals >= t.max_refusals)
-            .then(|| self.give_up(Request::Arm, GiveUpReason::Refused { refusals }));
-        self.open_refusal(now, tel, ev, Command::ArmGesture, None, text_seq, gave_up);
+        let (refusals, text_seq) = (arm.refusals, arm.text_seq);
+        let refusal = Refused {
+            request: Request::Arm,
+            command: Command::ArmGesture,
+            result: None,
+            refusals,
+            text_seq,
+            unsupported: false,
+        };
+        self.refused(now, tel, t, ev, refusal);
+    }
+
+    /// A request was refused (its `refusals`-th time): give it up at once when unsupported,
+    /// after `max_refusals`; restart the arm's settle window; collect the refusal's texts.
+    #[inline(never)] // the mode, arm and gesture refusals: one copy
+    fn refused<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        t: &Timing,
+        ev: &mut EventQueue,
+        r: Refused,
+    ) {
+        let gave_up = if r.unsupported {
+            Some(self.give_up(r.request, GiveUpReason::Unsupported))
+        } else if r.refusals >= t.max_refusals {
+            let refusals = r.refusals;
+            Some(self.give_up(r.request, GiveUpReason::Refused { refusals }))
+        } else {
+            None
+        };
+        // (After a gesture the window already restarted at `now` and nothing is held: no-op.)
+        self.fail(now, tel, t, ev);
+        self.open_refusal(now, tel, ev, r.command, r.result, r.text_seq, gave_up);
     }
 
     pub(super) fn on_ack<const T: usize>(
@@ -75,24 +118,15 @@ impl Requests {
                     return;
                 }
                 m.refusals = m.refusals.saturating_add(1);
-                let (mode, refusals, text_seq) = (m.mode, m.refusals, m.text_seq);
-                let gave_up = if unsupported {
-                    Some(self.give_up(Request::Mode(mode), GiveUpReason::Unsupported))
-                } else if refusals >= t.max_refusals {
-                    Some(self.give_up(Request::Mode(mode), GiveUpReason::Refused { refusals }))
-                } else {
-                    None
+                let refusal = Refused {
+                    request: Request::Mode(m.mode),
+                    command: Command::SetMode(m.mode),
+                    result: Some(result),
+                    refusals: m.refusals,
+                    text_seq: m.text_seq,
+                    unsupported,
                 };
-                self.fail(now, tel, t, ev);
-                self.open_refusal(
-                    now,
-                    tel,
-                    ev,
-                    Command::SetMode(mode),
-                    Some(result),
-                    text_seq,
-                    gave_up,
-                );
+                self.refused(now, tel, t, ev, refusal);
             }
             mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM => {
                 let arm_order = self
@@ -113,16 +147,15 @@ impl Requests {
                         return; // the heartbeat confirms it
                     }
                     a.refusals = a.refusals.saturating_add(1);
-                    let (refusals, text_seq) = (a.refusals, a.text_seq);
-                    let gave_up = if unsupported {
-                        Some(self.give_up(Request::Arm, GiveUpReason::Unsupported))
-                    } else if refusals >= t.max_refusals {
-                        Some(self.give_up(Request::Arm, GiveUpReason::Refused { refusals }))
-                    } else {
-                        None
+                    let refusal = Refused {
+                        request: Request::Arm,
+                        command: Command::Arm,
+                        result: Some(result),
+                        refusals: a.refusals,
+                        text_seq: a.text_seq,
+                        unsupported,
                     };
-                    self.fail(now, tel, t, ev);
-                    self.open_refusal(now, tel, ev, Command::Arm, Some(result), text_seq, gave_up);
+                    self.refused(now, tel, t, ev, refusal);
                 } else if let Some(d) = disarm {
                     self.disarm = None;
                     if !accepted {
@@ -226,11 +259,17 @@ impl Requests {
             if !text.is_empty() && text.push_str("; ").is_err() {
                 break;
             }
-            for c in t.text.chars() {
-                if text.push(c).is_err() {
-                    break;
+            // The longest prefix that fits, cut at a character boundary (`get` finds one
+            // without the panic path of slicing; at 0 it always succeeds).
+            let s = t.text.as_str();
+            let mut cut = s.len().min(REFUSAL_TEXT_LEN - text.len());
+            let head = loop {
+                match s.get(..cut) {
+                    Some(head) => break head,
+                    None => cut -= 1,
                 }
-            }
+            };
+            let _ = text.push_str(head);
         }
         let refusal = Refusal {
             command: open.command,
