@@ -212,13 +212,18 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             Msg::CommandAck(m) => self.command_ack = Some(m.clone()),
             Msg::ParamValue(m) => self.param_value = Some(m.clone()),
             Msg::ParamError(m) => self.param_error = Some(m.clone()),
+            #[cfg(feature = "ground-truth")]
             Msg::HilStateQuaternion(m) => {
                 // Dated by the autopilot clock at arrival, not by its own time_usec: the
                 // freshness rule then holds whatever clock the simulator stamps it with.
                 self.heights.on_truth(m.alt, self.clock.now_ms());
                 self.ground_truth = Some(m.clone());
             }
+            #[cfg(feature = "ground-truth")]
             Msg::AutopilotVersion(m) => self.autopilot_version = Some(m.clone()),
+            // Not decoded without the feature (`Msg::decode` skips them), so never stored.
+            #[cfg(not(feature = "ground-truth"))]
+            Msg::HilStateQuaternion(_) | Msg::AutopilotVersion(_) => {}
             #[cfg(feature = "extra-conditions")]
             Msg::GpsRawInt(m) => self.gps_raw = Some(m.clone()),
             Msg::Statustext(m) => {
