@@ -472,7 +472,7 @@ impl<const N: usize> Engine<N> {
     /// Next event, oldest settle first; a wait's reactions come before its `Settled`, which
     /// frees its slot.
     pub fn poll_event(&mut self) -> Option<EngineEvent> {
-        let (i, id) = self.oldest_settled(|_| true)?;
+        let (i, id) = self.oldest_settled(false)?;
         if let State::Settled(d) = &mut self.slots[i].state {
             if let Some(reaction) = d.reactions.take_next() {
                 return Some(EngineEvent::Reaction { id, reaction });
@@ -487,22 +487,24 @@ impl<const N: usize> Engine<N> {
     /// A driver that must apply reactions in the tick they fire but reports results later (the
     /// [`crate::client::Client`]) drains this after every evaluation and registration.
     pub fn poll_reaction(&mut self) -> Option<(WaitId, Reaction)> {
-        let (i, id) = self.oldest_settled(|d| d.reactions != Reactions::NONE)?;
+        let (i, id) = self.oldest_settled(true)?;
         match &mut self.slots[i].state {
             State::Settled(d) => d.reactions.take_next().map(|r| (id, r)),
             _ => None,
         }
     }
 
-    /// The settled slot accepted by `want` that settled first, and its id.
-    fn oldest_settled(&self, want: impl Fn(&Done) -> bool) -> Option<(usize, WaitId)> {
+    /// The settled slot (with reactions still to hand out, if `with_reactions`) that settled
+    /// first, and its id. A flag, not a closure: one copy serves both callers.
+    fn oldest_settled(&self, with_reactions: bool) -> Option<(usize, WaitId)> {
         if self.settled == 0 {
             return None;
         }
         let mut best: Option<(usize, u64)> = None;
         for (i, s) in self.slots.iter().enumerate() {
             if let State::Settled(d) = &s.state {
-                if want(d) && best.is_none_or(|(_, o)| d.order < o) {
+                let want = !with_reactions || d.reactions != Reactions::NONE;
+                if want && best.is_none_or(|(_, o)| d.order < o) {
                     best = Some((i, d.order));
                 }
             }
