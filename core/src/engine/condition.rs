@@ -1049,11 +1049,16 @@ impl Cond {
             Cond::Height(c) => r.height_m.is_some_and(|v| c.test(v)),
             Cond::Airspeed(c) => r.airspeed_m_s.is_some_and(|v| c.test(v)),
             Cond::Waypoint(c) => r.waypoint.is_some_and(|v| c.test(v as f32)),
-            Cond::SimTime { cmp, relative } => match (r.sim_ms, *relative) {
-                (Some(t), false) => cmp.test(t),
-                (Some(t), true) => base_ms.is_some_and(|b| cmp.test(t.saturating_sub(b))),
-                (None, _) => false,
-            },
+            Cond::SimTime { cmp, relative } => {
+                // The clock reading compared: absolute, or since the reference tick. One
+                // comparison site, so `CmpMs::test` is inlined once.
+                let t = match (r.sim_ms, *relative, base_ms) {
+                    (Some(t), false, _) => Some(t),
+                    (Some(t), true, Some(b)) => Some(t.saturating_sub(b)),
+                    _ => None,
+                };
+                t.is_some_and(|t| cmp.test(t))
+            }
             Cond::Time { ms } => match (r.sim_ms, start_ms) {
                 (Some(t), Some(s)) => t.saturating_sub(s) >= *ms,
                 _ => false,
