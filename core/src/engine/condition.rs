@@ -1045,10 +1045,10 @@ impl Cond {
         start_ms: Option<u64>,
         base_ms: Option<u64>,
     ) -> bool {
+        if let Some((c, v)) = self.number(r) {
+            return v.is_some_and(|v| c.test(v));
+        }
         match self {
-            Cond::Height(c) => r.height_m.is_some_and(|v| c.test(v)),
-            Cond::Airspeed(c) => r.airspeed_m_s.is_some_and(|v| c.test(v)),
-            Cond::Waypoint(c) => r.waypoint.is_some_and(|v| c.test(v as f32)),
             Cond::SimTime { cmp, relative } => {
                 // The clock reading compared: absolute, or since the reference tick. One
                 // comparison site, so `CmpMs::test` is inlined once.
@@ -1078,10 +1078,6 @@ impl Cond {
             Cond::Armed => r.armed == Some(true),
             Cond::Disarmed => r.armed == Some(false),
             Cond::Landed => r.landed == Some(true),
-            Cond::Reached(c) => r
-                .mission
-                .and_then(|m| m.reached)
-                .is_some_and(|v| c.test(v as f32)),
             Cond::MissionComplete => r.mission.is_some_and(|m| m.complete),
             Cond::MissionVerified => r.mission.is_some_and(|m| m.verified),
             #[cfg(feature = "extra-conditions")]
@@ -1089,28 +1085,42 @@ impl Cond {
             #[cfg(feature = "extra-conditions")]
             Cond::Distance(c, to) => r.extra.distance_m(to).is_some_and(|v| c.test(v)),
             #[cfg(feature = "extra-conditions")]
-            Cond::Groundspeed(c) => r.extra.groundspeed_m_s.is_some_and(|v| c.test(v)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::ClimbRate(c) => r.extra.climb_m_s.is_some_and(|v| c.test(v)),
-            #[cfg(feature = "extra-conditions")]
             Cond::Heading(c) => r.extra.heading_deg.is_some_and(|v| match *c {
                 Cmp::Within(t, tol) => angle_diff_deg(v, t) <= tol,
                 c => c.test(v),
             }),
             #[cfg(feature = "extra-conditions")]
-            Cond::BatteryRemaining(c) => r.extra.battery_pct.is_some_and(|v| c.test(v)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::BatteryVoltage(c) => r.extra.battery_v.is_some_and(|v| c.test(v)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::GpsFix(c) => r.extra.gps_fix.is_some_and(|v| c.test(v as f32)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::Satellites(c) => r.extra.satellites.is_some_and(|v| c.test(v as f32)),
-            #[cfg(feature = "extra-conditions")]
             Cond::LandedState(mask) => r
                 .extra
                 .landed_state
                 .is_some_and(|v| v < 8 && *mask & (1 << v) != 0),
+            // The plain numeric rows: answered by `number` above.
+            _ => false,
         }
+    }
+
+    /// A plain numeric row's comparison and its reading (`None` while unknown); `None` for the
+    /// other rows. One comparison site for them all, so `Cmp::test` is inlined once.
+    fn number(&self, r: &Readings) -> Option<(Cmp, Option<f32>)> {
+        Some(match *self {
+            Cond::Height(c) => (c, r.height_m),
+            Cond::Airspeed(c) => (c, r.airspeed_m_s),
+            Cond::Waypoint(c) => (c, r.waypoint.map(|v| v as f32)),
+            Cond::Reached(c) => (c, r.mission.and_then(|m| m.reached).map(|v| v as f32)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Groundspeed(c) => (c, r.extra.groundspeed_m_s),
+            #[cfg(feature = "extra-conditions")]
+            Cond::ClimbRate(c) => (c, r.extra.climb_m_s),
+            #[cfg(feature = "extra-conditions")]
+            Cond::BatteryRemaining(c) => (c, r.extra.battery_pct),
+            #[cfg(feature = "extra-conditions")]
+            Cond::BatteryVoltage(c) => (c, r.extra.battery_v),
+            #[cfg(feature = "extra-conditions")]
+            Cond::GpsFix(c) => (c, r.extra.gps_fix.map(|v| v as f32)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Satellites(c) => (c, r.extra.satellites.map(|v| v as f32)),
+            _ => return None,
+        })
     }
 
     /// The readings whose change can change this condition (time is handled by
