@@ -172,6 +172,9 @@ impl<const N: usize> Default for Engine<N> {
 
 impl<const N: usize> Engine<N> {
     /// An engine with every slot free.
+    // Not inlined: built once, and out of line its stores are short offsets into the
+    // return slot rather than long ones into the caller's far larger struct (thumbv7em).
+    #[inline(never)]
     pub fn new() -> Self {
         const {
             assert!(

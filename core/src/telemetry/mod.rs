@@ -90,6 +90,9 @@ pub struct Telemetry<const TEXTS: usize> {
 
 impl<const TEXTS: usize> Telemetry<TEXTS> {
     /// Empty telemetry for the link `ids`.
+    // Not inlined: built once, and out of line its stores are short offsets into the
+    // return slot rather than long ones into the caller's far larger struct (thumbv7em).
+    #[inline(never)]
     pub fn new(ids: LinkIds) -> Self {
         Telemetry {
             ids,
