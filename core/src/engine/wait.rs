@@ -214,11 +214,18 @@ impl Wait {
         if let Some(e) = self.defect {
             return Err(e);
         }
-        let cond = self.condition.compile(last_seq)?;
-        let mut guards = Vec::new();
-        for g in &self.guards {
-            // Cannot overflow: same capacity.
-            let _ = guards.push(g.compile(last_seq)?);
+        // The main condition first, then the guards: one compile site serves them all.
+        let mut conds: Vec<Cond, { MAX_GUARDS + 1 }> = Vec::new();
+        for i in 0..=self.guards.len() {
+            // Index 0 the main condition, i the guard i - 1 (a chained iterator costs more).
+            let c = match i.checked_sub(1) {
+                None => Some(&self.condition),
+                Some(g) => self.guards.get(g),
+            };
+            if let Some(c) = c {
+                // Cannot overflow: one more slot than there are guards.
+                let _ = conds.push(c.compile(last_seq)?);
+            }
         }
         let timeout_s = self.timeout_s.ok_or(SpecError::MissingTimeout)?;
         if !timeout_s.is_finite() || timeout_s < 0.0 {
@@ -230,7 +237,7 @@ impl Wait {
         let timeout_ms = secs_to_ms(timeout_s);
         let hold_ms = secs_to_ms(self.hold_s);
         if self.hold_s > 0.0 {
-            if cond.text_cursor().is_some() {
+            if conds.first().and_then(Cond::text_cursor).is_some() {
                 return Err(SpecError::HoldNotApplicable(self.condition.kind()));
             }
             if self.hold_s >= timeout_s || hold_ms >= timeout_ms {
@@ -244,12 +251,11 @@ impl Wait {
                 });
             }
         }
-        let relative = cond.is_relative() || guards.iter().any(Cond::is_relative);
-        let deps = guards.iter().fold(cond.deps(), |d, g| d | g.deps());
+        let relative = conds.iter().any(Cond::is_relative);
+        let deps = conds.iter().fold(0, |d, c| d | c.deps());
         Ok(Compiled {
             deps,
-            cond,
-            guards,
+            conds,
             hold_ms,
             timeout_ms,
             reactions: self.reactions,
@@ -261,8 +267,8 @@ impl Wait {
 /// A checked wait, thresholds in ms.
 #[derive(Debug, Clone)]
 pub(crate) struct Compiled {
-    pub cond: Cond,
-    pub guards: Vec<Cond, MAX_GUARDS>,
+    /// The main condition, then the guards in order (never empty).
+    pub conds: Vec<Cond, { MAX_GUARDS + 1 }>,
     pub hold_ms: u64,
     pub timeout_ms: u64,
     pub reactions: Reactions,
