@@ -189,6 +189,13 @@ impl core::fmt::Display for Place {
     }
 }
 
+/// Whether `v` is finite and not negative: what every duration, tolerance and non-negative
+/// target must be. Not inlined: the spec checks share one copy.
+#[inline(never)]
+pub(crate) fn finite_nonneg(v: f32) -> bool {
+    v.is_finite() && v >= 0.0
+}
+
 /// A text needle, at most [`MAX_NEEDLE_LEN`] bytes.
 pub type Needle = String<MAX_NEEDLE_LEN>;
 
@@ -467,7 +474,7 @@ impl Condition {
     #[inline(never)]
     fn number(&self, nonneg: bool) -> Result<f32, SpecError> {
         match self.target {
-            Target::Number(v) if v.is_finite() && (!nonneg || v >= 0.0) => Ok(v),
+            Target::Number(v) if v.is_finite() && (!nonneg || finite_nonneg(v)) => Ok(v),
             _ => Err(SpecError::BadValue { field: "value" }),
         }
     }
@@ -494,7 +501,7 @@ impl Condition {
             return Err(SpecError::RelativeNotApplicable(kind));
         }
         if let Some(tol) = self.within {
-            if !tol.is_finite() || tol < 0.0 {
+            if !finite_nonneg(tol) {
                 return Err(SpecError::BadValue { field: "within" });
             }
         }
@@ -536,7 +543,12 @@ impl Condition {
             },
             ConditionKind::Text => match &self.target {
                 Target::Text(needle) => Cond::Text {
-                    needle: needle.clone(),
+                    needle: {
+                        // One copy of the bytes (a clone moves them one by one); always fits.
+                        let mut n = Needle::new();
+                        let _ = n.push_str(needle);
+                        n
+                    },
                     cursor: self.since_seq.unwrap_or(last_seq),
                     seen: false,
                 },

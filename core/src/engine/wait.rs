@@ -1,6 +1,6 @@
 //! A wait as written: one condition, its timeout, `hold_s`, guards and reactions.
 
-use super::condition::{Cond, Condition, Op};
+use super::condition::{finite_nonneg, Cond, Condition, Op};
 use super::error::SpecError;
 use super::result::Reaction;
 use super::MAX_GUARDS;
@@ -228,10 +228,10 @@ impl Wait {
             }
         }
         let timeout_s = self.timeout_s.ok_or(SpecError::MissingTimeout)?;
-        if !timeout_s.is_finite() || timeout_s < 0.0 {
+        if !finite_nonneg(timeout_s) {
             return Err(SpecError::BadValue { field: "timeout_s" });
         }
-        if !self.hold_s.is_finite() || self.hold_s < 0.0 {
+        if !finite_nonneg(self.hold_s) {
             return Err(SpecError::BadValue { field: "hold_s" });
         }
         let timeout_ms = secs_to_ms(timeout_s);
