@@ -1057,10 +1057,25 @@ impl Cond {
         start_ms: Option<u64>,
         base_ms: Option<u64>,
     ) -> bool {
-        if let Some((c, v)) = self.number(r) {
-            return v.is_some_and(|v| c.test(v));
-        }
-        match self {
+        // One match: the plain numeric rows fall through to one comparison site (so
+        // `Cmp::test` is inlined once), every other row answers in its arm.
+        let (c, v) = match self {
+            Cond::Height(c) => (*c, r.height_m),
+            Cond::Airspeed(c) => (*c, r.airspeed_m_s),
+            Cond::Waypoint(c) => (*c, r.waypoint.map(|v| v as f32)),
+            Cond::Reached(c) => (*c, r.mission.and_then(|m| m.reached).map(|v| v as f32)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Groundspeed(c) => (*c, r.extra.groundspeed_m_s),
+            #[cfg(feature = "extra-conditions")]
+            Cond::ClimbRate(c) => (*c, r.extra.climb_m_s),
+            #[cfg(feature = "extra-conditions")]
+            Cond::BatteryRemaining(c) => (*c, r.extra.battery_pct),
+            #[cfg(feature = "extra-conditions")]
+            Cond::BatteryVoltage(c) => (*c, r.extra.battery_v),
+            #[cfg(feature = "extra-conditions")]
+            Cond::GpsFix(c) => (*c, r.extra.gps_fix.map(|v| v as f32)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Satellites(c) => (*c, r.extra.satellites.map(|v| v as f32)),
             Cond::SimTime { cmp, relative } => {
                 // The clock reading compared: absolute, or since the reference tick. One
                 // comparison site, so `CmpMs::test` is inlined once.
@@ -1069,13 +1084,15 @@ impl Cond {
                     (Some(t), true, Some(b)) => Some(t.saturating_sub(b)),
                     _ => None,
                 };
-                t.is_some_and(|t| cmp.test(t))
+                return t.is_some_and(|t| cmp.test(t));
             }
-            Cond::Time { ms } => match (r.sim_ms, start_ms) {
-                (Some(t), Some(s)) => t.saturating_sub(s) >= *ms,
-                _ => false,
-            },
-            Cond::Mode(m) => r.mode == Some(*m),
+            Cond::Time { ms } => {
+                return match (r.sim_ms, start_ms) {
+                    (Some(t), Some(s)) => t.saturating_sub(s) >= *ms,
+                    _ => false,
+                }
+            }
+            Cond::Mode(m) => return r.mode == Some(*m),
             Cond::Text {
                 needle,
                 cursor,
@@ -1085,54 +1102,33 @@ impl Cond {
                     *seen = scan_texts(texts, *cursor, needle);
                     *cursor = r.last_seq;
                 }
-                *seen
+                return *seen;
             }
-            Cond::Armed => r.armed == Some(true),
-            Cond::Disarmed => r.armed == Some(false),
-            Cond::Landed => r.landed == Some(true),
-            Cond::MissionComplete => r.mission.is_some_and(|m| m.complete),
-            Cond::MissionVerified => r.mission.is_some_and(|m| m.verified),
+            Cond::Armed => return r.armed == Some(true),
+            Cond::Disarmed => return r.armed == Some(false),
+            Cond::Landed => return r.landed == Some(true),
+            Cond::MissionComplete => return r.mission.is_some_and(|m| m.complete),
+            Cond::MissionVerified => return r.mission.is_some_and(|m| m.verified),
             #[cfg(feature = "extra-conditions")]
-            Cond::AtTarget => r.extra.at_target == Some(true),
+            Cond::AtTarget => return r.extra.at_target == Some(true),
             #[cfg(feature = "extra-conditions")]
-            Cond::Distance(c, to) => r.extra.distance_m(to).is_some_and(|v| c.test(v)),
+            Cond::Distance(c, to) => return r.extra.distance_m(to).is_some_and(|v| c.test(v)),
             #[cfg(feature = "extra-conditions")]
-            Cond::Heading(c) => r.extra.heading_deg.is_some_and(|v| match *c {
-                Cmp::Within(t, tol) => angle_diff_deg(v, t) <= tol,
-                c => c.test(v),
-            }),
+            Cond::Heading(c) => {
+                return r.extra.heading_deg.is_some_and(|v| match *c {
+                    Cmp::Within(t, tol) => angle_diff_deg(v, t) <= tol,
+                    c => c.test(v),
+                })
+            }
             #[cfg(feature = "extra-conditions")]
-            Cond::LandedState(mask) => r
-                .extra
-                .landed_state
-                .is_some_and(|v| v < 8 && *mask & (1 << v) != 0),
-            // The plain numeric rows: answered by `number` above.
-            _ => false,
-        }
-    }
-
-    /// A plain numeric row's comparison and its reading (`None` while unknown); `None` for the
-    /// other rows. One comparison site for them all, so `Cmp::test` is inlined once.
-    fn number(&self, r: &Readings) -> Option<(Cmp, Option<f32>)> {
-        Some(match *self {
-            Cond::Height(c) => (c, r.height_m),
-            Cond::Airspeed(c) => (c, r.airspeed_m_s),
-            Cond::Waypoint(c) => (c, r.waypoint.map(|v| v as f32)),
-            Cond::Reached(c) => (c, r.mission.and_then(|m| m.reached).map(|v| v as f32)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::Groundspeed(c) => (c, r.extra.groundspeed_m_s),
-            #[cfg(feature = "extra-conditions")]
-            Cond::ClimbRate(c) => (c, r.extra.climb_m_s),
-            #[cfg(feature = "extra-conditions")]
-            Cond::BatteryRemaining(c) => (c, r.extra.battery_pct),
-            #[cfg(feature = "extra-conditions")]
-            Cond::BatteryVoltage(c) => (c, r.extra.battery_v),
-            #[cfg(feature = "extra-conditions")]
-            Cond::GpsFix(c) => (c, r.extra.gps_fix.map(|v| v as f32)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::Satellites(c) => (c, r.extra.satellites.map(|v| v as f32)),
-            _ => return None,
-        })
+            Cond::LandedState(mask) => {
+                return r
+                    .extra
+                    .landed_state
+                    .is_some_and(|v| v < 8 && *mask & (1 << v) != 0)
+            }
+        };
+        v.is_some_and(|v| c.test(v))
     }
 
     /// The readings whose change can change this condition (time is handled by
