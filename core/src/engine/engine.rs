@@ -11,6 +11,13 @@ use crate::telemetry::{Telemetry, TextLog};
 use crate::time::Instant;
 use core::mem;
 
+/// Bit `i` of the pending mask (`i` < [`MAX_WAITS`]). Not inlined: a variable 64-bit shift is
+/// a dozen instructions on a 32-bit MCU, and one copy serves registration and settling.
+#[inline(never)]
+fn slot_bit(i: usize) -> u64 {
+    1u64.checked_shl(i as u32).unwrap_or(0)
+}
+
 /// Error text of a program step's wait ended by [`Engine::close`].
 pub const CLOSED_ERROR: &str = "session closed";
 
@@ -341,7 +348,7 @@ impl<const N: usize> Engine<N> {
             // Not reached (just stored); a wait that never wakes by itself, not a panic.
             _ => Look::Wait { wake_ms: u64::MAX },
         };
-        self.pending |= 1 << i;
+        self.pending |= slot_bit(i);
         match look {
             Look::Settle(reason, guard) => {
                 self.settle(i, now, tel, reason, guard, SnapshotAt::Return, None)
@@ -628,7 +635,7 @@ impl<const N: usize> Engine<N> {
             },
             order: self.settle_count,
         });
-        self.pending &= !(1u64 << i);
+        self.pending &= !slot_bit(i);
         self.settled += 1;
         self.last_settle = Some(sim);
     }
