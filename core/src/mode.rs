@@ -187,7 +187,7 @@ impl Mode {
     pub fn from_name(name: &str) -> Result<Mode, UnknownMode> {
         let name = name.trim();
         if let Some(i) = (0..MODES.len()).find(|&i| name_at(i).eq_ignore_ascii_case(name)) {
-            return Ok(MODES[i]);
+            return MODES.get(i).copied().ok_or(UnknownMode); // always Some
         }
         if let Some((_, mode)) = ALIASES.iter().find(|(a, _)| a.eq_ignore_ascii_case(name)) {
             return Ok(*mode);
@@ -211,7 +211,8 @@ impl Mode {
             k => k,
         };
         match known {
-            Some(i) => MODES[i],
+            // `get`, not indexing (always in range): no panic path linked in.
+            Some(i) => MODES.get(i).copied().unwrap_or(Mode::Unknown { main, sub }),
             None => Mode::Unknown { main, sub },
         }
     }

@@ -385,14 +385,17 @@ impl<const N: usize> Engine<N> {
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let hot = self.hot[i];
+            // `get`, not indexing: a bit is always a slot, and no panic path is linked in.
+            let Some(&hot) = self.hot.get(i) else {
+                continue;
+            };
             if !all && hot.deps & changed == 0 && sim < hot.wake_ms {
                 need |= hot.deps;
                 wake = wake.min(hot.wake_ms);
                 continue;
             }
-            let look = match &mut self.slots[i].state {
-                State::Pending(a) => a.look(&self.last, tel.texts()),
+            let look = match self.slots.get_mut(i).map(|s| &mut s.state) {
+                Some(State::Pending(a)) => a.look(&self.last, tel.texts()),
                 _ => continue,
             };
             match look {
@@ -400,7 +403,9 @@ impl<const N: usize> Engine<N> {
                     self.settle(i, now, tel, reason, guard, SnapshotAt::Settle, None)
                 }
                 Look::Wait { wake_ms } => {
-                    self.hot[i].wake_ms = wake_ms;
+                    if let Some(h) = self.hot.get_mut(i) {
+                        h.wake_ms = wake_ms;
+                    }
                     need |= hot.deps;
                     wake = wake.min(wake_ms);
                 }
@@ -486,7 +491,7 @@ impl<const N: usize> Engine<N> {
     /// frees its slot.
     pub fn poll_event(&mut self) -> Option<EngineEvent> {
         let (i, id) = self.oldest_settled(false)?;
-        if let State::Settled(d) = &mut self.slots[i].state {
+        if let Some(State::Settled(d)) = self.slots.get_mut(i).map(|s| &mut s.state) {
             if let Some(reaction) = d.reactions.take_next() {
                 return Some(EngineEvent::Reaction { id, reaction });
             }
@@ -501,8 +506,8 @@ impl<const N: usize> Engine<N> {
     /// [`crate::client::Client`]) drains this after every evaluation and registration.
     pub fn poll_reaction(&mut self) -> Option<(WaitId, Reaction)> {
         let (i, id) = self.oldest_settled(true)?;
-        match &mut self.slots[i].state {
-            State::Settled(d) => d.reactions.take_next().map(|r| (id, r)),
+        match self.slots.get_mut(i).map(|s| &mut s.state) {
+            Some(State::Settled(d)) => d.reactions.take_next().map(|r| (id, r)),
             _ => None,
         }
     }
@@ -513,19 +518,19 @@ impl<const N: usize> Engine<N> {
         if self.settled == 0 {
             return None;
         }
-        let mut best: Option<(usize, u64)> = None;
+        let mut best: Option<(usize, u64, u32)> = None;
         for (i, s) in self.slots.iter().enumerate() {
             if let State::Settled(d) = &s.state {
                 let want = !with_reactions || d.reactions != Reactions::NONE;
-                if want && best.is_none_or(|(_, o)| d.order < o) {
-                    best = Some((i, d.order));
+                if want && best.is_none_or(|(_, o, _)| d.order < o) {
+                    best = Some((i, d.order, s.generation));
                 }
             }
         }
-        let (i, _) = best?;
+        let (i, _, generation) = best?;
         let id = WaitId {
             slot: i as u8,
-            generation: self.slots[i].generation,
+            generation,
         };
         Some((i, id))
     }
@@ -542,7 +547,7 @@ impl<const N: usize> Engine<N> {
     }
 
     fn release(&mut self, i: usize) -> Option<WaitResult> {
-        let slot = &mut self.slots[i];
+        let slot = self.slots.get_mut(i)?; // always a slot; `get` links no panic path in
         match mem::replace(&mut slot.state, State::Free) {
             State::Settled(d) => {
                 slot.generation = slot.generation.wrapping_add(1);
@@ -583,7 +588,7 @@ impl<const N: usize> Engine<N> {
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            if let State::Pending(a) = &self.slots[i].state {
+            if let Some(State::Pending(a)) = self.slots.get(i).map(|s| &s.state) {
                 let (reason, error) = how(a.origin);
                 self.settle(i, now, tel, reason, None, SnapshotAt::Settle, error);
                 n += 1;

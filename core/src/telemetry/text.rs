@@ -81,10 +81,12 @@ fn push_lossy<const L: usize>(out: &mut String<L>, bytes: &[u8]) {
             }
             Err(e) => {
                 let good = e.valid_up_to();
-                push_truncated(out, core::str::from_utf8(&rest[..good]).unwrap_or(""));
+                // `get`, not indexing (always in range): no panic path linked in.
+                let valid = rest.get(..good).unwrap_or_default();
+                push_truncated(out, core::str::from_utf8(valid).unwrap_or(""));
                 push_truncated(out, "?");
                 let bad = e.error_len().unwrap_or(rest.len() - good);
-                rest = &rest[good + bad..];
+                rest = rest.get(good + bad..).unwrap_or_default();
             }
         }
     }
