@@ -56,16 +56,13 @@ impl Active {
     /// Look at the wait against readings `r`. Met wins over a guard, a guard over the timeout.
     #[inline]
     fn look<const T: usize>(&mut self, r: &Readings, texts: &TextLog<T>) -> Look {
-        let Some((cond, guards)) = self.spec.conds.split_first_mut() else {
-            return Look::Wait { wake_ms: u64::MAX }; // not reached: compiling keeps one
-        };
         let Some(t) = r.sim_ms else {
             // No clock yet: only the readings can end it (time-based parts never hold).
             let (start, base) = (self.start_ms, self.base_ms);
-            if cond.holds(r, texts, start, base) && self.spec.hold_ms == 0 {
+            if self.spec.cond.holds(r, texts, start, base) && self.spec.hold_ms == 0 {
                 return Look::Settle(Reason::Met, None);
             }
-            for (i, g) in guards.iter_mut().enumerate() {
+            for (i, g) in self.spec.guards.iter_mut().enumerate() {
                 if g.holds(r, texts, start, base) {
                     return Look::Settle(Reason::Guard, Some(i as u8));
                 }
@@ -77,7 +74,7 @@ impl Active {
         let base = *self.base_ms.get_or_insert(t);
         let (start, base) = (Some(start), Some(base));
         let mut wake = self.deadline_ms;
-        if cond.holds(r, texts, start, base) {
+        if self.spec.cond.holds(r, texts, start, base) {
             if self.spec.hold_ms == 0 {
                 return Look::Settle(Reason::Met, None);
             }
@@ -89,9 +86,9 @@ impl Active {
             wake = wake.min(done);
         } else {
             self.holding_since = None;
-            wake = wake.min(cond.wake_ms(t, start, base));
+            wake = wake.min(self.spec.cond.wake_ms(t, start, base));
         }
-        for (i, g) in guards.iter_mut().enumerate() {
+        for (i, g) in self.spec.guards.iter_mut().enumerate() {
             if g.holds(r, texts, start, base) {
                 return Look::Settle(Reason::Guard, Some(i as u8));
             }
@@ -449,7 +446,7 @@ impl<const N: usize> Engine<N> {
         let i = self.pending_index(id)?;
         let cursor = match &self.slots[i].state {
             State::Pending(a) if a.origin == Origin::Step => return Err(EngineError::NotCappable),
-            State::Pending(a) => a.spec.conds.first().and_then(|c| c.text_cursor()),
+            State::Pending(a) => a.spec.cond.text_cursor(),
             _ => None,
         };
         self.settle(i, now, tel, Reason::Cap, None, SnapshotAt::Return, None);

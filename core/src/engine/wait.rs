@@ -215,7 +215,8 @@ impl Wait {
             return Err(e);
         }
         // The main condition first, then the guards: one compile site serves them all.
-        let mut conds: Vec<Cond, { MAX_GUARDS + 1 }> = Vec::new();
+        let mut cond = None;
+        let mut guards: Vec<Cond, MAX_GUARDS> = Vec::new();
         for i in 0..=self.guards.len() {
             // Index 0 the main condition, i the guard i - 1 (a chained iterator costs more).
             let c = match i.checked_sub(1) {
@@ -223,10 +224,17 @@ impl Wait {
                 Some(g) => self.guards.get(g),
             };
             if let Some(c) = c {
-                // Cannot overflow: one more slot than there are guards.
-                let _ = conds.push(c.compile(last_seq)?);
+                let c = c.compile(last_seq)?;
+                if i == 0 {
+                    cond = Some(c);
+                } else {
+                    // Cannot overflow: same capacity.
+                    let _ = guards.push(c);
+                }
             }
         }
+        // Always compiled above (index 0); the error only keeps this panic-free.
+        let cond = cond.ok_or(SpecError::MissingTimeout)?;
         let timeout_s = self.timeout_s.ok_or(SpecError::MissingTimeout)?;
         if !finite_nonneg(timeout_s) {
             return Err(SpecError::BadValue { field: "timeout_s" });
@@ -237,7 +245,7 @@ impl Wait {
         let timeout_ms = secs_to_ms(timeout_s);
         let hold_ms = secs_to_ms(self.hold_s);
         if self.hold_s > 0.0 {
-            if conds.first().and_then(Cond::text_cursor).is_some() {
+            if cond.text_cursor().is_some() {
                 return Err(SpecError::HoldNotApplicable(self.condition.kind()));
             }
             if self.hold_s >= timeout_s || hold_ms >= timeout_ms {
@@ -251,11 +259,12 @@ impl Wait {
                 });
             }
         }
-        let relative = conds.iter().any(Cond::is_relative);
-        let deps = conds.iter().fold(0, |d, c| d | c.deps());
+        let relative = cond.is_relative() || guards.iter().any(Cond::is_relative);
+        let deps = guards.iter().fold(cond.deps(), |d, g| d | g.deps());
         Ok(Compiled {
             deps,
-            conds,
+            cond,
+            guards,
             hold_ms,
             timeout_ms,
             reactions: self.reactions,
@@ -267,8 +276,8 @@ impl Wait {
 /// A checked wait, thresholds in ms.
 #[derive(Debug, Clone)]
 pub(crate) struct Compiled {
-    /// The main condition, then the guards in order (never empty).
-    pub conds: Vec<Cond, { MAX_GUARDS + 1 }>,
+    pub cond: Cond,
+    pub guards: Vec<Cond, MAX_GUARDS>,
     pub hold_ms: u64,
     pub timeout_ms: u64,
     pub reactions: Reactions,
