@@ -98,7 +98,6 @@ fn push_truncated<const L: usize>(out: &mut String<L>, s: &str) {
 }
 
 /// The longest prefix of `s` of at most `room` bytes that ends at a character boundary.
-#[inline(never)]
 pub(crate) fn fit(s: &str, room: usize) -> &str {
     if s.len() <= room {
         return s;
