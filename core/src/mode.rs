@@ -53,42 +53,101 @@ pub enum Mode {
     },
 }
 
-struct Entry {
-    name: &'static str,
-    mode: Mode,
-    main: u8,
-    sub: u8,
-}
-
-const fn e(name: &'static str, mode: Mode, main: u8, sub: u8) -> Entry {
-    Entry {
-        name,
-        mode,
-        main,
-        sub,
-    }
-}
-
-/// The table, canonical names first (in the order an error lists them).
-static TABLE: [Entry; 17] = [
-    e("Manual", Mode::Manual, 1, 0),
-    e("Altitude", Mode::Altitude, 2, 0),
-    e("Position", Mode::Position, 3, 0),
-    e("Orbit", Mode::Orbit, 3, 1),
-    e("PositionSlow", Mode::PositionSlow, 3, 2),
-    e("Ready", Mode::Ready, 4, 1),
-    e("Takeoff", Mode::Takeoff, 4, 2),
-    e("Hold", Mode::Hold, 4, 3),
-    e("Mission", Mode::Mission, 4, 4),
-    e("RTL", Mode::Rtl, 4, 5),
-    e("Land", Mode::Land, 4, 6),
-    e("FollowMe", Mode::FollowMe, 4, 8),
-    e("PrecisionLand", Mode::PrecisionLand, 4, 9),
-    e("VtolTakeoff", Mode::VtolTakeoff, 4, 10),
-    e("Acro", Mode::Acro, 5, 0),
-    e("Offboard", Mode::Offboard, 6, 0),
-    e("Stabilized", Mode::Stabilized, 7, 0),
+/// The named modes, canonical names first (in the order an error lists them). Entry `i` of
+/// [`PAIRS`] and of the names describes `MODES[i]`. Three small tables rather than one of
+/// `(name, mode, main, sub)` rows: a row's `&str` alone is 8 bytes of flash on the MCU.
+static MODES: [Mode; 17] = [
+    Mode::Manual,
+    Mode::Altitude,
+    Mode::Position,
+    Mode::Orbit,
+    Mode::PositionSlow,
+    Mode::Ready,
+    Mode::Takeoff,
+    Mode::Hold,
+    Mode::Mission,
+    Mode::Rtl,
+    Mode::Land,
+    Mode::FollowMe,
+    Mode::PrecisionLand,
+    Mode::VtolTakeoff,
+    Mode::Acro,
+    Mode::Offboard,
+    Mode::Stabilized,
 ];
+
+/// PX4's main mode (high nibble) and sub mode (low nibble) of each of [`MODES`].
+static PAIRS: [u8; 17] = [
+    0x10, 0x20, 0x30, 0x31, 0x32, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x48, 0x49, 0x4a, 0x50, 0x60,
+    0x70,
+];
+
+/// The canonical names of [`MODES`], back to back; [`NAME_ENDS`] says where each ends.
+const NAMES: &str = "ManualAltitudePositionOrbitPositionSlowReadyTakeoffHoldMissionRTLLandFollowMe\
+PrecisionLandVtolTakeoffAcroOffboardStabilized";
+
+/// The names one by one: only read at compile time, to build [`NAME_ENDS`] and check [`NAMES`].
+const NAME_LIST: [&str; 17] = [
+    "Manual",
+    "Altitude",
+    "Position",
+    "Orbit",
+    "PositionSlow",
+    "Ready",
+    "Takeoff",
+    "Hold",
+    "Mission",
+    "RTL",
+    "Land",
+    "FollowMe",
+    "PrecisionLand",
+    "VtolTakeoff",
+    "Acro",
+    "Offboard",
+    "Stabilized",
+];
+
+/// End offset in [`NAMES`] of each name; checked against [`NAME_LIST`] when compiling.
+static NAME_ENDS: [u8; 17] = name_ends();
+
+const fn name_ends() -> [u8; 17] {
+    let all = NAMES.as_bytes();
+    let mut ends = [0u8; 17];
+    let (mut i, mut at) = (0, 0);
+    while i < NAME_LIST.len() {
+        let name = NAME_LIST[i].as_bytes();
+        let mut k = 0;
+        while k < name.len() {
+            assert!(
+                all[at + k] == name[k],
+                "NAMES must spell NAME_LIST in order"
+            );
+            k += 1;
+        }
+        at += name.len();
+        assert!(at <= u8::MAX as usize);
+        ends[i] = at as u8;
+        i += 1;
+    }
+    assert!(at == all.len(), "NAMES must hold nothing but NAME_LIST");
+    ends
+}
+
+/// The canonical name of `MODES[i]` (`""` past the table).
+fn name_at(i: usize) -> &'static str {
+    let start = match i {
+        0 => 0,
+        _ => NAME_ENDS.get(i - 1).map_or(0, |&e| e as usize),
+    };
+    let end = NAME_ENDS.get(i).map_or(0, |&e| e as usize);
+    NAMES.get(start..end).unwrap_or("")
+}
+
+/// (main, sub) of `MODES[i]`.
+fn pair_at(i: usize) -> (u8, u8) {
+    let p = PAIRS.get(i).copied().unwrap_or(0);
+    (p >> 4, p & 0x0f)
+}
 
 /// Other spellings people use for the same modes (PX4's internal names, QGC's labels).
 static ALIASES: [(&str, Mode); 8] = [
@@ -110,11 +169,11 @@ pub struct UnknownMode;
 impl fmt::Display for UnknownMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("unknown mode; known: ")?;
-        for (i, entry) in TABLE.iter().enumerate() {
+        for i in 0..MODES.len() {
             if i > 0 {
                 f.write_str(", ")?;
             }
-            f.write_str(entry.name)?;
+            f.write_str(name_at(i))?;
         }
         Ok(())
     }
@@ -127,8 +186,8 @@ impl Mode {
     /// Look a mode up by name, case-insensitively; also accepts `main=M,sub=S`.
     pub fn from_name(name: &str) -> Result<Mode, UnknownMode> {
         let name = name.trim();
-        if let Some(entry) = TABLE.iter().find(|en| en.name.eq_ignore_ascii_case(name)) {
-            return Ok(entry.mode);
+        if let Some(i) = (0..MODES.len()).find(|&i| name_at(i).eq_ignore_ascii_case(name)) {
+            return MODES.get(i).copied().ok_or(UnknownMode); // always Some
         }
         if let Some((_, mode)) = ALIASES.iter().find(|(a, _)| a.eq_ignore_ascii_case(name)) {
             return Ok(*mode);
@@ -145,30 +204,30 @@ impl Mode {
 
     /// The mode for a main/sub pair.
     pub fn from_main_sub(main: u8, sub: u8) -> Mode {
+        let known = (0..MODES.len()).find(|&i| pair_at(i) == (main, sub));
         // Outside AUTO and POSCTL, PX4 leaves the sub mode 0 but does not promise it.
-        let known = TABLE
-            .iter()
-            .find(|en| en.main == main && (en.sub == sub || (sub == 0 && en.sub == 0)));
+        let known = match known {
+            None if !matches!(main, 3 | 4) => (0..MODES.len()).find(|&i| pair_at(i).0 == main),
+            k => k,
+        };
         match known {
-            Some(entry) => entry.mode,
-            None if !matches!(main, 3 | 4) => TABLE
-                .iter()
-                .find(|en| en.main == main)
-                .map(|en| en.mode)
-                .unwrap_or(Mode::Unknown { main, sub }),
+            // `get`, not indexing (always in range): no panic path linked in.
+            Some(i) => MODES.get(i).copied().unwrap_or(Mode::Unknown { main, sub }),
             None => Mode::Unknown { main, sub },
         }
     }
 
+    /// Where this mode is in [`MODES`]; `None` for [`Mode::Unknown`].
+    fn index(self) -> Option<usize> {
+        MODES.iter().position(|&m| m == self)
+    }
+
     /// PX4's (main, sub) pair for this mode.
     pub fn main_sub(self) -> (u8, u8) {
-        match self {
-            Mode::Unknown { main, sub } => (main, sub),
-            m => TABLE
-                .iter()
-                .find(|en| en.mode == m)
-                .map(|en| (en.main, en.sub))
-                .unwrap_or((0, 0)),
+        match (self, self.index()) {
+            (Mode::Unknown { main, sub }, _) => (main, sub),
+            (_, Some(i)) => pair_at(i),
+            (_, None) => (0, 0),
         }
     }
 
@@ -180,7 +239,7 @@ impl Mode {
 
     /// The canonical name, or `None` for [`Mode::Unknown`] (whose Display is `main=…,sub=…`).
     pub fn name(self) -> Option<&'static str> {
-        TABLE.iter().find(|en| en.mode == self).map(|en| en.name)
+        self.index().map(name_at)
     }
 
     /// Modes PX4 only enters with a live manual-control source (sticks or MANUAL_CONTROL).
@@ -203,7 +262,7 @@ impl Mode {
 
     /// Every named mode, in table order.
     pub fn all() -> impl Iterator<Item = Mode> {
-        TABLE.iter().map(|en| en.mode)
+        MODES.iter().copied()
     }
 }
 
@@ -254,6 +313,78 @@ mod tests {
         assert_eq!(odd.to_string(), "main=4,sub=42");
         assert_eq!(Mode::from_name("main=4,sub=42"), Ok(odd));
         assert_eq!(Mode::from_name("main=4,sub=3"), Ok(Mode::Hold));
+    }
+
+    /// The single `(name, mode, main, sub)` table the three small ones replaced, and its lookups.
+    const OLD_TABLE: [(&str, Mode, u8, u8); 17] = [
+        ("Manual", Mode::Manual, 1, 0),
+        ("Altitude", Mode::Altitude, 2, 0),
+        ("Position", Mode::Position, 3, 0),
+        ("Orbit", Mode::Orbit, 3, 1),
+        ("PositionSlow", Mode::PositionSlow, 3, 2),
+        ("Ready", Mode::Ready, 4, 1),
+        ("Takeoff", Mode::Takeoff, 4, 2),
+        ("Hold", Mode::Hold, 4, 3),
+        ("Mission", Mode::Mission, 4, 4),
+        ("RTL", Mode::Rtl, 4, 5),
+        ("Land", Mode::Land, 4, 6),
+        ("FollowMe", Mode::FollowMe, 4, 8),
+        ("PrecisionLand", Mode::PrecisionLand, 4, 9),
+        ("VtolTakeoff", Mode::VtolTakeoff, 4, 10),
+        ("Acro", Mode::Acro, 5, 0),
+        ("Offboard", Mode::Offboard, 6, 0),
+        ("Stabilized", Mode::Stabilized, 7, 0),
+    ];
+
+    fn old_from_main_sub(main: u8, sub: u8) -> Mode {
+        let known = OLD_TABLE
+            .iter()
+            .find(|en| en.2 == main && (en.3 == sub || (sub == 0 && en.3 == 0)));
+        match known {
+            Some(en) => en.1,
+            None if !matches!(main, 3 | 4) => OLD_TABLE
+                .iter()
+                .find(|en| en.2 == main)
+                .map(|en| en.1)
+                .unwrap_or(Mode::Unknown { main, sub }),
+            None => Mode::Unknown { main, sub },
+        }
+    }
+
+    #[test]
+    fn split_tables_answer_as_the_single_table_did() {
+        for main in 0..=255u8 {
+            for sub in 0..=255u8 {
+                let m = Mode::from_main_sub(main, sub);
+                assert_eq!(m, old_from_main_sub(main, sub), "{main}/{sub}");
+                let old_pair = match m {
+                    Mode::Unknown { main, sub } => (main, sub),
+                    k => OLD_TABLE
+                        .iter()
+                        .find(|en| en.1 == k)
+                        .map(|en| (en.2, en.3))
+                        .unwrap(),
+                };
+                assert_eq!(m.main_sub(), old_pair);
+            }
+        }
+        let mut listed = std::string::String::new();
+        for (i, (name, mode, main, sub)) in OLD_TABLE.iter().enumerate() {
+            assert_eq!(mode.name(), Some(*name));
+            assert_eq!(mode.main_sub(), (*main, *sub));
+            assert_eq!(Mode::all().nth(i), Some(*mode));
+            assert_eq!(Mode::from_name(&name.to_lowercase()), Ok(*mode));
+            if i > 0 {
+                listed.push_str(", ");
+            }
+            listed.push_str(name);
+        }
+        assert_eq!(Mode::all().count(), OLD_TABLE.len());
+        assert_eq!(Mode::Unknown { main: 9, sub: 1 }.name(), None);
+        assert_eq!(
+            UnknownMode.to_string(),
+            std::format!("unknown mode; known: {listed}")
+        );
     }
 
     #[test]

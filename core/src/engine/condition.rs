@@ -189,6 +189,13 @@ impl core::fmt::Display for Place {
     }
 }
 
+/// Whether `v` is finite and not negative: what every duration, tolerance and non-negative
+/// target must be. Not inlined: the spec checks share one copy.
+#[inline(never)]
+pub(crate) fn finite_nonneg(v: f32) -> bool {
+    v.is_finite() && v >= 0.0
+}
+
 /// A text needle, at most [`MAX_NEEDLE_LEN`] bytes.
 pub type Needle = String<MAX_NEEDLE_LEN>;
 
@@ -467,7 +474,7 @@ impl Condition {
     #[inline(never)]
     fn number(&self, nonneg: bool) -> Result<f32, SpecError> {
         match self.target {
-            Target::Number(v) if v.is_finite() && (!nonneg || v >= 0.0) => Ok(v),
+            Target::Number(v) if v.is_finite() && (!nonneg || finite_nonneg(v)) => Ok(v),
             _ => Err(SpecError::BadValue { field: "value" }),
         }
     }
@@ -494,7 +501,7 @@ impl Condition {
             return Err(SpecError::RelativeNotApplicable(kind));
         }
         if let Some(tol) = self.within {
-            if !tol.is_finite() || tol < 0.0 {
+            if !finite_nonneg(tol) {
                 return Err(SpecError::BadValue { field: "within" });
             }
         }
@@ -536,7 +543,12 @@ impl Condition {
             },
             ConditionKind::Text => match &self.target {
                 Target::Text(needle) => Cond::Text {
-                    needle: needle.clone(),
+                    needle: {
+                        // One copy of the bytes (a clone moves them one by one); always fits.
+                        let mut n = Needle::new();
+                        let _ = n.push_str(needle);
+                        n
+                    },
                     cursor: self.since_seq.unwrap_or(last_seq),
                     seen: false,
                 },
@@ -1045,20 +1057,42 @@ impl Cond {
         start_ms: Option<u64>,
         base_ms: Option<u64>,
     ) -> bool {
-        match self {
-            Cond::Height(c) => r.height_m.is_some_and(|v| c.test(v)),
-            Cond::Airspeed(c) => r.airspeed_m_s.is_some_and(|v| c.test(v)),
-            Cond::Waypoint(c) => r.waypoint.is_some_and(|v| c.test(v as f32)),
-            Cond::SimTime { cmp, relative } => match (r.sim_ms, *relative) {
-                (Some(t), false) => cmp.test(t),
-                (Some(t), true) => base_ms.is_some_and(|b| cmp.test(t.saturating_sub(b))),
-                (None, _) => false,
-            },
-            Cond::Time { ms } => match (r.sim_ms, start_ms) {
-                (Some(t), Some(s)) => t.saturating_sub(s) >= *ms,
-                _ => false,
-            },
-            Cond::Mode(m) => r.mode == Some(*m),
+        // One match: the plain numeric rows fall through to one comparison site (so
+        // `Cmp::test` is inlined once), every other row answers in its arm.
+        let (c, v) = match self {
+            Cond::Height(c) => (*c, r.height_m),
+            Cond::Airspeed(c) => (*c, r.airspeed_m_s),
+            Cond::Waypoint(c) => (*c, r.waypoint.map(|v| v as f32)),
+            Cond::Reached(c) => (*c, r.mission.and_then(|m| m.reached).map(|v| v as f32)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Groundspeed(c) => (*c, r.extra.groundspeed_m_s),
+            #[cfg(feature = "extra-conditions")]
+            Cond::ClimbRate(c) => (*c, r.extra.climb_m_s),
+            #[cfg(feature = "extra-conditions")]
+            Cond::BatteryRemaining(c) => (*c, r.extra.battery_pct),
+            #[cfg(feature = "extra-conditions")]
+            Cond::BatteryVoltage(c) => (*c, r.extra.battery_v),
+            #[cfg(feature = "extra-conditions")]
+            Cond::GpsFix(c) => (*c, r.extra.gps_fix.map(|v| v as f32)),
+            #[cfg(feature = "extra-conditions")]
+            Cond::Satellites(c) => (*c, r.extra.satellites.map(|v| v as f32)),
+            Cond::SimTime { cmp, relative } => {
+                // The clock reading compared: absolute, or since the reference tick. One
+                // comparison site, so `CmpMs::test` is inlined once.
+                let t = match (r.sim_ms, *relative, base_ms) {
+                    (Some(t), false, _) => Some(t),
+                    (Some(t), true, Some(b)) => Some(t.saturating_sub(b)),
+                    _ => None,
+                };
+                return t.is_some_and(|t| cmp.test(t));
+            }
+            Cond::Time { ms } => {
+                return match (r.sim_ms, start_ms) {
+                    (Some(t), Some(s)) => t.saturating_sub(s) >= *ms,
+                    _ => false,
+                }
+            }
+            Cond::Mode(m) => return r.mode == Some(*m),
             Cond::Text {
                 needle,
                 cursor,
@@ -1068,44 +1102,33 @@ impl Cond {
                     *seen = scan_texts(texts, *cursor, needle);
                     *cursor = r.last_seq;
                 }
-                *seen
+                return *seen;
             }
-            Cond::Armed => r.armed == Some(true),
-            Cond::Disarmed => r.armed == Some(false),
-            Cond::Landed => r.landed == Some(true),
-            Cond::Reached(c) => r
-                .mission
-                .and_then(|m| m.reached)
-                .is_some_and(|v| c.test(v as f32)),
-            Cond::MissionComplete => r.mission.is_some_and(|m| m.complete),
-            Cond::MissionVerified => r.mission.is_some_and(|m| m.verified),
+            Cond::Armed => return r.armed == Some(true),
+            Cond::Disarmed => return r.armed == Some(false),
+            Cond::Landed => return r.landed == Some(true),
+            Cond::MissionComplete => return r.mission.is_some_and(|m| m.complete),
+            Cond::MissionVerified => return r.mission.is_some_and(|m| m.verified),
             #[cfg(feature = "extra-conditions")]
-            Cond::AtTarget => r.extra.at_target == Some(true),
+            Cond::AtTarget => return r.extra.at_target == Some(true),
             #[cfg(feature = "extra-conditions")]
-            Cond::Distance(c, to) => r.extra.distance_m(to).is_some_and(|v| c.test(v)),
+            Cond::Distance(c, to) => return r.extra.distance_m(to).is_some_and(|v| c.test(v)),
             #[cfg(feature = "extra-conditions")]
-            Cond::Groundspeed(c) => r.extra.groundspeed_m_s.is_some_and(|v| c.test(v)),
+            Cond::Heading(c) => {
+                return r.extra.heading_deg.is_some_and(|v| match *c {
+                    Cmp::Within(t, tol) => angle_diff_deg(v, t) <= tol,
+                    c => c.test(v),
+                })
+            }
             #[cfg(feature = "extra-conditions")]
-            Cond::ClimbRate(c) => r.extra.climb_m_s.is_some_and(|v| c.test(v)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::Heading(c) => r.extra.heading_deg.is_some_and(|v| match *c {
-                Cmp::Within(t, tol) => angle_diff_deg(v, t) <= tol,
-                c => c.test(v),
-            }),
-            #[cfg(feature = "extra-conditions")]
-            Cond::BatteryRemaining(c) => r.extra.battery_pct.is_some_and(|v| c.test(v)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::BatteryVoltage(c) => r.extra.battery_v.is_some_and(|v| c.test(v)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::GpsFix(c) => r.extra.gps_fix.is_some_and(|v| c.test(v as f32)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::Satellites(c) => r.extra.satellites.is_some_and(|v| c.test(v as f32)),
-            #[cfg(feature = "extra-conditions")]
-            Cond::LandedState(mask) => r
-                .extra
-                .landed_state
-                .is_some_and(|v| v < 8 && *mask & (1 << v) != 0),
-        }
+            Cond::LandedState(mask) => {
+                return r
+                    .extra
+                    .landed_state
+                    .is_some_and(|v| v < 8 && *mask & (1 << v) != 0)
+            }
+        };
+        v.is_some_and(|v| c.test(v))
     }
 
     /// The readings whose change can change this condition (time is handled by

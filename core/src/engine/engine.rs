@@ -11,6 +11,13 @@ use crate::telemetry::{Telemetry, TextLog};
 use crate::time::Instant;
 use core::mem;
 
+/// Bit `i` of the pending mask (`i` < [`MAX_WAITS`]). Not inlined: a variable 64-bit shift is
+/// a dozen instructions on a 32-bit MCU, and one copy serves registration and settling.
+#[inline(never)]
+fn slot_bit(i: usize) -> u64 {
+    1u64.checked_shl(i as u32).unwrap_or(0)
+}
+
 /// Error text of a program step's wait ended by [`Engine::close`].
 pub const CLOSED_ERROR: &str = "session closed";
 
@@ -172,6 +179,9 @@ impl<const N: usize> Default for Engine<N> {
 
 impl<const N: usize> Engine<N> {
     /// An engine with every slot free.
+    // Not inlined: built once, and out of line its stores are short offsets into the
+    // return slot rather than long ones into the caller's far larger struct (thumbv7em).
+    #[inline(never)]
     pub fn new() -> Self {
         const {
             assert!(
@@ -335,7 +345,7 @@ impl<const N: usize> Engine<N> {
             // Not reached (just stored); a wait that never wakes by itself, not a panic.
             _ => Look::Wait { wake_ms: u64::MAX },
         };
-        self.pending |= 1 << i;
+        self.pending |= slot_bit(i);
         match look {
             Look::Settle(reason, guard) => {
                 self.settle(i, now, tel, reason, guard, SnapshotAt::Return, None)
@@ -372,14 +382,17 @@ impl<const N: usize> Engine<N> {
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let hot = self.hot[i];
+            // `get`, not indexing: a bit is always a slot, and no panic path is linked in.
+            let Some(&hot) = self.hot.get(i) else {
+                continue;
+            };
             if !all && hot.deps & changed == 0 && sim < hot.wake_ms {
                 need |= hot.deps;
                 wake = wake.min(hot.wake_ms);
                 continue;
             }
-            let look = match &mut self.slots[i].state {
-                State::Pending(a) => a.look(&self.last, tel.texts()),
+            let look = match self.slots.get_mut(i).map(|s| &mut s.state) {
+                Some(State::Pending(a)) => a.look(&self.last, tel.texts()),
                 _ => continue,
             };
             match look {
@@ -387,7 +400,9 @@ impl<const N: usize> Engine<N> {
                     self.settle(i, now, tel, reason, guard, SnapshotAt::Settle, None)
                 }
                 Look::Wait { wake_ms } => {
-                    self.hot[i].wake_ms = wake_ms;
+                    if let Some(h) = self.hot.get_mut(i) {
+                        h.wake_ms = wake_ms;
+                    }
                     need |= hot.deps;
                     wake = wake.min(wake_ms);
                 }
@@ -472,8 +487,8 @@ impl<const N: usize> Engine<N> {
     /// Next event, oldest settle first; a wait's reactions come before its `Settled`, which
     /// frees its slot.
     pub fn poll_event(&mut self) -> Option<EngineEvent> {
-        let (i, id) = self.oldest_settled(|_| true)?;
-        if let State::Settled(d) = &mut self.slots[i].state {
+        let (i, id) = self.oldest_settled(false)?;
+        if let Some(State::Settled(d)) = self.slots.get_mut(i).map(|s| &mut s.state) {
             if let Some(reaction) = d.reactions.take_next() {
                 return Some(EngineEvent::Reaction { id, reaction });
             }
@@ -487,30 +502,32 @@ impl<const N: usize> Engine<N> {
     /// A driver that must apply reactions in the tick they fire but reports results later (the
     /// [`crate::client::Client`]) drains this after every evaluation and registration.
     pub fn poll_reaction(&mut self) -> Option<(WaitId, Reaction)> {
-        let (i, id) = self.oldest_settled(|d| d.reactions != Reactions::NONE)?;
-        match &mut self.slots[i].state {
-            State::Settled(d) => d.reactions.take_next().map(|r| (id, r)),
+        let (i, id) = self.oldest_settled(true)?;
+        match self.slots.get_mut(i).map(|s| &mut s.state) {
+            Some(State::Settled(d)) => d.reactions.take_next().map(|r| (id, r)),
             _ => None,
         }
     }
 
-    /// The settled slot accepted by `want` that settled first, and its id.
-    fn oldest_settled(&self, want: impl Fn(&Done) -> bool) -> Option<(usize, WaitId)> {
+    /// The settled slot (with reactions still to hand out, if `with_reactions`) that settled
+    /// first, and its id. A flag, not a closure: one copy serves both callers.
+    fn oldest_settled(&self, with_reactions: bool) -> Option<(usize, WaitId)> {
         if self.settled == 0 {
             return None;
         }
-        let mut best: Option<(usize, u64)> = None;
+        let mut best: Option<(usize, u64, u32)> = None;
         for (i, s) in self.slots.iter().enumerate() {
             if let State::Settled(d) = &s.state {
-                if want(d) && best.is_none_or(|(_, o)| d.order < o) {
-                    best = Some((i, d.order));
+                let want = !with_reactions || d.reactions != Reactions::NONE;
+                if want && best.is_none_or(|(_, o, _)| d.order < o) {
+                    best = Some((i, d.order, s.generation));
                 }
             }
         }
-        let (i, _) = best?;
+        let (i, _, generation) = best?;
         let id = WaitId {
             slot: i as u8,
-            generation: self.slots[i].generation,
+            generation,
         };
         Some((i, id))
     }
@@ -527,7 +544,7 @@ impl<const N: usize> Engine<N> {
     }
 
     fn release(&mut self, i: usize) -> Option<WaitResult> {
-        let slot = &mut self.slots[i];
+        let slot = self.slots.get_mut(i)?; // always a slot; `get` links no panic path in
         match mem::replace(&mut slot.state, State::Free) {
             State::Settled(d) => {
                 slot.generation = slot.generation.wrapping_add(1);
@@ -568,7 +585,7 @@ impl<const N: usize> Engine<N> {
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            if let State::Pending(a) = &self.slots[i].state {
+            if let Some(State::Pending(a)) = self.slots.get(i).map(|s| &s.state) {
                 let (reason, error) = how(a.origin);
                 self.settle(i, now, tel, reason, None, SnapshotAt::Settle, error);
                 n += 1;
@@ -620,7 +637,7 @@ impl<const N: usize> Engine<N> {
             },
             order: self.settle_count,
         });
-        self.pending &= !(1u64 << i);
+        self.pending &= !slot_bit(i);
         self.settled += 1;
         self.last_settle = Some(sim);
     }

@@ -1,6 +1,6 @@
 //! A wait as written: one condition, its timeout, `hold_s`, guards and reactions.
 
-use super::condition::{Cond, Condition, Op};
+use super::condition::{finite_nonneg, Cond, Condition, Op};
 use super::error::SpecError;
 use super::result::Reaction;
 use super::MAX_GUARDS;
@@ -214,17 +214,32 @@ impl Wait {
         if let Some(e) = self.defect {
             return Err(e);
         }
-        let cond = self.condition.compile(last_seq)?;
-        let mut guards = Vec::new();
-        for g in &self.guards {
-            // Cannot overflow: same capacity.
-            let _ = guards.push(g.compile(last_seq)?);
+        // The main condition first, then the guards: one compile site serves them all.
+        let mut cond = None;
+        let mut guards: Vec<Cond, MAX_GUARDS> = Vec::new();
+        for i in 0..=self.guards.len() {
+            // Index 0 the main condition, i the guard i - 1 (a chained iterator costs more).
+            let c = match i.checked_sub(1) {
+                None => Some(&self.condition),
+                Some(g) => self.guards.get(g),
+            };
+            if let Some(c) = c {
+                let c = c.compile(last_seq)?;
+                if i == 0 {
+                    cond = Some(c);
+                } else {
+                    // Cannot overflow: same capacity.
+                    let _ = guards.push(c);
+                }
+            }
         }
+        // Always compiled above (index 0); the error only keeps this panic-free.
+        let cond = cond.ok_or(SpecError::MissingTimeout)?;
         let timeout_s = self.timeout_s.ok_or(SpecError::MissingTimeout)?;
-        if !timeout_s.is_finite() || timeout_s < 0.0 {
+        if !finite_nonneg(timeout_s) {
             return Err(SpecError::BadValue { field: "timeout_s" });
         }
-        if !self.hold_s.is_finite() || self.hold_s < 0.0 {
+        if !finite_nonneg(self.hold_s) {
             return Err(SpecError::BadValue { field: "hold_s" });
         }
         let timeout_ms = secs_to_ms(timeout_s);

@@ -73,6 +73,7 @@ impl PadHeights {
     }
 
     /// A ground-truth altitude, mm AMSL, arriving at sim time `sim_ms`.
+    #[cfg(feature = "ground-truth")] // only its HIL_STATE_QUATERNION is taken in
     pub fn on_truth(&mut self, alt_mm: i32, sim_ms: Option<u64>) {
         if self.truth_pad_mm.is_none() {
             // First sample: on the pad unless already armed, where the AMSL estimate says
@@ -97,7 +98,8 @@ impl PadHeights {
 
     /// Whether the newest ground-truth sample is fresh at sim time `now_ms`.
     pub fn truth_fresh(&self, now_ms: Option<u64>) -> bool {
-        if self.truth_mm.is_none() {
+        // Without the feature no sample is taken in: the ground-truth paths fold away.
+        if !cfg!(feature = "ground-truth") || self.truth_mm.is_none() {
             return false;
         }
         match (self.truth_at_ms, now_ms) {
@@ -145,6 +147,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "ground-truth")] // a sample is fresh only with it
     fn truth_starting_in_flight_continues_the_amsl_height() {
         let mut h = PadHeights::default();
         h.on_amsl(488_000);
@@ -158,6 +161,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "ground-truth")] // a sample is fresh only with it
     fn stale_truth_gives_way_to_amsl() {
         let mut h = PadHeights::default();
         h.on_amsl(488_000);
@@ -173,6 +177,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "ground-truth")] // a sample is fresh only with it
     fn stale_truth_at_arming_takes_its_pad_from_the_estimate() {
         let mut h = PadHeights::default();
         h.on_amsl(488_000);

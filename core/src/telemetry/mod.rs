@@ -90,6 +90,9 @@ pub struct Telemetry<const TEXTS: usize> {
 
 impl<const TEXTS: usize> Telemetry<TEXTS> {
     /// Empty telemetry for the link `ids`.
+    // Not inlined: built once, and out of line its stores are short offsets into the
+    // return slot rather than long ones into the caller's far larger struct (thumbv7em).
+    #[inline(never)]
     pub fn new(ids: LinkIds) -> Self {
         Telemetry {
             ids,
@@ -212,13 +215,18 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             Msg::CommandAck(m) => self.command_ack = Some(m.clone()),
             Msg::ParamValue(m) => self.param_value = Some(m.clone()),
             Msg::ParamError(m) => self.param_error = Some(m.clone()),
+            #[cfg(feature = "ground-truth")]
             Msg::HilStateQuaternion(m) => {
                 // Dated by the autopilot clock at arrival, not by its own time_usec: the
                 // freshness rule then holds whatever clock the simulator stamps it with.
                 self.heights.on_truth(m.alt, self.clock.now_ms());
                 self.ground_truth = Some(m.clone());
             }
+            #[cfg(feature = "ground-truth")]
             Msg::AutopilotVersion(m) => self.autopilot_version = Some(m.clone()),
+            // Not decoded without the feature (`Msg::decode` skips them), so never stored.
+            #[cfg(not(feature = "ground-truth"))]
+            Msg::HilStateQuaternion(_) | Msg::AutopilotVersion(_) => {}
             #[cfg(feature = "extra-conditions")]
             Msg::GpsRawInt(m) => self.gps_raw = Some(m.clone()),
             Msg::Statustext(m) => {

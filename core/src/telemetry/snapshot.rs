@@ -106,10 +106,6 @@ impl Snapshot {
 /// Copy `s` into a bounded error string, cutting at a character boundary.
 pub fn error_text(s: &str) -> String<MAX_ERROR_LEN> {
     let mut out = String::new();
-    for c in s.chars() {
-        if out.push(c).is_err() {
-            break;
-        }
-    }
+    let _ = out.push_str(super::text::fit(s, MAX_ERROR_LEN)); // fits: cut to the capacity
     out
 }

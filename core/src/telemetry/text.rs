@@ -81,21 +81,32 @@ fn push_lossy<const L: usize>(out: &mut String<L>, bytes: &[u8]) {
             }
             Err(e) => {
                 let good = e.valid_up_to();
-                push_truncated(out, core::str::from_utf8(&rest[..good]).unwrap_or(""));
+                // `get`, not indexing (always in range): no panic path linked in.
+                let valid = rest.get(..good).unwrap_or_default();
+                push_truncated(out, core::str::from_utf8(valid).unwrap_or(""));
                 push_truncated(out, "?");
                 let bad = e.error_len().unwrap_or(rest.len() - good);
-                rest = &rest[good + bad..];
+                rest = rest.get(good + bad..).unwrap_or_default();
             }
         }
     }
 }
 
 fn push_truncated<const L: usize>(out: &mut String<L>, s: &str) {
-    for c in s.chars() {
-        if out.push(c).is_err() {
-            return;
-        }
+    // Always fits: cut to the room left. One copy, not a push per character.
+    let _ = out.push_str(fit(s, L - out.len()));
+}
+
+/// The longest prefix of `s` of at most `room` bytes that ends at a character boundary.
+pub(crate) fn fit(s: &str, room: usize) -> &str {
+    if s.len() <= room {
+        return s;
     }
+    let mut n = room;
+    while !s.is_char_boundary(n) {
+        n -= 1; // reaches 0 at worst, a boundary
+    }
+    &s[..n]
 }
 
 impl<const N: usize> TextLog<N> {
@@ -278,6 +289,66 @@ mod tests {
         let seqs: heapless::Vec<u32, 2> = log.iter().map(|t| t.seq).collect();
         assert_eq!(&seqs[..], &[4, 5]);
         assert_eq!(log.after(4).count(), 1);
+    }
+
+    #[test]
+    fn fit_cuts_at_a_character_boundary_as_char_pushes_did() {
+        // The reference: push characters one by one until one does not fit.
+        fn by_chars<const L: usize>(s: &str) -> String<L> {
+            let mut out = String::new();
+            for c in s.chars() {
+                if out.push(c).is_err() {
+                    break;
+                }
+            }
+            out
+        }
+        let samples = [
+            "",
+            "abc",
+            "é",
+            "aé",
+            "aaé",
+            "€€€",
+            "a€b€c",
+            "🚁x🚁",
+            "ééééé",
+        ];
+        for s in samples {
+            for room in 0..=s.len() + 2 {
+                let cut = fit(s, room);
+                assert!(cut.len() <= room && s.starts_with(cut), "{s:?} {room}");
+            }
+            assert_eq!(
+                error_text_like::<3>(s).as_str(),
+                by_chars::<3>(s).as_str(),
+                "{s:?}"
+            );
+            assert_eq!(
+                error_text_like::<5>(s).as_str(),
+                by_chars::<5>(s).as_str(),
+                "{s:?}"
+            );
+            let mut out: String<6> = String::try_from("ab").unwrap();
+            push_truncated(&mut out, s);
+            let mut want: String<6> = String::try_from("ab").unwrap();
+            for c in s.chars() {
+                if want.push(c).is_err() {
+                    break;
+                }
+            }
+            assert_eq!(out, want, "{s:?}");
+        }
+        let long = "é".repeat(100);
+        let e = crate::telemetry::error_text(&long);
+        assert_eq!(e.len(), crate::telemetry::MAX_ERROR_LEN);
+        assert!(long.starts_with(e.as_str()));
+    }
+
+    fn error_text_like<const L: usize>(s: &str) -> String<L> {
+        let mut out = String::new();
+        push_truncated(&mut out, s);
+        out
     }
 
     #[test]
