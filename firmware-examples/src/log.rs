@@ -124,33 +124,41 @@ struct Line {
     len: usize,
 }
 
+// Every index below is checked with `get`: an indexing panic would link `core::fmt`'s integer
+// formatting (its bounds-check message formats two `usize`s), though the handler never prints it.
 impl Line {
     fn put(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            if self.len == LINE_LEN {
-                self.flush();
-            }
-            self.buf[self.len] = b;
+            self.put_byte(b);
+        }
+    }
+
+    fn put_byte(&mut self, b: u8) {
+        if self.len >= LINE_LEN {
+            self.flush();
+        }
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = b;
             self.len += 1;
         }
     }
 
     fn put_u32(&mut self, mut v: u32) {
         let mut digits = [0u8; 10];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
+        let mut n = 0;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (v % 10) as u8;
+            n += 1;
             v /= 10;
             if v == 0 {
                 break;
             }
         }
-        self.put(&digits[i..]);
+        self.put(digits.get(digits.len() - n..).unwrap_or_default());
     }
 
     fn flush(&mut self) {
-        let bytes = &self.buf[..self.len];
+        let bytes = self.buf.get(..self.len).unwrap_or_default();
         self.len = 0;
         critical_section::with(|cs| {
             let cell = STDOUT.borrow(cs);
@@ -173,23 +181,25 @@ pub fn line(fmt: &str, args: &[Arg<'_>]) {
         len: 0,
     };
     let mut args = args.iter();
-    let mut rest = fmt.as_bytes();
-    while let Some(at) = rest.windows(2).position(|w| w == b"{}") {
-        out.put(&rest[..at]);
+    let mut rest = fmt.as_bytes().iter();
+    while let Some(&b) = rest.next() {
+        if b != b'{' || rest.as_slice().first() != Some(&b'}') {
+            out.put_byte(b);
+            continue;
+        }
+        rest.next();
         match args.next() {
             Some(Arg::U(v)) => out.put_u32(*v),
             Some(Arg::I(v)) => {
                 if *v < 0 {
-                    out.put(b"-");
+                    out.put_byte(b'-');
                 }
                 out.put_u32(v.unsigned_abs());
             }
             Some(Arg::S(s)) => out.put(s.as_bytes()),
             None => out.put(b"{}"),
         }
-        rest = &rest[at + 2..];
     }
-    out.put(rest);
-    out.put(b"\n");
+    out.put_byte(b'\n');
     out.flush();
 }
