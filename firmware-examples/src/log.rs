@@ -20,21 +20,21 @@ use defmt_semihosting as _; // the global defmt logger
 /// Log a line at info level.
 #[macro_export]
 macro_rules! info {
-    ($($t:tt)*) => { $crate::__log!(info, "INFO  ", $($t)*) };
+    ($($t:tt)*) => { $crate::__log!(info, "I", $($t)*) };
 }
 
 /// Log a line at error level.
 #[macro_export]
 macro_rules! error {
-    ($($t:tt)*) => { $crate::__log!(error, "ERROR ", $($t)*) };
+    ($($t:tt)*) => { $crate::__log!(error, "E", $($t)*) };
 }
 
 /// What [`info!`] and [`error!`] expand to: the defmt macro of that level, or [`line`] with
-/// the level's prefix.
+/// the level's letter in front of the format string (one byte of flash per line, not six).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __log {
-    ($defmt:ident, $prefix:literal, $fmt:literal $(, $arg:expr)* $(,)?) => {{
+    ($defmt:ident, $level:literal, $fmt:literal $(, $arg:expr)* $(,)?) => {{
         #[cfg(feature = "defmt")]
         ::defmt::$defmt!($fmt $(, $arg)*);
         #[cfg(not(feature = "defmt"))]
@@ -43,7 +43,7 @@ macro_rules! __log {
                 $crate::log::placeholders($fmt) == <[&str]>::len(&[$(stringify!($arg)),*]),
                 "a log line's placeholder count differs from its arguments"
             );
-            $crate::log::line(concat!($prefix, $fmt), &[$($crate::log::Arg::from($arg)),*]);
+            $crate::log::line(concat!($level, $fmt), &[$($crate::log::Arg::from($arg)),*]);
         }
     }};
 }
@@ -172,7 +172,8 @@ impl Line {
 }
 
 /// Write `fmt` with each `{}` replaced by the next of `args`, and a newline, to semihosting
-/// stdout. A `{}` without an argument stays as written; extra arguments are dropped (the
+/// stdout. The first byte of `fmt` is the level: `E` starts the line with `ERROR `, anything
+/// else with `INFO  `. A `{}` without an argument stays as written; extra arguments are dropped (the
 /// macros rule both out at compile time).
 #[inline(never)]
 pub fn line(fmt: &str, args: &[Arg<'_>]) {
@@ -182,6 +183,10 @@ pub fn line(fmt: &str, args: &[Arg<'_>]) {
     };
     let mut args = args.iter();
     let mut rest = fmt.as_bytes().iter();
+    out.put(match rest.next() {
+        Some(b'E') => b"ERROR ",
+        _ => b"INFO  ",
+    });
     while let Some(&b) = rest.next() {
         if b != b'{' || rest.as_slice().first() != Some(&b'}') {
             out.put_byte(b);
