@@ -295,27 +295,20 @@ impl MissionFlight {
                 self.phase = Phase::Settle { disarmed, hold };
             }
             Phase::Settle { disarmed, hold } => {
-                let which = if disarmed == Some(id) {
-                    "disarm"
+                // The wait that ended: its name, its failure, and the two waits left.
+                let (which, failure, left) = if disarmed == Some(id) {
+                    ("disarm", "no disarm after landing", (None, hold))
                 } else if hold == Some(id) {
-                    "hold"
+                    ("hold", "Hold reaction did not take", (disarmed, None))
                 } else {
                     return Ok(());
                 };
                 if result.reason != Reason::Met {
                     log_wait(which, result);
-                    return Err(Outcome::Failure(if which == "disarm" {
-                        "no disarm after landing"
-                    } else {
-                        "Hold reaction did not take"
-                    }));
+                    return Err(Outcome::Failure(failure));
                 }
                 info!("{}: met after {} ms", which, ms(result.waited_sim_s));
-                let (disarmed, hold) = if which == "disarm" {
-                    (None, hold)
-                } else {
-                    (disarmed, None)
-                };
+                let (disarmed, hold) = left;
                 self.phase = Phase::Settle { disarmed, hold };
                 if disarmed.is_none() && hold.is_none() {
                     self.phase = Phase::Done;
