@@ -20,21 +20,21 @@ use defmt_semihosting as _; // the global defmt logger
 /// Log a line at info level.
 #[macro_export]
 macro_rules! info {
-    ($($t:tt)*) => { $crate::__log!(info, "INFO  ", $($t)*) };
+    ($($t:tt)*) => { $crate::__log!(info, "I", $($t)*) };
 }
 
 /// Log a line at error level.
 #[macro_export]
 macro_rules! error {
-    ($($t:tt)*) => { $crate::__log!(error, "ERROR ", $($t)*) };
+    ($($t:tt)*) => { $crate::__log!(error, "E", $($t)*) };
 }
 
 /// What [`info!`] and [`error!`] expand to: the defmt macro of that level, or [`line`] with
-/// the level's prefix.
+/// the level's letter in front of the format string (one byte of flash per line, not six).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __log {
-    ($defmt:ident, $prefix:literal, $fmt:literal $(, $arg:expr)* $(,)?) => {{
+    ($defmt:ident, $level:literal, $fmt:literal $(, $arg:expr)* $(,)?) => {{
         #[cfg(feature = "defmt")]
         ::defmt::$defmt!($fmt $(, $arg)*);
         #[cfg(not(feature = "defmt"))]
@@ -43,7 +43,7 @@ macro_rules! __log {
                 $crate::log::placeholders($fmt) == <[&str]>::len(&[$(stringify!($arg)),*]),
                 "a log line's placeholder count differs from its arguments"
             );
-            $crate::log::line(concat!($prefix, $fmt), &[$($crate::log::Arg::from($arg)),*]);
+            $crate::log::line(concat!($level, $fmt), &[$($crate::log::Arg::from($arg)),*]);
         }
     }};
 }
@@ -124,33 +124,41 @@ struct Line {
     len: usize,
 }
 
+// Every index below is checked with `get`: an indexing panic would link `core::fmt`'s integer
+// formatting (its bounds-check message formats two `usize`s), though the handler never prints it.
 impl Line {
     fn put(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            if self.len == LINE_LEN {
-                self.flush();
-            }
-            self.buf[self.len] = b;
+            self.put_byte(b);
+        }
+    }
+
+    fn put_byte(&mut self, b: u8) {
+        if self.len >= LINE_LEN {
+            self.flush();
+        }
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = b;
             self.len += 1;
         }
     }
 
     fn put_u32(&mut self, mut v: u32) {
         let mut digits = [0u8; 10];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
+        let mut n = 0;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (v % 10) as u8;
+            n += 1;
             v /= 10;
             if v == 0 {
                 break;
             }
         }
-        self.put(&digits[i..]);
+        self.put(digits.get(digits.len() - n..).unwrap_or_default());
     }
 
     fn flush(&mut self) {
-        let bytes = &self.buf[..self.len];
+        let bytes = self.buf.get(..self.len).unwrap_or_default();
         self.len = 0;
         critical_section::with(|cs| {
             let cell = STDOUT.borrow(cs);
@@ -164,7 +172,8 @@ impl Line {
 }
 
 /// Write `fmt` with each `{}` replaced by the next of `args`, and a newline, to semihosting
-/// stdout. A `{}` without an argument stays as written; extra arguments are dropped (the
+/// stdout. The first byte of `fmt` is the level: `E` starts the line with `ERROR `, anything
+/// else with `INFO  `. A `{}` without an argument stays as written; extra arguments are dropped (the
 /// macros rule both out at compile time).
 #[inline(never)]
 pub fn line(fmt: &str, args: &[Arg<'_>]) {
@@ -173,23 +182,29 @@ pub fn line(fmt: &str, args: &[Arg<'_>]) {
         len: 0,
     };
     let mut args = args.iter();
-    let mut rest = fmt.as_bytes();
-    while let Some(at) = rest.windows(2).position(|w| w == b"{}") {
-        out.put(&rest[..at]);
+    let mut rest = fmt.as_bytes().iter();
+    out.put(match rest.next() {
+        Some(b'E') => b"ERROR ",
+        _ => b"INFO  ",
+    });
+    while let Some(&b) = rest.next() {
+        if b != b'{' || rest.as_slice().first() != Some(&b'}') {
+            out.put_byte(b);
+            continue;
+        }
+        rest.next();
         match args.next() {
             Some(Arg::U(v)) => out.put_u32(*v),
             Some(Arg::I(v)) => {
                 if *v < 0 {
-                    out.put(b"-");
+                    out.put_byte(b'-');
                 }
                 out.put_u32(v.unsigned_abs());
             }
             Some(Arg::S(s)) => out.put(s.as_bytes()),
             None => out.put(b"{}"),
         }
-        rest = &rest[at + 2..];
     }
-    out.put(rest);
-    out.put(b"\n");
+    out.put_byte(b'\n');
     out.flush();
 }

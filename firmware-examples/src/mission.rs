@@ -62,7 +62,7 @@ pub const FLIGHT_TIMEOUT_S: f32 = 600.0;
 /// Disarm and show Hold within this after landing, sim s (PX4 disarms ~2 s after landing).
 pub const SETTLE_TIMEOUT_S: f32 = 30.0;
 
-/// Wall-clock backstops per phase, ms of driver time.
+/// Wall-clock backstops per phase, ms of driver time (the failures name them: change both).
 pub const CONNECT_WALL_MS: u64 = 60_000;
 /// See [`CONNECT_WALL_MS`].
 pub const UPLOAD_WALL_MS: u64 = 60_000;
@@ -75,6 +75,21 @@ pub const LINK_LOST_MS: u64 = 5_000;
 /// The autopilot's clock standing still this long (wall ms) while frames still arrive: its
 /// simulation hangs, and waits counting its clock would never end.
 pub const CLOCK_STALL_MS: u64 = 5_000;
+
+/// The failures of [`LINK_LOST_MS`] and [`CLOCK_STALL_MS`], each with its limit in the words
+/// (a static string, not a log line of its own; the asserts keep words and limits together, as
+/// for the phases' wall limits).
+const LINK_LOST: &str = "autopilot link lost: no frame for 5 s";
+/// See [`LINK_LOST`].
+const CLOCK_STALLED: &str = "autopilot clock stalled for 5 s";
+const _: () = assert!(
+    LINK_LOST_MS == 5_000
+        && CLOCK_STALL_MS == 5_000
+        && CONNECT_WALL_MS == 60_000
+        && UPLOAD_WALL_MS == 60_000
+        && FLIGHT_WALL_MS == 30 * 60_000,
+    "the failure texts name these limits"
+);
 
 /// Where the flight is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +151,7 @@ impl MissionFlight {
     pub fn load_stored_plan(&mut self, driver: &str) {
         match self.load_plan(PLAN) {
             Ok(n) => info!(
-                "mission: {} items from a {}-byte .plan; core client {} bytes; waiting for system {}; {}",
+                "mission: {} items from a {}-byte .plan; core client {} bytes; system {}; {}",
                 n,
                 PLAN.len(),
                 core::mem::size_of::<MissionClient>(),
@@ -158,7 +173,7 @@ impl MissionFlight {
             Ok(p) => p,
             Err(e) => {
                 report::plan_error(bytes, &e);
-                return Err("the stored .plan could not be read");
+                return Err("unreadable .plan");
             }
         };
         self.lodge(&plan.items)?;
@@ -168,12 +183,12 @@ impl MissionFlight {
     fn lodge(&mut self, items: &[MissionItem]) -> Result<(), &'static str> {
         let (offboard, _) = self.client.offboard_mut();
         if let Err(e) = offboard.lodge_mission(items) {
-            report::offboard_error("lodging the mission", &e);
-            return Err("the mission was refused by the offboard machine");
+            report::offboard_error("lodge", &e);
+            return Err("mission refused");
         }
         self.last_reachable = last_reachable(items);
         if self.last_reachable.is_none() {
-            return Err("the mission has no item PX4 reports reached");
+            return Err("mission has no item PX4 reports reached");
         }
         Ok(())
     }
@@ -191,7 +206,7 @@ impl MissionFlight {
     fn wait(&mut self, now: Instant, wait: &Wait) -> Result<WaitId, Outcome> {
         self.client.wait(now, wait).map_err(|e| {
             report::client_error(&e);
-            Outcome::Failure("the wait engine refused a wait")
+            Outcome::Failure("wait refused")
         })
     }
 
@@ -212,8 +227,8 @@ impl MissionFlight {
         );
         let (offboard, _) = self.client.offboard_mut();
         if let Err(e) = offboard.upload_mission() {
-            report::offboard_error("starting the upload", &e);
-            return Err(Outcome::Failure("the mission upload could not start"));
+            report::offboard_error("upload", &e);
+            return Err(Outcome::Failure("mission upload not started"));
         }
         self.enter(now, Phase::Upload, UPLOAD_WALL_MS);
         Ok(())
@@ -222,7 +237,7 @@ impl MissionFlight {
     /// Phase 2 → 3, on PX4's acceptance.
     fn uploaded(&mut self, now: Instant) -> Result<(), Outcome> {
         if !self.client.offboard().mission_uploaded() {
-            return Err(Outcome::Failure("upload reported done but not accepted"));
+            return Err(Outcome::Failure("upload done but not accepted"));
         }
         let (offboard, tel) = self.client.offboard_mut();
         offboard.start_mission(now, tel);
@@ -257,7 +272,7 @@ impl MissionFlight {
             Phase::Fly(w) if w == id => {
                 if result.reason != Reason::Met {
                     log_wait("flight", result);
-                    return Err(Outcome::Failure("the vehicle did not land in time"));
+                    return Err(Outcome::Failure("no landing in time"));
                 }
                 let ob = self.client.offboard();
                 info!(
@@ -272,7 +287,7 @@ impl MissionFlight {
                         ob.mission_count(),
                         self.last_reachable.map_or(-1, i32::from)
                     );
-                    return Err(Outcome::Failure("landed before the mission was complete"));
+                    return Err(Outcome::Failure("landed before mission complete"));
                 }
                 let disarmed = Some(self.wait(now, &Wait::disarmed().timeout_s(SETTLE_TIMEOUT_S))?);
                 let hold = Wait::mode(Mode::Hold).timeout_s(SETTLE_TIMEOUT_S);
@@ -280,27 +295,20 @@ impl MissionFlight {
                 self.phase = Phase::Settle { disarmed, hold };
             }
             Phase::Settle { disarmed, hold } => {
-                let which = if disarmed == Some(id) {
-                    "disarm"
+                // The wait that ended: its name, its failure, and the two waits left.
+                let (which, failure, left) = if disarmed == Some(id) {
+                    ("disarm", "no disarm after landing", (None, hold))
                 } else if hold == Some(id) {
-                    "hold"
+                    ("hold", "Hold reaction did not take", (disarmed, None))
                 } else {
                     return Ok(());
                 };
                 if result.reason != Reason::Met {
                     log_wait(which, result);
-                    return Err(Outcome::Failure(if which == "disarm" {
-                        "the vehicle did not disarm after landing"
-                    } else {
-                        "the Hold reaction did not take"
-                    }));
+                    return Err(Outcome::Failure(failure));
                 }
                 info!("{}: met after {} ms", which, ms(result.waited_sim_s));
-                let (disarmed, hold) = if which == "disarm" {
-                    (None, hold)
-                } else {
-                    (disarmed, None)
-                };
+                let (disarmed, hold) = left;
                 self.phase = Phase::Settle { disarmed, hold };
                 if disarmed.is_none() && hold.is_none() {
                     self.phase = Phase::Done;
@@ -329,15 +337,7 @@ impl MissionFlight {
                         self.uploaded(now)?;
                     }
                 }
-                Event::Offboard(e) => {
-                    report::offboard_event(&e);
-                    return Err(Outcome::Failure(match e {
-                        OffboardEvent::Refused(_) => "the autopilot refused a command",
-                        OffboardEvent::GaveUp(_) => "a request was given up",
-                        OffboardEvent::MissionUploadFailed(_) => "the mission upload failed",
-                        _ => "unexpected mission transfer event",
-                    }));
-                }
+                Event::Offboard(e) => return Err(Outcome::Failure(report::offboard_event(&e))),
                 // No programs run here, and no simulator to speed up.
                 Event::Step { .. } | Event::ProgramFinished(_) | Event::Speedup(_) => {}
                 // News this driver does not act on (the enum grows).
@@ -372,23 +372,27 @@ impl MissionFlight {
             Some(false) => "failing",
             None => "not reported",
         };
-        match ob.arm_wait(now, tel) {
-            Some(ArmWait::Settling { remaining_ms }) => error!(
-                "arm not sent: the vehicle is not failure-free yet ({} ms to go; prearm checks {})",
-                ms_u32(remaining_ms),
-                prearm
-            ),
-            Some(ArmWait::Mode(m)) => {
+        let (why, mode) = match ob.arm_wait(now, tel) {
+            Some(ArmWait::Settling { remaining_ms }) => {
                 error!(
-                    "arm not sent: mode {} not confirmed yet",
-                    report::mode_name(m)
-                )
+                    "arm not sent: the vehicle is not failure-free yet ({} ms to go; prearm checks {})",
+                    ms_u32(remaining_ms),
+                    prearm
+                );
+                ("", "")
             }
-            Some(ArmWait::Restart) => error!("arm not sent: mission restart not confirmed yet"),
-            Some(ArmWait::NoPosition) => error!("arm not sent: no position estimate"),
-            Some(ArmWait::NotConnected) => error!("arm not sent: no heartbeat"),
-            None if ob.pending().arm => error!("arm sent, not confirmed"),
-            None => {}
+            Some(ArmWait::Mode(m)) => ("mode not confirmed yet: ", report::mode_name(m)),
+            Some(ArmWait::Restart) => ("mission restart not confirmed yet", ""),
+            Some(ArmWait::NoPosition) => ("no position estimate", ""),
+            Some(ArmWait::NotConnected) => ("no heartbeat", ""),
+            None if ob.pending().arm => {
+                error!("arm sent, not confirmed");
+                ("", "")
+            }
+            None => ("", ""),
+        };
+        if !why.is_empty() {
+            error!("arm not sent: {}{}", why, mode);
         }
         if let Some(r) = ob.last_refusal() {
             report::refusal(r);
@@ -419,40 +423,23 @@ impl MissionFlight {
                 .last_rx()
                 .is_some_and(|t| over(t, LINK_LOST_MS))
             {
-                error!(
-                    "no frame from the autopilot for {} ms",
-                    ms_u32(LINK_LOST_MS)
-                );
-                return Err(Outcome::Failure("autopilot link lost"));
+                return Err(Outcome::Failure(LINK_LOST));
             }
             if self.clock.is_some_and(|(_, t)| over(t, CLOCK_STALL_MS)) {
-                error!(
-                    "the autopilot clock has not moved for {} ms",
-                    ms_u32(CLOCK_STALL_MS)
-                );
-                return Err(Outcome::Failure("autopilot clock stalled"));
+                return Err(Outcome::Failure(CLOCK_STALLED));
             }
         }
         if now >= self.deadline {
-            error!("wall-clock limit of phase {} reached", self.phase_name());
+            // The phase's wall limit (its constant, in the words).
             return Err(Outcome::Failure(match self.phase {
-                Phase::Connect => "no autopilot (heartbeat, position and clock)",
-                Phase::Upload => "the mission upload did not finish",
-                _ => "the flight took too long (wall clock)",
+                Phase::Connect => "no autopilot heartbeat, position and clock in 60 s",
+                Phase::Upload => "mission upload unfinished in 60 s",
+                Phase::Climb(_) => "wall limit 30 min in climb",
+                Phase::Fly(_) => "wall limit 30 min in flight",
+                Phase::Settle { .. } | Phase::Done => "wall limit 30 min in settle",
             }));
         }
         Ok(())
-    }
-
-    fn phase_name(&self) -> &'static str {
-        match self.phase {
-            Phase::Connect => "connect",
-            Phase::Upload => "upload",
-            Phase::Climb(_) => "climb",
-            Phase::Fly(_) => "fly",
-            Phase::Settle { .. } => "settle",
-            Phase::Done => "done",
-        }
     }
 }
 
@@ -498,7 +485,7 @@ impl Node for MissionFlight {
 fn log_wait(what: &str, r: &WaitResult) {
     let s = &r.snapshot;
     error!(
-        "{} wait ended: {} after {} ms (armed {}, height {} cm, landed state {})",
+        "{} wait ended: {} after {} ms (armed {}, height {} cm, {})",
         what,
         r.reason.name(),
         ms(r.waited_sim_s),

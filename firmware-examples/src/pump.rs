@@ -215,18 +215,14 @@ pub fn finish(outcome: Outcome, pump: &Pump<crate::uart::Uart0>) -> ! {
         stack.used_bytes,
         stack.size_bytes
     );
-    match outcome {
+    let why = match outcome {
         Outcome::Success => {
             crate::info!("result: success");
             crate::exit::success()
         }
-        Outcome::Failure(why) => {
-            crate::error!("result: failure: {}", why);
-            crate::exit::failure()
-        }
-        Outcome::WallCap => {
-            crate::error!("result: failure: wall-clock cap reached");
-            crate::exit::failure()
-        }
-    }
+        Outcome::Failure(why) => why,
+        Outcome::WallCap => "wall-clock cap reached",
+    };
+    crate::error!("result: failure: {}", why);
+    crate::exit::failure()
 }

@@ -47,10 +47,13 @@ pub fn refusal(r: &Refusal) {
     );
 }
 
-/// An offboard event that ends the flight.
-pub fn offboard_event(e: &OffboardEvent) {
+/// Log an offboard event that ends the flight; the failure it makes, in a few words.
+pub fn offboard_event(e: &OffboardEvent) -> &'static str {
     match e {
-        OffboardEvent::Refused(r) => refusal(r),
+        OffboardEvent::Refused(r) => {
+            refusal(r);
+            "command refused"
+        }
         OffboardEvent::GaveUp(g) => {
             let (what, mode) = match g.request {
                 Request::Mode(m) => ("mode", mode_name(m)),
@@ -61,7 +64,7 @@ pub fn offboard_event(e: &OffboardEvent) {
                 GiveUpReason::Refused { refusals } => ("refusals", refusals),
                 GiveUpReason::Unsupported => ("unsupported", 1),
                 GiveUpReason::Unconfirmed { sends } => ("unconfirmed sends", sends),
-                GiveUpReason::UploadFailed => ("the upload it waited for failed", 0),
+                GiveUpReason::UploadFailed => ("its upload failed", 0),
             };
             error!(
                 "gave up on {} {}: {} {} (dropped: arm {}, mission start {})",
@@ -72,11 +75,17 @@ pub fn offboard_event(e: &OffboardEvent) {
                 g.dropped_arm as u32,
                 g.dropped_start as u32
             );
+            "request given up"
         }
-        OffboardEvent::MissionUploadFailed(m)
-        | OffboardEvent::MissionDownloadFailed(m)
-        | OffboardEvent::MissionClearFailed(m) => mission_error(m),
-        _ => error!("unexpected mission transfer event"),
+        OffboardEvent::MissionUploadFailed(m) => {
+            mission_error(m);
+            "mission upload failed"
+        }
+        OffboardEvent::MissionDownloadFailed(m) | OffboardEvent::MissionClearFailed(m) => {
+            mission_error(m);
+            "mission download or clear failed"
+        }
+        _ => "unexpected mission transfer event",
     }
 }
 
@@ -123,7 +132,7 @@ pub fn offboard_error(what: &str, e: &OffboardError) {
         OffboardError::InvalidArgument(arg) => arg,
         OffboardError::OutboxFull => "outbox full",
         OffboardError::TooManyItems { .. } => "too many items",
-        OffboardError::Item(_) => "an item's command or frame is not in the dialect",
+        OffboardError::Item(_) => "item command or frame not in the dialect",
         OffboardError::NoMission => "no mission lodged",
         OffboardError::DriverAction => "a driver action",
         _ => "refused", // a cause added to the core after this firmware
@@ -157,8 +166,8 @@ pub fn plan_error(bytes: &[u8], e: &PlanError) {
         PlanError::UnknownFrame { index, .. } => ("unknown MAV_FRAME", Some(*index)),
         PlanError::TooManyItems { .. } => ("too many items", None),
         PlanError::BadHome { .. } => ("bad plannedHomePosition", None),
-        PlanError::OutOfRange { index, .. } => ("a value out of range", *index),
-        PlanError::Type { .. } => ("a value of the wrong type", None),
+        PlanError::OutOfRange { index, .. } => ("value out of range", *index),
+        PlanError::Type { .. } => ("value of the wrong type", None),
         _ => ("unreadable", None), // a cause added to the core after this firmware
     };
     let (line, col) = line_col(bytes, e.offset());

@@ -14,7 +14,7 @@
 use cortex_m_rt::entry;
 use nexus_core::Duration;
 use nexus_firmware::mission::{MissionFlight, RUN_CAP_MS};
-use nexus_firmware::pump::{self, Outcome, Pump};
+use nexus_firmware::pump::{self, Pump};
 use nexus_firmware::uart::Uart0;
 use nexus_firmware::{board, clock, info};
 
@@ -32,8 +32,5 @@ fn fly(node: &mut MissionFlight, uart: Uart0) -> ! {
     let mut pump = Pump::new(uart);
     let outcome = pump.run(node, Duration::from_millis(RUN_CAP_MS));
     info!("frames accepted from the autopilot: {}", node.accepted());
-    if let Outcome::Failure(_) | Outcome::WallCap = outcome {
-        info!("mission: flight not confirmed");
-    }
     pump::finish(outcome, &pump)
 }
