@@ -284,6 +284,8 @@ pub(crate) struct Tokens<'a> {
     objects: u32,
     depth: usize,
     next: Next,
+    /// The first syntax error [`Tokens::tok`] met: from there on it gives only `Close` tokens.
+    err: Option<SyntaxError>,
 }
 
 impl<'a> Tokens<'a> {
@@ -294,7 +296,13 @@ impl<'a> Tokens<'a> {
             objects: 0,
             depth: 0,
             next: Next::Value,
+            err: None,
         }
+    }
+
+    /// The first syntax error [`Tokens::tok`] met, if any.
+    pub fn error(&self) -> Option<SyntaxError> {
+        self.err
     }
 
     /// Containers open around the next token.
@@ -347,22 +355,44 @@ impl<'a> Tokens<'a> {
 
     /// The next token, which must exist (the end of the input is an error here).
     pub fn token(&mut self) -> Result<Token, SyntaxError> {
-        match self.next()? {
-            Some(t) => Ok(t),
-            None => Err(self.c.err(SyntaxKind::UnexpectedEnd)),
+        let t = self.tok();
+        self.err.map_or(Ok(t), Err)
+    }
+
+    /// The next token, which must exist; on a syntax error (the end of the input included) a
+    /// `Close` at the error, as every token after it, so a reader's loops end, and
+    /// [`Tokens::error`] holds it. One check at the end instead of one at every token.
+    pub fn tok(&mut self) -> Token {
+        if self.err.is_none() {
+            match self.next() {
+                Ok(Some(t)) => return t,
+                Ok(None) => self.err = Some(self.c.err(SyntaxKind::UnexpectedEnd)),
+                Err(e) => self.err = Some(e),
+            }
+        }
+        Token {
+            tok: Tok::Close,
+            start: self.c.i,
+            end: self.c.i,
         }
     }
 
     /// Read past the rest of the value that `first` began; returns the offset after it.
     pub fn skip(&mut self, first: &Token) -> Result<usize, SyntaxError> {
+        let end = self.pass(first);
+        self.err.map_or(Ok(end), Err)
+    }
+
+    /// [`Tokens::skip`] with the error left in [`Tokens::error`].
+    pub fn pass(&mut self, first: &Token) -> usize {
         if !matches!(first.tok, Tok::Open(_)) {
-            return Ok(first.end);
+            return first.end;
         }
-        let outer = self.depth - 1;
+        let outer = self.depth.saturating_sub(1);
         loop {
-            let t = self.token()?;
-            if t.tok == Tok::Close && self.depth == outer {
-                return Ok(t.end);
+            let t = self.tok();
+            if self.err.is_some() || (t.tok == Tok::Close && self.depth == outer) {
+                return t.end;
             }
         }
     }

@@ -383,16 +383,15 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
     };
     let mut m = reader::Mission::<N>::new();
     let halted = reader::read_mission(src, mission_at, &mut m);
+    if let Err(reader::Halt::Syntax(e)) = halted {
+        return Err(PlanError::Syntax(e));
+    }
     // An item problem found before a wrong-typed value still comes first, as in the Python client.
     if let Some((index, offset, problem)) = m.first_problem {
         return Err(item_error(src, index, offset, problem));
     }
-    match halted {
-        Ok(()) => {}
-        Err(reader::Halt::Syntax(e)) => return Err(PlanError::Syntax(e)),
-        Err(reader::Halt::Type { offset, expected }) => {
-            return Err(PlanError::Type { offset, expected })
-        }
+    if let Err(reader::Halt::Type { offset, expected }) = halted {
+        return Err(PlanError::Type { offset, expected });
     }
     if let Some(offset) = m.overflow_at {
         return Err(PlanError::TooManyItems {

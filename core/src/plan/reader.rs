@@ -42,12 +42,6 @@ pub(crate) enum Halt {
     },
 }
 
-impl From<SyntaxError> for Halt {
-    fn from(e: SyntaxError) -> Self {
-        Halt::Syntax(e)
-    }
-}
-
 fn type_error(t: &Token, expected: &'static str) -> Halt {
     Halt::Type {
         offset: t.start,
@@ -149,21 +143,34 @@ pub(crate) fn read_mission<const N: usize>(
     m: &mut Mission<N>,
 ) -> Result<(), Halt> {
     let mut t = Tokens::new(src, at);
-    let open = t.token()?;
+    let read = read_object(src, &mut t, m);
+    // A syntax error (none in a checked document) ends every loop with a `Close`; it wins.
+    match t.error() {
+        Some(e) => Err(Halt::Syntax(e)),
+        None => read,
+    }
+}
+
+fn read_object<'a, const N: usize>(
+    src: &'a [u8],
+    t: &mut Tokens<'a>,
+    m: &mut Mission<N>,
+) -> Result<(), Halt> {
+    let open = t.tok();
     if open.tok != Tok::Open(true) {
         return Err(type_error(&open, "an object"));
     }
     loop {
-        let key = t.token()?;
+        let key = t.tok();
         if key.tok == Tok::Close {
             return Ok(());
         }
-        let value = t.token()?;
+        let value = t.tok();
         match key.one_of(src, &[b"items", b"plannedHomePosition"]) {
-            0 => read_items(src, &mut t, &value, m)?,
-            1 => read_home(src, &mut t, &value, m)?,
+            0 => read_items(src, t, &value, m)?,
+            1 => read_home(src, t, &value, m)?,
             _ => {
-                t.skip(&value)?;
+                t.pass(&value);
             }
         }
     }
@@ -184,7 +191,7 @@ fn read_items<'a, const N: usize>(
     m.overflow_at = None;
     m.first_problem = None;
     loop {
-        let item = t.token()?;
+        let item = t.tok();
         if item.tok == Tok::Close {
             return Ok(());
         }
@@ -214,11 +221,11 @@ fn read_item<'a>(src: &'a [u8], t: &mut Tokens<'a>, open: &Token) -> Result<RawI
     }
     let mut raw = RawItem::default();
     loop {
-        let key = t.token()?;
+        let key = t.tok();
         if key.tok == Tok::Close {
             return Ok(raw);
         }
-        let v = t.token()?;
+        let v = t.tok();
         const KEYS: [&[u8]; 5] = [b"type", b"params", b"frame", b"command", b"autoContinue"];
         match key.one_of(src, &KEYS) {
             // A null type is Python's None: "item N is a None", not a type error.
@@ -236,7 +243,7 @@ fn read_item<'a>(src: &'a [u8], t: &mut Tokens<'a>, open: &Token) -> Result<RawI
                 raw.params = [Field::Absent; 7];
                 let mut n = 0usize;
                 loop {
-                    let p = t.token()?;
+                    let p = t.tok();
                     let field = match p.tok {
                         Tok::Close => break,
                         Tok::Null => Field::Null,
@@ -272,7 +279,7 @@ fn read_item<'a>(src: &'a [u8], t: &mut Tokens<'a>, open: &Token) -> Result<RawI
                 })
             }
             _ => {
-                t.skip(&v)?;
+                t.pass(&v);
             }
         }
     }
@@ -292,7 +299,7 @@ fn read_home<const N: usize>(
     // A repeated key replaces the earlier one, as Python's json does.
     m.home_range = None;
     loop {
-        let v = t.token()?;
+        let v = t.tok();
         match v.tok {
             Tok::Close => break,
             // Not null: Python's float(None) is a type error.
