@@ -333,12 +333,25 @@ struct Top {
 
 /// Check the whole document and find the top-level `fileType` and `mission` values (the last
 /// of each, as Python's `json` keeps).
+///
+/// Bytes that are not UTF-8 fail as [`json::validate`] has them fail: at the first of them,
+/// unless the JSON before it has an error of its own (its end not counting). One tokenizer
+/// pass does both: it reads the UTF-8 part, and that part's end is the UTF-8 error.
 fn scan(src: &[u8]) -> Result<Top, json::SyntaxError> {
-    if core::str::from_utf8(src).is_err() {
-        // Fails, with the position rules of `validate` for bytes that are not UTF-8.
-        json::validate(src)?;
+    let upto = core::str::from_utf8(src).map_or_else(|e| e.valid_up_to(), |_| src.len());
+    let mut t = Tokens::new(src.get(..upto).unwrap_or(&[]), 0);
+    match keys(src, &mut t) {
+        Err(e) if upto < src.len() && e.kind != json::SyntaxKind::UnexpectedEnd => Err(e),
+        _ if upto < src.len() => Err(json::SyntaxError {
+            offset: upto,
+            kind: json::SyntaxKind::BadUtf8,
+        }),
+        found => found,
     }
-    let mut t = Tokens::new(src, 0);
+}
+
+/// [`scan`]'s tokenizer pass over `t`, which reads (a prefix of) `src`.
+fn keys(src: &[u8], t: &mut Tokens<'_>) -> Result<Top, json::SyntaxError> {
     let mut top = Top {
         root: t.token()?.start,
         file_type: None,
