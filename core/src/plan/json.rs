@@ -103,6 +103,8 @@ impl Cursor<'_> {
         }
     }
 
+    /// The error at the cursor. (Every syntax error is at the cursor, so what the cursor's
+    /// steps return is only its kind: two bytes, in a register.)
     fn err(&self, kind: SyntaxKind) -> SyntaxError {
         SyntaxError {
             offset: self.i,
@@ -110,14 +112,14 @@ impl Cursor<'_> {
         }
     }
 
-    fn unexpected(&self) -> SyntaxError {
+    fn unexpected(&self) -> SyntaxKind {
         match self.peek() {
-            Some(b) => self.err(SyntaxKind::UnexpectedByte(b)),
-            None => self.err(SyntaxKind::UnexpectedEnd),
+            Some(b) => SyntaxKind::UnexpectedByte(b),
+            None => SyntaxKind::UnexpectedEnd,
         }
     }
 
-    fn expect(&mut self, b: u8) -> Result<(), SyntaxError> {
+    fn expect(&mut self, b: u8) -> Result<(), SyntaxKind> {
         if self.peek() == Some(b) {
             self.i += 1;
             Ok(())
@@ -126,11 +128,11 @@ impl Cursor<'_> {
         }
     }
 
-    fn string(&mut self) -> Result<(), SyntaxError> {
+    fn string(&mut self) -> Result<(), SyntaxKind> {
         self.expect(b'"')?;
         loop {
             match self.peek() {
-                None => return Err(self.err(SyntaxKind::UnexpectedEnd)),
+                None => return Err(SyntaxKind::UnexpectedEnd),
                 Some(b'"') => {
                     self.i += 1;
                     return Ok(());
@@ -138,32 +140,32 @@ impl Cursor<'_> {
                 Some(b'\\') => {
                     self.i += 1;
                     match self.peek() {
-                        None => return Err(self.err(SyntaxKind::UnexpectedEnd)),
+                        None => return Err(SyntaxKind::UnexpectedEnd),
                         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 1,
                         Some(b'u') => {
                             self.i += 1;
                             for _ in 0..4 {
                                 match self.peek() {
                                     Some(h) if h.is_ascii_hexdigit() => self.i += 1,
-                                    None => return Err(self.err(SyntaxKind::UnexpectedEnd)),
-                                    Some(_) => return Err(self.err(SyntaxKind::BadEscape)),
+                                    None => return Err(SyntaxKind::UnexpectedEnd),
+                                    Some(_) => return Err(SyntaxKind::BadEscape),
                                 }
                             }
                         }
-                        Some(_) => return Err(self.err(SyntaxKind::BadEscape)),
+                        Some(_) => return Err(SyntaxKind::BadEscape),
                     }
                 }
-                Some(c) if c < 0x20 => return Err(self.err(SyntaxKind::ControlInString)),
+                Some(c) if c < 0x20 => return Err(SyntaxKind::ControlInString),
                 Some(_) => self.i += 1,
             }
         }
     }
 
-    fn digits(&mut self) -> Result<(), SyntaxError> {
+    fn digits(&mut self) -> Result<(), SyntaxKind> {
         if !self.peek().is_some_and(|b| b.is_ascii_digit()) {
             return Err(match self.peek() {
-                None => self.err(SyntaxKind::UnexpectedEnd),
-                Some(_) => self.err(SyntaxKind::BadNumber),
+                None => SyntaxKind::UnexpectedEnd,
+                Some(_) => SyntaxKind::BadNumber,
             });
         }
         while self.peek().is_some_and(|b| b.is_ascii_digit()) {
@@ -172,7 +174,7 @@ impl Cursor<'_> {
         Ok(())
     }
 
-    fn number(&mut self) -> Result<(), SyntaxError> {
+    fn number(&mut self) -> Result<(), SyntaxKind> {
         if self.peek() == Some(b'-') {
             self.i += 1;
         }
@@ -180,7 +182,7 @@ impl Cursor<'_> {
             Some(b'0') => {
                 self.i += 1;
                 if self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                    return Err(self.err(SyntaxKind::BadNumber));
+                    return Err(SyntaxKind::BadNumber);
                 }
             }
             _ => self.digits()?,
@@ -199,7 +201,7 @@ impl Cursor<'_> {
         Ok(())
     }
 
-    fn literal(&mut self, word: &[u8]) -> Result<(), SyntaxError> {
+    fn literal(&mut self, word: &[u8]) -> Result<(), SyntaxKind> {
         for &w in word {
             if self.peek() != Some(w) {
                 return Err(self.unexpected());
@@ -313,6 +315,11 @@ impl<'a> Tokens<'a> {
     /// The next token; `Ok(None)` once the value is done and only whitespace follows.
     #[allow(clippy::should_implement_trait)] // fallible: not an Iterator
     pub fn next(&mut self) -> Result<Option<Token>, SyntaxError> {
+        self.step().map_err(|kind| self.c.err(kind))
+    }
+
+    /// [`Tokens::next`], the error's offset being the cursor's.
+    fn step(&mut self) -> Result<Option<Token>, SyntaxKind> {
         loop {
             match self.next {
                 Next::Value => return self.value().map(Some),
@@ -332,7 +339,7 @@ impl<'a> Tokens<'a> {
                     if self.depth == 0 {
                         return match self.c.peek() {
                             None => Ok(None),
-                            Some(_) => Err(self.c.err(SyntaxKind::TrailingData)),
+                            Some(_) => Err(SyntaxKind::TrailingData),
                         };
                     }
                     let in_object = self.objects & (1 << (self.depth - 1)) != 0;
@@ -397,14 +404,14 @@ impl<'a> Tokens<'a> {
         }
     }
 
-    fn value(&mut self) -> Result<Token, SyntaxError> {
+    fn value(&mut self) -> Result<Token, SyntaxKind> {
         self.c.ws();
         let start = self.c.i;
         let tok = match self.c.peek() {
             Some(b @ (b'{' | b'[')) => {
                 let object = b == b'{';
                 if self.depth == MAX_DEPTH {
-                    return Err(self.c.err(SyntaxKind::TooDeep));
+                    return Err(SyntaxKind::TooDeep);
                 }
                 self.c.i += 1;
                 if object {
@@ -441,7 +448,7 @@ impl<'a> Tokens<'a> {
     }
 
     /// A key and its colon.
-    fn key(&mut self) -> Result<Token, SyntaxError> {
+    fn key(&mut self) -> Result<Token, SyntaxKind> {
         self.c.ws();
         let start = self.c.i;
         self.c.string()?;
