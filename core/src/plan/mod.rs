@@ -437,13 +437,18 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
     })
 }
 
-fn item_error(src: &[u8], index: usize, offset: usize, problem: reader::ItemProblem) -> PlanError {
+fn item_error(
+    src: &[u8],
+    index: usize,
+    offset: usize,
+    problem: reader::ItemProblem<'_>,
+) -> PlanError {
     use reader::ItemProblem as P;
     match problem {
         P::NotSimple(kind) => PlanError::NotSimpleItem {
             index,
             offset,
-            kind,
+            kind: kind.map(|k| truncated(k).unwrap_or_default()),
         },
         P::ParamCount(count) => PlanError::ParamCount {
             index,
@@ -453,13 +458,13 @@ fn item_error(src: &[u8], index: usize, offset: usize, problem: reader::ItemProb
         P::Missing(field) => PlanError::BadField {
             index,
             offset,
-            field,
+            field: reader::field_name(field),
             missing: true,
         },
         P::NotInteger(field) => PlanError::BadField {
             index,
             offset,
-            field,
+            field: reader::field_name(field),
             missing: false,
         },
         P::UnknownCommand(command) => PlanError::UnknownCommand {
@@ -475,9 +480,9 @@ fn item_error(src: &[u8], index: usize, offset: usize, problem: reader::ItemProb
         P::OutOfRange { at, field, allowed } => PlanError::OutOfRange {
             index: Some(index),
             offset: at,
-            field,
+            field: reader::field_name(field),
             value: quote_num(src, at),
-            allowed,
+            allowed: reader::allowed_words(allowed),
         },
     }
 }

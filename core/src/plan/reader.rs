@@ -8,26 +8,71 @@
 use super::json::{SyntaxError, Tok, Token, Tokens};
 use super::number::Decimal;
 use crate::mission::{is_known_command, is_known_frame, MissionItem};
-use heapless::{String, Vec};
+use heapless::Vec;
 
 /// Longest `type` string kept for an error message.
 pub const KIND_LEN: usize = 20;
 
 /// A problem with one item, in the order the Python client checks them.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ItemProblem {
-    NotSimple(Option<String<KIND_LEN>>),
+pub(crate) enum ItemProblem<'a> {
+    /// Its `type` as written (made text for the error only when the error is raised).
+    NotSimple(Option<&'a [u8]>),
     ParamCount(usize),
-    Missing(&'static str),
-    NotInteger(&'static str),
+    /// A field ([`FIELDS`] index) is missing.
+    Missing(u8),
+    /// A field ([`FIELDS`] index) is not a whole number in range.
+    NotInteger(u8),
     UnknownCommand(u16),
     UnknownFrame(u8),
-    /// The number at byte `at` is outside what `field` allows.
+    /// The number at byte `at` is outside what field `field` allows ([`FIELDS`] and
+    /// [`ALLOWED`] indices).
     OutOfRange {
         at: usize,
-        field: &'static str,
-        allowed: &'static str,
+        field: u8,
+        allowed: u8,
     },
+}
+
+/// The item fields an [`ItemProblem`] names, by index. A problem holds a one-byte index, not
+/// the string: it is copied at every `?`, and only the error raised needs the text.
+const FIELDS: [&str; 10] = [
+    "frame",
+    "command",
+    "seq (more than 65535 items)",
+    "param1 (params[0])",
+    "param2 (params[1])",
+    "param3 (params[2])",
+    "param4 (params[3])",
+    "latitude (params[4])",
+    "longitude (params[5])",
+    "altitude (params[6])",
+];
+const FRAME: u8 = 0;
+const COMMAND: u8 = 1;
+const SEQ: u8 = 2;
+/// Params 1–4 are `PARAM1 + i`.
+const PARAM1: u8 = 3;
+const LATITUDE: u8 = 7;
+const LONGITUDE: u8 = 8;
+const ALTITUDE: u8 = 9;
+
+/// What a field allows, by index (see [`FIELDS`]).
+const ALLOWED: [&str; 5] = [LAT_WORDS, LON_WORDS, XY_WORDS, ALT_WORDS, PARAM_WORDS];
+const IN_LAT: u8 = 0;
+const IN_LON: u8 = 1;
+const IN_XY: u8 = 2;
+const IN_ALT: u8 = 3;
+const IN_PARAM: u8 = 4;
+
+/// The text of a [`FIELDS`] index.
+pub(crate) fn field_name(i: u8) -> &'static str {
+    FIELDS.get(i as usize).copied().unwrap_or("?")
+}
+
+/// The text of an [`ALLOWED`] index.
+pub(crate) fn allowed_words(i: u8) -> &'static str {
+    ALLOWED.get(i as usize).copied().unwrap_or("?")
 }
 
 /// Why reading stopped early.
@@ -50,14 +95,14 @@ fn type_error(t: &Token, expected: &'static str) -> Halt {
 }
 
 /// What the reader collects from the `mission` object.
-pub(crate) struct Mission<const N: usize> {
+pub(crate) struct Mission<'a, const N: usize> {
     pub items: Vec<MissionItem, N>,
     /// Items in the (last) `items` array.
     pub count: usize,
     /// Offset of item `N`, the first that does not fit.
     pub overflow_at: Option<usize>,
     /// The first item problem: (index, offset of the item, problem).
-    pub first_problem: Option<(usize, usize, ItemProblem)>,
+    pub first_problem: Option<(usize, usize, ItemProblem<'a>)>,
     /// The (last) `plannedHomePosition`: offset, element count, and the values if exactly 3.
     pub home: Option<(usize, usize, Option<[f64; 3]>)>,
     /// The first `plannedHomePosition` value out of range: offset, field, what is allowed.
@@ -122,7 +167,7 @@ struct RawItem<'a> {
     autocontinue: Option<bool>,
 }
 
-impl<const N: usize> Mission<N> {
+impl<const N: usize> Mission<'_, N> {
     pub fn new() -> Self {
         Mission {
             items: Vec::new(),
@@ -137,10 +182,10 @@ impl<const N: usize> Mission<N> {
 
 /// Read the `mission` object starting at `at` (a `{`, checked by the caller) of the valid
 /// document `src` into `m`; stops at the first value of the wrong type.
-pub(crate) fn read_mission<const N: usize>(
-    src: &[u8],
+pub(crate) fn read_mission<'a, const N: usize>(
+    src: &'a [u8],
     at: usize,
-    m: &mut Mission<N>,
+    m: &mut Mission<'a, N>,
 ) -> Result<(), Halt> {
     let mut t = Tokens::new(src, at);
     let read = read_object(src, &mut t, m);
@@ -154,7 +199,7 @@ pub(crate) fn read_mission<const N: usize>(
 fn read_object<'a, const N: usize>(
     src: &'a [u8],
     t: &mut Tokens<'a>,
-    m: &mut Mission<N>,
+    m: &mut Mission<'a, N>,
 ) -> Result<(), Halt> {
     let open = t.tok();
     if open.tok != Tok::Open(true) {
@@ -180,7 +225,7 @@ fn read_items<'a, const N: usize>(
     src: &'a [u8],
     t: &mut Tokens<'a>,
     open: &Token,
-    m: &mut Mission<N>,
+    m: &mut Mission<'a, N>,
 ) -> Result<(), Halt> {
     if open.tok != Tok::Open(false) {
         return Err(type_error(open, "an array of items"));
@@ -289,7 +334,7 @@ fn read_home<const N: usize>(
     src: &[u8],
     t: &mut Tokens<'_>,
     open: &Token,
-    m: &mut Mission<N>,
+    m: &mut Mission<'_, N>,
 ) -> Result<(), Halt> {
     if open.tok != Tok::Open(false) {
         return Err(type_error(open, "an array of 3 numbers"));
@@ -324,7 +369,7 @@ fn read_home<const N: usize>(
     Ok(())
 }
 
-fn whole(f: Field, src: &[u8], field: &'static str, max: u32) -> Result<u32, ItemProblem> {
+fn whole(f: Field, src: &[u8], field: u8, max: u32) -> Result<u32, ItemProblem<'static>> {
     match f {
         Field::Absent => Err(ItemProblem::Missing(field)),
         _ => f
@@ -339,39 +384,33 @@ fn whole(f: Field, src: &[u8], field: &'static str, max: u32) -> Result<u32, Ite
 fn dege7(
     f: Field,
     src: &[u8],
-    field: &'static str,
+    field: u8,
     global: bool,
-    (max_deg, words): (i32, &'static str),
-) -> Result<i32, ItemProblem> {
+    (max_deg, words): (i32, u8),
+) -> Result<i32, ItemProblem<'static>> {
     let Field::Num(at, _) = f else { return Ok(0) };
     match f.decimal(src).and_then(Decimal::to_e7) {
         Some(v) if !global || v.unsigned_abs() <= max_deg as u32 * 10_000_000 => Ok(v),
         _ => Err(ItemProblem::OutOfRange {
             at,
             field,
-            allowed: if global { words } else { XY_WORDS },
+            allowed: if global { words } else { IN_XY },
         }),
     }
 }
 
 /// Params 1–4 (finite, or NaN for `null`) and the altitude (finite, in range; 0 for `null`) of
 /// an item, each number converted once.
-fn values(raw: &RawItem<'_>, src: &[u8]) -> Result<([f32; 4], f32), ItemProblem> {
-    const NAMES: [&str; 4] = [
-        "param1 (params[0])",
-        "param2 (params[1])",
-        "param3 (params[2])",
-        "param4 (params[3])",
-    ];
+fn values(raw: &RawItem<'_>, src: &[u8]) -> Result<([f32; 4], f32), ItemProblem<'static>> {
     let mut params = [f32::NAN; 4];
-    for ((p, field), slot) in raw.params.iter().zip(NAMES).zip(&mut params) {
+    for ((p, field), slot) in raw.params.iter().zip(PARAM1..).zip(&mut params) {
         if let Field::Num(at, _) = *p {
             *slot = number(*p, src);
             if !slot.is_finite() {
                 return Err(ItemProblem::OutOfRange {
                     at,
                     field,
-                    allowed: PARAM_WORDS,
+                    allowed: IN_PARAM,
                 });
             }
         }
@@ -383,8 +422,8 @@ fn values(raw: &RawItem<'_>, src: &[u8]) -> Result<([f32; 4], f32), ItemProblem>
         if !(super::ALT_MIN_M as f32..=super::ALT_MAX_M as f32).contains(&z) {
             return Err(ItemProblem::OutOfRange {
                 at,
-                field: "altitude (params[6])",
-                allowed: ALT_WORDS,
+                field: ALTITUDE,
+                allowed: IN_ALT,
             });
         }
     }
@@ -397,22 +436,20 @@ fn number(f: Field, src: &[u8]) -> f32 {
 }
 
 /// The Python client's checks, in its order, then the conversion.
-fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, ItemProblem> {
+fn finish<'a>(src: &[u8], raw: RawItem<'a>, index: usize) -> Result<MissionItem, ItemProblem<'a>> {
     if raw.kind != Some(b"SimpleItem") {
-        return Err(ItemProblem::NotSimple(
-            raw.kind.map(|k| super::truncated(k).unwrap_or_default()),
-        ));
+        return Err(ItemProblem::NotSimple(raw.kind));
     }
     let n = raw.nparams.unwrap_or(0);
     if n != 7 {
         return Err(ItemProblem::ParamCount(n));
     }
-    let frame = whole(raw.frame, src, "frame", u8::MAX as u32)? as u8;
-    let command = whole(raw.command, src, "command", u16::MAX as u32)? as u16;
+    let frame = whole(raw.frame, src, FRAME, u8::MAX as u32)? as u8;
+    let command = whole(raw.command, src, COMMAND, u16::MAX as u32)? as u16;
     let p = raw.params;
     let global = is_global(frame);
-    let x = dege7(p[4], src, "latitude (params[4])", global, (90, LAT_WORDS))?;
-    let y = dege7(p[5], src, "longitude (params[5])", global, (180, LON_WORDS))?;
+    let x = dege7(p[4], src, LATITUDE, global, (90, IN_LAT))?;
+    let y = dege7(p[5], src, LONGITUDE, global, (180, IN_LON))?;
     if !is_known_command(command) {
         return Err(ItemProblem::UnknownCommand(command));
     }
@@ -420,8 +457,7 @@ fn finish(src: &[u8], raw: RawItem<'_>, index: usize) -> Result<MissionItem, Ite
         return Err(ItemProblem::UnknownFrame(frame));
     }
     let (params, z) = values(&raw, src)?;
-    let seq =
-        u16::try_from(index).map_err(|_| ItemProblem::NotInteger("seq (more than 65535 items)"))?;
+    let seq = u16::try_from(index).map_err(|_| ItemProblem::NotInteger(SEQ))?;
     Ok(MissionItem {
         seq,
         frame,
