@@ -37,24 +37,41 @@ fn times5(x: u128) -> u128 {
     (x << 2) + x
 }
 
-/// `n / 5` and whether the division left a remainder, as three small divisions (no 128-bit
-/// division routine).
-fn div5(n: u128) -> (u128, bool) {
-    let (hi, r) = div_small((n >> 64) as u64, 5);
-    let (mid, r) = div_small((r as u64) << 32 | (n >> 32) as u32 as u64, 5);
-    let (low, r) = div_small((r as u64) << 32 | n as u32 as u64, 5);
-    // hi: the quotient's top 64 bits; mid and low (each under 2^32): its two 32-bit limbs below.
-    (
-        (hi as u128) << 64 | (mid as u128) << 32 | low as u128,
-        r != 0,
-    )
-}
-
 /// Shift `n` (not zero) left until its top bit is set, taking the shifts out of `e2`. One bit
 /// at a time: no variable 128-bit shift (a dozen instructions each, inlined, on thumbv7em).
 fn normalize(n: &mut u128, e2: &mut i32) {
     while *n >> 127 == 0 {
         *n <<= 1;
+        *e2 -= 1;
+    }
+}
+
+/// 32-bit limbs of the dividend of a negative power of ten, most significant first: 192 bits,
+/// room for the 5^54 of the exact range with 65 quotient bits left (2^191 / 5^54 > 2^65).
+const LIMBS: usize = 6;
+
+/// `x / d` in place for a divisor under 2^16, by long division in 16-bit steps (each a 32-bit
+/// division, which thumbv7em does in hardware); whether a remainder was left.
+fn div_limbs(x: &mut [u32; LIMBS], d: u32) -> bool {
+    let mut r = 0u32;
+    for limb in x.iter_mut() {
+        let hi = r << 16 | *limb >> 16;
+        let lo = (hi % d) << 16 | (*limb & 0xffff);
+        *limb = (hi / d) << 16 | lo / d;
+        r = lo % d;
+    }
+    r != 0
+}
+
+/// Shift `x` (not zero) left until its top bit is set, taking the shifts out of `e2`.
+fn normalize_limbs(x: &mut [u32; LIMBS], e2: &mut i32) {
+    while x[0] >> 31 == 0 {
+        let mut carry = 0;
+        for limb in x.iter_mut().rev() {
+            let top = *limb >> 31;
+            *limb = *limb << 1 | carry;
+            carry = top;
+        }
         *e2 -= 1;
     }
 }
@@ -80,39 +97,32 @@ fn binary(mant: u64, exp10: i32, mut sticky: bool) -> Option<(u64, i32, bool)> {
             n = times5(n);
         }
     } else {
-        let mut d = 1u128;
-        for _ in 0..(-e10).min(EXACT_FIVES) {
-            d = times5(d);
-        }
-        // Scale so that d ≤ n < 2d (both stay under 2^127, so `<< 1` is safe).
-        while n < d {
-            n <<= 1;
-            e2 -= 1;
-        }
-        while n >= d << 1 {
-            d <<= 1;
-            e2 += 1;
-        }
-        // 128 quotient bits, the first one set: n / d = q × 2^-127.
-        let mut q = 0u128;
-        for _ in 0..128 {
-            q <<= 1;
-            if n >= d {
-                n -= d;
-                q |= 1;
+        // mant × 2^e10 / 5^k: X = mant × 2^128 in 192 bits, the value X × 2^(e2 - 128) / 5^k,
+        // X shifted to the top, then divided by at most 5^6 (under 2^16) at a time. Integer
+        // division composes (⌊⌊X / a⌋ / b⌋ = ⌊X / ab⌋), so through the first EXACT_FIVES fives
+        // the quotient and the sticky bit are exact. Beyond them, the quotient goes back to the
+        // top before each division (190 bits kept, the rest in the sticky bit).
+        let k = -e10;
+        let mut x = [0u32; LIMBS];
+        x[0] = (mant >> 32) as u32;
+        x[1] = mant as u32;
+        e2 -= 128;
+        normalize_limbs(&mut x, &mut e2);
+        let mut done = 0;
+        while done < k {
+            if done >= EXACT_FIVES {
+                normalize_limbs(&mut x, &mut e2);
             }
-            n <<= 1;
+            let c = (k - done).min(6);
+            let d = (0..c).fold(1u32, |d, _| d * 5);
+            sticky |= div_limbs(&mut x, d);
+            done += c;
         }
-        sticky |= n != 0;
-        n = q;
-        e2 -= 127;
-        // Fives beyond the exact range, with 128-bit precision.
-        for _ in EXACT_FIVES..-e10 {
-            let (q, rest) = div5(n);
-            sticky |= rest;
-            n = q;
-            normalize(&mut n, &mut e2);
-        }
+        normalize_limbs(&mut x, &mut e2);
+        // The top 128 bits into n, the rest into sticky.
+        sticky |= x[4] | x[5] != 0;
+        n = (x[0] as u128) << 96 | (x[1] as u128) << 64 | (x[2] as u128) << 32 | x[3] as u128;
+        e2 += 64;
     }
     // The top 64 bits: n × 2^e2 = q × 2^(e2 + 64) (+ the low bits, into sticky).
     normalize(&mut n, &mut e2);
@@ -192,9 +202,47 @@ mod tests {
                 );
             }
         }
-        for n in [1u128, 5, u128::MAX, 1 << 127, (1 << 127) + 12_345_678_901] {
-            assert_eq!(div5(n), (n / 5, n % 5 != 0), "{n}");
+        // 128-bit values in the low limbs: the limb division is u128 division.
+        let limbs = |n: u128| {
+            [
+                0,
+                0,
+                (n >> 96) as u32,
+                (n >> 64) as u32,
+                (n >> 32) as u32,
+                n as u32,
+            ]
+        };
+        for n in [
+            1u128,
+            5,
+            u128::MAX,
+            1 << 127,
+            (1 << 127) + 12_345_678_901,
+            15_624,
+            15_625,
+        ] {
+            for d in [1u32, 5, 25, 125, 3_125, 15_625] {
+                let mut x = limbs(n);
+                let rest = div_limbs(&mut x, d);
+                assert_eq!(
+                    (x, rest),
+                    (limbs(n / d as u128), n % d as u128 != 0),
+                    "{n} / {d}"
+                );
+            }
         }
+        // And in the high limbs: a shift of 64 bits.
+        let mut x = [u32::MAX, u32::MAX, 7, 0, 0, 0];
+        assert!(div_limbs(&mut x, 5));
+        let high = ((u64::MAX as u128) << 32 | 7) / 5;
+        let below = (((u64::MAX as u128) << 32 | 7) % 5) << 96 | 0;
+        assert_eq!(
+            x[..3],
+            [(high >> 64) as u32, (high >> 32) as u32, high as u32]
+        );
+        let low = below / 5;
+        assert_eq!(x[3..], [(low >> 64) as u32, (low >> 32) as u32, low as u32]);
     }
 
     /// The engine's `waited_sim_s` was `ms as f32 / 1000.0`: below 2^24 ms (4.6 h) that is one
@@ -228,6 +276,47 @@ mod tests {
         assert_eq!(to_f32(false, 16_777_217, 0, false), 16_777_216.0);
         assert_eq!(to_f32(false, 16_777_217, 0, true), 16_777_218.0);
         assert_eq!(to_f32(false, 16_777_219, 0, false), 16_777_220.0);
+    }
+
+    /// Halfway cases reached through a negative power of ten: ties to even, exactly, and the
+    /// nearest neighbours of the ties on either side.
+    #[test]
+    fn ties_through_division_are_exact() {
+        for (mant, e) in [
+            (45_035_996_273_704_975u64, -1), // 2^52 + 1.5 → 2^52 + 2
+            (45_035_996_273_704_965, -1),    // 2^52 + 0.5 → 2^52
+            (4_503_599_627_370_496_499, -3),
+            (4_503_599_627_370_496_501, -3),
+            (5, -1),
+            (11_258_999_068_426_245, -1), // 2^50 + 0.5, exact in f64
+            (22_250_738_585_072_011, -327),
+            (49_406_564_584_124_654, -343),
+            (1, -54),
+            (3, -54),
+        ] {
+            let text = format!("{mant}e{e}");
+            let want: f64 = text.parse().unwrap();
+            let got = to_f64(false, mant, e, false);
+            let ulps = (got.to_bits() as i64 - want.to_bits() as i64).unsigned_abs();
+            assert!(
+                ulps <= (e < -EXACT_FIVES) as u64,
+                "{text}: {got:e} vs {want:e}"
+            );
+            let want: f32 = text.parse().unwrap();
+            assert_eq!(to_f32(false, mant, e, false), want, "{text} as f32");
+        }
+        for (mant, e) in [
+            (83_886_085u64, -1),
+            (83_886_095, -1),
+            (167_772_170_000_001, -7),
+        ] {
+            let text = format!("{mant}e{e}");
+            assert_eq!(
+                to_f32(false, mant, e, false),
+                text.parse::<f32>().unwrap(),
+                "{text}"
+            );
+        }
     }
 
     fn decimal() -> impl Strategy<Value = (bool, u64, i32)> {
