@@ -4,11 +4,12 @@
 //! soft-float routine (together ~2 KiB of flash), and the `.plan` reader and
 //! [`crate::time::Duration::as_secs_f32`] were their only users in a firmware. Here
 //! `mant × 10^exp10` is taken as `mant × 5^exp10 × 2^exp10`: the power of two is exact in the
-//! exponent, and the power of five is multiplied into a `u128`, or divided out of it bit by
-//! bit, then the result is rounded once, to nearest with ties to even. That is the correctly
-//! rounded value whenever `mant × 5^exp10` fits 125 bits or `exp10 ≥ -54` (every number a
-//! `.plan` or a duration holds); beyond that, the remaining factors of five are applied with
-//! 128-bit precision and any truncation kept in a sticky bit: within one unit in the last place.
+//! exponent, and the power of five is multiplied into, or divided out of, a 192-bit integer in
+//! 32-bit limbs (hardware multiplications and divisions), then the result is rounded once, to
+//! nearest with ties to even. That is the correctly rounded value whenever `mant × 5^exp10`
+//! fits 160 bits or `exp10 ≥ -54` (every number a `.plan` or a duration holds); beyond that,
+//! the remaining factors of five are applied with 160-bit or more precision and any truncation
+//! kept in a sticky bit: within one unit in the last place.
 
 /// `x / d` and `x % d` for a divisor under 2^16, by long division in 16-bit limbs: each step
 /// is a 32-bit division, which thumbv7em does in hardware. `u64 / u64` is a library routine
@@ -32,23 +33,24 @@ pub(crate) const fn div_small(x: u64, d: u16) -> (u64, u32) {
 /// Largest power of five divided out exactly (5^54 < 2^126).
 const EXACT_FIVES: i32 = 54;
 
-/// `x × 5`, without a multiplication routine.
-fn times5(x: u128) -> u128 {
-    (x << 2) + x
+/// 32-bit limbs of the integer `binary` scales, most significant first: 192 bits, room for
+/// the 5^54 of the exact range with 65 quotient bits left (2^191 / 5^54 > 2^65).
+const LIMBS: usize = 6;
+
+/// `5^c` for `c` ≤ 13 (5^13 < 2^32).
+fn pow5(c: i32) -> u32 {
+    (0..c).fold(1, |d, _| d * 5)
 }
 
-/// Shift `n` (not zero) left until its top bit is set, taking the shifts out of `e2`. One bit
-/// at a time: no variable 128-bit shift (a dozen instructions each, inlined, on thumbv7em).
-fn normalize(n: &mut u128, e2: &mut i32) {
-    while *n >> 127 == 0 {
-        *n <<= 1;
-        *e2 -= 1;
+/// `x × d` in place; the top limb must be zero (so the product fits).
+fn mul_limbs(x: &mut [u32; LIMBS], d: u32) {
+    let mut carry = 0u64;
+    for limb in x.iter_mut().rev() {
+        let p = *limb as u64 * d as u64 + carry;
+        *limb = p as u32;
+        carry = p >> 32;
     }
 }
-
-/// 32-bit limbs of the dividend of a negative power of ten, most significant first: 192 bits,
-/// room for the 5^54 of the exact range with 65 quotient bits left (2^191 / 5^54 > 2^65).
-const LIMBS: usize = 6;
 
 /// `x / d` in place for a divisor under 2^16, by long division in 16-bit steps (each a 32-bit
 /// division, which thumbv7em does in hardware); whether a remainder was left.
@@ -63,7 +65,8 @@ fn div_limbs(x: &mut [u32; LIMBS], d: u32) -> bool {
     r != 0
 }
 
-/// Shift `x` (not zero) left until its top bit is set, taking the shifts out of `e2`.
+/// Shift `x` (not zero) left until its top bit is set, taking the shifts out of `e2`. One bit
+/// at a time: no variable multi-word shift.
 fn normalize_limbs(x: &mut [u32; LIMBS], e2: &mut i32) {
     while x[0] >> 31 == 0 {
         let mut carry = 0;
@@ -78,56 +81,56 @@ fn normalize_limbs(x: &mut [u32; LIMBS], e2: &mut i32) {
 
 /// `mant × 10^exp10`, `sticky` meaning "and a little more", as `q × 2^(e2 - 63)` with the top
 /// bit of `q` set, plus whether nonzero bits lie below `q`. `None` for zero.
+///
+/// In 32-bit limbs (no 128-bit arithmetic, whose every operation is a dozen instructions on
+/// thumbv7em): the value is X × 2^e2 (+ sticky) throughout, X = `mant` at first.
 fn binary(mant: u64, exp10: i32, mut sticky: bool) -> Option<(u64, i32, bool)> {
     if mant == 0 {
         return None;
     }
     // Far beyond these, any float is infinite or zero; the clamp bounds the loops below.
     let e10 = exp10.clamp(-400, 400);
-    // The value is n × 2^e2 (+ sticky) throughout.
-    let mut n = mant as u128;
+    let mut x = [0u32; LIMBS];
+    x[LIMBS - 2] = (mant >> 32) as u32;
+    x[LIMBS - 1] = mant as u32;
     let mut e2 = e10;
+    let mut left = e10.unsigned_abs() as i32;
     if e10 >= 0 {
-        for _ in 0..e10 {
-            if n >> 125 != 0 {
-                sticky |= n & 7 != 0;
-                n >>= 3;
-                e2 += 3;
+        // × 5^13 at a time; a product reaching the top limb drops its lowest limb (into
+        // sticky), so the next one fits: exact while X stays under 2^160.
+        while left > 0 {
+            let c = left.min(13);
+            mul_limbs(&mut x, pow5(c));
+            left -= c;
+            if x[0] != 0 {
+                sticky |= x[LIMBS - 1] != 0;
+                for i in (1..LIMBS).rev() {
+                    x[i] = x[i - 1];
+                }
+                x[0] = 0;
+                e2 += 32;
             }
-            n = times5(n);
         }
     } else {
-        // mant × 2^e10 / 5^k: X = mant × 2^128 in 192 bits, the value X × 2^(e2 - 128) / 5^k,
         // X shifted to the top, then divided by at most 5^6 (under 2^16) at a time. Integer
         // division composes (⌊⌊X / a⌋ / b⌋ = ⌊X / ab⌋), so through the first EXACT_FIVES fives
         // the quotient and the sticky bit are exact. Beyond them, the quotient goes back to the
         // top before each division (190 bits kept, the rest in the sticky bit).
-        let k = -e10;
-        let mut x = [0u32; LIMBS];
-        x[0] = (mant >> 32) as u32;
-        x[1] = mant as u32;
-        e2 -= 128;
         normalize_limbs(&mut x, &mut e2);
-        let mut done = 0;
-        while done < k {
-            if done >= EXACT_FIVES {
+        while left > 0 {
+            if e10.unsigned_abs() as i32 - left >= EXACT_FIVES {
                 normalize_limbs(&mut x, &mut e2);
             }
-            let c = (k - done).min(6);
-            let d = (0..c).fold(1u32, |d, _| d * 5);
-            sticky |= div_limbs(&mut x, d);
-            done += c;
+            let c = left.min(6);
+            sticky |= div_limbs(&mut x, pow5(c));
+            left -= c;
         }
-        normalize_limbs(&mut x, &mut e2);
-        // The top 128 bits into n, the rest into sticky.
-        sticky |= x[4] | x[5] != 0;
-        n = (x[0] as u128) << 96 | (x[1] as u128) << 64 | (x[2] as u128) << 32 | x[3] as u128;
-        e2 += 64;
     }
-    // The top 64 bits: n × 2^e2 = q × 2^(e2 + 64) (+ the low bits, into sticky).
-    normalize(&mut n, &mut e2);
-    sticky |= n as u64 != 0;
-    Some(((n >> 64) as u64, e2 + 127, sticky))
+    // The top 64 bits: X × 2^e2 = q × 2^(e2 + 128) (+ the low limbs, into sticky).
+    normalize_limbs(&mut x, &mut e2);
+    sticky |= x[2] | x[3] | x[4] | x[5] != 0;
+    let q = (x[0] as u64) << 32 | x[1] as u64;
+    Some((q, e2 + 191, sticky))
 }
 
 /// The bits (sign excluded) of the float with `p` significand bits (the hidden bit included)
@@ -232,11 +235,27 @@ mod tests {
                 );
             }
         }
+        for n in [
+            1u128,
+            7,
+            u64::MAX as u128,
+            (1 << 100) + 3,
+            (1 << 127) / 15_625,
+        ] {
+            for d in [1u32, 5, 15_625, 1_220_703_125] {
+                let Some(p) = n.checked_mul(d as u128) else {
+                    continue;
+                };
+                let mut x = limbs(n);
+                mul_limbs(&mut x, d);
+                assert_eq!(x, limbs(p), "{n} × {d}");
+            }
+        }
         // And in the high limbs: a shift of 64 bits.
         let mut x = [u32::MAX, u32::MAX, 7, 0, 0, 0];
         assert!(div_limbs(&mut x, 5));
         let high = ((u64::MAX as u128) << 32 | 7) / 5;
-        let below = (((u64::MAX as u128) << 32 | 7) % 5) << 96 | 0;
+        let below = (((u64::MAX as u128) << 32 | 7) % 5) << 96;
         assert_eq!(
             x[..3],
             [(high >> 64) as u32, (high >> 32) as u32, high as u32]
