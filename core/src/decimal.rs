@@ -137,31 +137,27 @@ fn binary(mant: u64, exp10: i32, mut sticky: bool) -> Option<(u64, i32, bool)> {
 /// and exponent bias `bias` nearest to `q × 2^(e2 - 63)` (+ a little when `sticky`): ties to
 /// even, subnormals and overflow to infinity included.
 fn round(q: u64, e2: i32, sticky: bool, p: u32, bias: i32) -> u64 {
-    let inf = ((2 * bias + 1) as u64) << (p - 1);
+    let hidden = 1u64 << (p - 1);
+    let inf = (2 * bias + 1) as u64 * hidden;
     let biased = e2 + bias;
     if biased > 2 * bias {
         return inf;
     }
-    // Bits below the significand: 64 - p, and more for a subnormal.
-    let shift = (64 - p) as i64 + if biased < 1 { (1 - biased) as i64 } else { 0 };
-    if shift > 64 {
+    // Bits below the guard bit (the one below the significand): 63 - p, more for a subnormal.
+    let below = (63 - p as i32) + if biased < 1 { 1 - biased } else { 0 };
+    if below > 63 {
         return 0;
     }
-    let (sig, guard, rest) = if shift == 64 {
-        (0, true, q << 1 != 0)
-    } else {
-        let s = shift as u32;
-        (
-            q >> s,
-            (q >> (s - 1)) & 1 == 1,
-            q & ((1u64 << (s - 1)) - 1) != 0,
-        )
-    };
-    let up = guard && (rest || sticky || sig & 1 == 1);
+    let below = below as u32;
+    // Sticky joins the bits below the guard bit (at least ten of them): only "any of them
+    // set" counts. Two shifts split the guard bit and the rest off the significand.
+    let q = q | sticky as u64;
+    let r = q >> below;
+    let up = r & 1 == 1 && (r << below != q || r & 2 != 0);
     // A normal significand carries the hidden bit, which adds one to the exponent field; a
     // carry out of the significand moves into the exponent by the same addition.
     let field = if biased < 1 { 0 } else { (biased - 1) as u64 };
-    ((field << (p - 1)) + sig + up as u64).min(inf)
+    (field * hidden + (r >> 1) + up as u64).min(inf)
 }
 
 /// `±mant × 10^exp10` (`sticky`: a little more in magnitude) as the nearest `f64`.
@@ -335,6 +331,33 @@ mod tests {
                 text.parse::<f32>().unwrap(),
                 "{text}"
             );
+        }
+    }
+
+    /// Around the subnormal range and its edges, where rounding shifts the most.
+    #[test]
+    fn subnormals_round_as_the_parser_does() {
+        let mants = [
+            1u64, 5, 7, 14, 701, 1_401_298, 14_012_985, 11_754_942, 11_754_944, 99_999_999,
+        ];
+        for &m in &mants {
+            for e in -60..=-30 {
+                let text = format!("{m}e{e}");
+                let (got, want) = (to_f32(false, m, e, false), text.parse::<f32>().unwrap());
+                let ulps = (got.to_bits() as i64 - want.to_bits() as i64).unsigned_abs();
+                assert!(
+                    ulps <= (e < -EXACT_FIVES) as u64,
+                    "{text}: {got:e} vs {want:e}"
+                );
+            }
+        }
+        for &m in &mants {
+            for e in -345..=-300 {
+                let text = format!("{m}e{e}");
+                let (got, want) = (to_f64(false, m, e, false), text.parse::<f64>().unwrap());
+                let ulps = (got.to_bits() as i64 - want.to_bits() as i64).unsigned_abs();
+                assert!(ulps <= 1, "{text}: {got:e} vs {want:e}");
+            }
         }
     }
 
