@@ -315,7 +315,25 @@ impl<'a> Tokens<'a> {
     /// The next token; `Ok(None)` once the value is done and only whitespace follows.
     #[allow(clippy::should_implement_trait)] // fallible: not an Iterator
     pub fn next(&mut self) -> Result<Option<Token>, SyntaxError> {
-        self.step().map_err(|kind| self.c.err(kind))
+        match self.pull() {
+            Some(t) => Ok(Some(t)),
+            None => self.err.map_or(Ok(None), Err),
+        }
+    }
+
+    /// The next token, `None` at the end of the value or at a syntax error, which is kept in
+    /// `err` (and ends every later call). The one caller of [`Tokens::step`].
+    fn pull(&mut self) -> Option<Token> {
+        if self.err.is_some() {
+            return None;
+        }
+        match self.step() {
+            Ok(t) => t,
+            Err(kind) => {
+                self.err = Some(self.c.err(kind));
+                None
+            }
+        }
     }
 
     /// [`Tokens::next`], the error's offset being the cursor's.
@@ -370,12 +388,11 @@ impl<'a> Tokens<'a> {
     /// `Close` at the error, as every token after it, so a reader's loops end, and
     /// [`Tokens::error`] holds it. One check at the end instead of one at every token.
     pub fn tok(&mut self) -> Token {
+        if let Some(t) = self.pull() {
+            return t;
+        }
         if self.err.is_none() {
-            match self.next() {
-                Ok(Some(t)) => return t,
-                Ok(None) => self.err = Some(self.c.err(SyntaxKind::UnexpectedEnd)),
-                Err(e) => self.err = Some(e),
-            }
+            self.err = Some(self.c.err(SyntaxKind::UnexpectedEnd));
         }
         Token {
             tok: Tok::Close,
