@@ -291,20 +291,11 @@ impl fmt::Display for PlanError {
 /// So `?` converts it into `Box<dyn Error>` and other error types.
 impl core::error::Error for PlanError {}
 
-/// The raw text of the value at `at`, cut to [`QUOTE_LEN`] bytes at a character boundary.
+/// The raw text of the value at `at` (a number, a string, any value of a checked document),
+/// cut to [`QUOTE_LEN`] bytes at a character boundary.
 fn quote(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
     let (s, e) = json::span(src, at)?;
     truncated(src.get(s..e)?)
-}
-
-/// The number token at `at`, cut to [`QUOTE_LEN`] bytes.
-fn quote_num(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
-    let rest = src.get(at..)?;
-    let len = rest
-        .iter()
-        .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-        .unwrap_or(rest.len());
-    truncated(rest.get(..len)?)
 }
 
 /// `bytes` as text, cut to at most `N` bytes at a character boundary; `None` if not UTF-8.
@@ -427,7 +418,7 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
             index: None,
             offset: at,
             field,
-            value: quote_num(src, at),
+            value: quote(src, at),
             allowed,
         });
     }
@@ -481,7 +472,7 @@ fn item_error(
             index: Some(index),
             offset: at,
             field: reader::field_name(field),
-            value: quote_num(src, at),
+            value: quote(src, at),
             allowed: reader::allowed_words(allowed),
         },
     }
