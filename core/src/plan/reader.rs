@@ -401,6 +401,7 @@ fn dege7(
 
 /// Params 1–4 (finite, or NaN for `null`) and the altitude (finite, in range; 0 for `null`) of
 /// an item, each number converted once.
+#[inline(always)] // one caller; inlined, its result is not passed through memory
 fn values(raw: &RawItem<'_>, src: &[u8]) -> Result<([f32; 4], f32), ItemProblem<'static>> {
     let mut params = [f32::NAN; 4];
     for ((p, field), slot) in raw.params.iter().zip(PARAM1..).zip(&mut params) {
