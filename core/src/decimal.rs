@@ -59,7 +59,7 @@ fn div_limbs(x: &mut [u32; LIMBS], d: u32) -> bool {
     for limb in x.iter_mut() {
         let hi = r << 16 | *limb >> 16;
         let lo = (hi % d) << 16 | (*limb & 0xffff);
-        *limb = (hi / d) << 16 | lo / d;
+        *limb = ((hi / d) << 16) | (lo / d);
         r = lo % d;
     }
     r != 0
