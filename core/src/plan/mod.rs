@@ -449,13 +449,13 @@ fn item_error(
         P::Missing(field) => PlanError::BadField {
             index,
             offset,
-            field: reader::field_name(field),
+            field: reader::words(field),
             missing: true,
         },
         P::NotInteger(field) => PlanError::BadField {
             index,
             offset,
-            field: reader::field_name(field),
+            field: reader::words(field),
             missing: false,
         },
         P::UnknownCommand(command) => PlanError::UnknownCommand {
@@ -471,9 +471,9 @@ fn item_error(
         P::OutOfRange { at, field, allowed } => PlanError::OutOfRange {
             index: Some(index),
             offset: at,
-            field: reader::field_name(field),
+            field: reader::words(field),
             value: quote(src, at),
-            allowed: reader::allowed_words(allowed),
+            allowed: reader::words(allowed),
         },
     }
 }

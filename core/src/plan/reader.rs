@@ -19,14 +19,14 @@ pub(crate) enum ItemProblem<'a> {
     /// Its `type` as written (made text for the error only when the error is raised).
     NotSimple(Option<&'a [u8]>),
     ParamCount(usize),
-    /// A field ([`FIELDS`] index) is missing.
+    /// A field ([`PARTS`] index) is missing.
     Missing(u8),
-    /// A field ([`FIELDS`] index) is not a whole number in range.
+    /// A field ([`PARTS`] index) is not a whole number in range.
     NotInteger(u8),
     UnknownCommand(u16),
     UnknownFrame(u8),
-    /// The number at byte `at` is outside what field `field` allows ([`FIELDS`] and
-    /// [`ALLOWED`] indices).
+    /// The number at byte `at` is outside what field `field` allows (both [`PARTS`]
+    /// indices).
     OutOfRange {
         at: usize,
         field: u8,
@@ -34,9 +34,11 @@ pub(crate) enum ItemProblem<'a> {
     },
 }
 
-/// The item fields an [`ItemProblem`] names, by index. A problem holds a one-byte index, not
-/// the string: it is copied at every `?`, and only the error raised needs the text.
-const FIELDS: [&str; 10] = [
+/// The words an [`ItemProblem`] names, by index: fields, then what a field allows. A problem
+/// holds a one-byte index, not the string (it is copied at every `?`, and only the error
+/// raised needs the text); the texts are one string cut at [`ENDS`], as a table of `&str`
+/// would cost eight bytes an entry.
+const PARTS: [&str; 15] = [
     "frame",
     "command",
     "seq (more than 65535 items)",
@@ -47,6 +49,16 @@ const FIELDS: [&str; 10] = [
     "latitude (params[4])",
     "longitude (params[5])",
     "altitude (params[6])",
+    // What a latitude in a global frame allows.
+    "a latitude is -90 to 90 degrees",
+    // What a longitude in a global frame allows.
+    "a longitude is -180 to 180 degrees",
+    // What x and y of a non-global frame allow (MISSION_ITEM_INT stores them × 1e7 in an i32).
+    "x and y are stored x 1e7 in an i32: -214.7483648 to 214.7483647",
+    // What an altitude allows (see `ALT_MIN_M`).
+    "an altitude is a finite number of metres from -1000 to 10000",
+    // What params 1-4 allow.
+    "a param is a finite number within f32 (about ±3.4e38) or null",
 ];
 const FRAME: u8 = 0;
 const COMMAND: u8 = 1;
@@ -56,23 +68,67 @@ const PARAM1: u8 = 3;
 const LATITUDE: u8 = 7;
 const LONGITUDE: u8 = 8;
 const ALTITUDE: u8 = 9;
+const IN_LAT: u8 = 10;
+const IN_LON: u8 = 11;
+const IN_XY: u8 = 12;
+const IN_ALT: u8 = 13;
+const IN_PARAM: u8 = 14;
 
-/// What a field allows, by index (see [`FIELDS`]).
-const ALLOWED: [&str; 5] = [LAT_WORDS, LON_WORDS, XY_WORDS, ALT_WORDS, PARAM_WORDS];
-const IN_LAT: u8 = 0;
-const IN_LON: u8 = 1;
-const IN_XY: u8 = 2;
-const IN_ALT: u8 = 3;
-const IN_PARAM: u8 = 4;
+/// Bytes of all [`PARTS`], one after another.
+const TEXT_LEN: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < PARTS.len() {
+        n += PARTS[i].len();
+        i += 1;
+    }
+    n
+};
 
-/// The text of a [`FIELDS`] index.
-pub(crate) fn field_name(i: u8) -> &'static str {
-    FIELDS.get(i as usize).copied().unwrap_or("?")
-}
+/// [`PARTS`] joined (built at compile time; only this and [`ENDS`] are in the firmware).
+const TEXT: &str = {
+    const BYTES: [u8; TEXT_LEN] = {
+        let mut out = [0u8; TEXT_LEN];
+        let (mut i, mut at) = (0, 0);
+        while i < PARTS.len() {
+            let part = PARTS[i].as_bytes();
+            let mut j = 0;
+            while j < part.len() {
+                out[at] = part[j];
+                at += 1;
+                j += 1;
+            }
+            i += 1;
+        }
+        out
+    };
+    match core::str::from_utf8(&BYTES) {
+        Ok(text) => text,
+        Err(_) => panic!("PARTS are text"),
+    }
+};
 
-/// The text of an [`ALLOWED`] index.
-pub(crate) fn allowed_words(i: u8) -> &'static str {
-    ALLOWED.get(i as usize).copied().unwrap_or("?")
+/// Where each of [`PARTS`] ends in [`TEXT`].
+const ENDS: [u16; PARTS.len()] = {
+    let mut ends = [0u16; PARTS.len()];
+    let (mut i, mut at) = (0, 0);
+    while i < PARTS.len() {
+        at += PARTS[i].len();
+        ends[i] = at as u16;
+        i += 1;
+    }
+    ends
+};
+
+/// The text of a [`PARTS`] index.
+pub(crate) fn words(i: u8) -> &'static str {
+    let i = i as usize;
+    let Some(&end) = ENDS.get(i) else { return "?" };
+    let start = match i.checked_sub(1) {
+        Some(before) => ENDS.get(before).copied().unwrap_or(0),
+        None => 0,
+    };
+    TEXT.get(start as usize..end as usize).unwrap_or("?")
 }
 
 /// Why reading stopped early.
@@ -117,17 +173,6 @@ enum Field {
     Null,
     Num(usize, usize),
 }
-
-/// What a latitude in a global frame allows.
-const LAT_WORDS: &str = "a latitude is -90 to 90 degrees";
-/// What a longitude in a global frame allows.
-const LON_WORDS: &str = "a longitude is -180 to 180 degrees";
-/// What x and y of a non-global frame allow (MISSION_ITEM_INT stores them × 1e7 in an i32).
-const XY_WORDS: &str = "x and y are stored x 1e7 in an i32: -214.7483648 to 214.7483647";
-/// What an altitude allows (see [`super::ALT_MIN_M`]).
-const ALT_WORDS: &str = "an altitude is a finite number of metres from -1000 to 10000";
-/// What params 1-4 allow.
-const PARAM_WORDS: &str = "a param is a finite number within f32 (about ±3.4e38) or null";
 
 /// MAV_FRAMEs whose x and y are latitude and longitude.
 fn is_global(frame: u8) -> bool {
@@ -352,12 +397,12 @@ fn read_home<const N: usize>(
                 if let Some(slot) = vals.get_mut(n) {
                     *slot = Decimal::parse(v.inner(src)).to_f64();
                     let (field, allowed, ok) = match n {
-                        0 => ("latitude", LAT_WORDS, within(*slot, -90.0, 90.0)),
-                        1 => ("longitude", LON_WORDS, within(*slot, -180.0, 180.0)),
-                        _ => ("altitude", ALT_WORDS, alt_ok(*slot)),
+                        0 => ("latitude", IN_LAT, within(*slot, -90.0, 90.0)),
+                        1 => ("longitude", IN_LON, within(*slot, -180.0, 180.0)),
+                        _ => ("altitude", IN_ALT, alt_ok(*slot)),
                     };
                     if !ok && m.home_range.is_none() {
-                        m.home_range = Some((v.start, field, allowed));
+                        m.home_range = Some((v.start, field, words(allowed)));
                     }
                 }
             }
@@ -474,6 +519,16 @@ fn finish<'a>(src: &[u8], raw: RawItem<'a>, index: usize) -> Result<MissionItem,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_are_the_parts() {
+        for (i, part) in PARTS.iter().enumerate() {
+            assert_eq!(words(i as u8), *part, "{i}");
+        }
+        assert_eq!(words(PARTS.len() as u8), "?");
+        assert_eq!(words(u8::MAX), "?");
+        assert_eq!(TEXT.len(), PARTS.iter().map(|p| p.len()).sum::<usize>());
+    }
 
     #[test]
     fn within_is_the_float_comparison() {
