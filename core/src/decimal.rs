@@ -55,6 +55,8 @@ fn mul_limbs(x: &mut [u32; LIMBS], d: u32) {
 /// `x / d` in place for a divisor under 2^16, by long division in 16-bit steps (each a 32-bit
 /// division, which thumbv7em does in hardware); whether a remainder was left.
 fn div_limbs(x: &mut [u32; LIMBS], d: u32) -> bool {
+    // Never 0 (a power of five): said so, no division-by-zero panic is linked.
+    let d = d.max(1);
     let mut r = 0u32;
     for limb in x.iter_mut() {
         let hi = r << 16 | *limb >> 16;
