@@ -591,18 +591,17 @@ fn child(src: &[u8], at: usize, seg: Seg) -> Option<usize> {
 
 /// 1-based line and column (in characters) of byte `offset` in `src`, for error messages.
 pub fn line_col(src: &[u8], offset: usize) -> (usize, usize) {
-    let offset = offset.min(src.len());
-    let before = &src[..offset];
-    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |p| p + 1);
-    // Count characters, not bytes: UTF-8 continuation bytes do not start a character.
-    let col = 1 + before[line_start..]
-        .iter()
-        .filter(|&&b| b & 0xC0 != 0x80)
-        .count();
+    // One pass, no indexing (so no bounds-check panic is linked): a newline starts the next
+    // line; characters, not bytes, are counted: UTF-8 continuation bytes do not start one.
+    let (mut line, mut col) = (1, 1);
+    for &b in src.get(..offset).unwrap_or(src) {
+        if b == b'\n' {
+            line += 1;
+            col = 1;
+        } else if b & 0xC0 != 0x80 {
+            col += 1;
+        }
+    }
     (line, col)
 }
 
@@ -677,6 +676,33 @@ mod tests {
         assert_eq!(locate(doc, &[Seg::Key("a"), Seg::Index(0)]), None);
         let (s, e) = span(doc, locate(doc, &[Seg::Key("a")]).unwrap()).unwrap();
         assert_eq!(&doc[s..e], br#"{"b": [10, {"c": "x"}, 30]}"#);
+    }
+
+    /// Lines and columns as the first version counted them (slices and searches).
+    fn line_col_reference(src: &[u8], offset: usize) -> (usize, usize) {
+        let before = &src[..offset.min(src.len())];
+        let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+        let start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        let col = 1 + before[start..]
+            .iter()
+            .filter(|&&b| b & 0xC0 != 0x80)
+            .count();
+        (line, col)
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn line_col_is_the_reference(
+            src in prop::collection::vec(prop_oneof![Just(b'\n'), Just(0xc3), Just(0xa9), any::<u8>()], 0..200),
+            offset in 0usize..260,
+        ) {
+            prop_assert_eq!(line_col(&src, offset), line_col_reference(&src, offset));
+        }
     }
 
     #[test]
