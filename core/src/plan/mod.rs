@@ -419,7 +419,7 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
             offset: at,
             field,
             value: quote(src, at),
-            allowed,
+            allowed: reader::words(allowed),
         });
     }
     Ok(Plan {

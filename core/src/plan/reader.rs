@@ -161,8 +161,9 @@ pub(crate) struct Mission<'a, const N: usize> {
     pub first_problem: Option<(usize, usize, ItemProblem<'a>)>,
     /// The (last) `plannedHomePosition`: offset, element count, and the values if exactly 3.
     pub home: Option<(usize, usize, Option<[f64; 3]>)>,
-    /// The first `plannedHomePosition` value out of range: offset, field, what is allowed.
-    pub home_range: Option<(usize, &'static str, &'static str)>,
+    /// The first `plannedHomePosition` value out of range: offset, field, what is allowed
+    /// (a [`PARTS`] index, as in an item's problem).
+    pub home_range: Option<(usize, &'static str, u8)>,
 }
 
 /// A number field as read: absent, `null`, or the number's text range.
@@ -402,7 +403,7 @@ fn read_home<const N: usize>(
                         _ => ("altitude", IN_ALT, alt_ok(*slot)),
                     };
                     if !ok && m.home_range.is_none() {
-                        m.home_range = Some((v.start, field, words(allowed)));
+                        m.home_range = Some((v.start, field, allowed));
                     }
                 }
             }
