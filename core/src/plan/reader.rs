@@ -36,7 +36,7 @@ pub(crate) enum ItemProblem<'a> {
 
 /// The words an [`ItemProblem`] names, by index: fields, then what a field allows. A problem
 /// holds a one-byte index, not the string (it is copied at every `?`, and only the error
-/// raised needs the text); the texts are one string cut at [`ENDS`], as a table of `&str`
+/// raised needs the text); the texts are one string cut at [`BOUNDS`], as a table of `&str`
 /// would cost eight bytes an entry.
 const PARTS: [&str; 15] = [
     "frame",
@@ -85,7 +85,7 @@ const TEXT_LEN: usize = {
     n
 };
 
-/// [`PARTS`] joined (built at compile time; only this and [`ENDS`] are in the firmware).
+/// [`PARTS`] joined (built at compile time; only this and [`BOUNDS`] are in the firmware).
 const TEXT: &str = {
     const BYTES: [u8; TEXT_LEN] = {
         let mut out = [0u8; TEXT_LEN];
@@ -108,27 +108,29 @@ const TEXT: &str = {
     }
 };
 
-/// Where each of [`PARTS`] ends in [`TEXT`].
-const ENDS: [u16; PARTS.len()] = {
-    let mut ends = [0u16; PARTS.len()];
+/// Where each of [`PARTS`] starts in [`TEXT`], and where the last ends.
+const BOUNDS: [u16; PARTS.len() + 1] = {
+    let mut bounds = [0u16; PARTS.len() + 1];
     let (mut i, mut at) = (0, 0);
     while i < PARTS.len() {
         at += PARTS[i].len();
-        ends[i] = at as u16;
+        bounds[i + 1] = at as u16;
         i += 1;
     }
-    ends
+    bounds
 };
 
 /// The text of a [`PARTS`] index.
 pub(crate) fn words(i: u8) -> &'static str {
     let i = i as usize;
-    let Some(&end) = ENDS.get(i) else { return "?" };
-    let start = match i.checked_sub(1) {
-        Some(before) => ENDS.get(before).copied().unwrap_or(0),
-        None => 0,
-    };
-    TEXT.get(start as usize..end as usize).unwrap_or("?")
+    match (BOUNDS.get(i), BOUNDS.get(i + 1)) {
+        (Some(&start), Some(&end)) => TEXT
+            .as_bytes()
+            .get(start as usize..end as usize)
+            .and_then(|b| core::str::from_utf8(b).ok())
+            .unwrap_or("?"),
+        _ => "?",
+    }
 }
 
 /// Why reading stopped early.
