@@ -129,24 +129,21 @@ pub fn secs_to_ms(secs: f32) -> u64 {
         return u64::MAX;
     }
     let bits = secs.to_bits();
-    let biased = ((bits >> 23) & 0xff) as i32;
-    let fraction = (bits & 0x7f_ffff) as u64;
-    // Normal numbers carry the implicit leading 1; subnormals have exponent 1 - 127 - 23.
-    let (m, e) = if biased == 0 {
-        (fraction, -149)
-    } else {
-        (fraction | 0x80_0000, biased - 150)
-    };
-    let v = m * 1000;
+    // Positive: no sign bit. Normal numbers carry the implicit leading 1; subnormals have the
+    // exponent of biased 1 without it.
+    let biased = (bits >> 23) as i32;
+    let m = bits & 0x7f_ffff | if biased != 0 { 0x80_0000 } else { 0 };
+    let e = biased.max(1) - 150;
+    let v = m as u64 * 1000;
     if e >= 0 {
         // secs < 1.8e16, so secs × 1000 < 1.8e19 < 2^64: no overflow.
         v << e
-    } else if e <= -35 {
+    } else if e < -34 {
         // v < 2^34: under one half.
         0
     } else {
-        let k = e.unsigned_abs();
-        (v + (1 << (k - 1))) >> k
+        // Half away from zero: the bit below the result decides (one shift, then one more).
+        ((v >> (e.unsigned_abs() - 1)) + 1) >> 1
     }
 }
 

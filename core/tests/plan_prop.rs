@@ -2,7 +2,8 @@
 //! bytes and JSON tokens) and arbitrary bytes give a plan or a typed error whose offset lies in
 //! the input.
 
-use nexus_core::plan::{line_col, read_plan};
+use nexus_core::plan::json::validate;
+use nexus_core::plan::{line_col, read_plan, PlanError};
 use proptest::prelude::*;
 
 const PLANS: [&[u8]; 3] = [
@@ -31,7 +32,20 @@ const TOKENS: [&str; 16] = [
 ];
 
 fn check(bytes: &[u8]) {
-    match read_plan::<8>(bytes) {
+    let read = read_plan::<8>(bytes);
+    // The reader checks syntax (UTF-8 included) in its own pass: the same verdict as
+    // `validate`, at the same offset, or none.
+    let syntax = match &read {
+        Err(PlanError::Syntax(e)) => Some(*e),
+        _ => None,
+    };
+    assert_eq!(
+        syntax,
+        validate(bytes).err(),
+        "{:?}",
+        String::from_utf8_lossy(bytes)
+    );
+    match read {
         Ok(plan) => {
             assert!(plan.items.len() <= 8);
             for (i, it) in plan.items.iter().enumerate() {

@@ -110,6 +110,41 @@ fn defaults_nulls_and_rounding() {
     assert_eq!((b.x, b.y, b.z, b.autocontinue), (0, -2, 7.25, false));
 }
 
+/// Bytes that are not UTF-8 are an error at the first of them, unless the JSON before them is
+/// wrong already (the end of that part does not count).
+#[test]
+fn bytes_that_are_not_utf8() {
+    let err = |doc: &[u8]| match read_plan::<8>(doc) {
+        Err(PlanError::Syntax(e)) => (e.offset, e.kind),
+        other => panic!("{other:?}"),
+    };
+    let bad = SyntaxKind::BadUtf8;
+    assert_eq!(err(b"{\"fileType\": \"Pl\xffan\"}"), (16, bad));
+    assert_eq!(
+        err(b"{\"fileType\": \"Plan\xc3\"}"),
+        (18, bad),
+        "a cut sequence"
+    );
+    assert_eq!(
+        err(b"[1.\xff]"),
+        (3, bad),
+        "the part before ends in a number"
+    );
+    assert_eq!(err(b"{} \xff"), (3, bad), "after the value");
+    assert_eq!(err(b"\xff"), (0, bad));
+    assert_eq!(err(b"{x \xff}"), (1, SyntaxKind::UnexpectedByte(b'x')));
+    assert_eq!(err(b"{}x\xff"), (2, SyntaxKind::TrailingData));
+    // Valid UTF-8 outside a string is a syntax error of its own.
+    assert_eq!(
+        err("[\u{e9}]".as_bytes()),
+        (1, SyntaxKind::UnexpectedByte(0xc3))
+    );
+    let mut doc = BOX.to_vec();
+    let at = s(BOX).find("SimpleItem").unwrap();
+    doc[at] = 0xe9;
+    assert_eq!(err(&doc), (at, bad));
+}
+
 #[test]
 fn truncated_json_is_a_syntax_error_at_the_end() {
     for cut in [1, 100, 500, 1234, BOX.len() - 2] {

@@ -103,6 +103,8 @@ impl Cursor<'_> {
         }
     }
 
+    /// The error at the cursor. (Every syntax error is at the cursor, so what the cursor's
+    /// steps return is only its kind: two bytes, in a register.)
     fn err(&self, kind: SyntaxKind) -> SyntaxError {
         SyntaxError {
             offset: self.i,
@@ -110,14 +112,15 @@ impl Cursor<'_> {
         }
     }
 
-    fn unexpected(&self) -> SyntaxError {
+    fn unexpected(&self) -> SyntaxKind {
         match self.peek() {
-            Some(b) => self.err(SyntaxKind::UnexpectedByte(b)),
-            None => self.err(SyntaxKind::UnexpectedEnd),
+            Some(b) => SyntaxKind::UnexpectedByte(b),
+            None => SyntaxKind::UnexpectedEnd,
         }
     }
 
-    fn expect(&mut self, b: u8) -> Result<(), SyntaxError> {
+    #[inline(always)] // a compare and a step: smaller than a call
+    fn expect(&mut self, b: u8) -> Result<(), SyntaxKind> {
         if self.peek() == Some(b) {
             self.i += 1;
             Ok(())
@@ -126,11 +129,11 @@ impl Cursor<'_> {
         }
     }
 
-    fn string(&mut self) -> Result<(), SyntaxError> {
+    fn string(&mut self) -> Result<(), SyntaxKind> {
         self.expect(b'"')?;
         loop {
             match self.peek() {
-                None => return Err(self.err(SyntaxKind::UnexpectedEnd)),
+                None => return Err(SyntaxKind::UnexpectedEnd),
                 Some(b'"') => {
                     self.i += 1;
                     return Ok(());
@@ -138,32 +141,32 @@ impl Cursor<'_> {
                 Some(b'\\') => {
                     self.i += 1;
                     match self.peek() {
-                        None => return Err(self.err(SyntaxKind::UnexpectedEnd)),
+                        None => return Err(SyntaxKind::UnexpectedEnd),
                         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 1,
                         Some(b'u') => {
                             self.i += 1;
                             for _ in 0..4 {
                                 match self.peek() {
                                     Some(h) if h.is_ascii_hexdigit() => self.i += 1,
-                                    None => return Err(self.err(SyntaxKind::UnexpectedEnd)),
-                                    Some(_) => return Err(self.err(SyntaxKind::BadEscape)),
+                                    None => return Err(SyntaxKind::UnexpectedEnd),
+                                    Some(_) => return Err(SyntaxKind::BadEscape),
                                 }
                             }
                         }
-                        Some(_) => return Err(self.err(SyntaxKind::BadEscape)),
+                        Some(_) => return Err(SyntaxKind::BadEscape),
                     }
                 }
-                Some(c) if c < 0x20 => return Err(self.err(SyntaxKind::ControlInString)),
+                Some(c) if c < 0x20 => return Err(SyntaxKind::ControlInString),
                 Some(_) => self.i += 1,
             }
         }
     }
 
-    fn digits(&mut self) -> Result<(), SyntaxError> {
+    fn digits(&mut self) -> Result<(), SyntaxKind> {
         if !self.peek().is_some_and(|b| b.is_ascii_digit()) {
             return Err(match self.peek() {
-                None => self.err(SyntaxKind::UnexpectedEnd),
-                Some(_) => self.err(SyntaxKind::BadNumber),
+                None => SyntaxKind::UnexpectedEnd,
+                Some(_) => SyntaxKind::BadNumber,
             });
         }
         while self.peek().is_some_and(|b| b.is_ascii_digit()) {
@@ -172,7 +175,7 @@ impl Cursor<'_> {
         Ok(())
     }
 
-    fn number(&mut self) -> Result<(), SyntaxError> {
+    fn number(&mut self) -> Result<(), SyntaxKind> {
         if self.peek() == Some(b'-') {
             self.i += 1;
         }
@@ -180,7 +183,7 @@ impl Cursor<'_> {
             Some(b'0') => {
                 self.i += 1;
                 if self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                    return Err(self.err(SyntaxKind::BadNumber));
+                    return Err(SyntaxKind::BadNumber);
                 }
             }
             _ => self.digits()?,
@@ -199,7 +202,7 @@ impl Cursor<'_> {
         Ok(())
     }
 
-    fn literal(&mut self, word: &[u8]) -> Result<(), SyntaxError> {
+    fn literal(&mut self, word: &[u8]) -> Result<(), SyntaxKind> {
         for &w in word {
             if self.peek() != Some(w) {
                 return Err(self.unexpected());
@@ -284,6 +287,8 @@ pub(crate) struct Tokens<'a> {
     objects: u32,
     depth: usize,
     next: Next,
+    /// The first syntax error [`Tokens::tok`] met: from there on it gives only `Close` tokens.
+    err: Option<SyntaxError>,
 }
 
 impl<'a> Tokens<'a> {
@@ -294,7 +299,13 @@ impl<'a> Tokens<'a> {
             objects: 0,
             depth: 0,
             next: Next::Value,
+            err: None,
         }
+    }
+
+    /// The first syntax error [`Tokens::tok`] met, if any.
+    pub fn error(&self) -> Option<SyntaxError> {
+        self.err
     }
 
     /// Containers open around the next token.
@@ -305,6 +316,29 @@ impl<'a> Tokens<'a> {
     /// The next token; `Ok(None)` once the value is done and only whitespace follows.
     #[allow(clippy::should_implement_trait)] // fallible: not an Iterator
     pub fn next(&mut self) -> Result<Option<Token>, SyntaxError> {
+        match self.pull() {
+            Some(t) => Ok(Some(t)),
+            None => self.err.map_or(Ok(None), Err),
+        }
+    }
+
+    /// The next token, `None` at the end of the value or at a syntax error, which is kept in
+    /// `err` (and ends every later call). The one caller of [`Tokens::step`].
+    fn pull(&mut self) -> Option<Token> {
+        if self.err.is_some() {
+            return None;
+        }
+        match self.step() {
+            Ok(t) => t,
+            Err(kind) => {
+                self.err = Some(self.c.err(kind));
+                None
+            }
+        }
+    }
+
+    /// [`Tokens::next`], the error's offset being the cursor's.
+    fn step(&mut self) -> Result<Option<Token>, SyntaxKind> {
         loop {
             match self.next {
                 Next::Value => return self.value().map(Some),
@@ -324,7 +358,7 @@ impl<'a> Tokens<'a> {
                     if self.depth == 0 {
                         return match self.c.peek() {
                             None => Ok(None),
-                            Some(_) => Err(self.c.err(SyntaxKind::TrailingData)),
+                            Some(_) => Err(SyntaxKind::TrailingData),
                         };
                     }
                     let in_object = self.objects & (1 << (self.depth - 1)) != 0;
@@ -347,34 +381,55 @@ impl<'a> Tokens<'a> {
 
     /// The next token, which must exist (the end of the input is an error here).
     pub fn token(&mut self) -> Result<Token, SyntaxError> {
-        match self.next()? {
-            Some(t) => Ok(t),
-            None => Err(self.c.err(SyntaxKind::UnexpectedEnd)),
+        let t = self.tok();
+        self.err.map_or(Ok(t), Err)
+    }
+
+    /// The next token, which must exist; on a syntax error (the end of the input included) a
+    /// `Close` at the error, as every token after it, so a reader's loops end, and
+    /// [`Tokens::error`] holds it. One check at the end instead of one at every token.
+    pub fn tok(&mut self) -> Token {
+        if let Some(t) = self.pull() {
+            return t;
+        }
+        if self.err.is_none() {
+            self.err = Some(self.c.err(SyntaxKind::UnexpectedEnd));
+        }
+        Token {
+            tok: Tok::Close,
+            start: self.c.i,
+            end: self.c.i,
         }
     }
 
     /// Read past the rest of the value that `first` began; returns the offset after it.
     pub fn skip(&mut self, first: &Token) -> Result<usize, SyntaxError> {
+        let end = self.pass(first);
+        self.err.map_or(Ok(end), Err)
+    }
+
+    /// [`Tokens::skip`] with the error left in [`Tokens::error`].
+    pub fn pass(&mut self, first: &Token) -> usize {
         if !matches!(first.tok, Tok::Open(_)) {
-            return Ok(first.end);
+            return first.end;
         }
-        let outer = self.depth - 1;
+        let outer = self.depth.saturating_sub(1);
         loop {
-            let t = self.token()?;
-            if t.tok == Tok::Close && self.depth == outer {
-                return Ok(t.end);
+            let t = self.tok();
+            if self.err.is_some() || (t.tok == Tok::Close && self.depth == outer) {
+                return t.end;
             }
         }
     }
 
-    fn value(&mut self) -> Result<Token, SyntaxError> {
+    fn value(&mut self) -> Result<Token, SyntaxKind> {
         self.c.ws();
         let start = self.c.i;
         let tok = match self.c.peek() {
             Some(b @ (b'{' | b'[')) => {
                 let object = b == b'{';
                 if self.depth == MAX_DEPTH {
-                    return Err(self.c.err(SyntaxKind::TooDeep));
+                    return Err(SyntaxKind::TooDeep);
                 }
                 self.c.i += 1;
                 if object {
@@ -411,7 +466,8 @@ impl<'a> Tokens<'a> {
     }
 
     /// A key and its colon.
-    fn key(&mut self) -> Result<Token, SyntaxError> {
+    #[inline(always)] // two callers in the one step; inlined, its token is not passed through memory
+    fn key(&mut self) -> Result<Token, SyntaxKind> {
         self.c.ws();
         let start = self.c.i;
         self.c.string()?;
@@ -535,18 +591,17 @@ fn child(src: &[u8], at: usize, seg: Seg) -> Option<usize> {
 
 /// 1-based line and column (in characters) of byte `offset` in `src`, for error messages.
 pub fn line_col(src: &[u8], offset: usize) -> (usize, usize) {
-    let offset = offset.min(src.len());
-    let before = &src[..offset];
-    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |p| p + 1);
-    // Count characters, not bytes: UTF-8 continuation bytes do not start a character.
-    let col = 1 + before[line_start..]
-        .iter()
-        .filter(|&&b| b & 0xC0 != 0x80)
-        .count();
+    // One pass, no indexing (so no bounds-check panic is linked): a newline starts the next
+    // line; characters, not bytes, are counted: UTF-8 continuation bytes do not start one.
+    let (mut line, mut col) = (1, 1);
+    for &b in src.get(..offset).unwrap_or(src) {
+        if b == b'\n' {
+            line += 1;
+            col = 1;
+        } else if b & 0xC0 != 0x80 {
+            col += 1;
+        }
+    }
     (line, col)
 }
 
@@ -621,6 +676,33 @@ mod tests {
         assert_eq!(locate(doc, &[Seg::Key("a"), Seg::Index(0)]), None);
         let (s, e) = span(doc, locate(doc, &[Seg::Key("a")]).unwrap()).unwrap();
         assert_eq!(&doc[s..e], br#"{"b": [10, {"c": "x"}, 30]}"#);
+    }
+
+    /// Lines and columns as the first version counted them (slices and searches).
+    fn line_col_reference(src: &[u8], offset: usize) -> (usize, usize) {
+        let before = &src[..offset.min(src.len())];
+        let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+        let start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        let col = 1 + before[start..]
+            .iter()
+            .filter(|&&b| b & 0xC0 != 0x80)
+            .count();
+        (line, col)
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn line_col_is_the_reference(
+            src in prop::collection::vec(prop_oneof![Just(b'\n'), Just(0xc3), Just(0xa9), any::<u8>()], 0..200),
+            offset in 0usize..260,
+        ) {
+            prop_assert_eq!(line_col(&src, offset), line_col_reference(&src, offset));
+        }
     }
 
     #[test]

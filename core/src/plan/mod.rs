@@ -291,20 +291,11 @@ impl fmt::Display for PlanError {
 /// So `?` converts it into `Box<dyn Error>` and other error types.
 impl core::error::Error for PlanError {}
 
-/// The raw text of the value at `at`, cut to [`QUOTE_LEN`] bytes at a character boundary.
+/// The raw text of the value at `at` (a number, a string, any value of a checked document),
+/// cut to [`QUOTE_LEN`] bytes at a character boundary.
 fn quote(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
     let (s, e) = json::span(src, at)?;
     truncated(src.get(s..e)?)
-}
-
-/// The number token at `at`, cut to [`QUOTE_LEN`] bytes.
-fn quote_num(src: &[u8], at: usize) -> Option<String<QUOTE_LEN>> {
-    let rest = src.get(at..)?;
-    let len = rest
-        .iter()
-        .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
-        .unwrap_or(rest.len());
-    truncated(rest.get(..len)?)
 }
 
 /// `bytes` as text, cut to at most `N` bytes at a character boundary; `None` if not UTF-8.
@@ -333,12 +324,25 @@ struct Top {
 
 /// Check the whole document and find the top-level `fileType` and `mission` values (the last
 /// of each, as Python's `json` keeps).
+///
+/// Bytes that are not UTF-8 fail as [`json::validate`] has them fail: at the first of them,
+/// unless the JSON before it has an error of its own (its end not counting). One tokenizer
+/// pass does both: it reads the UTF-8 part, and that part's end is the UTF-8 error.
 fn scan(src: &[u8]) -> Result<Top, json::SyntaxError> {
-    if core::str::from_utf8(src).is_err() {
-        // Fails, with the position rules of `validate` for bytes that are not UTF-8.
-        json::validate(src)?;
+    let upto = core::str::from_utf8(src).map_or_else(|e| e.valid_up_to(), |_| src.len());
+    let mut t = Tokens::new(src.get(..upto).unwrap_or(&[]), 0);
+    match keys(src, &mut t) {
+        Err(e) if upto < src.len() && e.kind != json::SyntaxKind::UnexpectedEnd => Err(e),
+        _ if upto < src.len() => Err(json::SyntaxError {
+            offset: upto,
+            kind: json::SyntaxKind::BadUtf8,
+        }),
+        found => found,
     }
-    let mut t = Tokens::new(src, 0);
+}
+
+/// [`scan`]'s tokenizer pass over `t`, which reads (a prefix of) `src`.
+fn keys(src: &[u8], t: &mut Tokens<'_>) -> Result<Top, json::SyntaxError> {
     let mut top = Top {
         root: t.token()?.start,
         file_type: None,
@@ -383,16 +387,15 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
     };
     let mut m = reader::Mission::<N>::new();
     let halted = reader::read_mission(src, mission_at, &mut m);
+    if let Err(reader::Halt::Syntax(e)) = halted {
+        return Err(PlanError::Syntax(e));
+    }
     // An item problem found before a wrong-typed value still comes first, as in the Python client.
     if let Some((index, offset, problem)) = m.first_problem {
         return Err(item_error(src, index, offset, problem));
     }
-    match halted {
-        Ok(()) => {}
-        Err(reader::Halt::Syntax(e)) => return Err(PlanError::Syntax(e)),
-        Err(reader::Halt::Type { offset, expected }) => {
-            return Err(PlanError::Type { offset, expected })
-        }
+    if let Err(reader::Halt::Type { offset, expected }) = halted {
+        return Err(PlanError::Type { offset, expected });
     }
     if let Some(offset) = m.overflow_at {
         return Err(PlanError::TooManyItems {
@@ -415,8 +418,8 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
             index: None,
             offset: at,
             field,
-            value: quote_num(src, at),
-            allowed,
+            value: quote(src, at),
+            allowed: reader::words(allowed),
         });
     }
     Ok(Plan {
@@ -425,13 +428,18 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
     })
 }
 
-fn item_error(src: &[u8], index: usize, offset: usize, problem: reader::ItemProblem) -> PlanError {
+fn item_error(
+    src: &[u8],
+    index: usize,
+    offset: usize,
+    problem: reader::ItemProblem<'_>,
+) -> PlanError {
     use reader::ItemProblem as P;
     match problem {
         P::NotSimple(kind) => PlanError::NotSimpleItem {
             index,
             offset,
-            kind,
+            kind: kind.map(|k| truncated(k).unwrap_or_default()),
         },
         P::ParamCount(count) => PlanError::ParamCount {
             index,
@@ -441,13 +449,13 @@ fn item_error(src: &[u8], index: usize, offset: usize, problem: reader::ItemProb
         P::Missing(field) => PlanError::BadField {
             index,
             offset,
-            field,
+            field: reader::words(field),
             missing: true,
         },
         P::NotInteger(field) => PlanError::BadField {
             index,
             offset,
-            field,
+            field: reader::words(field),
             missing: false,
         },
         P::UnknownCommand(command) => PlanError::UnknownCommand {
@@ -463,9 +471,9 @@ fn item_error(src: &[u8], index: usize, offset: usize, problem: reader::ItemProb
         P::OutOfRange { at, field, allowed } => PlanError::OutOfRange {
             index: Some(index),
             offset: at,
-            field,
-            value: quote_num(src, at),
-            allowed,
+            field: reader::words(field),
+            value: quote(src, at),
+            allowed: reader::words(allowed),
         },
     }
 }

@@ -59,12 +59,10 @@ impl Decimal {
             match b {
                 b'0'..=b'9' => {
                     let digit = (b - b'0') as u64;
-                    if d.mant == 0 && digit == 0 {
-                        // A leading zero: only its place counts.
-                        d.exp -= fraction as i32;
-                    } else if kept < DIGITS {
+                    if kept < DIGITS {
+                        // A leading zero leaves `mant` 0 and is not kept: only its place counts.
                         d.mant = d.mant * 10 + digit;
-                        kept += 1;
+                        kept += (d.mant != 0) as u32;
                         d.exp -= fraction as i32;
                     } else {
                         d.exp += !fraction as i32;
