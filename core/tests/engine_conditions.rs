@@ -7,7 +7,9 @@ use engine_support::*;
 use nexus_core::engine::{
     Condition, ConditionKind, EngineError, Op, Reason, SnapshotAt, SpecError, Wait, MAX_NEEDLE_LEN,
 };
-use nexus_core::{mav, HeightSource, Mode};
+#[cfg(feature = "ground-truth")]
+use nexus_core::HeightSource;
+use nexus_core::{mav, Mode};
 
 /// One row of the matrix: a wait whose condition `setup` leaves false and `make_true` makes
 /// true. `timeout_setup` leaves it false for good while the clock runs (usually `setup`).
@@ -477,6 +479,7 @@ fn sim_time_and_time_wait_for_the_clock_and_count_from_the_first_sim_time() {
 }
 
 #[test]
+#[cfg(feature = "ground-truth")] // the truth is read only with the feature
 fn altitude_reads_ground_truth_not_relative_alt() {
     let mut r = Rig::booted();
     r.feed(ground_truth_mm(r.sim_ms, 488_000)); // on the pad
