@@ -17,6 +17,7 @@
 use crate::frame::{RawFrame, Version};
 use mavlink::dialects::common as mav;
 use mavlink::{MavlinkVersion, MessageData};
+use num_traits::FromPrimitive;
 
 mod ack;
 #[cfg(any(target_pointer_width = "64", test))]
@@ -57,12 +58,37 @@ macro_rules! deser {
 const MCU_SHAPE: bool = cfg!(not(target_pointer_width = "64"));
 
 /// `p` zero-extended to `buf`'s length (or cut to it): what a deserialiser of a message no
-/// longer than `buf` reads of `p`, as a slice of constant length.
+/// longer than `buf` reads of `p`, as a slice of constant length. In place, unlike
+/// [`padded`], which returns the array: the mission firmware is 47 308 B with this, 48 264 B
+/// with `padded` here.
 #[inline(always)]
 fn extend<'b, const N: usize>(p: &[u8], buf: &'b mut [u8; N]) -> &'b [u8] {
     let n = p.len().min(N);
     buf[..n].copy_from_slice(&p[..n]);
     buf
+}
+
+/// The first `N` bytes of `p`, zero-filled past its end: MAVLink 2 drops a payload's trailing
+/// zeros, and a MAVLink 1 payload has no extension fields. Bytes past `N` are ignored, as
+/// `mavlink`'s `deser` ignores them.
+#[inline(always)]
+fn padded<const N: usize>(p: &[u8]) -> [u8; N] {
+    if let Some(a) = p.get(..N).and_then(|s| <[u8; N]>::try_from(s).ok()) {
+        return a;
+    }
+    let mut a = [0u8; N];
+    let n = p.len().min(N);
+    a[..n].copy_from_slice(&p[..n]);
+    a
+}
+
+/// A MAVLink enum from its byte, or the error `mavlink` gives for a value it does not define.
+#[inline(always)]
+fn enum_u8<E: FromPrimitive>(v: u8, name: &'static str) -> Result<E, ParserError> {
+    E::from_u8(v).ok_or(ParserError::InvalidEnum {
+        enum_type: name,
+        value: v as u64,
+    })
 }
 
 macro_rules! subset {

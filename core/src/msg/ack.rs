@@ -11,6 +11,7 @@
 
 use mavlink::dialects::common as mav;
 use mavlink::error::ParserError;
+#[cfg(any(feature = "raw-send", test))]
 use num_traits::FromPrimitive;
 
 /// Every command the core sends (COMMAND_LONG / COMMAND_INT), so every command whose ACK it
@@ -53,18 +54,11 @@ fn command(v: u16) -> Result<Option<mav::MavCmd>, ParserError> {
 /// COMMAND_ACK (3 bytes, 10 with its extensions), zero-filled past a MAVLink 2 truncation;
 /// `Ok(None)` for an ACK the core skips.
 pub(super) fn command_ack(p: &[u8]) -> Result<Option<mav::COMMAND_ACK_DATA>, ParserError> {
-    let mut a = [0u8; mav::COMMAND_ACK_DATA::ENCODED_LEN];
-    let n = p.len().min(a.len());
-    a[..n].copy_from_slice(&p[..n]);
+    let a: [u8; mav::COMMAND_ACK_DATA::ENCODED_LEN] = super::padded(p);
     let Some(command) = command(u16::from_le_bytes([a[0], a[1]]))? else {
         return Ok(None);
     };
-    let Some(result) = mav::MavResult::from_u8(a[2]) else {
-        return Err(ParserError::InvalidEnum {
-            enum_type: "MavResult",
-            value: a[2] as u64,
-        });
-    };
+    let result = super::enum_u8(a[2], "MavResult")?;
     Ok(Some(mav::COMMAND_ACK_DATA {
         command,
         result,

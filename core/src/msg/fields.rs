@@ -9,23 +9,9 @@
 //! decreasing size, extensions last); a property test checks every function against
 //! `mavlink`'s own `deser` on random payloads of every length, errors included.
 
+use super::{enum_u8, padded};
 use mavlink::dialects::common as mav;
 use mavlink::error::ParserError;
-use num_traits::FromPrimitive;
-
-/// The first `N` bytes of `p`, zero-filled past its end: MAVLink 2 drops a payload's trailing
-/// zeros, and a MAVLink 1 payload has no extension fields. Bytes past `N` are ignored, as
-/// `mavlink`'s `deser` ignores them.
-#[inline(always)]
-fn padded<const N: usize>(p: &[u8]) -> [u8; N] {
-    if let Some(a) = p.get(..N).and_then(|s| <[u8; N]>::try_from(s).ok()) {
-        return a;
-    }
-    let mut a = [0u8; N];
-    let n = p.len().min(N);
-    a[..n].copy_from_slice(&p[..n]);
-    a
-}
 
 #[inline(always)]
 fn u16_at<const N: usize>(a: &[u8; N], o: usize) -> u16 {
@@ -55,15 +41,6 @@ fn f32_at<const N: usize>(a: &[u8; N], o: usize) -> f32 {
 #[inline(always)]
 fn u64_at<const N: usize>(a: &[u8; N], o: usize) -> u64 {
     u64::from(u32_at(a, o)) | (u64::from(u32_at(a, o + 4)) << 32)
-}
-
-/// A MAVLink enum from its byte, or the error `mavlink` gives for a value it does not define.
-#[inline(always)]
-fn enum_u8<E: FromPrimitive>(v: u8, name: &'static str) -> Result<E, ParserError> {
-    E::from_u8(v).ok_or(ParserError::InvalidEnum {
-        enum_type: name,
-        value: v as u64,
-    })
 }
 
 /// HEARTBEAT (9 bytes).
