@@ -17,6 +17,7 @@ pub use height::{HeightSource, GROUND_TRUTH_FRESH_MS};
 /// A STATUSTEXT's MAV_SEVERITY, by name ([`Text::level`]).
 pub use mavlink::dialects::common::MavSeverity as Severity;
 pub use snapshot::{error_text, LandedState, Snapshot, MAX_ERROR_LEN};
+pub(crate) use text::fit;
 pub use text::{Text, TextLog, MAX_TEXT_LEN, TEXT_FLUSH_MS};
 pub use typed::{heading_rad, Attitude, Battery, Gps, GpsFix, Home, LocalNed, Position};
 

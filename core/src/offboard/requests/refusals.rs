@@ -8,7 +8,7 @@ use crate::offboard::clock::Stamp;
 use crate::offboard::config::Timing;
 use crate::offboard::events::{Command, GaveUp, GiveUpReason, Refusal, Request, REFUSAL_TEXT_LEN};
 use crate::offboard::{EventQueue, OffboardEvent};
-use crate::telemetry::Telemetry;
+use crate::telemetry::{fit, Telemetry};
 use heapless::String;
 use mavlink::dialects::common as mav;
 
@@ -259,17 +259,8 @@ impl Requests {
             if !text.is_empty() && text.push_str("; ").is_err() {
                 break;
             }
-            // The longest prefix that fits, cut at a character boundary (`get` finds one
-            // without the panic path of slicing; at 0 it always succeeds).
-            let s = t.text.as_str();
-            let mut cut = s.len().min(REFUSAL_TEXT_LEN - text.len());
-            let head = loop {
-                match s.get(..cut) {
-                    Some(head) => break head,
-                    None => cut -= 1,
-                }
-            };
-            let _ = text.push_str(head);
+            // The longest prefix that fits, cut at a character boundary.
+            let _ = text.push_str(fit(t.text.as_str(), REFUSAL_TEXT_LEN - text.len()));
         }
         let refusal = Refusal {
             command: open.command,
