@@ -82,11 +82,7 @@ static PAIRS: [u8; 17] = [
     0x70,
 ];
 
-/// The canonical names of [`MODES`], back to back; [`NAME_ENDS`] says where each ends.
-const NAMES: &str = "ManualAltitudePositionOrbitPositionSlowReadyTakeoffHoldMissionRTLLandFollowMe\
-PrecisionLandVtolTakeoffAcroOffboardStabilized";
-
-/// The names one by one: only read at compile time, to build [`NAME_ENDS`] and check [`NAMES`].
+/// The canonical names of [`MODES`], in its order (an entry per mode).
 const NAME_LIST: [&str; 17] = [
     "Manual",
     "Altitude",
@@ -107,31 +103,53 @@ const NAME_LIST: [&str; 17] = [
     "Stabilized",
 ];
 
-/// End offset in [`NAMES`] of each name; checked against [`NAME_LIST`] when compiling.
-static NAME_ENDS: [u8; 17] = name_ends();
+/// Bytes of all [`NAME_LIST`] names, back to back.
+const NAMES_LEN: usize = {
+    let (mut n, mut i) = (0, 0);
+    while i < NAME_LIST.len() {
+        n += NAME_LIST[i].len();
+        i += 1;
+    }
+    n
+};
 
-const fn name_ends() -> [u8; 17] {
-    let all = NAMES.as_bytes();
-    let mut ends = [0u8; 17];
+/// The names back to back, built from [`NAME_LIST`] when compiling: what is kept in flash
+/// (a table of `&str`s would cost 8 bytes per entry on the MCU); [`NAME_ENDS`] says where
+/// each ends.
+const NAME_BYTES: [u8; NAMES_LEN] = {
+    let mut all = [0u8; NAMES_LEN];
     let (mut i, mut at) = (0, 0);
     while i < NAME_LIST.len() {
         let name = NAME_LIST[i].as_bytes();
         let mut k = 0;
         while k < name.len() {
-            assert!(
-                all[at + k] == name[k],
-                "NAMES must spell NAME_LIST in order"
-            );
+            all[at + k] = name[k];
             k += 1;
         }
         at += name.len();
+        i += 1;
+    }
+    all
+};
+
+/// [`NAME_BYTES`] as text (whole names of valid UTF-8 back to back: always valid).
+const NAMES: &str = match core::str::from_utf8(&NAME_BYTES) {
+    Ok(s) => s,
+    Err(_) => panic!("mode names are UTF-8"),
+};
+
+/// End offset in [`NAMES`] of each name.
+static NAME_ENDS: [u8; 17] = {
+    let mut ends = [0u8; 17];
+    let (mut i, mut at) = (0, 0);
+    while i < NAME_LIST.len() {
+        at += NAME_LIST[i].len();
         assert!(at <= u8::MAX as usize);
         ends[i] = at as u8;
         i += 1;
     }
-    assert!(at == all.len(), "NAMES must hold nothing but NAME_LIST");
     ends
-}
+};
 
 /// The canonical name of `MODES[i]` (`""` past the table).
 fn name_at(i: usize) -> &'static str {
