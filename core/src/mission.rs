@@ -378,6 +378,12 @@ pub struct MissionProgress {
     /// A verifying download ([`crate::Action::VerifyMission`]) found the vehicle's mission
     /// identical, item for item, to the one uploaded (reset by an upload or a new verify).
     pub verified: bool,
+    /// The vehicle disarmed while flying the last reachable item and its arrival was not
+    /// reported: the one-shot MISSION_ITEM_REACHED may have been lost on the link, and PX4's
+    /// next MISSION_CURRENT (1 Hz) or reached repeat will say. Until it comes (or a retry timer
+    /// runs out) a wait on `reached` or `mission_complete` holds its guards, so a `disarmed`
+    /// guard cannot fail a mission PX4 completed.
+    pub settling: bool,
 }
 
 /// VTOL_LAND: ends a mission like NAV_LAND.

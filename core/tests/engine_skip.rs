@@ -222,6 +222,7 @@ fn skipping_gives_the_reference_outcome_on_the_recorded_px4_flight() {
                 reached: None,
                 complete: false,
                 verified: false,
+                settling: false,
             });
             p.reached = Some(p.reached.map_or(m.seq, |r| r.max(m.seq)));
             p.complete = m.seq >= 4;
@@ -376,6 +377,7 @@ fn run(events: Vec<Ev>) {
                     complete,
                     // Verified on its own schedule: every other item reached.
                     verified: r.is_some_and(|x| x % 2 == 0),
+                    settling: false,
                 });
             }
             Ev::AtTarget(a) => at_target = a,

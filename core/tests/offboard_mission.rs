@@ -207,14 +207,18 @@ fn a_stalled_item_exchange_times_out() {
     rig.ob.upload_mission_items(&box_mission()).unwrap();
     rig.pump();
     let t0 = rig.sim_ms();
-    assert!(rig.run_until(20_000, |r| !r.ob.pending().transfer));
-    assert_eq!(items_sent(&rig).len(), 2);
+    assert!(rig.run_until(30_000, |r| !r.ob.pending().transfer));
+    // Item 1 was asked for and sent; PX4 fell silent. It went out again on the retry timer
+    // (a nudge: PX4 re-acks a repeated last item, or re-asks), 5 sends in all, then the
+    // upload failed once PX4 had been silent for mission_timeout_s.
+    let sent: Vec<u16> = items_sent(&rig).iter().map(|m| m.seq).collect();
+    assert_eq!(sent, [0, 1, 1, 1, 1, 1]);
     assert!(rig.sim_ms() >= t0 + 6_000);
     assert!(rig
         .events_only()
         .contains(&OffboardEvent::MissionUploadFailed(MissionError::Timeout {
             stage: TransferStage::Items,
-            sends: 1
+            sends: 5
         })));
 }
 

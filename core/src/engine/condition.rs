@@ -1047,6 +1047,14 @@ pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 impl Cond {
+    /// Whether the vehicle's answer about what this condition reads is still on its way
+    /// ([`crate::mission::MissionProgress::settling`]): the wait's guards are held until it
+    /// comes, so a guard cannot beat a report the link delayed.
+    pub(crate) fn settling(&self, r: &Readings) -> bool {
+        matches!(self, Cond::Reached(_) | Cond::MissionComplete)
+            && r.mission.is_some_and(|m| m.settling)
+    }
+
     /// Whether the condition holds now. `start_ms`: the wait's start on the sim clock;
     /// `base_ms`: the reference tick of a relative sim_time. Unknown readings never hold.
     #[inline]

@@ -53,7 +53,8 @@ enum Look {
 }
 
 impl Active {
-    /// Look at the wait against readings `r`. Met wins over a guard, a guard over the timeout.
+    /// Look at the wait against readings `r`. Met wins over a guard, a guard over the timeout;
+    /// guards are held while the main condition's report is settling ([`Cond::settling`]).
     #[inline]
     fn look<const T: usize>(&mut self, r: &Readings, texts: &TextLog<T>) -> Look {
         let Some(t) = r.sim_ms else {
@@ -62,9 +63,11 @@ impl Active {
             if self.spec.cond.holds(r, texts, start, base) && self.spec.hold_ms == 0 {
                 return Look::Settle(Reason::Met, None);
             }
-            for (i, g) in self.spec.guards.iter_mut().enumerate() {
-                if g.holds(r, texts, start, base) {
-                    return Look::Settle(Reason::Guard, Some(i as u8));
+            if !self.spec.cond.settling(r) {
+                for (i, g) in self.spec.guards.iter_mut().enumerate() {
+                    if g.holds(r, texts, start, base) {
+                        return Look::Settle(Reason::Guard, Some(i as u8));
+                    }
                 }
             }
             return Look::Wait { wake_ms: u64::MAX };
@@ -88,8 +91,9 @@ impl Active {
             self.holding_since = None;
             wake = wake.min(self.spec.cond.wake_ms(t, start, base));
         }
+        let settling = self.spec.cond.settling(r);
         for (i, g) in self.spec.guards.iter_mut().enumerate() {
-            if g.holds(r, texts, start, base) {
+            if !settling && g.holds(r, texts, start, base) {
                 return Look::Settle(Reason::Guard, Some(i as u8));
             }
             wake = wake.min(g.wake_ms(t, start, base));

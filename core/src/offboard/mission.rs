@@ -23,7 +23,6 @@ use super::events::{MissionError, OffboardEvent};
 #[cfg(feature = "mission-download")]
 use super::mission_download::{Clear, Download};
 use super::mission_upload::Upload;
-use super::rtt::RttEstimator;
 use super::{EventQueue, Tx};
 use crate::mission::{last_reachable, MissionItem};
 use crate::msg::{Frame, Msg};
@@ -70,7 +69,15 @@ pub(crate) struct MissionState<const N: usize> {
     /// A verification asked for while an upload was in flight: it starts when the upload is
     /// accepted (and is dropped if the upload fails).
     pub verify_pending: bool,
+    /// Armed as the last heartbeat said (`None` before one).
+    armed: Option<bool>,
+    /// Since when completion is settling ([`crate::mission::MissionProgress::settling`]).
+    settle_since: Option<Stamp>,
 }
+
+/// How long completion may settle after a disarm on the last reachable item, beyond the retry
+/// timer, ms: PX4 sends MISSION_CURRENT (and repeats MISSION_ITEM_REACHED) once a second.
+const SETTLE_PERIOD_MS: u64 = 1_000;
 
 impl<const N: usize> MissionState<N> {
     pub fn new() -> Self {
@@ -94,6 +101,37 @@ impl<const N: usize> MissionState<N> {
             upload_failed: false,
             verified: false,
             verify_pending: false,
+            armed: None,
+            settle_since: None,
+        }
+    }
+
+    /// Whether completion is settling: the vehicle disarmed while flying the last reachable
+    /// item without its arrival reported, and no progress report came since.
+    pub fn settling(&self) -> bool {
+        self.settle_since.is_some()
+    }
+
+    /// Follow the vehicle's arming (after every frame): a disarm while the last reachable item
+    /// is current and unreported starts completion settling; the next progress report (see
+    /// `on_frame`) or the settle timer ends it.
+    pub fn watch_arming(&mut self, now: Stamp, armed: Option<bool>, t: &Timing) {
+        if let Some(since) = self.settle_since {
+            if since.timer_done(now, SETTLE_PERIOD_MS + t.mission_timer_ms()) {
+                self.settle_since = None;
+            }
+        }
+        let disarmed = self.armed == Some(true) && armed == Some(false);
+        if armed.is_some() {
+            self.armed = armed;
+        }
+        if disarmed
+            && is_mission(self.kind)
+            && self.fresh
+            && !self.complete()
+            && last_reachable(&self.items) == Some(self.current)
+        {
+            self.settle_since = Some(now);
         }
     }
 
@@ -104,6 +142,7 @@ impl<const N: usize> MissionState<N> {
 
     /// Forget the progress of the previous mission (or run).
     pub fn reset_progress(&mut self) {
+        self.settle_since = None;
         self.reached = None;
         self.current = 0;
         self.fresh = false;
@@ -138,19 +177,20 @@ impl<const N: usize> MissionState<N> {
         let is_mission = is_mission(self.kind);
         #[allow(deprecated)] // legacy MISSION_REQUEST: answered like MISSION_REQUEST_INT
         match &frame.msg {
-            Msg::MissionCurrent(m) if is_mission => self.on_current(m),
-            Msg::MissionItemReached(m)
-                if is_mission
-                    && self.fresh
-                    && m.seq <= self.current
-                    && self.reached.is_none_or(|r| m.seq > r) =>
-            {
-                self.reached = Some(m.seq);
-                self.progress_known = true;
+            Msg::MissionCurrent(m) if is_mission => {
+                self.on_current(m);
+                self.settle_since = None;
+            }
+            Msg::MissionItemReached(m) if is_mission => {
+                if self.fresh && m.seq <= self.current && self.reached.is_none_or(|r| m.seq > r) {
+                    self.reached = Some(m.seq);
+                    self.progress_known = true;
+                }
+                self.settle_since = None;
             }
             Msg::MissionRequestInt(m) if mine(m.mission_type) => self.on_request(now, m.seq, t, ev),
             Msg::MissionRequest(m) if mine(m.mission_type) => self.on_request(now, m.seq, t, ev),
-            Msg::MissionAck(m) if mine(m.mission_type) => self.on_ack(now, m, &mut t.rtt, ev),
+            Msg::MissionAck(m) if mine(m.mission_type) => self.on_ack(now, m, t, ev),
             #[cfg(feature = "mission-download")]
             Msg::MissionCount(m) if mine(m.mission_type) => {
                 self.on_count(now, m.count, &mut t.rtt, ev)
@@ -165,15 +205,15 @@ impl<const N: usize> MissionState<N> {
         &mut self,
         now: Stamp,
         m: &mav::MISSION_ACK_DATA,
-        rtt: &mut RttEstimator,
+        t: &mut Timing,
         ev: &mut EventQueue,
     ) {
         match &self.transfer {
-            Transfer::Upload(_) => self.upload_ack(now, m, rtt, ev),
+            Transfer::Upload(_) => self.upload_ack(now, m, t, ev),
             #[cfg(feature = "mission-download")]
             Transfer::Download(_) => self.download_ack(m, ev),
             #[cfg(feature = "mission-download")]
-            Transfer::Clear(_) => self.clear_ack(now, m, rtt, ev),
+            Transfer::Clear(_) => self.clear_ack(now, m, &mut t.rtt, ev),
             Transfer::Idle => {}
         }
     }

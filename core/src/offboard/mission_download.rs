@@ -13,7 +13,10 @@
 //! Clear: MISSION_CLEAR_ALL resent until PX4's MISSION_ACK; accepted empties the held mission.
 //!
 //! Every request is a [`Resend`] on the measured retry timer; each answer (the count, the item
-//! asked for, the clear's ack) is a round-trip sample when its request went out once.
+//! asked for, the clear's ack) is a round-trip sample when its request went out once. An item
+//! request unanswered through all its sends starts the download again from
+//! MISSION_REQUEST_LIST, at most `mission_retries` times: PX4 abandons a download 5 s after it
+//! last heard us and ignores item requests from then on.
 
 use super::clock::{Soonest, Stamp};
 use super::config::Timing;
@@ -36,6 +39,9 @@ pub(crate) struct Download {
     identical: bool,
     /// Compare only: the held mission is kept, and the first difference ends the download.
     verify: bool,
+    /// Times the download started again from MISSION_REQUEST_LIST after an item request went
+    /// unanswered for all its sends (PX4 drops a download 5 s after it last heard us).
+    restarts: u8,
 }
 
 impl Download {
@@ -46,6 +52,7 @@ impl Download {
             tx: Resend::new(),
             identical: true,
             verify: false,
+            restarts: 0,
         }
     }
 
@@ -256,6 +263,16 @@ impl<const N: usize> MissionState<N> {
                 None => Tx::MissionRequestList,
                 Some(_) => Tx::MissionRequestInt(d.next),
             }),
+            Due::GiveUp { .. } if d.count.is_some() && d.restarts < t.mission_retries => {
+                // PX4 has likely dropped the download while our requests or its items were
+                // lost: ask for the list again (PX4 restarts a download on it, idle or not).
+                d.restarts += 1;
+                d.count = None;
+                d.next = 0;
+                d.tx = Resend::new();
+                d.tx.sent(now, &mut t.rtt);
+                Some(Tx::MissionRequestList)
+            }
             Due::GiveUp { sends } => {
                 let stage = if d.count.is_some() {
                     TransferStage::Items

@@ -334,6 +334,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             .on_frame(st, tel, frame, &mut self.t, &mut self.rc, &mut self.events);
         self.mission
             .on_frame(st, frame, &mut self.t, &mut self.events);
+        self.mission.watch_arming(st, tel.armed(), &self.t);
         #[cfg(feature = "confirmed-params")]
         self.params
             .on_frame(st, frame, &mut self.t, &mut self.events);

@@ -153,13 +153,18 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.mission.complete()
     }
 
-    /// This run's progress as the wait engine reads it (`reached`, `mission_complete`):
-    /// `None` until PX4 sent a MISSION_CURRENT or MISSION_ITEM_REACHED in this run.
+    /// This run's progress as the wait engine reads it (`reached`, `mission_complete`,
+    /// `mission_verified`): `None` until PX4 sent a MISSION_CURRENT or MISSION_ITEM_REACHED in
+    /// this run or a verifying download found the mission identical (a verification needs no
+    /// progress report: it is met in the tick its last item compares equal, also from a vehicle
+    /// that never sends MISSION_CURRENT).
     pub fn mission_progress(&self) -> Option<MissionProgress> {
-        self.mission.progress_known.then(|| MissionProgress {
-            reached: self.mission.reached,
-            complete: self.mission.complete(),
-            verified: self.mission.verified,
+        let m = &self.mission;
+        (m.progress_known || m.verified).then(|| MissionProgress {
+            reached: m.reached,
+            complete: m.complete(),
+            verified: m.verified,
+            settling: m.settling(),
         })
     }
 
