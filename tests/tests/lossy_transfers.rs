@@ -387,3 +387,55 @@ fn a_lost_final_reached_still_completes_the_mission() {
     assert_eq!(result.reason, Reason::Met, "{result:?}");
     assert!(pair.client.offboard().mission_complete());
 }
+
+/// `mission_verified` against a vehicle that never sends MISSION_CURRENT: met in the tick the
+/// verifying download's last item compares equal, not at a progress report that never comes.
+#[test]
+fn mission_verified_needs_no_mission_current() {
+    let mut pair = Pair::new(3, 0, 20);
+    pair.drop_down = Some(Box::new(|id, _| id == MISSION_CURRENT));
+    pair.boot();
+    let mission = box_mission();
+    pair.client
+        .offboard_mut()
+        .0
+        .upload_mission_items(&mission)
+        .unwrap();
+    let (ok, _) = pair.run_until(30.0, |c, _| c.offboard().mission_uploaded());
+    assert!(ok);
+    let now = pair.now();
+    pair.client.apply(now, &Action::VerifyMission).unwrap();
+    let wait = Wait::until(Condition::mission_verified()).timeout_s(60.0);
+    let id = pair.client.wait(now, &wait).unwrap();
+    let mut verified_at = None;
+    let mut result = None;
+    let end = pair.vehicle.now_us() + 60_000_000;
+    while pair.vehicle.now_us() < end && result.is_none() {
+        pair.step();
+        while let Some(e) = pair.client.poll_event() {
+            match e {
+                Event::Offboard(OffboardEvent::MissionVerified { .. }) => {
+                    verified_at = Some(pair.vehicle.now_us());
+                }
+                Event::Settled { id: got, result: r } if got == id => {
+                    result = Some((pair.vehicle.now_us(), r));
+                }
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(
+        pair.lost(MISSION_CURRENT),
+        pair.sent_down
+            .iter()
+            .filter(|x| x.0 == MISSION_CURRENT)
+            .count()
+    );
+    let (at, result) = result.expect("the wait settled");
+    assert_eq!(result.reason, Reason::Met, "{result:?}");
+    assert_eq!(
+        Some(at),
+        verified_at,
+        "met in the step the comparison completed"
+    );
+}
