@@ -158,3 +158,30 @@ fn the_int_variant_of_a_global_frame_is_the_same_item() {
         .iter()
         .any(|e| matches!(e, OffboardEvent::MissionMismatch(MissionMismatch::Item { uploaded, .. }) if uploaded.seq == 2)));
 }
+
+/// A verification asked during an upload PX4 rejects still ends, with what the vehicle holds
+/// (here: no mission, so another count), not at the step's timeout.
+#[test]
+fn asked_during_an_upload_that_fails_it_still_compares_and_ends() {
+    let mut rig = Rig::new();
+    rig.px4.reject_mission = Some(mav::MavMissionResult::MAV_MISSION_INVALID_PARAM1);
+    rig.boot();
+    rig.ob.upload_mission_items(&box_mission()).unwrap();
+    let now = rig.now();
+    rig.ob.apply(now, &rig.tel, &Action::VerifyMission).unwrap();
+    assert!(rig.run_until(10_000, |r| r
+        .events_only()
+        .iter()
+        .any(|e| matches!(e, OffboardEvent::MissionMismatch(_)))));
+    let events = rig.events_only();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, OffboardEvent::MissionUploadFailed(_))));
+    assert!(
+        events.contains(&OffboardEvent::MissionMismatch(MissionMismatch::Count {
+            vehicle: 0,
+            uploaded: 6
+        }))
+    );
+    assert!(!rig.ob.pending().transfer);
+}

@@ -66,8 +66,8 @@ pub(crate) struct MissionState<const N: usize> {
     pub upload_failed: bool,
     /// The last verifying download found the vehicle's mission identical to this one.
     pub verified: bool,
-    /// A verification asked for while an upload was in flight: it starts when the upload is
-    /// accepted (and is dropped if the upload fails).
+    /// A verification asked for while an upload was in flight: it starts when the upload
+    /// ends, accepted or not.
     pub verify_pending: bool,
     /// Armed as the last heartbeat said (`None` before one).
     armed: Option<bool>,
@@ -225,10 +225,11 @@ impl<const N: usize> MissionState<N> {
         }
         #[cfg(feature = "mission-verify")]
         if self.verify_pending && matches!(self.transfer, Transfer::Idle) {
+            // The upload ended, accepted or not: compare what the vehicle holds with it either
+            // way (a verification that waited on a failed upload must still end, and PX4 may
+            // hold the mission after all when only its ack was lost).
             self.verify_pending = false;
-            if self.ack == Some(mav::MavMissionResult::MAV_MISSION_ACCEPTED as u8) {
-                self.transfer = Transfer::Download(super::mission_download::Download::verifying());
-            }
+            self.transfer = Transfer::Download(super::mission_download::Download::verifying());
         }
         match &self.transfer {
             Transfer::Idle => None,

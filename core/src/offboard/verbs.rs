@@ -328,7 +328,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// not replaced: [`super::OffboardEvent::MissionVerified`] when identical (and
     /// `mission_progress().verified`), else [`super::OffboardEvent::MissionMismatch`] at the
     /// first difference.
-    /// Asked while an upload is in flight, it starts once PX4 accepts the upload.
+    /// Asked while an upload is in flight, it starts once the upload ends (accepted or not:
+    /// it compares what the vehicle holds either way).
     #[cfg(feature = "mission-verify")]
     pub fn verify_mission(&mut self) {
         self.mission.verified = false;
