@@ -111,3 +111,52 @@ fn a_px4_that_dies_in_flight_fails_the_flight_with_its_cause() {
     assert!(why.contains("SIGABRT"), "{why}");
     assert_eq!(r["final"]["armed"], true, "{r}");
 }
+
+/// `scripts/px4-check` (README): without a PX4 build it refuses with exit 2 and says what to
+/// give; with `--sim-only` it flies the file on the built-in vehicle and prints the verdict.
+#[test]
+fn px4_check_runs_side_by_side_and_refuses_without_a_build() {
+    let exe = nexus_exe();
+    let script = repo("scripts/px4-check");
+    let out = std::process::Command::new(&script)
+        .args([
+            "--nexus",
+            exe.to_str().unwrap(),
+            "examples/takeoff-hover-land.toml",
+        ])
+        .env_remove("NEXUS_PX4_BUILD")
+        .current_dir(repo(""))
+        .output()
+        .expect("run scripts/px4-check");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("NEXUS_PX4_BUILD"),
+        "{out:?}"
+    );
+    let out = std::process::Command::new(&script)
+        .args([
+            "--nexus",
+            exe.to_str().unwrap(),
+            "--sim-only",
+            "--speed",
+            "20",
+            "--instance",
+            "248",
+            "examples/takeoff-hover-land.toml",
+        ])
+        .env_remove("NEXUS_PX4_BUILD")
+        .current_dir(repo(""))
+        .output()
+        .expect("run scripts/px4-check");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{out:?}");
+    assert!(
+        stdout.contains("examples/takeoff-hover-land.toml"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("PASS"), "{stdout}");
+    assert!(
+        stdout.contains("1 rows, 0 with differing verdicts"),
+        "{stdout}"
+    );
+}
