@@ -1,5 +1,5 @@
 //! Outputs that would replace each other or the evidence (issue 29, item 8): every `--json`,
-//! `--junit`, `--report` and `--tlog` of `run`, `fly` and `check` must
+//! `--junit`, `--report` and `--tlog` of `run` (one program or a set), `fly` and `check` must
 //! name a file of its own, after links are resolved, and none may be a file the command reads
 //! (the program, the plan, `check`'s recordings). A clash is exit 2 before anything flies, its
 //! message naming both options; the file is left as it was.
@@ -226,4 +226,39 @@ fn check_refuses_an_output_over_its_recording() {
         "the recording changed"
     );
     assert!(!out.exists());
+}
+
+#[test]
+fn a_set_checks_its_files_and_directories() {
+    let dir = Scratch::new("outputs-set");
+    let out = dir.path("out");
+    let two = [
+        "run",
+        "examples/takeoff-hover-land.toml",
+        "examples/box-mission.toml",
+        "--instance",
+        "129",
+        "--speed",
+        SPEED,
+    ];
+    // A file that is also the directory of the programs' files.
+    let mut args = two.to_vec();
+    args.extend(["--report", s(&out), "--json", s(&out)]);
+    refused(&args, "--json", "--report");
+    let mut args = two.to_vec();
+    args.extend(["--tlog", s(&out), "--junit", s(&out)]);
+    refused(&args, "--junit", "--tlog");
+    // The set's own two files, through a link.
+    let j = dir.file("all.json", "kept");
+    let link = dir.path("all.xml");
+    std::os::unix::fs::symlink(&j, &link).unwrap();
+    let mut args = two.to_vec();
+    args.extend(["--json", s(&j), "--junit", s(&link)]);
+    refused(&args, "--json", "--junit");
+    // A program of the set as an output.
+    let mut args = two.to_vec();
+    args.extend(["--junit", "examples/box-mission.toml"]);
+    refused(&args, "the program", "--junit");
+    assert_eq!(std::fs::read_to_string(&j).unwrap(), "kept");
+    assert!(!out.exists(), "the directory was made before the check");
 }
