@@ -14,6 +14,12 @@
 //! (two programs cannot fly one vehicle at once). No output may replace another or a program
 //! ([`super::output::distinct`]).
 //!
+//! An interrupt (SIGINT, SIGTERM, SIGHUP) reaches each running program's process (each is in
+//! a process group of its own, so a terminal's Ctrl-C reaches it once, from here): each ends
+//! its flight `aborted` and writes its report; the programs not started are marked `not run`;
+//! and the set still writes its summary, `--json`, `--junit` and one `--report` file per
+//! program, then exits 128 + the signal's number.
+//!
 //! `--partition K/N` keeps the programs of part K: the set sorted by path as given, then
 //! dealt round-robin (the i-th goes to part `i mod N + 1`), like nextest's `count:K/N`. The
 //! split depends only on the paths, so every machine of a CI matrix computes the same one,
@@ -24,13 +30,16 @@ use super::output::Named;
 use super::run::RunArgs;
 use super::vehicle::VehicleArgs;
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
+use nexus_host::interrupt::Caught;
 use serde_json::Value;
 use std::ffi::OsString;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// Most programs flown at once.
 pub const MAX_JOBS: usize = 64;
@@ -133,6 +142,9 @@ pub fn main(args: &RunArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
+    // From here a signal is ours to act on: it is passed to the running programs, and the set
+    // ends with its reports (module docs).
+    let _interrupts = nexus_host::interrupt::handle();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..set.len()).map(|_| None).collect());
     std::thread::scope(|s| {
@@ -371,8 +383,11 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
     a
 }
 
-/// Fly `program` (the `index`-th of the set) in its own `nexus run` for worker `worker`, its
-/// report in `tmp`.
+/// How often a worker looks at its program's process (and at whether a signal came).
+const POLL: Duration = Duration::from_millis(20);
+
+/// Fly `program` (the `index`-th of the set) in its own `nexus run` for worker `worker`: its
+/// report and output in `tmp`, the first signal the set receives passed on to it.
 fn run_one(
     exe: &Path,
     args: &RunArgs,
@@ -382,52 +397,149 @@ fn run_one(
     index: usize,
 ) -> Outcome {
     let json = tmp.join(format!("{index}.json"));
+    let log = tmp.join(format!("{index}.log"));
     let instance = args.vehicle.instance.saturating_add(worker as u8);
-    let mut c = Command::new(exe);
-    c.args(child_args(args, program, worker, &json));
-    c.stdin(Stdio::null());
-    let (code, output) = match c.output() {
-        Ok(o) => {
-            let code = o
-                .status
-                .code()
-                .map_or(EXIT_FAILED, |c| c.clamp(0, 255) as u8);
-            let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
-            text.push_str(&String::from_utf8_lossy(&o.stderr));
-            (code, text)
-        }
-        Err(e) => (EXIT_SETUP, format!("cannot start nexus run: {e}")),
-    };
-    let report = std::fs::read(&json)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
-    Outcome {
+    let outcome = |code, output| Outcome {
         program: program.to_path_buf(),
         instance,
         code,
-        report,
+        report: std::fs::read(&json)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok()),
         output,
+    };
+    let files = std::fs::File::create(&log).and_then(|f| Ok((f.try_clone()?, f)));
+    let (stdout, stderr) = match files {
+        Ok(f) => f,
+        Err(e) => {
+            return outcome(
+                EXIT_SETUP,
+                format!("cannot make {} for its output: {e}", log.display()),
+            )
+        }
+    };
+    let mut c = Command::new(exe);
+    c.args(child_args(args, program, worker, &json))
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        // Its own group: a terminal's Ctrl-C reaches only the set, which passes it on once
+        // (a second signal would end the program at once, without its report).
+        .process_group(0);
+    let mut child = match c.spawn() {
+        Ok(ch) => ch,
+        Err(e) => return outcome(EXIT_SETUP, format!("cannot start nexus run: {e}")),
+    };
+    let mut passed_on = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Ok(st),
+            Ok(None) => {}
+            Err(e) => break Err(e),
+        }
+        // Not reaped yet, so the pid is still this child's.
+        if !passed_on {
+            if let Some(sig) = nexus_host::interrupt::caught() {
+                pass_on(child.id(), sig);
+                passed_on = true;
+            }
+        }
+        std::thread::sleep(POLL);
+    };
+    let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
+    match status {
+        Ok(st) => {
+            let code = match (st.code(), st.signal()) {
+                (Some(c), _) => c.clamp(0, 255) as u8,
+                // Ended by a signal before it could act on it: the shell's 128 + n.
+                (None, Some(sig)) => Caught { signal: sig }.exit_code(),
+                (None, None) => EXIT_FAILED,
+            };
+            outcome(code, text)
+        }
+        Err(e) => outcome(EXIT_SETUP, format!("{text}cannot wait for nexus run: {e}")),
     }
 }
 
+/// Send `sig` to the process `pid` (a program of the set).
+fn pass_on(pid: u32, sig: Caught) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    if let (Ok(pid), Ok(signal)) = (i32::try_from(pid), Signal::try_from(sig.signal)) {
+        // It may have just exited: nothing to do then.
+        let _ = kill(Pid::from_raw(pid), signal);
+    }
+}
+
+/// How one program of the set ended.
+fn program_status(code: u8) -> &'static str {
+    match code {
+        EXIT_OK => "passed",
+        EXIT_FAILED => "failed",
+        // 128 + the signal's number.
+        129..=255 => "interrupted",
+        _ => "error",
+    }
+}
+
+/// The report of a program the set did not start, because `sig` came first: every step
+/// `not run`; its HTML written into the `--report` directory, as the programs that ran write
+/// theirs.
+fn not_run(args: &RunArgs, program: &Path, sig: Option<Caught>) -> Value {
+    let why = match sig {
+        Some(c) => format!("not run: the set was {}", c.reason()),
+        None => "not run".to_string(),
+    };
+    let prog = super::program::ProgramFile::load(program).ok();
+    let mut report = super::report::Report::new(
+        "run",
+        program.display().to_string(),
+        prog.as_ref().and_then(|p| p.name.clone()),
+        args.vehicle.report(),
+        prog.as_ref().map_or(0, |p| p.steps.len()),
+    );
+    report.verdict = format!("FAIL: {why}");
+    report.exit_code = sig.map_or(EXIT_FAILED, |c| c.exit_code());
+    report.events.push(why.clone());
+    if let Some(d) = &args.evidence.html {
+        let path = d.join(out_name(program, "html"));
+        let html = super::evidence::html::render(&report, &[]);
+        if let Err(e) = super::evidence::write_file(&path, &html) {
+            eprintln!("nexus run: {e}");
+        }
+    }
+    let mut v = serde_json::to_value(&report).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        // What `--junit` marks skipped.
+        o.insert("not_run".into(), Value::String(why));
+    }
+    v
+}
+
 fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> ExitCode {
+    let sig = nexus_host::interrupt::caught();
     let mut reports = Vec::new();
     let mut summary = Vec::new();
-    let (mut passed, mut failed, mut other) = (0, 0, None);
+    let (mut passed, mut failed, mut interrupted, mut not_started) = (0, 0, 0, 0);
+    let mut other = None;
     for (i, r) in results.into_iter().enumerate() {
         let Some(o) = r else {
+            not_started += 1;
+            let report = not_run(args, &set[i], sig);
             summary.push(serde_json::json!({"program": set[i].display().to_string(),
-                "exit_code": null, "verdict": "not run (interrupted)"}));
-            other.get_or_insert(
-                nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
-            );
+                "exit_code": null, "status": "not run", "verdict": report["verdict"]}));
+            reports.push(report);
             continue;
         };
-        match o.code {
-            EXIT_OK => passed += 1,
-            EXIT_FAILED => failed += 1,
-            c => {
-                other.get_or_insert(c);
+        match program_status(o.code) {
+            "passed" => passed += 1,
+            "failed" => failed += 1,
+            "interrupted" => {
+                interrupted += 1;
+                other.get_or_insert(o.code);
+            }
+            _ => {
+                other.get_or_insert(o.code);
                 if o.report.is_none() {
                     eprintln!("{}: {}", o.program.display(), o.output.trim_end());
                 }
@@ -440,30 +552,48 @@ fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> 
             .unwrap_or_else(|| Value::String(last_line(&o.output).to_string()));
         summary.push(
             serde_json::json!({"program": o.program.display().to_string(),
-            "exit_code": o.code, "verdict": verdict}),
+            "exit_code": o.code, "status": program_status(o.code), "verdict": verdict}),
         );
         match o.report {
             Some(r) => reports.push(r),
-            // A program that could not start still shows in the JUnit file, as a failure.
-            None => reports.push(serde_json::json!({
-                "file": o.program.display().to_string(), "passed": false,
-                "verdict": format!("FAIL: {}", last_line(&o.output)), "steps": [],
-                "steps_total": 0, "wall_s": 0.0})),
+            // A program that could not start (or was ended before it could say why) still
+            // shows in the JUnit file, as a failure.
+            None => {
+                let why = match (program_status(o.code), last_line(&o.output)) {
+                    ("interrupted", "") => format!(
+                        "interrupted (exit {}) before it could write its report",
+                        o.code
+                    ),
+                    (_, line) => line.to_string(),
+                };
+                reports.push(serde_json::json!({
+                    "file": o.program.display().to_string(), "passed": false,
+                    "exit_code": o.code, "verdict": format!("FAIL: {why}"), "steps": [],
+                    "steps_total": 0, "wall_s": 0.0}));
+            }
         }
     }
-    let code = if failed > 0 {
-        EXIT_FAILED
-    } else {
-        other.unwrap_or(EXIT_OK)
+    // Interrupted: the signal's code, as a single run; else 1 if any failed, else the first
+    // other code (2: one could not start; 128 + n: one was ended by a signal of its own).
+    let code = match sig {
+        Some(c) => c.exit_code(),
+        None if failed > 0 => EXIT_FAILED,
+        None => other.unwrap_or(EXIT_OK),
     };
-    let line = format!(
-        "{} programs: {passed} passed, {failed} failed{}",
-        set.len(),
-        match set.len() - passed - failed {
-            0 => String::new(),
-            n => format!(", {n} did not run to a verdict"),
-        }
-    );
+    let mut line = format!("{} programs: {passed} passed, {failed} failed", set.len());
+    if interrupted > 0 {
+        line.push_str(&format!(", {interrupted} interrupted"));
+    }
+    if not_started > 0 {
+        line.push_str(&format!(", {not_started} not run"));
+    }
+    let errors = set.len() - passed - failed - interrupted - not_started;
+    if errors > 0 {
+        line.push_str(&format!(", {errors} did not run to a verdict"));
+    }
+    if let Some(c) = sig {
+        line.push_str(&format!(" ({})", c.reason()));
+    }
     let out = super::output::Out::new(args.json.as_deref());
     out.line(&if code == EXIT_OK {
         format!("PASS: {line}")
@@ -472,6 +602,7 @@ fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> 
     });
     let all = serde_json::json!({"format": super::report::FORMAT, "command": "run",
         "passed": code == EXIT_OK, "exit_code": code, "summary": line,
+        "interrupted": sig.map(|c| c.name()),
         "programs": summary, "reports": reports});
     let mut result = out.write_json(&all);
     if let Some(j) = &args.evidence.junit {
