@@ -4,8 +4,8 @@
 //! (the program, the plan, `check`'s recordings). A clash is exit 2 before anything flies, its
 //! message naming both options; the file is left as it was.
 //!
-//! Nothing flies here when the check works; should it not, the flights use SITL instance 129
-//! (this file's own).
+//! Nothing flies here when the check works; should it not, the flights use SITL instance 34
+//! (this file's own; `cli_sets` has 27–33).
 
 mod cli_support;
 
@@ -62,7 +62,7 @@ fn run_refuses_every_pair_of_outputs_naming_one_file() {
             "run",
             "examples/takeoff-hover-land.toml",
             "--instance",
-            "129",
+            "34",
             "--speed",
             SPEED,
             a,
@@ -85,7 +85,7 @@ fn fly_refuses_every_pair_of_outputs_naming_one_file() {
             "fly",
             "examples/box.plan",
             "--instance",
-            "129",
+            "34",
             "--speed",
             SPEED,
             a,
@@ -110,7 +110,7 @@ fn a_symbolic_link_to_an_output_is_the_same_file() {
             "run",
             "examples/takeoff-hover-land.toml",
             "--instance",
-            "129",
+            "34",
             "--speed",
             SPEED,
             "--json",
@@ -130,7 +130,7 @@ fn a_symbolic_link_to_an_output_is_the_same_file() {
             "fly",
             "examples/box.plan",
             "--instance",
-            "129",
+            "34",
             "--speed",
             SPEED,
             "--report",
@@ -158,7 +158,7 @@ fn no_output_replaces_the_program_or_the_plan() {
             "run",
             s(&program),
             "--instance",
-            "129",
+            "34",
             "--json",
             s(&program),
         ],
@@ -170,7 +170,7 @@ fn no_output_replaces_the_program_or_the_plan() {
         &std::fs::read_to_string(repo("examples/box.plan")).unwrap(),
     );
     refused(
-        &["fly", s(&plan), "--instance", "129", "--report", s(&plan)],
+        &["fly", s(&plan), "--instance", "34", "--report", s(&plan)],
         "the plan",
         "--report",
     );
@@ -237,7 +237,7 @@ fn a_set_checks_its_files_and_directories() {
         "examples/takeoff-hover-land.toml",
         "examples/box-mission.toml",
         "--instance",
-        "129",
+        "34",
         "--speed",
         SPEED,
     ];

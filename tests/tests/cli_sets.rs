@@ -6,8 +6,9 @@
 //! its summary, `--json`, `--junit` and each program's `--report`, saying which programs were
 //! interrupted and which never ran.
 //!
-//! SITL instances of these tests: 120–128 (ports 14660–14668 and 14700–14708; 129 is
-//! `cli_outputs`').
+//! SITL instances of these tests: 27–33 (ports 14567–14573 and 14607–14613; 34 is
+//! `cli_outputs`'): free, and so are N − 40 and N + 40, whose ports overlap theirs (instance
+//! N's 14580+N is instance N + 40's 14540+N).
 
 mod cli_support;
 
@@ -70,7 +71,7 @@ fn a_set_refuses_connect_with_several_jobs_and_speed_with_connect() {
         if connect {
             args.extend(["--connect", "udpout:127.0.0.1:14699", "--speed", "20"]);
         } else {
-            args.extend(["--speed", "900", "--instance", "120"]);
+            args.extend(["--speed", "900", "--instance", "33"]);
         }
         let want = if connect {
             "--speed 20 paces a vehicle nexus starts"
@@ -135,7 +136,7 @@ fn a_set_passes_connect_sysid_compid_and_real_vehicle_to_each_program() {
     let _vehicle = Bg::nexus(&[
         "sim",
         "--instance",
-        "124",
+        "32",
         "--speed",
         "10",
         "--offboard-port-per-instance",
@@ -149,9 +150,9 @@ fn a_set_passes_connect_sysid_compid_and_real_vehicle_to_each_program() {
         s(&a),
         s(&b),
         "--connect",
-        "udpin:127.0.0.1:14664",
+        "udpin:127.0.0.1:14572",
         "--sysid",
-        "125",
+        "33",
         "--compid",
         "1",
         "--real-vehicle",
@@ -174,8 +175,8 @@ fn a_set_passes_connect_sysid_compid_and_real_vehicle_to_each_program() {
     for p in reports {
         let v = &p["vehicle"];
         assert_eq!(v["kind"], "attached", "{v}");
-        assert_eq!(v["connection"], "udpin:127.0.0.1:14664", "{v}");
-        assert_eq!(v["system_id"], 125, "{v}");
+        assert_eq!(v["connection"], "udpin:127.0.0.1:14572", "{v}");
+        assert_eq!(v["system_id"], 33, "{v}");
         assert_eq!(v["component_id"], 1, "{v}");
         assert_eq!(p["passed"], true, "{p}");
         let tlog = PathBuf::from(p["link"]["tlog"].as_str().expect("a tlog"));
@@ -193,7 +194,7 @@ fn a_set_passes_connect_sysid_compid_and_real_vehicle_to_each_program() {
         "--partition",
         "1/1",
         "--connect",
-        "udpin:127.0.0.1:14664",
+        "udpin:127.0.0.1:14572",
         "--sysid",
         "77",
     ])
@@ -353,7 +354,7 @@ fn an_interrupted_set_writes_its_reports_and_says_what_was_interrupted() {
         "--jobs",
         "3",
         "--instance",
-        "126",
+        "27",
         "--speed",
         "2",
         "--json",
@@ -384,7 +385,7 @@ fn an_interrupted_set_writes_its_reports_and_says_what_was_interrupted() {
         "{out}"
     );
     // Every vehicle is gone, its ports free.
-    assert_ports_free(126..=128, &out);
+    assert_ports_free(27..=29, &out);
 
     // --json: each program's status, the interrupted ones' own reports.
     let set = json(&std::fs::read(&report).expect("the set's --json"));
@@ -468,7 +469,7 @@ fn sigterm_to_the_whole_group_and_sighup_end_a_set_with_their_codes() {
             "--jobs",
             "2",
             "--instance",
-            "120",
+            "30",
             "--speed",
             "2",
             "--json",
@@ -487,7 +488,7 @@ fn sigterm_to_the_whole_group_and_sighup_end_a_set_with_their_codes() {
             "{:.2} s:\n{out}",
             took.as_secs_f64()
         );
-        assert_ports_free(120..=121, &out);
+        assert_ports_free(30..=31, &out);
         let set = json(&std::fs::read(&report).expect("the set's --json"));
         assert_eq!(set["interrupted"], name, "{set}");
         assert_eq!(set["exit_code"], code, "{set}");
