@@ -97,8 +97,22 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
-    if let Err(e) =
-        super::vehicle::json_output(args.json.as_deref()).and_then(|()| evidence.check())
+    // No output may replace a recording, the program, or another output.
+    let mut files = vec![super::output::Named::input("the program", &args.program)];
+    files.extend(
+        args.tlog
+            .iter()
+            .map(|t| super::output::Named::input("--tlog", t)),
+    );
+    files.extend(
+        args.json
+            .iter()
+            .map(|j| super::output::Named::output("--json", j)),
+    );
+    files.extend(evidence.named());
+    if let Err(e) = super::output::distinct(&files)
+        .and_then(|()| super::vehicle::json_output(args.json.as_deref()))
+        .and_then(|()| evidence.check())
     {
         eprintln!("nexus check: {e}");
         return exit(EXIT_SETUP);

@@ -16,7 +16,7 @@
 use super::evidence::EvidenceArgs;
 use super::exec::{Flight, StepMeta};
 use super::outcome::Command;
-use super::output::Out;
+use super::output::{Named, Out};
 use super::program::{PlanFile, STEPS};
 use super::report::Report;
 use super::vehicle::VehicleArgs;
@@ -185,7 +185,13 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         );
         return exit(EXIT_SETUP);
     }
-    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref())
+    let mut files = vec![Named::input("the plan", &args.plan)];
+    if let Some(j) = &args.json {
+        files.push(Named::output("--json", j));
+    }
+    files.extend(args.evidence.named());
+    if let Err(e) = super::output::distinct(&files)
+        .and_then(|()| super::vehicle::before_flight(&args.vehicle, args.json.as_deref()))
         .and_then(|()| args.evidence.check())
     {
         eprintln!("nexus fly: {e}");

@@ -8,19 +8,38 @@
 //! not start). With several programs, `--tlog DIR` and `--report DIR` name directories that
 //! get one `NAME.tlog` / `NAME.html` per program.
 //!
+//! Every option of a single run reaches each program's run ([`child_args`]), and the set checks
+//! the same arguments a single run does before anything flies. `--connect` names one vehicle:
+//! with `--jobs 1` the programs fly on it one after another; with more, the set is refused
+//! (two programs cannot fly one vehicle at once). No output may replace another or a program
+//! ([`super::output::distinct`]).
+//!
+//! An interrupt (SIGINT, SIGTERM, SIGHUP) reaches each running program's process (each is in
+//! a process group of its own, so a terminal's Ctrl-C reaches it once, from here): each ends
+//! its flight `aborted` and writes its report; the programs not started are marked `not run`;
+//! and the set still writes its summary, `--json`, `--junit` and one `--report` file per
+//! program, then exits 128 + the signal's number.
+//!
 //! `--partition K/N` keeps the programs of part K: the set sorted by path as given, then
 //! dealt round-robin (the i-th goes to part `i mod N + 1`), like nextest's `count:K/N`. The
 //! split depends only on the paths, so every machine of a CI matrix computes the same one,
 //! and every program is in exactly one part.
 
+use super::evidence::EvidenceArgs;
+use super::output::Named;
 use super::run::RunArgs;
+use super::vehicle::VehicleArgs;
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
+use nexus_host::interrupt::Caught;
 use serde_json::Value;
+use std::ffi::OsString;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
 /// Most programs flown at once.
 pub const MAX_JOBS: usize = 64;
@@ -68,6 +87,7 @@ pub fn partition(all: &[PathBuf], part: Option<Partition>) -> Vec<PathBuf> {
 /// What one program's run gave.
 struct Outcome {
     program: PathBuf,
+    instance: u8,
     code: u8,
     report: Option<Value>,
     output: String,
@@ -80,22 +100,13 @@ pub fn main(args: &RunArgs) -> ExitCode {
     let set = partition(&all, args.partition);
     let jobs = args.jobs;
     if !(1..=MAX_JOBS).contains(&jobs) {
-        eprintln!("nexus run: --jobs must be 1 to {MAX_JOBS}");
-        return exit(EXIT_SETUP);
-    }
-    let top = args.vehicle.instance as usize + jobs - 1;
-    if top > super::limits::INSTANCE_MAX as usize {
-        eprintln!(
-            "nexus run: --instance {} with --jobs {jobs} needs instances up to {top}, past {}",
-            args.vehicle.instance,
-            super::limits::INSTANCE_MAX
-        );
+        eprintln!("nexus run: --jobs must be 1 to {MAX_JOBS}, got {jobs}");
         return exit(EXIT_SETUP);
     }
     if args.check {
         return check_only(args, &set);
     }
-    if let Err(e) = check_outputs(args) {
+    if let Err(e) = check_set(args, &all, &set) {
         eprintln!("nexus run: {e}");
         return exit(EXIT_SETUP);
     }
@@ -103,6 +114,20 @@ pub fn main(args: &RunArgs) -> ExitCode {
         .partition
         .map_or(String::new(), |p| format!(", part {}/{}", p.part, p.total));
     eprintln!("nexus run: {} programs{part}, {jobs} at once", set.len());
+    if let Some(conn) = &args.vehicle.connect {
+        let udpout = matches!(
+            conn.parse::<nexus_host::transport::ConnString>(),
+            Ok(nexus_host::transport::ConnString::UdpOut { .. })
+        );
+        if udpout && set.len() > 1 {
+            eprintln!(
+                "nexus run: note: over udpout each program's run speaks from a port of its own, \
+                 and PX4 (like nexus sim) answers only the first client it heard: programs \
+                 after the first may hear nothing; a link on the port the vehicle sends to \
+                 (udpin:), tcp: or serial: carries the whole set"
+            );
+        }
+    }
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -117,30 +142,83 @@ pub fn main(args: &RunArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
+    // From here a signal is ours to act on: it is passed to the running programs, and the set
+    // ends with its reports (module docs).
+    let _interrupts = nexus_host::interrupt::handle();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..set.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for w in 0..jobs.min(set.len()) {
             let (next, results, set, exe, tmp) = (&next, &results, &set, &exe, tmp.path());
             s.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(p) = set.get(i) else { break };
                 if nexus_host::interrupt::caught().is_some() {
                     break;
                 }
-                let instance = args.vehicle.instance + w as u8;
-                let o = run_one(exe, args, p, instance, &tmp.join(format!("{i}.json")));
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(p) = set.get(i) else { break };
+                let o = run_one(exe, args, p, w, tmp, i);
                 let line = match o.report.as_ref().and_then(|r| r.get("verdict")) {
                     Some(Value::String(v)) => v.clone(),
                     _ => format!("exit {}: {}", o.code, last_line(&o.output)),
                 };
-                eprintln!("  {} (instance {instance}): {line}", p.display());
+                eprintln!("  {} (instance {}): {line}", p.display(), o.instance);
                 nexus_host::sync::lock(results)[i] = Some(o);
             });
         }
     });
     let results = nexus_host::sync::into_inner(results);
     summarize(args, &set, results)
+}
+
+/// What a set checks before anything flies (past `--jobs`): the instances the workers use, the same
+/// vehicle arguments as a single run (`--speed` with `--connect`, the speed's range, the
+/// connection string), `--connect` with one worker, every output distinct from the others and
+/// from the programs, and the outputs writable (the directories made).
+fn check_set(args: &RunArgs, all: &[PathBuf], set: &[PathBuf]) -> Result<(), String> {
+    let jobs = args.jobs;
+    if let Some(conn) = &args.vehicle.connect {
+        if jobs > 1 {
+            return Err(format!(
+                "--connect {conn} names one vehicle, and --jobs {jobs} would fly up to {jobs} \
+                 programs on it at once; with --jobs 1 the set flies on it one program after \
+                 another"
+            ));
+        }
+    }
+    let top = args.vehicle.instance as usize + jobs - 1;
+    if top > super::limits::INSTANCE_MAX as usize {
+        return Err(format!(
+            "--instance {} with --jobs {jobs} needs instances up to {top}, past {}",
+            args.vehicle.instance,
+            super::limits::INSTANCE_MAX
+        ));
+    }
+    super::vehicle::before_flight(&args.vehicle, None)?;
+    // Every file the set writes: its own, and each program's in the directories.
+    let per_program: Vec<(&str, PathBuf)> = [
+        ("--tlog", &args.evidence.tlog, "tlog"),
+        ("--report", &args.evidence.html, "html"),
+    ]
+    .into_iter()
+    .filter_map(|(what, dir, ext)| dir.as_ref().map(|d| (what, d, ext)))
+    .flat_map(|(what, d, ext)| set.iter().map(move |p| (what, d.join(out_name(p, ext)))))
+    .collect();
+    let mut named: Vec<Named<'_>> = all.iter().map(|p| Named::input("the program", p)).collect();
+    if let Some(j) = &args.json {
+        named.push(Named::output("--json", j));
+    }
+    if let Some(j) = &args.evidence.junit {
+        named.push(Named::output("--junit", j));
+    }
+    if let Some(d) = &args.evidence.tlog {
+        named.push(Named::output_dir("--tlog", d));
+    }
+    if let Some(d) = &args.evidence.html {
+        named.push(Named::output_dir("--report", d));
+    }
+    named.extend(per_program.iter().map(|(w, p)| Named::output(w, p)));
+    super::output::distinct(&named)?;
+    check_outputs(args)
 }
 
 /// `--check` with a set: read and check each program of the part, fly none; the programs kept
@@ -223,66 +301,245 @@ fn out_name(p: &Path, ext: &str) -> String {
     format!("{stem}-{hash:08x}.{ext}")
 }
 
-fn run_one(exe: &Path, args: &RunArgs, program: &Path, instance: u8, json: &Path) -> Outcome {
-    let mut c = Command::new(exe);
-    c.arg("run").arg(program);
-    c.arg("--instance").arg(instance.to_string());
-    c.arg("--speed").arg(args.vehicle.speed.to_string());
-    c.arg("--listen").arg(args.vehicle.listen.to_string());
-    if let Some(px4) = &args.vehicle.px4 {
-        c.arg("--px4").arg(px4);
-    } else if args.vehicle.sim {
-        c.arg("--sim");
-    }
-    c.arg("--json").arg(json);
-    if let Some(d) = &args.evidence.tlog {
-        c.arg("--tlog").arg(d.join(out_name(program, "tlog")));
-    }
-    if let Some(d) = &args.evidence.html {
-        c.arg("--report").arg(d.join(out_name(program, "html")));
-    }
-    c.stdin(Stdio::null());
-    let (code, output) = match c.output() {
-        Ok(o) => {
-            let code = o
-                .status
-                .code()
-                .map_or(EXIT_FAILED, |c| c.clamp(0, 255) as u8);
-            let mut text = String::from_utf8_lossy(&o.stdout).into_owned();
-            text.push_str(&String::from_utf8_lossy(&o.stderr));
-            (code, text)
-        }
-        Err(e) => (EXIT_SETUP, format!("cannot start nexus run: {e}")),
+/// The arguments of the `nexus run` that flies `program` for worker `worker` of a set, its
+/// report to `json`: every option of a single run the set was given, as given, but the
+/// instance (`--instance` + `worker`: one per worker) and the per-program outputs (`--json`
+/// to read back, `--tlog` and `--report` as files in their directories). The set's own options
+/// (`--jobs`, `--partition`, the other programs, `--junit`, `--check`) stay with the set.
+///
+/// Every field is named here, so an option added to [`RunArgs`], [`VehicleArgs`] or
+/// [`EvidenceArgs`] does not compile until it is passed on or said to be the set's.
+pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) -> Vec<OsString> {
+    let RunArgs {
+        // Replaced by this program.
+        program: _,
+        vehicle,
+        // The set answers `--check` itself (`check_only`): a program's run never gets it.
+        check: _,
+        // Replaced by this program's report, which the set reads back.
+        json: _,
+        evidence,
+        // The set's.
+        more: _,
+        jobs: _,
+        partition: _,
+    } = args;
+    let VehicleArgs {
+        px4,
+        sim,
+        connect,
+        sysid,
+        compid,
+        real_vehicle,
+        link_rate_baud,
+        speed,
+        instance,
+        listen,
+    } = vehicle;
+    let EvidenceArgs {
+        tlog,
+        html,
+        // The set writes one JUnit file of every program's report.
+        junit: _,
+    } = evidence;
+    let mut a: Vec<OsString> = vec!["run".into(), program.into()];
+    let mut opt = |name: &str, value: OsString| {
+        a.push(name.into());
+        a.push(value);
     };
-    let report = std::fs::read(json)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
-    Outcome {
+    // Checked against INSTANCE_MAX with --jobs before anything starts.
+    let instance = (*instance as usize + worker).min(u8::MAX as usize);
+    opt("--instance", instance.to_string().into());
+    opt("--speed", speed.to_string().into());
+    opt("--listen", listen.to_string().into());
+    if let Some(p) = px4 {
+        opt("--px4", p.into());
+    }
+    if let Some(c) = connect {
+        opt("--connect", c.into());
+    }
+    if let Some(id) = sysid {
+        opt("--sysid", id.to_string().into());
+    }
+    if let Some(id) = compid {
+        opt("--compid", id.to_string().into());
+    }
+    if let Some(b) = link_rate_baud {
+        opt("--link-rate-baud", b.to_string().into());
+    }
+    opt("--json", json.into());
+    if let Some(d) = tlog {
+        opt("--tlog", d.join(out_name(program, "tlog")).into());
+    }
+    if let Some(d) = html {
+        opt("--report", d.join(out_name(program, "html")).into());
+    }
+    if *sim {
+        a.push("--sim".into());
+    }
+    if *real_vehicle {
+        a.push("--real-vehicle".into());
+    }
+    a
+}
+
+/// How often a worker looks at its program's process (and at whether a signal came).
+const POLL: Duration = Duration::from_millis(20);
+
+/// Fly `program` (the `index`-th of the set) in its own `nexus run` for worker `worker`: its
+/// report and output in `tmp`, the first signal the set receives passed on to it.
+fn run_one(
+    exe: &Path,
+    args: &RunArgs,
+    program: &Path,
+    worker: usize,
+    tmp: &Path,
+    index: usize,
+) -> Outcome {
+    let json = tmp.join(format!("{index}.json"));
+    let log = tmp.join(format!("{index}.log"));
+    let instance = args.vehicle.instance.saturating_add(worker as u8);
+    let outcome = |code, output| Outcome {
         program: program.to_path_buf(),
+        instance,
         code,
-        report,
+        report: std::fs::read(&json)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok()),
         output,
+    };
+    let files = std::fs::File::create(&log).and_then(|f| Ok((f.try_clone()?, f)));
+    let (stdout, stderr) = match files {
+        Ok(f) => f,
+        Err(e) => {
+            return outcome(
+                EXIT_SETUP,
+                format!("cannot make {} for its output: {e}", log.display()),
+            )
+        }
+    };
+    let mut c = Command::new(exe);
+    c.args(child_args(args, program, worker, &json))
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        // Its own group: a terminal's Ctrl-C reaches only the set, which passes it on once
+        // (a second signal would end the program at once, without its report).
+        .process_group(0);
+    let mut child = match c.spawn() {
+        Ok(ch) => ch,
+        Err(e) => return outcome(EXIT_SETUP, format!("cannot start nexus run: {e}")),
+    };
+    let mut passed_on = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Ok(st),
+            Ok(None) => {}
+            Err(e) => break Err(e),
+        }
+        // Not reaped yet, so the pid is still this child's.
+        if !passed_on {
+            if let Some(sig) = nexus_host::interrupt::caught() {
+                pass_on(child.id(), sig);
+                passed_on = true;
+            }
+        }
+        std::thread::sleep(POLL);
+    };
+    let text = String::from_utf8_lossy(&std::fs::read(&log).unwrap_or_default()).into_owned();
+    match status {
+        Ok(st) => {
+            let code = match (st.code(), st.signal()) {
+                (Some(c), _) => c.clamp(0, 255) as u8,
+                // Ended by a signal before it could act on it: the shell's 128 + n.
+                (None, Some(sig)) => Caught { signal: sig }.exit_code(),
+                (None, None) => EXIT_FAILED,
+            };
+            outcome(code, text)
+        }
+        Err(e) => outcome(EXIT_SETUP, format!("{text}cannot wait for nexus run: {e}")),
     }
 }
 
+/// Send `sig` to the process `pid` (a program of the set).
+fn pass_on(pid: u32, sig: Caught) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    if let (Ok(pid), Ok(signal)) = (i32::try_from(pid), Signal::try_from(sig.signal)) {
+        // It may have just exited: nothing to do then.
+        let _ = kill(Pid::from_raw(pid), signal);
+    }
+}
+
+/// How one program of the set ended.
+fn program_status(code: u8) -> &'static str {
+    match code {
+        EXIT_OK => "passed",
+        EXIT_FAILED => "failed",
+        // 128 + the signal's number.
+        129..=255 => "interrupted",
+        _ => "error",
+    }
+}
+
+/// The report of a program the set did not start, because `sig` came first: every step
+/// `not run`; its HTML written into the `--report` directory, as the programs that ran write
+/// theirs.
+fn not_run(args: &RunArgs, program: &Path, sig: Option<Caught>) -> Value {
+    let why = match sig {
+        Some(c) => format!("not run: the set was {}", c.reason()),
+        None => "not run".to_string(),
+    };
+    let prog = super::program::ProgramFile::load(program).ok();
+    let mut report = super::report::Report::new(
+        "run",
+        program.display().to_string(),
+        prog.as_ref().and_then(|p| p.name.clone()),
+        args.vehicle.report(),
+        prog.as_ref().map_or(0, |p| p.steps.len()),
+    );
+    report.verdict = format!("FAIL: {why}");
+    report.exit_code = sig.map_or(EXIT_FAILED, |c| c.exit_code());
+    report.events.push(why.clone());
+    if let Some(d) = &args.evidence.html {
+        let path = d.join(out_name(program, "html"));
+        let html = super::evidence::html::render(&report, &[]);
+        if let Err(e) = super::evidence::write_file(&path, &html) {
+            eprintln!("nexus run: {e}");
+        }
+    }
+    let mut v = serde_json::to_value(&report).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        // What `--junit` marks skipped.
+        o.insert("not_run".into(), Value::String(why));
+    }
+    v
+}
+
 fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> ExitCode {
+    let sig = nexus_host::interrupt::caught();
     let mut reports = Vec::new();
     let mut summary = Vec::new();
-    let (mut passed, mut failed, mut other) = (0, 0, None);
+    let (mut passed, mut failed, mut interrupted, mut not_started) = (0, 0, 0, 0);
+    let mut other = None;
     for (i, r) in results.into_iter().enumerate() {
         let Some(o) = r else {
+            not_started += 1;
+            let report = not_run(args, &set[i], sig);
             summary.push(serde_json::json!({"program": set[i].display().to_string(),
-                "exit_code": null, "verdict": "not run (interrupted)"}));
-            other.get_or_insert(
-                nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
-            );
+                "exit_code": null, "status": "not run", "verdict": report["verdict"]}));
+            reports.push(report);
             continue;
         };
-        match o.code {
-            EXIT_OK => passed += 1,
-            EXIT_FAILED => failed += 1,
-            c => {
-                other.get_or_insert(c);
+        match program_status(o.code) {
+            "passed" => passed += 1,
+            "failed" => failed += 1,
+            "interrupted" => {
+                interrupted += 1;
+                other.get_or_insert(o.code);
+            }
+            _ => {
+                other.get_or_insert(o.code);
                 if o.report.is_none() {
                     eprintln!("{}: {}", o.program.display(), o.output.trim_end());
                 }
@@ -295,30 +552,48 @@ fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> 
             .unwrap_or_else(|| Value::String(last_line(&o.output).to_string()));
         summary.push(
             serde_json::json!({"program": o.program.display().to_string(),
-            "exit_code": o.code, "verdict": verdict}),
+            "exit_code": o.code, "status": program_status(o.code), "verdict": verdict}),
         );
         match o.report {
             Some(r) => reports.push(r),
-            // A program that could not start still shows in the JUnit file, as a failure.
-            None => reports.push(serde_json::json!({
-                "file": o.program.display().to_string(), "passed": false,
-                "verdict": format!("FAIL: {}", last_line(&o.output)), "steps": [],
-                "steps_total": 0, "wall_s": 0.0})),
+            // A program that could not start (or was ended before it could say why) still
+            // shows in the JUnit file, as a failure.
+            None => {
+                let why = match (program_status(o.code), last_line(&o.output)) {
+                    ("interrupted", "") => format!(
+                        "interrupted (exit {}) before it could write its report",
+                        o.code
+                    ),
+                    (_, line) => line.to_string(),
+                };
+                reports.push(serde_json::json!({
+                    "file": o.program.display().to_string(), "passed": false,
+                    "exit_code": o.code, "verdict": format!("FAIL: {why}"), "steps": [],
+                    "steps_total": 0, "wall_s": 0.0}));
+            }
         }
     }
-    let code = if failed > 0 {
-        EXIT_FAILED
-    } else {
-        other.unwrap_or(EXIT_OK)
+    // Interrupted: the signal's code, as a single run; else 1 if any failed, else the first
+    // other code (2: one could not start; 128 + n: one was ended by a signal of its own).
+    let code = match sig {
+        Some(c) => c.exit_code(),
+        None if failed > 0 => EXIT_FAILED,
+        None => other.unwrap_or(EXIT_OK),
     };
-    let line = format!(
-        "{} programs: {passed} passed, {failed} failed{}",
-        set.len(),
-        match set.len() - passed - failed {
-            0 => String::new(),
-            n => format!(", {n} did not run to a verdict"),
-        }
-    );
+    let mut line = format!("{} programs: {passed} passed, {failed} failed", set.len());
+    if interrupted > 0 {
+        line.push_str(&format!(", {interrupted} interrupted"));
+    }
+    if not_started > 0 {
+        line.push_str(&format!(", {not_started} not run"));
+    }
+    let errors = set.len() - passed - failed - interrupted - not_started;
+    if errors > 0 {
+        line.push_str(&format!(", {errors} did not run to a verdict"));
+    }
+    if let Some(c) = sig {
+        line.push_str(&format!(" ({})", c.reason()));
+    }
     let out = super::output::Out::new(args.json.as_deref());
     out.line(&if code == EXIT_OK {
         format!("PASS: {line}")
@@ -327,6 +602,7 @@ fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> 
     });
     let all = serde_json::json!({"format": super::report::FORMAT, "command": "run",
         "passed": code == EXIT_OK, "exit_code": code, "summary": line,
+        "interrupted": sig.map(|c| c.name()),
         "programs": summary, "reports": reports});
     let mut result = out.write_json(&all);
     if let Some(j) = &args.evidence.junit {
@@ -344,6 +620,101 @@ fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    /// `nexus run`'s arguments alone, as the binary parses them.
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    fn parse<S: Into<OsString> + Clone>(args: &[S]) -> RunArgs {
+        let argv =
+            std::iter::once(OsString::from("nexus")).chain(args.iter().cloned().map(Into::into));
+        match Cli::try_parse_from(argv) {
+            Ok(c) => c.run,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// The child's arguments for program `b.toml` on worker 2, parsed back as the child does
+    /// (without the leading `run`).
+    fn child_of(parent: &[&str]) -> RunArgs {
+        let mut argv = vec!["a.toml", "b.toml"];
+        argv.extend_from_slice(parent);
+        let args = parse(&argv);
+        let child = child_args(&args, Path::new("b.toml"), 2, Path::new("/tmp/set/1.json"));
+        assert_eq!(child[0], OsString::from("run"));
+        parse(&child[1..])
+    }
+
+    #[test]
+    fn every_single_run_option_reaches_the_programs_of_a_set() {
+        let conn = "udpout:127.0.0.1:14699";
+        let baseline = format!("{:?}", child_of(&[]).vehicle);
+        // Each option of a single run, and what the program's run must then have.
+        let cases: &[(&[&str], &str)] = &[
+            (&["--speed", "7.5"], "speed: Factor(7.5)"),
+            (&["--speed", "max"], "speed: Max"),
+            (&["-s", "0.25"], "speed: Factor(0.25)"),
+            // Worker 2: the instance given + 2.
+            (&["--instance", "40"], "instance: 42"),
+            (&["--listen", "0.0.0.0"], "listen: 0.0.0.0"),
+            (
+                &["--px4", "/opt/px4/build"],
+                "px4: Some(\"/opt/px4/build\")",
+            ),
+            (&["--sim"], "sim: true"),
+            (
+                &["--connect", conn],
+                "connect: Some(\"udpout:127.0.0.1:14699\")",
+            ),
+            (&["--connect", conn, "--sysid", "7"], "sysid: Some(7)"),
+            (&["--connect", conn, "--compid", "190"], "compid: Some(190)"),
+            (&["--connect", conn, "--real-vehicle"], "real_vehicle: true"),
+            (
+                &["--connect", conn, "--link-rate-baud", "57600"],
+                "link_rate_baud: Some(57600)",
+            ),
+        ];
+        for (given, want) in cases {
+            let child = child_of(given);
+            let got = format!("{:?}", child.vehicle);
+            assert!(got.contains(want), "{given:?}: the child has {got}");
+            assert_ne!(got, baseline, "{given:?} changed nothing");
+            // Everything else as in the parent (the instance moved by the worker).
+            let mut argv = vec!["a.toml"];
+            argv.extend_from_slice(given);
+            let mut parent = parse(&argv).vehicle;
+            parent.instance += 2;
+            assert_eq!(got, format!("{parent:?}"), "{given:?}");
+        }
+    }
+
+    #[test]
+    fn a_sets_outputs_reach_each_program_as_its_own_files() {
+        let child = child_of(&["--tlog", "logs", "--report", "html", "--junit", "all.xml"]);
+        assert_eq!(child.program, PathBuf::from("b.toml"));
+        assert_eq!(
+            child.evidence.tlog,
+            Some(Path::new("logs").join(out_name(Path::new("b.toml"), "tlog")))
+        );
+        assert_eq!(
+            child.evidence.html,
+            Some(Path::new("html").join(out_name(Path::new("b.toml"), "html")))
+        );
+        // The set writes the one JUnit file, and reads each program's JSON report back.
+        assert_eq!(child.evidence.junit, None);
+        assert_eq!(child.json, Some(PathBuf::from("/tmp/set/1.json")));
+        // One program, one worker: the set's own options stay with the set.
+        let child = child_of(&["--jobs", "3", "--partition", "1/2", "--json", "r.json"]);
+        assert!(child.more.is_empty());
+        assert_eq!(child.jobs, 1);
+        assert_eq!(child.partition, None);
+        assert!(!child.check);
+        assert_eq!(child.json, Some(PathBuf::from("/tmp/set/1.json")));
+    }
 
     #[test]
     fn partition_parses() {

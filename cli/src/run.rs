@@ -4,7 +4,7 @@
 use super::evidence::EvidenceArgs;
 use super::exec::StepMeta;
 use super::outcome::Command;
-use super::output::Out;
+use super::output::{Named, Out};
 use super::program::ProgramFile;
 use super::report::Report;
 use super::vehicle::VehicleArgs;
@@ -76,7 +76,16 @@ pub fn main(args: &RunArgs) -> ExitCode {
         out.line("program OK");
         return exit(EXIT_OK);
     }
-    if let Err(e) = super::vehicle::before_flight(&args.vehicle, args.json.as_deref())
+    let mut files = vec![Named::input("the program", &args.program)];
+    if let Some(plan) = &prog.plan {
+        files.push(Named::input("its plan", &plan.path));
+    }
+    if let Some(j) = &args.json {
+        files.push(Named::output("--json", j));
+    }
+    files.extend(args.evidence.named());
+    if let Err(e) = super::output::distinct(&files)
+        .and_then(|()| super::vehicle::before_flight(&args.vehicle, args.json.as_deref()))
         .and_then(|()| args.evidence.check())
     {
         eprintln!("nexus run: {e}");

@@ -1,7 +1,8 @@
 //! `--junit FILE.xml`: the JUnit XML that CI systems (GitHub, GitLab, Jenkins) read. One
 //! `<testsuite>` per program (its file), one `<testcase>` per step; a step that did not pass
 //! carries a `<failure>` whose message is the step's explanation (else its reason); a step
-//! that never ran is `<skipped>`. `time` is wall seconds (what CI shows); the sim seconds are
+//! that never ran is `<skipped>`; so is every step of a program a set never started (an
+//! interrupt came first: its report's `not_run` says why). `time` is wall seconds (what CI shows); the sim seconds are
 //! a property of each case. Built from `--json` reports, so a set of programs run with
 //! `--jobs` gives one file too.
 
@@ -53,6 +54,35 @@ pub fn render(reports: &[Value]) -> String {
             .and_then(Value::as_u64)
             .unwrap_or(steps.len() as u64) as usize;
         let total = total.max(steps.len());
+        if let Some(why) = r.get("not_run").and_then(Value::as_str) {
+            let n = total.max(1);
+            tests += n;
+            let _ = writeln!(
+                suites,
+                "  <testsuite name=\"{}\" tests=\"{n}\" failures=\"0\" errors=\"0\" \
+                 skipped=\"{n}\" time=\"0.000\">",
+                escape(name)
+            );
+            let _ = writeln!(
+                suites,
+                "    <properties><property name=\"file\" value=\"{}\"/><property name=\"verdict\" \
+                 value=\"{}\"/></properties>",
+                escape(file),
+                escape(s(r, "verdict"))
+            );
+            for i in 0..n {
+                let _ = writeln!(
+                    suites,
+                    "    <testcase name=\"step {}\" classname=\"{}\" time=\"0\"><skipped \
+                     message=\"{}\"/></testcase>",
+                    i + 1,
+                    escape(file),
+                    escape(why)
+                );
+            }
+            suites.push_str("  </testsuite>\n");
+            continue;
+        }
         let passed = r.get("passed").and_then(Value::as_bool).unwrap_or(false);
         let mut suite_fail = steps
             .iter()
@@ -179,5 +209,29 @@ mod tests {
         );
         assert_eq!(x.matches("<testcase").count(), 3);
         assert_eq!(x.matches("<skipped").count(), 1);
+    }
+
+    #[test]
+    fn a_program_not_run_is_skipped_with_the_reason() {
+        let r = serde_json::json!({
+            "file": "b.toml", "name": "second", "passed": false, "steps_total": 2,
+            "verdict": "FAIL: not run: the set was interrupted by SIGINT", "steps": [],
+            "wall_s": 0.0, "not_run": "not run: the set was interrupted by SIGINT"
+        });
+        let x = render(&[r]);
+        assert!(
+            x.contains("name=\"second\" tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"2\""),
+            "{x}"
+        );
+        assert_eq!(
+            x.matches("<skipped message=\"not run: the set was interrupted by SIGINT\"/>")
+                .count(),
+            2,
+            "{x}"
+        );
+        assert!(
+            x.contains("<testsuites name=\"nexus\" tests=\"2\" failures=\"0\""),
+            "{x}"
+        );
     }
 }

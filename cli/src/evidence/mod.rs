@@ -2,7 +2,9 @@
 //! QGroundControl records it: [`nexus_host::tlog`]), `--report FILE.html` (the flight drawn:
 //! [`html`]) and `--junit FILE.xml` (a testsuite per program, a testcase per step: [`junit`]).
 //!
-//! Every output is checked writable before anything flies ([`EvidenceArgs::check`]).
+//! Every output is checked writable before anything flies ([`EvidenceArgs::check`]), and
+//! distinct from the others and from the files the command reads
+//! ([`super::output::distinct`]).
 
 pub mod html;
 pub mod junit;
@@ -42,6 +44,18 @@ impl EvidenceArgs {
             }
         }
         Ok(())
+    }
+
+    /// The files these options write, for [`super::output::distinct`].
+    pub fn named(&self) -> Vec<super::output::Named<'_>> {
+        [
+            ("--tlog", &self.tlog),
+            ("--report", &self.html),
+            ("--junit", &self.junit),
+        ]
+        .into_iter()
+        .filter_map(|(what, p)| p.as_deref().map(|p| super::output::Named::output(what, p)))
+        .collect()
     }
 
     /// Open the tlog, if asked for.
