@@ -35,6 +35,9 @@ impl Rng {
     }
 }
 
+/// A settled wait: its result, when (vehicle µs), and the offboard events before it.
+type Settled = (WaitResult, u64, Vec<(u64, OffboardEvent)>);
+
 /// What the link does to one frame from the vehicle.
 type DownFilter = Box<dyn FnMut(u32, &[u8]) -> bool>;
 
@@ -170,6 +173,38 @@ impl Pair {
     fn boot(&mut self) {
         let (ok, _) = self.run_until(30.0, |c, _| c.snapshot().mode.is_some());
         assert!(ok, "no heartbeat through the lossy link in 30 s");
+    }
+
+    /// Upload `items` as the mission and step until PX4 accepted it.
+    fn upload(&mut self, items: &[MissionItem]) {
+        self.client
+            .offboard_mut()
+            .0
+            .upload_mission_items(items)
+            .unwrap();
+        let (ok, events) = self.run_until(60.0, |c, _| c.offboard().mission_uploaded());
+        assert!(ok, "not uploaded in 60 s: {events:?}");
+    }
+
+    /// Register `wait` and step until it settles: its result, the vehicle time it settled at
+    /// (µs), and the offboard events meanwhile with their times.
+    fn settle(&mut self, wait: &Wait, limit_s: f64) -> Settled {
+        let id = self.client.wait(self.now(), wait).unwrap();
+        let end = self.vehicle.now_us() + (limit_s * 1e6) as u64;
+        let mut events = Vec::new();
+        while self.vehicle.now_us() < end {
+            self.step();
+            while let Some(e) = self.client.poll_event() {
+                match e {
+                    Event::Offboard(e) => events.push((self.vehicle.now_us(), e)),
+                    Event::Settled { id: got, result } if got == id => {
+                        return (result, self.vehicle.now_us(), events);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        panic!("the wait did not settle in {limit_s} s: {events:?}");
     }
 
     fn lost(&self, id: u32) -> usize {
@@ -311,13 +346,7 @@ fn a_lost_final_reached_still_completes_the_mission() {
     pair.boot();
     let mission = box_mission();
     let last = nexus_core::mission::last_reachable(&mission).unwrap();
-    pair.client
-        .offboard_mut()
-        .0
-        .upload_mission_items(&mission)
-        .unwrap();
-    let (ok, _) = pair.run_until(30.0, |c, _| c.offboard().mission_uploaded());
-    assert!(ok);
+    pair.upload(&mission);
     // From now on the link loses every report of the last item's arrival, and every
     // MISSION_CURRENT from the moment PX4 made the LAND item current until it disarms.
     let mut blackout = false;
@@ -365,21 +394,7 @@ fn a_lost_final_reached_still_completes_the_mission() {
     let wait = Wait::mission_complete()
         .guard(Condition::disarmed())
         .timeout_s(600.0);
-    let now = pair.now();
-    let id = pair.client.wait(now, &wait).unwrap();
-    let mut result = None;
-    let end = pair.vehicle.now_us() + 600_000_000;
-    while pair.vehicle.now_us() < end && result.is_none() {
-        pair.step();
-        while let Some(e) = pair.client.poll_event() {
-            if let Event::Settled { id: got, result: r } = e {
-                if got == id {
-                    result = Some(r);
-                }
-            }
-        }
-    }
-    let result = result.expect("the wait settled");
+    let (result, _, _) = pair.settle(&wait, 600.0);
     assert!(
         pair.lost(MISSION_ITEM_REACHED) >= 1,
         "the final reached was lost"
@@ -396,34 +411,15 @@ fn mission_verified_needs_no_mission_current() {
     pair.drop_down = Some(Box::new(|id, _| id == MISSION_CURRENT));
     pair.boot();
     let mission = box_mission();
-    pair.client
-        .offboard_mut()
-        .0
-        .upload_mission_items(&mission)
-        .unwrap();
-    let (ok, _) = pair.run_until(30.0, |c, _| c.offboard().mission_uploaded());
-    assert!(ok);
+    pair.upload(&mission);
     let now = pair.now();
     pair.client.apply(now, &Action::VerifyMission).unwrap();
     let wait = Wait::until(Condition::mission_verified()).timeout_s(60.0);
-    let id = pair.client.wait(now, &wait).unwrap();
-    let mut verified_at = None;
-    let mut result = None;
-    let end = pair.vehicle.now_us() + 60_000_000;
-    while pair.vehicle.now_us() < end && result.is_none() {
-        pair.step();
-        while let Some(e) = pair.client.poll_event() {
-            match e {
-                Event::Offboard(OffboardEvent::MissionVerified { .. }) => {
-                    verified_at = Some(pair.vehicle.now_us());
-                }
-                Event::Settled { id: got, result: r } if got == id => {
-                    result = Some((pair.vehicle.now_us(), r));
-                }
-                _ => {}
-            }
-        }
-    }
+    let (result, at, events) = pair.settle(&wait, 60.0);
+    let verified_at = events
+        .iter()
+        .find(|(_, e)| matches!(e, OffboardEvent::MissionVerified { .. }))
+        .map(|(t, _)| *t);
     assert_eq!(
         pair.lost(MISSION_CURRENT),
         pair.sent_down
@@ -431,7 +427,6 @@ fn mission_verified_needs_no_mission_current() {
             .filter(|x| x.0 == MISSION_CURRENT)
             .count()
     );
-    let (at, result) = result.expect("the wait settled");
     assert_eq!(result.reason, Reason::Met, "{result:?}");
     assert_eq!(
         Some(at),
