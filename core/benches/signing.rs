@@ -1,4 +1,9 @@
 //! The cost of verifying a signed frame, next to decoding the same frame unsigned.
+//!
+//! `cargo bench -p nexus-core --features signing --bench signing`.
+
+// criterion_group!/criterion_main! generate undocumented functions.
+#![allow(missing_docs)]
 use criterion::{criterion_group, criterion_main, Criterion};
 use nexus_core::frame::signing::{Signer, SigningClock, SigningKey, Verifier, VerifyPolicy};
 use nexus_core::frame::{Decoder, Encoder, MAX_FRAME_LEN};
