@@ -39,6 +39,7 @@ pub mod program;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod sign;
 pub mod sim;
 pub mod vehicle;
 pub mod watch;

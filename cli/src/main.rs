@@ -32,6 +32,8 @@ enum Command {
     Sim(nexus_cli::sim::SimArgs),
     /// Forward MAVLink between two links (a serial or TCP byte stream and UDP) until interrupted.
     Bridge(nexus_cli::bridge::BridgeArgs),
+    /// MAVLink 2 signing: install a key on a vehicle (`sign setup CONN --signing-key FILE`).
+    Sign(nexus_cli::sign::SignArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,5 +50,6 @@ fn main() -> ExitCode {
         Command::Watch(args) => nexus_cli::watch::main(&args),
         Command::Sim(args) => nexus_cli::sim::run(&args),
         Command::Bridge(args) => nexus_cli::bridge::run(&args),
+        Command::Sign(args) => nexus_cli::sign::main(&args),
     }
 }

@@ -81,6 +81,9 @@ impl Command<'_> {
         report.ignored = IgnoredReport::from(&flight.summarize_ignored());
         let items = plan.map_or(0, |p| p.plan.items.len());
         let link_status = flight.vehicle.link.status();
+        report
+            .ignored
+            .add_signing(link_status.counters.signing.as_ref());
         report.requests = super::report::RequestsReport::new(
             &link_status.counters.tx_requests,
             items as u64,

@@ -425,6 +425,50 @@ pub struct IgnoredReport {
     /// One line per source, as printed ("ignored 4 frames from 127.0.0.1:53211 claiming
     /// system 1").
     pub lines: Vec<String>,
+    /// A signed link's rejected frames by cause (`None`: the link does not sign).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signing: Option<SigningRejections>,
+}
+
+/// Frames a signed link did not apply, by cause (none of them changed a verdict).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SigningRejections {
+    /// All of them.
+    pub rejected: u32,
+    /// Unsigned, with `--require-signed`.
+    pub unsigned: u32,
+    /// Signed, not with the key.
+    pub bad_signature: u32,
+    /// A timestamp not above its stream's last (a replay).
+    pub replay: u32,
+    /// A new stream's timestamp more than a minute behind ours.
+    pub stale: u32,
+    /// A new stream when the stream table was full.
+    pub streams_full: u32,
+    /// Signed frames applied.
+    pub signed: u32,
+    /// Unsigned frames applied (signing not required).
+    pub unsigned_accepted: u32,
+}
+
+impl IgnoredReport {
+    /// Add a signed link's rejections (a line among `lines` when there are any).
+    pub fn add_signing(&mut self, s: Option<&nexus_host::signing::SigningStats>) {
+        let Some(s) = s else { return };
+        if let Some(l) = nexus_host::signing::rejected_line(s) {
+            self.lines.push(l);
+        }
+        self.signing = Some(SigningRejections {
+            rejected: s.rejected(),
+            unsigned: s.unsigned,
+            bad_signature: s.bad_signature,
+            replay: s.replay,
+            stale: s.stale,
+            streams_full: s.streams_full,
+            signed: s.signed,
+            unsigned_accepted: s.unsigned_accepted,
+        });
+    }
 }
 
 /// One ignored source.
@@ -476,6 +520,7 @@ impl From<&nexus_host::transport::ForeignTraffic> for IgnoredReport {
                 .collect(),
             others: IgnoredCounts::from(&f.others),
             lines: f.lines(),
+            signing: None,
         }
     }
 }

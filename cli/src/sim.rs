@@ -44,6 +44,18 @@ pub struct SimArgs {
     /// find the autopilot by its heartbeat, or be told it with `--compid`.
     #[arg(long, default_value_t = 1, value_name = "ID")]
     pub component_id: u8,
+    /// Sign and verify as PX4 main does, with the key in FILE (32 raw bytes, 64 hex digits, or
+    /// a passphrase); without it a key may still be installed with SETUP_SIGNING.
+    #[arg(long, value_name = "FILE")]
+    pub signing_key: Option<std::path::PathBuf>,
+    /// PX4's MAV_SIGN_CFG: 0 optional, 1 all but USB, 2 always (the simulated link is UDP).
+    /// Given alone (no key), the vehicle signs once SETUP_SIGNING installs one.
+    #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(i32).range(0..=2))]
+    pub sign_mode: Option<i32>,
+    /// PX4's key file (32 key bytes + 8 timestamp bytes): read at start, written by
+    /// SETUP_SIGNING.
+    #[arg(long, value_name = "FILE")]
+    pub signing_key_store: Option<std::path::PathBuf>,
 }
 
 /// Start the vehicles and print their console until they all exit (or the process is killed).
@@ -74,6 +86,13 @@ pub fn run(args: &SimArgs) -> ExitCode {
         cfg.vehicle.hardware_identity = args.identify_as_hardware;
         cfg.vehicle.component_id = args.component_id;
         cfg.offboard_port_per_instance = args.offboard_port_per_instance;
+        match crate::sign::sim_signing(args) {
+            Ok(s) => cfg.vehicle.signing = s,
+            Err(e) => {
+                eprintln!("nexus sim: {e}");
+                return ExitCode::from(2);
+            }
+        }
         let first = cfg.first_remote_port();
         match SimHandle::start(cfg) {
             Ok(h) => {

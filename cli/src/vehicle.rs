@@ -39,6 +39,9 @@ pub const AUTOPILOT_COMPID: u8 = 1;
 /// Where to fly: `--px4`, `--sim`, `--speed`, `--instance`, or `--connect` to a running vehicle.
 #[derive(Debug, Clone, clap::Args)]
 pub struct VehicleArgs {
+    /// `--signing-key`, `--require-signed` (cli/src/sign.rs).
+    #[command(flatten)]
+    pub signing: super::sign::SigningArgs,
     /// PX4 SITL build directory (holding bin/px4 and etc/) to fly real PX4 (SIH quadrotor)
     /// instead of the built-in simulated vehicle. Default: $NEXUS_PX4_BUILD if set.
     #[arg(long, value_name = "BUILD_DIR", conflicts_with_all = ["sim", "connect"])]
@@ -176,7 +179,9 @@ impl VehicleArgs {
                     self.speed
                 ));
             }
-            return Ok(SimOptions::no_vehicle().stall(Some(DEFAULT_STALL)));
+            return self
+                .signing
+                .apply(SimOptions::no_vehicle().stall(Some(DEFAULT_STALL)));
         }
         if let Speed::Factor(f) = self.speed {
             super::limits::speed("--speed", f, self.wants_px4())?;
@@ -203,7 +208,7 @@ impl VehicleArgs {
                 o
             }
         };
-        Ok(opts.listen(self.listen))
+        self.signing.apply(opts.listen(self.listen))
     }
 }
 
@@ -429,6 +434,7 @@ fn attach(
     let mut supervision = Supervision::default();
     supervision.stall = sim.options().client.stall;
     supervision.tlog = sim.options().tlog.clone();
+    supervision.signing = sim.options().signing.clone();
     let link = pump
         .add_link(link, options.client_config(), supervision)
         .map_err(|e| StartError::Setup(e.to_string()))?;

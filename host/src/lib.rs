@@ -54,6 +54,7 @@ pub mod offboard_client;
 pub mod pump;
 pub mod run;
 pub mod session;
+pub mod signing;
 pub mod sync;
 pub mod tlog;
 pub mod transport;

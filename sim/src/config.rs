@@ -71,6 +71,9 @@ pub struct VehicleConfig {
     /// Starting state of the deterministic pseudo-random parts (garbage bytes, altitude
     /// steps): the same value, the same flight.
     pub random_start: u64,
+    /// MAVLink 2 signing as PX4 main does it ([`crate::signing`]); `None`: no signing at all
+    /// (PX4 before it).
+    pub signing: Option<crate::signing::SigningConfig>,
 }
 
 impl VehicleConfig {
@@ -93,6 +96,7 @@ impl VehicleConfig {
             hardware_identity: false,
             component_id: super::vehicle::COMPID,
             random_start: 0x5eed_0000 + n as u64,
+            signing: None,
         }
     }
 

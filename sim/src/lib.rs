@@ -124,6 +124,7 @@ pub mod modes;
 pub mod navigator;
 pub mod params;
 pub mod server;
+pub mod signing;
 pub mod statustext;
 pub mod streams;
 mod vehicle;

@@ -172,6 +172,7 @@ impl Vehicle {
         let mut params = Params::new(sysid);
         let compid = cfg.component_id;
         let mut io = Io::new(sysid, compid, cfg.random_start);
+        io.out.signing = cfg.signing.clone().map(crate::signing::SimSigning::new);
         for (name, v) in &cfg.params {
             if let Err(e) = params.set_numeric(name, *v) {
                 io.print(format!(
@@ -335,7 +336,8 @@ impl Vehicle {
             let mut decoded: Option<(nexus_core::frame::Header, [u8; 255], usize)> = None;
             let used = {
                 let (used, frame) = self.decoder.feed(rest);
-                if let Some(f) = frame {
+                let signing = &mut self.io.out.signing;
+                if let Some(f) = frame.filter(|f| signing.as_mut().is_none_or(|s| s.admit(f))) {
                     let mut p = [0u8; 255];
                     p[..f.payload.len()].copy_from_slice(f.payload);
                     decoded = Some((f.header, p, f.payload.len()));

@@ -189,6 +189,8 @@ pub struct Outbox {
     pub frames_dropped: u64,
     fault: TxFault,
     rng: XorShift64Star,
+    /// Signing, when the vehicle has it: every frame queued is signed once a key is set.
+    pub signing: Option<crate::signing::SimSigning>,
 }
 
 /// xorshift64*: the vehicle's deterministic pseudo-random numbers (garbage bytes, home-altitude
@@ -229,6 +231,7 @@ impl Outbox {
             frames_dropped: 0,
             fault: TxFault::None,
             rng: XorShift64Star::new(random_start),
+            signing: None,
         }
     }
 
@@ -251,6 +254,10 @@ impl Outbox {
         let mut buf = [0u8; MAX_FRAME_LEN];
         // The buffer always fits one frame; a failure would be a bug in the encoder's bound.
         if let Ok(n) = encode_v2(self.seq, self.sysid, self.compid, msg, &mut buf) {
+            let n = match &mut self.signing {
+                Some(s) => s.sign(&mut buf, n),
+                None => n,
+            };
             self.seq = self.seq.wrapping_add(1);
             self.bytes.extend_from_slice(&buf[..n]);
             self.lens.push_back(n);

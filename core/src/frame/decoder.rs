@@ -12,7 +12,9 @@
 //! * [`Decoder::poll_read`]: non-blocking, over [`embedded_io::ReadReady`], returning
 //!   [`nb::Error::WouldBlock`] with the partial frame kept for the next call.
 //!
-//! Signed MAVLink 2 frames are accepted and their signature is not verified.
+//! Signed MAVLink 2 frames are framed whole (signature included in [`RawFrame::bytes`]); the
+//! decoder does not verify the signature: that is `frame::signing`'s `Verifier` (the `signing`
+//! feature), which a driver asks before it applies a frame.
 //!
 //! **Speed.** [`Decoder::feed`] checks a frame that lies whole in its input where it lies and
 //! returns a [`RawFrame`] borrowing the input: no copy into the decoder's buffer. Only a frame

@@ -9,6 +9,8 @@ mod crc;
 mod crc_extra;
 mod decoder;
 mod encoder;
+#[cfg(feature = "signing")]
+pub mod signing;
 
 pub use crc::{accumulate as crc_accumulate, frame_crc, CRC_INIT};
 pub use crc_extra::crc_extra;

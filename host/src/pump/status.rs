@@ -116,6 +116,8 @@ pub struct LinkCounters {
     pub events_lost: u64,
     /// What was sent, by request kind: with what the flight asked for, the retries it took.
     pub tx_requests: TxRequests,
+    /// A signed link's verdicts on received frames, by cause (`None`: the link does not sign).
+    pub signing: Option<crate::signing::SigningStats>,
 }
 
 /// Frames sent of the kinds a lossy link makes the client repeat. Each count includes the

@@ -108,6 +108,9 @@ pub struct Supervision {
     pub probe: Option<Arc<dyn VehicleProbe>>,
     /// Where the link records every frame it decodes and sends (`None`: not recorded).
     pub tlog: Option<crate::tlog::Tlog>,
+    /// Sign what the link sends and verify what it receives ([`crate::signing`]); `None`:
+    /// neither.
+    pub signing: Option<crate::signing::Signing>,
 }
 
 /// The pump's watch over what telemetry shows: silence and a stopped autopilot clock.

@@ -132,6 +132,9 @@ pub struct SimOptions {
     pub listen: IpAddr,
     /// Where links to this run record their frames ([`crate::tlog`]); `None`: nowhere.
     pub tlog: Option<crate::tlog::Tlog>,
+    /// Links to this run sign and verify ([`crate::signing`]); the built-in vehicle then has
+    /// the key too, in PX4's "always" mode. `None`: unsigned.
+    pub signing: Option<crate::signing::Signing>,
 }
 
 /// Where a run's offboard client listens by default: loopback, where the vehicle we launched
@@ -152,6 +155,7 @@ impl SimOptions {
             pump: None,
             listen: DEFAULT_LISTEN,
             tlog: None,
+            signing: None,
         }
     }
 
@@ -225,6 +229,12 @@ impl SimOptions {
     /// Record the run's offboard link in this tlog.
     pub fn tlog(mut self, tlog: crate::tlog::Tlog) -> Self {
         self.tlog = Some(tlog);
+        self
+    }
+
+    /// Sign and verify the run's links (and give the built-in vehicle the key).
+    pub fn signing(mut self, signing: crate::signing::Signing) -> Self {
+        self.signing = Some(signing);
         self
     }
 
@@ -315,6 +325,7 @@ impl Sim {
                     cfg.vehicle = v.clone();
                     cfg.vehicle.instance = o.instance;
                 }
+                crate::signing::give_vehicle(&mut cfg.vehicle, o.signing.as_ref());
                 let h = SimHandle::start(cfg)?;
                 let p = h.ports();
                 let ports = PortMap {
@@ -446,6 +457,7 @@ impl Sim {
             stall: self.options.client.stall,
             probe: Self::probe_of(&run),
             tlog: self.options.tlog.clone(),
+            signing: self.options.signing.clone(),
         })
     }
 

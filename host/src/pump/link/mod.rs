@@ -101,6 +101,7 @@ pub(crate) struct LinkState {
     pub(crate) subs: Subscribers,
     tlog: Option<crate::tlog::Tlog>,
     slow: crate::pump::slow_link::LossMonitor,
+    signing: Option<crate::signing::LinkSigning>,
 }
 
 impl LinkState {
@@ -146,6 +147,10 @@ impl LinkState {
             foreign: ForeignSeen::default(),
             subs: Vec::new(),
             tlog: supervision.tlog,
+            signing: supervision
+                .signing
+                .as_ref()
+                .map(|s| crate::signing::LinkSigning::new(s, Instant::ZERO)),
         }
     }
 

@@ -122,6 +122,11 @@ impl LinkState {
             if let Some(t) = &self.tlog {
                 t.record(crate::tlog::Direction::Received, raw.bytes);
             }
+            if let Some(s) = &mut self.signing {
+                if !s.check(now, &raw).accepted() {
+                    continue;
+                }
+            }
             match Frame::decode(&raw) {
                 Ok(Some(frame)) => {
                     self.on_param_answer(now, &frame);
@@ -139,6 +144,7 @@ impl LinkState {
         self.counters.frames += stats.skipped.wrapping_sub(skipped_before) as u64;
         self.counters.crc_errors = stats.crc_errors as u64;
         self.counters.dropped_bytes = stats.dropped_bytes as u64;
+        self.counters.signing = self.signing.as_ref().map(|s| s.stats());
         if accepted {
             self.watchdog.on_rx(now, self.client.telemetry().sim_ms());
             self.last_rx_wall = Some(std::time::Instant::now());

@@ -12,6 +12,7 @@ impl LinkState {
     pub fn transmit(&mut self, now: Instant) {
         while let Some(n) = self.client.poll_transmit(now, &mut self.tx) {
             self.note_param_set(now, n);
+            let n = self.sign(now, n);
             self.send(n);
         }
     }
@@ -44,10 +45,20 @@ impl LinkState {
     pub(crate) fn send_message<M: mavlink::MessageData>(&mut self, msg: &M) -> bool {
         match self.client.encode(msg, &mut self.tx) {
             Ok(n) => {
+                // No clock here: the signer uses the latest it has seen (its timestamps only rise).
+                let n = self.sign(Instant::ZERO, n);
                 self.send(n);
                 true
             }
             Err(_) => false,
+        }
+    }
+
+    /// Sign `self.tx[..n]` on a signed link; its new length.
+    fn sign(&mut self, now: Instant, n: usize) -> usize {
+        match &mut self.signing {
+            Some(s) => s.sign(now, &mut self.tx, n),
+            None => n,
         }
     }
 
