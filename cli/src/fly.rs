@@ -190,6 +190,7 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         files.push(Named::output("--json", j));
     }
     files.extend(args.evidence.named());
+    files.extend(args.vehicle.signing.named());
     if let Err(e) = super::output::distinct(&files)
         .and_then(|()| super::vehicle::before_flight(&args.vehicle, args.json.as_deref()))
         .and_then(|()| args.evidence.check())

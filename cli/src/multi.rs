@@ -217,6 +217,7 @@ fn check_set(args: &RunArgs, all: &[PathBuf], set: &[PathBuf]) -> Result<(), Str
         named.push(Named::output_dir("--report", d));
     }
     named.extend(per_program.iter().map(|(w, p)| Named::output(w, p)));
+    named.extend(args.vehicle.signing.named());
     super::output::distinct(&named)?;
     check_outputs(args)
 }
@@ -335,7 +336,12 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
         speed,
         instance,
         listen,
+        signing,
     } = vehicle;
+    let super::sign::SigningArgs {
+        signing_key,
+        require_signed,
+    } = signing;
     let EvidenceArgs {
         tlog,
         html,
@@ -367,6 +373,9 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
     if let Some(b) = link_rate_baud {
         opt("--link-rate-baud", b.to_string().into());
     }
+    if let Some(k) = signing_key {
+        opt("--signing-key", k.into());
+    }
     opt("--json", json.into());
     if let Some(d) = tlog {
         opt("--tlog", d.join(out_name(program, "tlog")).into());
@@ -379,6 +388,9 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
     }
     if *real_vehicle {
         a.push("--real-vehicle".into());
+    }
+    if *require_signed {
+        a.push("--require-signed".into());
     }
     a
 }
@@ -676,6 +688,11 @@ mod tests {
             (
                 &["--connect", conn, "--link-rate-baud", "57600"],
                 "link_rate_baud: Some(57600)",
+            ),
+            (&["--signing-key", "k.key"], "signing_key: Some(\"k.key\")"),
+            (
+                &["--signing-key", "k.key", "--require-signed"],
+                "require_signed: true",
             ),
         ];
         for (given, want) in cases {

@@ -84,6 +84,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
         files.push(Named::output("--json", j));
     }
     files.extend(args.evidence.named());
+    files.extend(args.vehicle.signing.named());
     if let Err(e) = super::output::distinct(&files)
         .and_then(|()| super::vehicle::before_flight(&args.vehicle, args.json.as_deref()))
         .and_then(|()| args.evidence.check())

@@ -26,6 +26,13 @@ pub struct SigningArgs {
 }
 
 impl SigningArgs {
+    /// The key file, as an input no output may overwrite ([`super::output::distinct`]).
+    pub fn named(&self) -> Option<super::output::Named<'_>> {
+        self.signing_key
+            .as_deref()
+            .map(|p| super::output::Named::input("--signing-key", p))
+    }
+
     /// The key, read from its file (`None` without `--signing-key`).
     pub fn key(&self) -> Result<Option<SigningKey>, String> {
         self.signing_key

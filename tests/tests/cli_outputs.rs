@@ -175,6 +175,27 @@ fn no_output_replaces_the_program_or_the_plan() {
         "--report",
     );
     assert_eq!(std::fs::read(&program).unwrap(), before);
+    // Nor the signing key: a report over it would put the secret's file out of use (and the
+    // report where a key is looked for).
+    let key = dir.file("link.key", "a passphrase for the link");
+    refused(
+        &[
+            "run",
+            s(&program),
+            "--instance",
+            "34",
+            "--signing-key",
+            s(&key),
+            "--json",
+            s(&key),
+        ],
+        "--json",
+        "--signing-key",
+    );
+    assert_eq!(
+        std::fs::read_to_string(&key).unwrap(),
+        "a passphrase for the link"
+    );
 }
 
 #[test]
