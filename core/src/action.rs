@@ -89,6 +89,22 @@ pub enum Action {
     /// Request Hold and stop the setpoint stream.
     #[cfg(feature = "setpoints")]
     StopOffboard,
+    /// MAV_CMD_INJECT_FAILURE, sent once: make the autopilot behave as if `unit` failed in
+    /// manner `kind` (PX4 SITL honours it with SYS_FAILURE_EN = 1, its default there). PX4
+    /// acknowledges a battery failure; a GPS or RC-signal failure gets no COMMAND_ACK at all,
+    /// which is reported as no answer, not as a refusal.
+    #[cfg(feature = "failure-injection")]
+    InjectFailure {
+        /// FAILURE_UNIT: 0 gyro, 1 accel, 2 mag, 3 baro, 4 GPS, 5 optical flow, 6 VIO,
+        /// 7 distance sensor, 8 airspeed, 100 battery, 101 motor, 102 servo, 103 avoidance,
+        /// 104 RC signal, 105 MAVLink signal.
+        unit: u8,
+        /// FAILURE_TYPE: 0 ok (clear it), 1 off, 2 stuck, 3 garbage, 4 wrong, 5 slow,
+        /// 6 delayed, 7 intermittent.
+        kind: u8,
+        /// Which instance of the unit (0: all).
+        instance: u8,
+    },
 }
 
 /// Build a [`ParamName`], or `None` if `name` is longer than [`PARAM_NAME_LEN`] bytes.

@@ -24,7 +24,7 @@ const COMMON: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"]
 
 /// The actions and the keys each takes (besides `name`, `action`, `until`, `timeout_s`,
 /// `on_timeout`, which every step may have).
-pub const ACTIONS: [(&str, &[&str]); 20] = [
+pub const ACTIONS: [(&str, &[&str]); 21] = [
     ("none", &[]),
     ("mode", &["mode"]),
     ("arm", &["gesture"]),
@@ -56,6 +56,38 @@ pub const ACTIONS: [(&str, &[&str]); 20] = [
         ],
     ),
     ("stop_offboard", &[]),
+    ("inject_failure", &["unit", "failure", "instance"]),
+];
+
+/// The FAILURE_UNIT names `inject_failure` takes, with their numbers.
+pub const FAILURE_UNITS: [(&str, u8); 15] = [
+    ("gyro", 0),
+    ("accel", 1),
+    ("mag", 2),
+    ("baro", 3),
+    ("gps", 4),
+    ("optical_flow", 5),
+    ("vio", 6),
+    ("distance_sensor", 7),
+    ("airspeed", 8),
+    ("battery", 100),
+    ("motor", 101),
+    ("servo", 102),
+    ("avoidance", 103),
+    ("rc_signal", 104),
+    ("mavlink_signal", 105),
+];
+
+/// The FAILURE_TYPE names `inject_failure` takes, with their numbers.
+pub const FAILURE_KINDS: [(&str, u8); 8] = [
+    ("ok", 0),
+    ("off", 1),
+    ("stuck", 2),
+    ("garbage", 3),
+    ("wrong", 4),
+    ("slow", 5),
+    ("delayed", 6),
+    ("intermittent", 7),
 ];
 
 /// A step read from a program.
@@ -200,6 +232,7 @@ fn read_action(
         "start" => (Action::StartMission, "start the mission".into()),
         "pause" => (Action::PauseMission, "pause the mission".into()),
         "resume" => (Action::ResumeMission, "resume the mission".into()),
+        "inject_failure" => read_inject_failure(f)?,
         "speedup" => {
             let got = f.number("factor")?;
             let (x, s) = f.required("factor", got, " (the simulator's speed factor)")?;
@@ -428,6 +461,47 @@ fn read_rc(src: Src<'_>, f: &Fields<'_, '_>) -> Result<(Action, String), SourceE
 }
 
 /// `param`: a PX4 parameter and its value, as `real` (REAL32) or `int` (INT32).
+/// `inject_failure`: `unit` and `failure` by name (MAVLink's FAILURE_UNIT and FAILURE_TYPE,
+/// lower case), `instance` 0 (all) to 255.
+fn read_inject_failure(f: &Fields<'_, '_>) -> Result<(Action, String), SourceError> {
+    let named = |key: &str,
+                 table: &[(&'static str, u8)],
+                 what: &str|
+     -> Result<(&'static str, u8), SourceError> {
+        let got = f.string(key)?;
+        let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+        let hint = format!(" ({what}: one of {})", names.join(", "));
+        let (name, span) = f.required(key, got, &hint)?;
+        match table.iter().find(|(n, _)| *n == name) {
+            Some(&(n, v)) => Ok((n, v)),
+            None => {
+                let mut msg = format!("unknown {key} \"{name}\" in {}", f.what);
+                if let Some(c) = super::fields::closest(name, &names) {
+                    msg.push_str(&format!(" (did you mean \"{c}\"?)"));
+                }
+                msg.push_str(&format!("; expected one of: {}", names.join(", ")));
+                Err(f.err_at(&span, key, msg))
+            }
+        }
+    };
+    let (uname, unit) = named("unit", &FAILURE_UNITS, "what fails")?;
+    let (kname, kind) = named("failure", &FAILURE_KINDS, "how it fails")?;
+    let instance = f.int_in("instance", 0, 255)?.unwrap_or(0) as u8;
+    let which = if instance == 0 {
+        String::new()
+    } else {
+        format!(" {instance}")
+    };
+    Ok((
+        Action::InjectFailure {
+            unit,
+            kind,
+            instance,
+        },
+        format!("inject failure: {uname}{which} {kname}"),
+    ))
+}
+
 fn read_param(f: &Fields<'_, '_>) -> Result<(Action, String), SourceError> {
     let got = f.string("param")?;
     let (pname, pspan) = f.required("param", got, " (the PX4 parameter name)")?;

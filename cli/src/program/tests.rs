@@ -645,3 +645,48 @@ fn verify_mission_waits_for_the_verdict_by_default() {
     let (_, _, key, _) = err("[[step]]\naction = \"verify_mission\"\nplan = \"x.plan\"\n");
     assert_eq!(key.as_deref(), Some("plan"));
 }
+
+#[test]
+fn inject_failure_names_its_unit_and_kind() {
+    let p = parse(
+        r#"
+[[step]]
+action = "inject_failure"
+unit = "battery"
+failure = "off"
+until = { mode = "Land" }
+timeout_s = 60
+"#,
+    )
+    .unwrap();
+    assert_eq!(
+        p.steps[0].step.action,
+        Action::InjectFailure {
+            unit: 100,
+            kind: 1,
+            instance: 0
+        }
+    );
+    let p = parse(
+        "[[step]]\naction = \"inject_failure\"\nunit = \"gps\"\nfailure = \"stuck\"\ninstance = 2\n",
+    )
+    .unwrap();
+    assert_eq!(
+        p.steps[0].step.action,
+        Action::InjectFailure {
+            unit: 4,
+            kind: 2,
+            instance: 2
+        }
+    );
+    let (line, _, key, msg) =
+        err("[[step]]\naction = \"inject_failure\"\nunit = \"batery\"\nfailure = \"off\"\n");
+    assert_eq!((line, key.as_deref()), (3, Some("unit")));
+    assert!(msg.contains("did you mean \"battery\"?"), "{msg}");
+    let (_, _, key, msg) = err("[[step]]\naction = \"inject_failure\"\nunit = \"gps\"\n");
+    assert_eq!(key.as_deref(), Some("failure"), "{msg}");
+    let (_, _, key, _) = err(
+        "[[step]]\naction = \"inject_failure\"\nunit = \"gps\"\nfailure = \"off\"\ninstance = 300\n",
+    );
+    assert_eq!(key.as_deref(), Some("instance"));
+}

@@ -16,14 +16,15 @@ use num_traits::FromPrimitive;
 
 /// Every command the core sends (COMMAND_LONG / COMMAND_INT), so every command whose ACK it
 /// reads: mode, arm/disarm and reposition (the offboard machine), message interval and
-/// message request (ground truth, and a firmware's own link check). A test checks that every
-/// command named in the core's senders and ACK handlers is here.
-pub const OWN_COMMANDS: [mav::MavCmd; 5] = [
+/// message request (ground truth, and a firmware's own link check), failure injection. A test
+/// checks that every command named in the core's senders and ACK handlers is here.
+pub const OWN_COMMANDS: [mav::MavCmd; 6] = [
     mav::MavCmd::MAV_CMD_DO_SET_MODE,
     mav::MavCmd::MAV_CMD_DO_REPOSITION,
     mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM,
     mav::MavCmd::MAV_CMD_SET_MESSAGE_INTERVAL,
     mav::MavCmd::MAV_CMD_REQUEST_MESSAGE,
+    mav::MavCmd::MAV_CMD_INJECT_FAILURE,
 ];
 
 /// The one of [`OWN_COMMANDS`] numbered `v`, if any.
@@ -104,8 +105,8 @@ mod tests {
             let expected = mav::MavCmd::from_u16(v).filter(|c| OWN_COMMANDS.contains(c));
             assert_eq!(own_command(v), expected, "{v}");
         }
-        // Mode, arm, reposition, interval, request: 176, 400, 192, 511, 512.
-        for v in [176, 400, 192, 511, 512] {
+        // Mode, arm, reposition, interval, request, failure injection.
+        for v in [176, 400, 192, 511, 512, 420] {
             assert_eq!(own_command(v).map(|c| c as u16), Some(v));
         }
     }

@@ -22,6 +22,9 @@ pub enum Command {
     Disarm,
     /// DO_REPOSITION (goto).
     Reposition,
+    /// INJECT_FAILURE.
+    #[cfg(feature = "failure-injection")]
+    InjectFailure,
 }
 
 impl fmt::Display for Command {
@@ -32,6 +35,8 @@ impl fmt::Display for Command {
             Command::ArmGesture => f.write_str("arm gesture"),
             Command::Disarm => f.write_str("disarm"),
             Command::Reposition => f.write_str("reposition"),
+            #[cfg(feature = "failure-injection")]
+            Command::InjectFailure => f.write_str("failure injection"),
         }
     }
 }

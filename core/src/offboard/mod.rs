@@ -146,6 +146,12 @@ pub(crate) enum OneShot {
         bits: u32,
         int32: bool,
     },
+    #[cfg(feature = "failure-injection")]
+    InjectFailure {
+        unit: u8,
+        kind: u8,
+        instance: u8,
+    },
 }
 
 /// What `at_target` measures against: the last verb's target.
@@ -382,6 +388,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 OneShot::Disarm => self.req.sent_disarm(st, tel),
                 OneShot::Reposition { .. } => self.req.sent_reposition(st, tel),
                 OneShot::Param { .. } => {}
+                #[cfg(feature = "failure-injection")]
+                OneShot::InjectFailure { .. } => self.req.sent_inject(st, tel),
             }
             return Some(Tx::OneShot(one));
         }
@@ -515,6 +523,18 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 to,
                 mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM,
                 [0.0; 3],
+                0,
+            ),
+            #[cfg(feature = "failure-injection")]
+            Tx::OneShot(OneShot::InjectFailure {
+                unit,
+                kind,
+                instance,
+            }) => command_long(
+                &mut p,
+                to,
+                mav::MavCmd::MAV_CMD_INJECT_FAILURE,
+                [*unit as f32, *kind as f32, *instance as f32],
                 0,
             ),
             Tx::MissionSetCurrent(seq) => {

@@ -81,6 +81,22 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         Ok(())
     }
 
+    /// Send one MAV_CMD_INJECT_FAILURE ([`crate::Action::InjectFailure`] says what the numbers
+    /// mean); a refusal is reported, and so is no answer (PX4 leaves some kinds unanswered).
+    #[cfg(feature = "failure-injection")]
+    pub fn inject_failure(
+        &mut self,
+        unit: u8,
+        kind: u8,
+        instance: u8,
+    ) -> Result<(), OffboardError> {
+        self.queue(OneShot::InjectFailure {
+            unit,
+            kind,
+            instance,
+        })
+    }
+
     /// Stream these sticks at 20 Hz (clamped: roll/pitch/yaw to [-1, 1], throttle to [0, 1]).
     pub fn set_rc(&mut self, sticks: RcSticks) {
         self.rc = Some(sticks.clamped());
@@ -393,6 +409,12 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 Ok(())
             }
             Action::Disarm => self.disarm(),
+            #[cfg(feature = "failure-injection")]
+            Action::InjectFailure {
+                unit,
+                kind,
+                instance,
+            } => self.inject_failure(*unit, *kind, *instance),
             Action::Takeoff { alt_m } => self.takeoff(now, tel, *alt_m),
             Action::Goto {
                 x_m,

@@ -118,6 +118,8 @@ pub(crate) struct Requests {
     pub restart: Option<RestartReq>,
     disarm: Option<Awaiting>,
     reposition: Option<Awaiting>,
+    #[cfg(feature = "failure-injection")]
+    inject: Option<Awaiting>,
     open: Option<OpenRefusal>,
     pub last_refusal: Option<Refusal>,
     texts_seen: u32,
@@ -185,6 +187,17 @@ impl Requests {
     pub fn sent_disarm<const T: usize>(&mut self, now: Stamp, tel: &Telemetry<T>) {
         let order = self.next_order();
         self.disarm = Some(Awaiting {
+            sent: now,
+            text_seq: tel.texts().last_seq(),
+            order,
+        });
+    }
+
+    /// A failure injection went out: attribute the next ack for it.
+    #[cfg(feature = "failure-injection")]
+    pub fn sent_inject<const T: usize>(&mut self, now: Stamp, tel: &Telemetry<T>) {
+        let order = self.next_order();
+        self.inject = Some(Awaiting {
             sent: now,
             text_seq: tel.texts().last_seq(),
             order,
@@ -319,6 +332,8 @@ impl Requests {
         }
         expire(&mut self.disarm, now, Command::Disarm, ev);
         expire(&mut self.reposition, now, Command::Reposition, ev);
+        #[cfg(feature = "failure-injection")]
+        expire(&mut self.inject, now, Command::InjectFailure, ev);
         if tel.armed() == Some(true) {
             return;
         }
@@ -446,6 +461,10 @@ impl Requests {
             d.timer(r.tx.last_tx.as_ref(), timer);
         }
         for a in [&self.disarm, &self.reposition].into_iter().flatten() {
+            d.timer(Some(&a.sent), ACK_WAIT_MS);
+        }
+        #[cfg(feature = "failure-injection")]
+        if let Some(a) = &self.inject {
             d.timer(Some(&a.sent), ACK_WAIT_MS);
         }
         if let Some(m) = &self.mode {

@@ -171,6 +171,27 @@ impl Requests {
                     }
                 }
             }
+            #[cfg(feature = "failure-injection")]
+            mav::MavCmd::MAV_CMD_INJECT_FAILURE => {
+                let Some(r) = self
+                    .inject
+                    .take()
+                    .filter(|r| !r.sent.timer_done(now, ACK_WAIT_MS))
+                else {
+                    return;
+                };
+                if !accepted {
+                    self.open_refusal(
+                        now,
+                        tel,
+                        ev,
+                        Command::InjectFailure,
+                        Some(result),
+                        r.text_seq,
+                        None,
+                    );
+                }
+            }
             mav::MavCmd::MAV_CMD_DO_REPOSITION => {
                 let Some(r) = self
                     .reposition
