@@ -73,7 +73,17 @@ def pymavlink_loop():
         return c1 - c0, t1 - t0, n
 
 
+def idle():
+    """The built-in vehicle alone (it runs in this process), no client: the CPU both include."""
+    with nx.Sim(instance=INSTANCE, speed=SPEED) as sim:
+        sim.start()
+        c0 = cpu()
+        time.sleep(WALL)
+        return cpu() - c0
+
+
 if __name__ == "__main__":
+    base = idle()
     pc, pw, n = pymavlink_loop()
     ec, ew, sim_s, _ = engine()
     rate = n / pw
@@ -83,4 +93,8 @@ if __name__ == "__main__":
     print(
         f"engine wait (sim.wait):    {ec:.3f} s CPU for ~{en:.0f} messages: {ec / en * 1e6:.1f} us/message "
         f"(whole process: pump thread, the built-in vehicle too)"
+    )
+    print(
+        f"less the vehicle alone ({base:.3f} s CPU): pymavlink {(pc - base) / n * 1e6:.1f} us/message, "
+        f"engine {(ec - base) / en * 1e6:.1f} us/message"
     )
