@@ -357,6 +357,20 @@ impl Flight {
         };
         // The step running, when it started (wall) and the vehicle clock then (ms).
         let mut current: Option<(usize, Instant, Option<u64>)> = None;
+        // The `--real-vehicle` guard once more, on the very program about to start (steps and
+        // reactions): the command checked it before attaching; this keeps any caller honest.
+        if !self.vehicle.may_move {
+            if let Some(m) = super::guard::program_moves(&program) {
+                self.abort_reason = Some(format!(
+                    "the program was refused: step {} can arm, move or reconfigure a vehicle \
+                     that is not a simulator ({:?}: {}), and --real-vehicle was not given",
+                    m.step + 1,
+                    m.part,
+                    m.why
+                ));
+                return ProgramEnd::Aborted { step: 0 };
+            }
+        }
         let pending: PendingProgram = match self.vehicle.link.start_program(program) {
             Ok(p) => p,
             Err(e) => {

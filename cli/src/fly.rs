@@ -238,9 +238,10 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         out: &out,
         evidence: &args.evidence,
     };
+    // Every `fly` uploads a mission, arms and starts it.
     let (mut flight, _interrupts) = match cmd.start(
         &args.vehicle,
-        true,
+        Some("it uploads a mission, arms the vehicle and starts it".into()),
         tlog.clone(),
         &mut report,
         items.len(),

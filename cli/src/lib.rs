@@ -14,7 +14,8 @@
 //! [`evidence`] writes `--tlog`, `--report` (HTML) and `--junit` beside the `--json` report.
 //!
 //! Shared pieces: [`vehicle`] starts the simulated vehicle or PX4 as a host run
-//! ([`nexus_host::run::Sim`]) and connects to it; [`exec`] flies a program on the run's link (the
+//! ([`nexus_host::run::Sim`]) and connects to it, [`guard`] judges what a program can make a
+//! vehicle do (the `--real-vehicle` guard); [`exec`] flies a program on the run's link (the
 //! host pump); [`driver`] is `watch`'s own small loop; [`progress`] shows what happens,
 //! [`report`] writes the `--json` report, [`diag`] words errors in the user's files as
 //! `file:line:col`; [`limits`] bounds every input (speeds, durations, instances, files).
@@ -31,6 +32,7 @@ pub mod driver;
 pub mod evidence;
 pub mod exec;
 pub mod fly;
+pub mod guard;
 pub mod multi;
 pub use nexus_host::limits;
 pub mod outcome;

@@ -24,7 +24,9 @@ pub struct Command<'a> {
 
 impl Command<'_> {
     /// Start the vehicle and a flight on it (`items` mission items for the display; see
-    /// [`Flight::new`] for `abort_on_give_up`), with the vehicle in `report`. A start that
+    /// [`Flight::new`] for `abort_on_give_up`), with the vehicle in `report`. `moves`: what the
+    /// flight can do to the vehicle that needs `--real-vehicle` on one that is not a simulator
+    /// ([`super::guard`]), in words. A start that
     /// fails ends the command here: the exit code (2 for a setup error, else the verdict).
     ///
     /// A signal from the start on ends the command in order, with its report: while the
@@ -33,7 +35,7 @@ impl Command<'_> {
     pub fn start(
         &self,
         vehicle: &VehicleArgs,
-        moves: bool,
+        moves: Option<String>,
         tlog: Option<Tlog>,
         report: &mut Report,
         items: usize,

@@ -106,9 +106,18 @@ pub fn main(args: &RunArgs) -> ExitCode {
         args.vehicle.report(),
         total,
     );
-    // A program that can make the vehicle fly is refused on a real one without --real-vehicle.
-    let actions: Vec<&str> = meta.iter().map(|m| m.action.as_str()).collect();
-    let moves = super::vehicle::actions_move(&actions);
+    // A program that can arm, move or reconfigure the vehicle is refused on a real one
+    // without --real-vehicle: judged on the compiled steps and their reactions.
+    let program = prog.to_program();
+    let moves = super::guard::program_moves(&program).map(|m| {
+        let label = meta[m.step].label(m.step, total);
+        let what = match m.part {
+            super::guard::Part::Action => format!("{label}, `{}`,", meta[m.step].action_text),
+            super::guard::Part::ThenRc => format!("the then_rc reaction of {label}"),
+            super::guard::Part::ThenMode => format!("the then_mode reaction of {label}"),
+        };
+        format!("{what} {}", m.why)
+    });
     let cmd = Command {
         name: "nexus run",
         out: &out,
@@ -131,7 +140,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
             return cmd.finish(report, Err(e), Some(&flight));
         }
     }
-    let end = flight.run(prog.to_program(), &meta);
+    let end = flight.run(program, &meta);
     flight.view.finish();
     let outcome = match flight.failure(end, &meta) {
         Some(why) => Err(why),

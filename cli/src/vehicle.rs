@@ -5,9 +5,10 @@
 //!
 //! An attached vehicle is not ours: no launcher, no speed factor (its `speedup` steps become
 //! notes), the wall clock for supervision (silence still ends waits `died`), and no ground
-//! truth unless it identifies as a simulator. A program that arms, takes off or starts a
-//! mission is refused on a vehicle that does not identify as PX4 SITL (AUTOPILOT_VERSION,
-//! [`nexus_core::ground_truth::is_px4_sitl`]) unless `--real-vehicle` is given.
+//! truth unless it identifies as a simulator. A program that can arm, move or reconfigure the
+//! vehicle ([`super::guard`] judges the compiled program) is refused on a vehicle that does
+//! not identify as PX4 SITL (AUTOPILOT_VERSION, [`nexus_core::ground_truth::is_px4_sitl`])
+//! unless `--real-vehicle` is given.
 
 use super::report::VehicleReport;
 use nexus_host::error::{ConnectError, RunError};
@@ -63,8 +64,10 @@ pub struct VehicleArgs {
     /// latched; PX4's autopilot is 1).
     #[arg(long, value_name = "ID", requires = "connect")]
     pub compid: Option<u8>,
-    /// With --connect: allow a program that arms, takes off or starts a mission on a vehicle
-    /// that does not identify as a simulator — a real aircraft.
+    /// With --connect: allow a program that can arm, move or reconfigure the vehicle (arm,
+    /// takeoff, goto, sticks, Offboard, a mode other than Hold or Land, a mission, a
+    /// parameter, a failure injection) on a vehicle that does not identify as a simulator — a
+    /// real aircraft.
     #[arg(long, requires = "connect")]
     pub real_vehicle: bool,
     /// With --connect: the link's rate in baud when it is slower than it looks, e.g. a
@@ -257,6 +260,11 @@ pub struct Connected {
     pub system_id: u8,
     /// Our UDP port (0 when attached: the link is `what`'s connection string).
     pub port: u16,
+    /// Whether a program may arm, move or reconfigure the vehicle ([`super::guard`]): it is
+    /// a simulator (one nexus started, or an attached one that identified as one), or
+    /// `--real-vehicle` was given. [`super::exec::Flight::run`] checks it again on the very
+    /// program it starts.
+    pub may_move: bool,
     /// `--connect`: what attaching found; `None` for a vehicle nexus started.
     pub attached: Option<Attached>,
 }
@@ -308,20 +316,14 @@ impl Connected {
     }
 }
 
-/// Whether a program's actions (`run`'s action names) can make the vehicle fly: what the
-/// `--real-vehicle` guard is about.
-pub fn actions_move(actions: &[&str]) -> bool {
-    actions
-        .iter()
-        .any(|a| matches!(*a, "arm" | "takeoff" | "start" | "resume"))
-}
-
 /// Start the vehicle `args` asks for and connect to its offboard link (or attach to the one
-/// `--connect` names), the link recorded in `tlog` (`--tlog`) when one is given. `moves`: the
-/// program arms, takes off or starts a mission.
+/// `--connect` names), the link recorded in `tlog` (`--tlog`) when one is given. `moves`:
+/// what in the program can arm, move or reconfigure the vehicle ([`super::guard`]), in words
+/// (`None`: nothing can), for the `--real-vehicle` guard on an attached vehicle that is not a
+/// simulator.
 pub fn start(
     args: &VehicleArgs,
-    moves: bool,
+    moves: Option<&str>,
     tlog: Option<nexus_host::tlog::Tlog>,
 ) -> Result<Connected, StartError> {
     let mut opts = args.options().map_err(StartError::Setup)?;
@@ -374,6 +376,7 @@ pub fn start(
         what,
         system_id: port.system_id,
         port: port.port,
+        may_move: true,
         attached: None,
     })
 }
@@ -385,7 +388,7 @@ fn attach(
     args: &VehicleArgs,
     conn_text: &str,
     opts: SimOptions,
-    moves: bool,
+    moves: Option<&str>,
 ) -> Result<Connected, StartError> {
     let conn: ConnString = conn_text
         .parse()
@@ -466,15 +469,16 @@ fn attach(
         ));
     }
     let simulator = identify(&link, slow.is_some());
-    if moves && simulator != Some(true) && !args.real_vehicle {
+    let may_move = simulator == Some(true) || args.real_vehicle;
+    if let (Some(what), false) = (moves, may_move) {
         let why = match simulator {
             Some(_) => "AUTOPILOT_VERSION did not identify PX4 SITL",
             None => "no AUTOPILOT_VERSION decided it in time",
         };
         return Err(StartError::Setup(format!(
             "refusing to fly system {sysid} on {conn}: it does not identify as a simulator \
-             ({why}), and this program arms, takes off or starts a mission; pass --real-vehicle \
-             to fly a real vehicle"
+             ({why}), and this program can arm, move or reconfigure it ({what}); pass \
+             --real-vehicle to fly a real vehicle"
         )));
     }
     Ok(Connected {
@@ -488,6 +492,7 @@ fn attach(
         },
         system_id: sysid,
         port: 0,
+        may_move,
         attached: Some(Attached {
             connection: conn.to_string(),
             component_id: compid,
@@ -533,7 +538,7 @@ fn identify(link: &LinkHandle, slow: bool) -> Option<bool> {
 /// ([`nexus_host::launcher::end_all_now`]).
 pub fn start_interruptible(
     args: &VehicleArgs,
-    moves: bool,
+    moves: Option<String>,
     tlog: Option<nexus_host::tlog::Tlog>,
 ) -> Result<Connected, StartError> {
     let args = args.clone();
@@ -541,7 +546,7 @@ pub fn start_interruptible(
     std::thread::Builder::new()
         .name("nexus-start".into())
         .spawn(move || {
-            let _ = tx.send(start(&args, moves, tlog));
+            let _ = tx.send(start(&args, moves.as_deref(), tlog));
         })
         .map_err(|e| StartError::Setup(format!("cannot start the vehicle: {e}")))?;
     loop {

@@ -192,6 +192,174 @@ fn a_vehicle_that_says_it_is_real_is_refused_unless_real_vehicle_is_given() {
     assert_eq!(r["passed"], true, "{r}");
 }
 
+/// `nexus sim --identify-as-hardware` (a simulated vehicle that says it is a Pixhawk) as
+/// instance `n` at `speed`, sending to 14540+N whoever listens there, so one vehicle serves
+/// several commands in turn; its console goes to `console`.
+fn hardware_sim(n: u8, speed: &str, console: &std::path::Path) -> Vehicle {
+    let mut cmd = Command::new(nexus_exe());
+    cmd.args(["sim", "--instance", &n.to_string(), "--speed", speed])
+        .args(["--identify-as-hardware", "--offboard-port-per-instance"])
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(console).expect("console file"))
+        .stderr(Stdio::null());
+    Vehicle(cmd.spawn().expect("start the vehicle"))
+}
+
+/// Programs that arm or move the vehicle without an `arm`, `takeoff`, `start` or `resume`
+/// step: by the stick gesture (an `rc` action once the vehicle is armable, then Position by a
+/// `then_mode` within the gesture's second), by a `then_rc` reaction of a wait whose step
+/// does nothing, by an Offboard setpoint.
+const GESTURE: &str = r#"
+[[step]]
+action = "hold"
+until = { time = 8 }
+timeout_s = 30
+
+[[step]]
+action = "rc"
+sticks = { throttle = 0, yaw = 1 }
+until = { time = 0.2, then_mode = "Position" }
+timeout_s = 30
+
+[[step]]
+until = "armed"
+timeout_s = 30
+"#;
+const THEN_RC: &str = r#"
+[[step]]
+until = { time = 8, then_rc = { throttle = 0, yaw = 1 }, then_mode = "Position" }
+timeout_s = 30
+
+[[step]]
+until = "armed"
+timeout_s = 30
+"#;
+const OFFBOARD: &str = r#"
+[[step]]
+action = "offboard"
+north_m = 0
+east_m = 0
+down_m = -5
+until = { mode = "Offboard" }
+timeout_s = 30
+"#;
+/// Only Hold and waits: nothing that arms or moves a vehicle.
+const QUIET: &str = r#"
+[[step]]
+action = "hold"
+until = { time = 2, guards = [{ armed = true }] }
+timeout_s = 10
+
+[[step]]
+until = { mode = "Hold" }
+timeout_s = 10
+"#;
+
+#[test]
+fn sticks_a_then_rc_reaction_and_offboard_are_refused_on_a_real_vehicle_before_anything_is_sent() {
+    // Instance 208 sends to 14748 whoever listens: each command in turn, the same vehicle.
+    let work = Scratch::new("attach-guard-refused");
+    let console = work.path("console.txt");
+    let _vehicle = hardware_sim(208, "5", &console);
+    let conn = "udpin:127.0.0.1:14748";
+    for (name, text, what) in [
+        (
+            "gesture",
+            GESTURE,
+            "step 2/3, `sticks roll 0, pitch 0, throttle 0, yaw 1`, streams sticks",
+        ),
+        (
+            "then-rc",
+            THEN_RC,
+            "the then_rc reaction of step 1/2 streams sticks",
+        ),
+        (
+            "offboard",
+            OFFBOARD,
+            "step 1/1, `offboard to NED (0, 0, -5) m`, streams an Offboard setpoint",
+        ),
+    ] {
+        let program = work.file(&format!("{name}.toml"), text);
+        let out = nexus(&["run", program.to_str().unwrap(), "--connect", conn])
+            .output()
+            .expect("run nexus");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.contains("refusing to fly system 209 on udpin:127.0.0.1:14748: it does not identify as a simulator"),
+            "{name}: {stderr}"
+        );
+        assert!(stderr.contains(what), "{name}: {stderr}");
+        assert!(stderr.contains("pass --real-vehicle"), "{name}: {stderr}");
+        // Refused before the first step: none was announced.
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("step 1/"), "{name}: {stdout}");
+    }
+    // A program that only holds and waits is no danger: it runs without --real-vehicle, and
+    // finds the vehicle as it was, disarmed, in Hold, on the ground.
+    let quiet = work.file("quiet.toml", QUIET);
+    let out = nexus(&["run", quiet.to_str().unwrap(), "--connect", conn, "--json"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("(not a simulator), system id 209"))
+        .get_output()
+        .clone();
+    let r = json(&out.stdout);
+    assert_eq!(r["passed"], true, "{r}");
+    assert_eq!(r["vehicle"]["simulator"], false, "{r}");
+    let end = &r["final"];
+    assert_eq!(end["armed"], false, "{end}");
+    assert_eq!(end["mode"], "Hold", "{end}");
+    // And the vehicle never armed, never lost a stick stream it never had.
+    let log = std::fs::read_to_string(&console).unwrap_or_default();
+    assert!(log.contains("Ready for takeoff"), "{log}");
+    assert!(!log.contains("Armed by"), "{log}");
+    assert!(!log.contains("Manual control lost"), "{log}");
+}
+
+#[test]
+fn sticks_a_then_rc_reaction_and_offboard_fly_a_real_vehicle_with_real_vehicle() {
+    // Instance 209, a fresh (disarmed) vehicle for each program.
+    let work = Scratch::new("attach-guard-allowed");
+    let conn = "udpin:127.0.0.1:14749";
+    // What each did: armed by the gesture in Position, or in Offboard (disarmed).
+    for (name, text, armed, mode) in [
+        ("gesture", GESTURE, true, "Position"),
+        ("then-rc", THEN_RC, true, "Position"),
+        ("offboard", OFFBOARD, false, "Offboard"),
+    ] {
+        let console = work.path(&format!("{name}-console.txt"));
+        let vehicle = hardware_sim(209, "5", &console);
+        let program = work.file(&format!("{name}.toml"), text);
+        let out = nexus(&[
+            "run",
+            program.to_str().unwrap(),
+            "--connect",
+            conn,
+            "--real-vehicle",
+            "--json",
+        ])
+        .output()
+        .expect("run nexus");
+        drop(vehicle);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
+        let r = json(&out.stdout);
+        assert_eq!(r["passed"], true, "{name}: {r}");
+        assert_eq!(r["vehicle"]["simulator"], false, "{name}: {r}");
+        let end = &r["final"];
+        assert_eq!(end["armed"], armed, "{name}: {end}");
+        assert_eq!(end["mode"], mode, "{name}: {end}");
+        let log = std::fs::read_to_string(&console).unwrap_or_default();
+        assert_eq!(
+            log.contains("Armed by Stick gesture"),
+            armed,
+            "{name}: {log}"
+        );
+    }
+}
+
 #[test]
 fn an_attached_vehicle_that_goes_silent_ends_the_flight_died() {
     let mut vehicle = Vehicle::sim(203, "1", &["--offboard-port-per-instance"]);

@@ -479,6 +479,7 @@ fn connected(instance: u8, speed: f64) -> nexus_cli::vehicle::Connected {
         what: format!("simulated PX4 (instance {instance})"),
         system_id: port.system_id,
         port: port.port,
+        may_move: true,
         attached: None,
     }
 }
