@@ -13,6 +13,7 @@ use super::report::{
 use super::vehicle::Connected;
 use nexus_core::action::Action;
 use nexus_core::engine::{Program, ProgramEnd, Reason, StepRecord};
+use nexus_core::escape::Escaped;
 use nexus_core::mission::MissionItem;
 use nexus_core::offboard::{GeoKind, GeoStatus, OffboardEvent};
 use nexus_host::pump::{LinkEvent, LinkStatus, PendingProgram};
@@ -183,9 +184,12 @@ impl Flight {
 
     /// Why the vehicle died, if it did.
     pub fn died(&self) -> Option<String> {
-        self.died
-            .clone()
-            .or_else(|| self.status.died.as_ref().map(ToString::to_string))
+        self.died.clone().or_else(|| {
+            self.status
+                .died
+                .as_ref()
+                .map(|d| Escaped(&d.to_string()).to_string())
+        })
     }
 
     /// Every STATUSTEXT so far.
@@ -416,7 +420,7 @@ impl Flight {
                         if (fatal && self.abort_on_give_up || unverified)
                             && self.abort_reason.is_none()
                         {
-                            self.abort_reason = Some(e.to_string());
+                            self.abort_reason = Some(Escaped(&e.to_string()).to_string());
                             let _ = self.vehicle.link.abort_program();
                         }
                     }
@@ -432,8 +436,10 @@ impl Flight {
                         self.events.push(line);
                     }
                     LinkEvent::Died(why) => {
+                        // A cause may quote the vehicle's console.
+                        let why = Escaped(&why.to_string()).to_string();
                         self.view.line(&format!("vehicle died: {why}"));
-                        self.died = Some(why.to_string());
+                        self.died = Some(why);
                     }
                     LinkEvent::Ignored(src) => self.note_ignored(src),
                     LinkEvent::SlowLink(why) => self.note_slow_link(why),
@@ -568,10 +574,11 @@ impl Flight {
                 let at = t
                     .sim_ms
                     .map_or(String::new(), |ms| format!("{:.1} s ", ms as f64 / 1000.0));
+                // The vehicle's words, escaped: its text cannot start a line of its own.
                 self.view.line(&format!(
                     "  PX4 [{at}{}] {}",
                     severity_name(t.severity),
-                    t.text
+                    Escaped(&t.text)
                 ));
             }
             self.texts.extend(look.texts);
@@ -667,7 +674,8 @@ impl Flight {
         if let OffboardEvent::ParamSet(p) = e {
             self.param_sets.push(p.clone());
         }
-        let line = e.to_string();
+        // PX4's words (a refusal's text) escaped, on the line and in the report's events.
+        let line = Escaped(&e.to_string()).to_string();
         self.view.line(&format!("vehicle: {line}"));
         self.events.push(line);
     }
@@ -871,7 +879,11 @@ impl Flight {
     pub fn console_tail(&self, n: usize) -> Vec<String> {
         let lines = self.vehicle.sim.console();
         let skip = lines.len().saturating_sub(n);
-        lines.into_iter().skip(skip).collect()
+        lines
+            .into_iter()
+            .skip(skip)
+            .map(|l| Escaped(&l).to_string())
+            .collect()
     }
 }
 

@@ -9,6 +9,7 @@ use super::program::PlanFile;
 use super::report::{IgnoredReport, Report};
 use super::vehicle::{start_interruptible, StartError, VehicleArgs};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
+use nexus_core::escape::Escaped;
 use nexus_host::tlog::Tlog;
 use std::process::ExitCode;
 
@@ -45,12 +46,12 @@ impl Command<'_> {
         let connected = match start_interruptible(vehicle, moves, tlog) {
             Ok(v) => v,
             Err(StartError::Setup(e)) => {
-                eprintln!("{}: {e}", self.name);
+                eprintln!("{}: {}", self.name, Escaped(&e));
                 return Err(exit(EXIT_SETUP));
             }
             Err(e) => {
                 if let StartError::Died(why) = &e {
-                    report.died = Some(why.clone());
+                    report.died = Some(Escaped(why).to_string());
                 }
                 return Err(self.finish(report.clone(), Err(e.message().to_string()), None));
             }
@@ -106,12 +107,14 @@ impl Command<'_> {
         outcome: Result<String, String>,
         flight: Option<&Flight>,
     ) -> ExitCode {
+        // The verdict line is nexus's alone: whatever vehicle words it quotes are escaped, on
+        // the terminal and in the report.
         let (code, verdict) = match outcome {
-            Ok(v) => (EXIT_OK, format!("PASS: {v}")),
+            Ok(v) => (EXIT_OK, format!("PASS: {}", Escaped(&v))),
             // Interrupted: the shell's 128 + signal number (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
             Err(e) => (
                 nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
-                format!("FAIL: {e}"),
+                format!("FAIL: {}", Escaped(&e)),
             ),
         };
         if code != EXIT_OK && report.died.is_some() {

@@ -8,6 +8,16 @@ use std::path::{Path, PathBuf};
 /// `--json [FILE]`: `-` (or the flag alone) is stdout.
 pub const STDOUT: &str = "-";
 
+/// `s` as a terminal or a log may show it: [`nexus_core::escape::Escaped`], without a copy when
+/// nothing in it needs escaping.
+pub fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    if nexus_core::escape::needs_escaping(s) {
+        std::borrow::Cow::Owned(nexus_core::escape::Escaped(s).to_string())
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// The human side of a command's output.
 #[derive(Debug, Clone)]
 pub struct Out {
@@ -42,8 +52,12 @@ impl Out {
         self.tty
     }
 
-    /// Print one line for a person.
+    /// Print one line for a person. Whatever it holds, it stays one line: a control character,
+    /// a line break or a bidi control in it (a vehicle's text quoted in it) is written as an
+    /// escape ([`nexus_core::escape`]), so nothing a vehicle sent can start a line of its own
+    /// (a forged `PASS:`) or move the cursor over nexus's.
     pub fn line(&self, s: &str) {
+        let s = shown(s);
         if self.to_stderr {
             eprintln!("{s}");
         } else {

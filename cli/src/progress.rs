@@ -97,7 +97,7 @@ impl ProgressView {
             if let Some((cur, _)) = st.item {
                 bar.set_position(u64::from(cur) + 1);
             }
-            bar.set_message(text);
+            bar.set_message(super::output::shown(&text).into_owned());
             return;
         }
         let text = self.render(st);
@@ -144,10 +144,11 @@ impl ProgressView {
         parts.join(" | ")
     }
 
-    /// Print a line (a step result, a text) without tearing the bar.
+    /// Print a line (a step result, a text) without tearing the bar; escaped as
+    /// [`Out::line`] escapes it.
     pub fn line(&self, s: &str) {
         match &self.bar {
-            Some(bar) => bar.println(s),
+            Some(bar) => bar.println(super::output::shown(s)),
             None => self.out.line(s),
         }
     }

@@ -135,11 +135,12 @@ pub fn main(args: &WatchArgs) -> ExitCode {
         }
         let texts = driver.texts();
         for t in &texts[texts_shown.min(texts.len())..] {
+            // The vehicle's words, escaped: its text cannot start a line of its own.
             println!(
                 "  text #{} [{}] {}",
                 t.seq,
                 severity_name(t.severity),
-                t.text
+                nexus_core::escape::Escaped(&t.text)
             );
         }
         texts_shown = texts.len();

@@ -186,7 +186,7 @@ pub fn mav_state_name(s: u8) -> &'static str {
     }
 }
 
-fn texts_suffix(f: &mut fmt::Formatter<'_>, texts: &Words, lead: &str) -> fmt::Result {
+fn texts_suffix<W: fmt::Write>(f: &mut W, texts: &Words, lead: &str) -> fmt::Result {
     if texts.is_empty() {
         Ok(())
     } else {
@@ -194,8 +194,18 @@ fn texts_suffix(f: &mut fmt::Formatter<'_>, texts: &Words, lead: &str) -> fmt::R
     }
 }
 
+/// The sentence, with every vehicle word in it escaped ([`crate::escape`]): PX4's texts and
+/// refusals, a died cause that quotes a console line. No vehicle text in an explanation can
+/// start a line or move a terminal's cursor.
 impl fmt::Display for Explanation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_words(&mut crate::escape::Escaping(f))
+    }
+}
+
+impl Explanation {
+    /// The sentence, unescaped (what [`fmt::Display`] escapes).
+    fn write_words<W: fmt::Write>(&self, f: &mut W) -> fmt::Result {
         match self {
             Explanation::ArmNotSent {
                 wait,
@@ -240,12 +250,12 @@ impl fmt::Display for Explanation {
                 "mission restart (MISSION_SET_CURRENT 0) sent, but PX4 never reported item 0 \
                  current",
             ),
-            Explanation::Refused(r) => r.fmt(f),
+            Explanation::Refused(r) => write!(f, "{r}"),
             Explanation::GaveUp { gave_up, refusal } => {
                 if let Some(r) = refusal {
                     write!(f, "{r}; ")?;
                 }
-                gave_up.fmt(f)
+                write!(f, "{gave_up}")
             }
             Explanation::Upload(e) => write!(f, "mission upload {e}"),
             Explanation::TransferInFlight => {
@@ -273,7 +283,7 @@ impl fmt::Display for Explanation {
             Explanation::Died { error, pending } => {
                 write!(f, "the vehicle died: {error}")?;
                 let mut first = true;
-                let mut item = |f: &mut fmt::Formatter<'_>, what: fmt::Arguments<'_>| {
+                let mut item = |f: &mut W, what: fmt::Arguments<'_>| {
                     let lead = if first { "; pending: " } else { ", " };
                     first = false;
                     write!(f, "{lead}{what}")
@@ -405,11 +415,14 @@ pub fn recent_words<const T: usize>(tel: &Telemetry<T>, since_ms: Option<u64>) -
             break;
         }
         for c in t.text.chars() {
-            // Keep room for the closing quote.
-            if out.len() + c.len_utf8() + 1 > WORDS_LEN {
+            // Shown safely (a line feed as `\n`, ESC as `\x1b`: crate::escape), whole escapes
+            // only, with room for the closing quote.
+            let shown = crate::escape::show(c);
+            let piece = shown.as_str();
+            if out.len() + piece.len() + 1 > WORDS_LEN {
                 break;
             }
-            let _ = out.push(c);
+            let _ = out.push_str(piece);
         }
         let _ = out.push('\'');
     }

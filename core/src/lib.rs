@@ -18,6 +18,7 @@
 //! * [`engine`]: wait conditions, reactions, reasons and step programs;
 //! * [`offboard`]: the PX4 offboard state machine (the Python `OffboardClient`'s, in Rust);
 //! * [`explain`]: why a wait ended without its condition, in the vehicle's own words;
+//! * [`escape`]: vehicle text shown safely (controls, line breaks, bidi controls escaped);
 //! * [`mission`] and [`plan`]: mission items and the QGroundControl `.plan` reader;
 //! * [`client`]: all of the above behind one `handle` / `poll_transmit` / `next_deadline` /
 //!   `poll_event` interface, the thing a driver runs per vehicle link.
@@ -73,6 +74,7 @@ pub mod action;
 pub mod client;
 mod decimal;
 pub mod engine;
+pub mod escape;
 pub mod explain;
 pub mod frame;
 pub mod ground_truth;

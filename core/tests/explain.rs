@@ -204,6 +204,33 @@ fn an_arm_never_sent_says_px4_was_not_armable_in_its_words() {
 }
 
 #[test]
+fn the_vehicles_words_in_an_explanation_cannot_break_its_line() {
+    // A text with a line break, a carriage return, an escape sequence, a C1 line break and a
+    // bidi override: quoted in the explanation, each is an escape.
+    let mut d = Drive::with(FakePx4 {
+        ready_at_ms: u64::MAX,
+        arm_ok_at_ms: u64::MAX,
+        ..FakePx4::default()
+    });
+    d.boot();
+    d.deliver(statustext(
+        mav::MavSeverity::MAV_SEVERITY_CRITICAL,
+        "no\nPASS: forged\r\x1b[2K\u{85}\u{202e}x",
+        0,
+        0,
+    ));
+    d.client.apply(d.now(), &Action::Arm).unwrap();
+    let (r, why) = d.settle(Wait::armed().timeout_s(5.0), 20_000);
+    assert_eq!(r.reason, Reason::Timeout);
+    let text = why.unwrap().to_string();
+    assert!(
+        text.ends_with("last texts: 'no\\nPASS: forged\\r\\x1b[2K\\u{85}\\u{202e}x')"),
+        "{text}"
+    );
+    assert!(!nexus_core::escape::needs_escaping(&text), "{text:?}");
+}
+
+#[test]
 fn a_refused_mode_is_explained_with_px4s_answer_and_then_as_given_up() {
     let mut d = Drive::with(FakePx4 {
         ready_at_ms: 0,
