@@ -8,6 +8,15 @@
 //! a flight in separate files: the offboard link, and the GCS link with the simulator's ground
 //! truth). The vehicle is the first autopilot that sent a HEARTBEAT, or `--system-id`.
 //!
+//! The recordings are streamed, never held whole: each file is read record by record
+//! ([`TlogReader`]: a 64 KiB buffer each) and the files are merged as they are read (the
+//! earliest next record of any file goes first; a file's own records in its order), so memory
+//! does not grow with the recordings' size. At most [`MAX_TLOGS`] files of at most
+//! [`MAX_TLOG_TOTAL_BYTES`] together are read; more is refused (exit 2) before anything is
+//! replayed. A record whose frame fails its checksum is skipped whole, never searched for the
+//! frames its bytes may hold; such records and the garbage between records are counted, said
+//! on a `recording:` line and in the report's `recording`.
+//!
 //! Where a check reads other data than the live run did, it says so. The differences:
 //! * the program starts at the vehicle's first HEARTBEAT in the recording, not when a live
 //!   client would have finished connecting (conditions on time since the start, `time_s`,
@@ -33,7 +42,7 @@ use nexus_core::msg::{Frame, Msg};
 use nexus_core::telemetry::LinkIds;
 use nexus_core::{Client, Instant};
 use nexus_host::offboard_client::{OffboardOptions, OWN_COMPONENT_ID, OWN_SYSTEM_ID};
-use nexus_host::tlog::TlogFrame;
+use nexus_host::tlog::{ReadStats, TlogFrame, TlogReader};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -67,19 +76,165 @@ type CheckClient = Client<
     { nexus_host::pump::STEPS },
 >;
 
-/// Decode every frame of the recording (records merged by time, stable).
-fn frames(recs: Vec<TlogFrame>) -> Vec<(u64, Frame)> {
-    let mut out = Vec::new();
-    for r in recs {
-        let mut dec = Decoder::new();
-        let (_, raw) = dec.feed(&r.bytes);
-        if let Some(raw) = raw {
-            if let Ok(Some(f)) = Frame::decode(&raw) {
-                out.push((r.epoch_us, f));
+/// Most `--tlog` files one check reads (the links of one flight: two or three).
+pub const MAX_TLOGS: usize = 16;
+
+/// Most bytes all `--tlog` files of one check may hold together (256 MiB: hours of PX4
+/// telemetry). The files are streamed, so this bounds the time a check takes, not its memory.
+pub const MAX_TLOG_TOTAL_BYTES: u64 = nexus_host::tlog::MAX_TLOG_BYTES;
+
+/// Sim time between two samples of the `--report` drawing, ms (the live run samples at
+/// 20 Hz of wall time): a long recording's drawing stays small.
+const TRACE_STEP_MS: u64 = 50;
+
+/// The frame of one record: the record's own, from its first byte to its last, never one
+/// found inside it (the tlog reader checked the frame's checksum; a message the core does not
+/// decode is `None`).
+fn decode(rec: &TlogFrame) -> Option<Frame> {
+    let mut dec = Decoder::new();
+    let (used, raw) = dec.feed(&rec.bytes);
+    let raw = raw?;
+    if used != rec.bytes.len() || raw.bytes.len() != rec.bytes.len() {
+        return None;
+    }
+    Frame::decode(&raw).ok().flatten()
+}
+
+/// One `--tlog` being read.
+struct Input {
+    /// Its path, as given.
+    path: PathBuf,
+    /// Its size when opened, bytes.
+    bytes: u64,
+    reader: TlogReader<std::io::Take<std::fs::File>>,
+    /// Its next record, read ahead for the merge.
+    head: Option<TlogFrame>,
+}
+
+/// The `--tlog` files, read record by record and merged by time.
+struct Recordings {
+    files: Vec<Input>,
+}
+
+impl Recordings {
+    /// Open every file (at most [`MAX_TLOGS`], [`MAX_TLOG_TOTAL_BYTES`] together), each checked
+    /// as an input file.
+    fn open(paths: &[PathBuf]) -> Result<Recordings, String> {
+        if paths.len() > MAX_TLOGS {
+            return Err(format!(
+                "{} --tlog files: at most {MAX_TLOGS} are read (the links of one flight)",
+                paths.len()
+            ));
+        }
+        let mut files = Vec::new();
+        let mut total = 0u64;
+        for p in paths {
+            let (reader, len) = TlogReader::open(p)
+                .map_err(|e| format!("{}: cannot read the tlog: {e}", p.display()))?;
+            total += len;
+            if total > MAX_TLOG_TOTAL_BYTES {
+                return Err(format!(
+                    "the --tlog files hold more than {MAX_TLOG_TOTAL_BYTES} bytes together \
+                     ({} MiB, the limit of one check) at {}",
+                    MAX_TLOG_TOTAL_BYTES >> 20,
+                    p.display()
+                ));
+            }
+            files.push(Input {
+                path: p.clone(),
+                bytes: len,
+                reader,
+                head: None,
+            });
+        }
+        let mut r = Recordings { files };
+        for k in 0..r.files.len() {
+            r.refill(k)?;
+            if r.files[k].head.is_none() {
+                return Err(format!(
+                    "{}: no MAVLink frame in the tlog",
+                    r.files[k].path.display()
+                ));
             }
         }
+        Ok(r)
     }
-    out
+
+    fn refill(&mut self, k: usize) -> Result<(), String> {
+        let f = &mut self.files[k];
+        f.head = f
+            .reader
+            .next_record()
+            .map_err(|e| format!("{}: cannot read the tlog: {e}", f.path.display()))?;
+        Ok(())
+    }
+
+    /// The next record of all the files: the earliest of their next records (the first file's
+    /// on a tie).
+    fn next_record(&mut self) -> Result<Option<TlogFrame>, String> {
+        let next = self
+            .files
+            .iter()
+            .enumerate()
+            .filter_map(|(k, f)| f.head.as_ref().map(|r| (r.epoch_us, k)))
+            .min();
+        let Some((_, k)) = next else {
+            return Ok(None);
+        };
+        let rec = self.files[k].head.take();
+        self.refill(k)?;
+        Ok(rec)
+    }
+
+    /// The next frame the core decodes, with its record's timestamp.
+    fn next_frame(&mut self) -> Result<Option<(u64, Frame)>, String> {
+        while let Some(rec) = self.next_record()? {
+            if let Some(f) = decode(&rec) {
+                return Ok(Some((rec.epoch_us, f)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Read the rest of every file (counting what it holds), and say what was read.
+    fn finish(mut self) -> Result<super::report::RecordingReport, String> {
+        while self.next_record()?.is_some() {}
+        let mut all = ReadStats::default();
+        let files = self
+            .files
+            .iter()
+            .map(|f| {
+                let st = f.reader.stats();
+                all.add(&st);
+                super::report::RecordingFileReport {
+                    path: f.path.display().to_string(),
+                    bytes: f.bytes,
+                    records: st.records,
+                    damaged_records: st.damaged,
+                    garbage_bytes: st.garbage_bytes,
+                }
+            })
+            .collect();
+        Ok(super::report::RecordingReport {
+            records: all.records,
+            damaged_records: all.damaged,
+            garbage_bytes: all.garbage_bytes,
+            files,
+        })
+    }
+}
+
+/// The `recording:` line: what was read, what was skipped.
+fn recording_line(r: &super::report::RecordingReport) -> String {
+    let mut line = format!("recording: {} records read", r.records);
+    if r.damaged_records > 0 || r.garbage_bytes > 0 {
+        line.push_str(&format!(
+            "; skipped {} damaged records whole (checksum failed: never searched for frames) \
+             and {} bytes that began no record",
+            r.damaged_records, r.garbage_bytes
+        ));
+    }
+    line
 }
 
 /// Run `nexus check`.
@@ -117,14 +272,18 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         eprintln!("nexus check: {e}");
         return exit(EXIT_SETUP);
     }
-    let frames = match read_frames(&args.tlog) {
-        Ok(f) => f,
+    // Every file is opened and checked (count, sizes, one record at least) before anything is
+    // replayed; the vehicle is found by a first look at the recording.
+    let target = match Recordings::open(&args.tlog).and_then(|mut r| match args.system_id {
+        Some(id) => Ok(Some(id)),
+        None => first_autopilot(&mut r),
+    }) {
+        Ok(t) => t,
         Err(e) => {
             eprintln!("nexus check: {e}");
             return exit(EXIT_SETUP);
         }
     };
-    let target = args.system_id.or_else(|| first_autopilot(&frames));
     let Some(target) = target else {
         eprintln!("nexus check: no autopilot HEARTBEAT in the recording (pass --system-id)");
         return exit(EXIT_SETUP);
@@ -132,10 +291,19 @@ pub fn main(args: &CheckArgs) -> ExitCode {
     let meta: Vec<StepMeta> = prog.steps.iter().map(StepMeta::from).collect();
     let total = meta.len();
     let title = prog.name.as_deref().unwrap_or("flight program");
+    let bytes: u64 = args
+        .tlog
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
     out.line(&format!(
-        "nexus check: {} — {title}, {total} steps, against {} frames of system {target}",
+        "nexus check: {} — {title}, {total} steps, against {} ({bytes} bytes), system {target}",
         args.program.display(),
-        frames.len()
+        match args.tlog.len() {
+            1 => "1 tlog".to_string(),
+            n => format!("{n} tlogs"),
+        }
     ));
     let config = ClientConfig {
         ids: LinkIds {
@@ -157,12 +325,28 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     }
-    let r = match replay(&mut client, &frames, &prog, &meta, &out) {
+    let mut recordings = match Recordings::open(&args.tlog) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("nexus check: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
+    let r = match replay(&mut client, &mut recordings, &prog, &meta, &out) {
         Ok(r) => r,
         Err(code) => return code,
     };
+    let recording = match recordings.finish() {
+        Ok(rec) => rec,
+        Err(e) => {
+            eprintln!("nexus check: {e}");
+            return exit(EXIT_SETUP);
+        }
+    };
+    out.line(&recording_line(&recording));
     let records = client.program().records().to_vec();
     let mut report = check_report(args, &prog, target, &meta, &client, &r);
+    report.recording = Some(recording);
     let (passed, verdict) = verdict(&r, &records, &meta, target, client.snapshot().t_sim_s());
     // The verdict line is nexus's alone: vehicle words it quotes are escaped, here and in the
     // report.
@@ -181,29 +365,17 @@ pub fn main(args: &CheckArgs) -> ExitCode {
     exit(report.exit_code)
 }
 
-/// Read and merge the recordings, then decode their frames.
-fn read_frames(tlogs: &[PathBuf]) -> Result<Vec<(u64, Frame)>, String> {
-    let mut recs = Vec::new();
-    for p in tlogs {
-        match nexus_host::tlog::read(p) {
-            Ok(r) => recs.extend(r),
-            Err(e) => {
-                return Err(format!("{}: {e}", p.display()));
+/// The system id of the first autopilot that sent a HEARTBEAT (not ours, not a GCS), read
+/// from the start of the recordings.
+fn first_autopilot(r: &mut Recordings) -> Result<Option<u8>, String> {
+    while let Some((_, f)) = r.next_frame()? {
+        if let Msg::Heartbeat(h) = &f.msg {
+            if f.header.sysid != OWN_SYSTEM_ID && h.autopilot as u8 != 8 {
+                return Ok(Some(f.header.sysid));
             }
         }
     }
-    recs.sort_by_key(|r| r.epoch_us);
-    Ok(frames(recs))
-}
-
-/// The system id of the first autopilot that sent a HEARTBEAT (not ours, not a GCS).
-fn first_autopilot(frames: &[(u64, Frame)]) -> Option<u8> {
-    frames.iter().find_map(|(_, f)| match &f.msg {
-        Msg::Heartbeat(h) if f.header.sysid != OWN_SYSTEM_ID && h.autopilot as u8 != 8 => {
-            Some(f.header.sysid)
-        }
-        _ => None,
-    })
+    Ok(None)
 }
 
 /// What a replay of the recording gathered.
@@ -231,14 +403,14 @@ struct Replayed {
 /// the client refused.
 fn replay(
     client: &mut CheckClient,
-    frames: &[(u64, Frame)],
+    recordings: &mut Recordings,
     prog: &ProgramFile,
     meta: &[StepMeta],
     out: &Out,
 ) -> Result<Replayed, ExitCode> {
     let total = meta.len();
     let mut progress: Vec<super::report::ItemProgress> = Vec::new();
-    let t0 = frames.first().map_or(0, |f| f.0);
+    let mut t0: Option<u64> = None;
     let mut started = false;
     let mut end: Option<ProgramEnd> = None;
     let mut explanations = std::collections::HashMap::new();
@@ -247,9 +419,20 @@ fn replay(
     let mut shown = None;
     let mut tx = [0u8; MAX_FRAME_LEN];
     let mut now = Instant::ZERO;
-    for (ts, f) in frames {
-        now = Instant::from_micros(ts.saturating_sub(t0));
-        client.handle(now, f);
+    loop {
+        let (ts, f) = match recordings.next_frame() {
+            Ok(Some(next)) => next,
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("nexus check: {e}");
+                return Err(exit(EXIT_SETUP));
+            }
+        };
+        // The recording's time from its first frame; a record stamped earlier than one already
+        // replayed (a clock stepped back) counts as at that time.
+        let t0 = *t0.get_or_insert(ts);
+        now = now.max(Instant::from_micros(ts.saturating_sub(t0)));
+        client.handle(now, &f);
         if !started && client.telemetry().connected() {
             if let Err(e) = client.start_program(now, prog.to_program()) {
                 eprintln!("nexus check: the program was refused: {e}");
@@ -311,7 +494,13 @@ fn replay(
             });
         }
         let s = client.snapshot();
-        if s.sim_ms.is_some() && trace.last().is_none_or(|l| Some(l.sim_ms) != s.sim_ms) {
+        // One sample per TRACE_STEP_MS of sim time (and at every arm or disarm).
+        let due = |l: &Sample| {
+            s.sim_ms
+                .is_some_and(|ms| ms < l.sim_ms || ms >= l.sim_ms + TRACE_STEP_MS)
+                || l.armed != s.armed
+        };
+        if s.sim_ms.is_some() && trace.last().is_none_or(due) {
             let pos = tel
                 .global_position()
                 .map(|p| (p.lat as f64 / 1e7, p.lon as f64 / 1e7));

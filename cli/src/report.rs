@@ -58,6 +58,37 @@ pub struct Report {
     pub link: Option<super::evidence::LinkReport>,
     /// The requests sent, by kind, and the retries a lossy link made them take.
     pub requests: RequestsReport,
+    /// `check`: what reading the recordings found (records, damaged records skipped whole,
+    /// garbage); `null` for a flight.
+    pub recording: Option<RecordingReport>,
+}
+
+/// What `check` read of its recordings.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RecordingReport {
+    /// Records read (each a checked frame), over all the files.
+    pub records: u64,
+    /// Records whose frame failed its checksum: skipped whole, never searched for frames.
+    pub damaged_records: u64,
+    /// Bytes that began no record (garbage between records, a cut end), skipped.
+    pub garbage_bytes: u64,
+    /// Each `--tlog`, in the order given.
+    pub files: Vec<RecordingFileReport>,
+}
+
+/// One `--tlog` of a check.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordingFileReport {
+    /// The path, as given.
+    pub path: String,
+    /// Its size, bytes.
+    pub bytes: u64,
+    /// Records read.
+    pub records: u64,
+    /// Damaged records skipped whole.
+    pub damaged_records: u64,
+    /// Bytes of garbage skipped.
+    pub garbage_bytes: u64,
 }
 
 /// Requests sent to the vehicle (each count with its first send) and the retries they took.
@@ -149,6 +180,7 @@ impl Report {
             ignored: IgnoredReport::default(),
             link: None,
             requests: RequestsReport::default(),
+            recording: None,
         }
     }
 }

@@ -116,6 +116,23 @@ pub fn read_input(path: &Path) -> std::io::Result<Vec<u8>> {
 /// [`read_input`] with another bound, bytes (a recorded flight is larger than a plan).
 pub fn read_input_max(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind};
+    let (file, _) = open_input_max(path, max_bytes)?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("more than the {max_bytes} bytes an input file may hold"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Open an input file to read: a regular file (a directory, FIFO, device or socket is refused
+/// unopened or unread) of at most `max_bytes`, checked by name and again once open; the file
+/// and its length then.
+pub fn open_input_max(path: &Path, max_bytes: u64) -> std::io::Result<(std::fs::File, u64)> {
+    use std::io::{Error, ErrorKind};
     let regular = |m: &std::fs::Metadata| -> std::io::Result<()> {
         if m.is_dir() {
             return Err(Error::new(ErrorKind::InvalidInput, "it is a directory"));
@@ -139,16 +156,9 @@ pub fn read_input_max(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     };
     regular(&std::fs::metadata(path)?)?;
     let file = OpenOptions::new().read(true).open(path)?;
-    regular(&file.metadata()?)?;
-    let mut bytes = Vec::new();
-    file.take(max_bytes + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            format!("more than the {max_bytes} bytes an input file may hold"),
-        ));
-    }
-    Ok(bytes)
+    let meta = file.metadata()?;
+    regular(&meta)?;
+    Ok((file, meta.len()))
 }
 
 /// Check that an output file can be written, before anything flies: it is opened for
