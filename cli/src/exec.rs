@@ -366,10 +366,10 @@ impl Flight {
         if !self.vehicle.may_move {
             if let Some(m) = super::guard::program_moves(&program) {
                 self.abort_reason = Some(format!(
-                    "the program was refused: step {} can arm, move or reconfigure a vehicle \
-                     that is not a simulator ({:?}: {}), and --real-vehicle was not given",
+                    "the program was refused: step {}, {}, can arm, move or reconfigure a \
+                     vehicle that is not a simulator ({}), and --real-vehicle was not given",
                     m.step + 1,
-                    m.part,
+                    m.part.words(),
                     m.why
                 ));
                 return ProgramEnd::Aborted { step: 0 };

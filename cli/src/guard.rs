@@ -54,6 +54,17 @@ pub enum Part {
     ThenMode,
 }
 
+impl Part {
+    /// The part in words: "its action", "its then_rc reaction", "its then_mode reaction".
+    pub fn words(self) -> &'static str {
+        match self {
+            Part::Action => "its action",
+            Part::ThenRc => "its then_rc reaction",
+            Part::ThenMode => "its then_mode reaction",
+        }
+    }
+}
+
 /// Whether requesting `mode` can move the vehicle: every mode but Hold and Land, which stop a
 /// flying vehicle or bring it down and do nothing to one on the ground.
 pub fn mode_moves(mode: Mode) -> bool {

@@ -311,6 +311,50 @@ fn sticks_a_then_rc_reaction_and_offboard_are_refused_on_a_real_vehicle_before_a
     let end = &r["final"];
     assert_eq!(end["armed"], false, "{end}");
     assert_eq!(end["mode"], "Hold", "{end}");
+    // A caller that attaches with nothing declared and then starts a program that arms: the
+    // flight refuses that program itself, before its first step.
+    {
+        use nexus_cli::exec::{Flight, StepMeta};
+        use nexus_cli::vehicle::{Speed, VehicleArgs};
+        use nexus_core::engine::{Program, ProgramEnd, Step, Wait};
+        let args = VehicleArgs {
+            signing: Default::default(),
+            px4: None,
+            sim: false,
+            connect: Some(conn.into()),
+            sysid: None,
+            compid: None,
+            real_vehicle: false,
+            link_rate_baud: None,
+            speed: Speed::Factor(1.0),
+            instance: 0,
+            listen: nexus_host::run::DEFAULT_LISTEN,
+        };
+        let connected = nexus_cli::vehicle::start(&args, None, None).expect("attach");
+        assert!(!connected.may_move);
+        let out = nexus_cli::output::Out::new(None);
+        let mut flight = Flight::new(connected, &out, 0, false);
+        let mut program = Program::new();
+        program
+            .push(Step::new(
+                nexus_core::Action::Arm,
+                Wait::armed().timeout_s(10.0),
+            ))
+            .unwrap();
+        let meta = [StepMeta {
+            name: None,
+            action: "arm".into(),
+            action_text: "arm".into(),
+            until: "armed".into(),
+        }];
+        let end = flight.run(program, &meta);
+        assert!(matches!(end, ProgramEnd::Aborted { step: 0 }), "{end:?}");
+        let why = flight.failure(end, &meta).expect("a failure");
+        assert!(
+            why.contains("the program was refused: step 1, its action, can arm"),
+            "{why}"
+        );
+    }
     // And the vehicle never armed, never lost a stick stream it never had.
     let log = std::fs::read_to_string(&console).unwrap_or_default();
     assert!(log.contains("Ready for takeoff"), "{log}");
