@@ -42,6 +42,9 @@ const EXPLAIN_SEVERITY: u8 = 4;
 /// Acks to a one-shot command (disarm, goto) later than this are not attributed to it, and
 /// its silence is reported, ms (sim ms once sim time is known).
 pub const ACK_WAIT_MS: u64 = 5_000;
+/// What PX4's navigator says when it will not fly a DO_REPOSITION its commander has acked
+/// ACCEPTED (the target is outside the geofence): the goto is refused all the same.
+pub const REPOSITION_REFUSED: &str = "Reposition is outside geofence";
 /// Accepted acks that make a DO_SET_MODE's acceptance real (PX4 acks it twice).
 const REAL_MODE_ACCEPTS: u8 = 2;
 /// Heartbeats after a real accept without the mode before it counts as done.
@@ -118,6 +121,9 @@ pub(crate) struct Requests {
     pub restart: Option<RestartReq>,
     disarm: Option<Awaiting>,
     reposition: Option<Awaiting>,
+    /// A goto PX4's commander accepted, watched for the navigator's refusal text (see
+    /// [`REPOSITION_REFUSED`]) until [`ACK_WAIT_MS`] after it was sent.
+    reposition_accepted: Option<Awaiting>,
     open: Option<OpenRefusal>,
     pub last_refusal: Option<Refusal>,
     texts_seen: u32,
@@ -191,7 +197,38 @@ impl Requests {
         });
     }
 
+    /// An accepted goto whose refusal PX4's navigator has said since it went out: refused
+    /// (with ACCEPTED as its ack's result, and the words that came).
+    pub(super) fn reposition_said<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        ev: &mut EventQueue,
+    ) {
+        let Some(a) = self.reposition_accepted else {
+            return;
+        };
+        if tel
+            .texts()
+            .after(a.text_seq)
+            .any(|x| x.text.starts_with(REPOSITION_REFUSED))
+        {
+            self.reposition_accepted = None;
+            let accepted = mav::MavResult::MAV_RESULT_ACCEPTED as u8;
+            self.open_refusal(
+                now,
+                tel,
+                ev,
+                Command::Reposition,
+                Some(accepted),
+                a.text_seq,
+                None,
+            );
+        }
+    }
+
     pub fn sent_reposition<const T: usize>(&mut self, now: Stamp, tel: &Telemetry<T>) {
+        self.reposition_accepted = None;
         let order = self.next_order();
         self.reposition = Some(Awaiting {
             sent: now,
@@ -268,6 +305,7 @@ impl Requests {
             if tel.texts().after(seen).any(|x| x.severity <= FAIL_SEVERITY) {
                 self.fail(now, tel, t, ev);
             }
+            self.reposition_said(now, tel, ev);
         }
         match &frame.msg {
             Msg::Heartbeat(hb) => {
@@ -319,6 +357,12 @@ impl Requests {
         }
         expire(&mut self.disarm, now, Command::Disarm, ev);
         expire(&mut self.reposition, now, Command::Reposition, ev);
+        if self
+            .reposition_accepted
+            .is_some_and(|a| a.sent.timer_done(now, ACK_WAIT_MS))
+        {
+            self.reposition_accepted = None;
+        }
         if tel.armed() == Some(true) {
             return;
         }
