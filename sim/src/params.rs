@@ -90,6 +90,8 @@ modelled! {
     COM_SPOOLUP_TIME,
     COM_TAKEOFF_ACT,
     GF_ACTION,
+    GF_MAX_HOR_DIST,
+    GF_MAX_VER_DIST,
     MAV_HASH_CHK_EN,
     MAV_SYS_ID,
     MIS_TAKEOFF_ALT,
@@ -115,6 +117,7 @@ modelled! {
     RTL_LAND_DELAY,
     RTL_MIN_DIST,
     RTL_RETURN_ALT,
+    RTL_TYPE,
     SYS_AUTOSTART,
     UXRCE_DDS_KEY,
 }

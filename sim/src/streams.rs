@@ -301,7 +301,9 @@ impl Vehicle {
         let m = self.commander.nav_state();
         let c = self.conditions();
         let status = if self.commander.armed {
-            if self.commander.failsafe.is_some() {
+            if self.commander.terminated() {
+                mav::MavState::MAV_STATE_FLIGHT_TERMINATION
+            } else if self.commander.failsafe.is_some() {
                 mav::MavState::MAV_STATE_CRITICAL
             } else {
                 mav::MavState::MAV_STATE_ACTIVE
