@@ -55,6 +55,7 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.result {
             // PX4's navigator refusing what its commander accepted (a goto outside the fence).
+            #[cfg(feature = "geofence")]
             Some(0) => write!(f, "{} refused after an ACCEPTED ack", self.command)?,
             Some(r) => write!(f, "{} refused ({}, {r})", self.command, mav_result_name(r))?,
             None => write!(f, "{} did not arm the vehicle", self.command)?,

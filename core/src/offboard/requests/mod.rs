@@ -43,7 +43,9 @@ const EXPLAIN_SEVERITY: u8 = 4;
 /// its silence is reported, ms (sim ms once sim time is known).
 pub const ACK_WAIT_MS: u64 = 5_000;
 /// What PX4's navigator says when it will not fly a DO_REPOSITION its commander has acked
-/// ACCEPTED (the target is outside the geofence): the goto is refused all the same.
+/// ACCEPTED (the target is outside the geofence): the goto is refused all the same (with the
+/// `geofence` feature; without it such a goto just never arrives).
+#[cfg(feature = "geofence")]
 pub const REPOSITION_REFUSED: &str = "Reposition is outside geofence";
 /// Accepted acks that make a DO_SET_MODE's acceptance real (PX4 acks it twice).
 const REAL_MODE_ACCEPTS: u8 = 2;
@@ -123,6 +125,7 @@ pub(crate) struct Requests {
     reposition: Option<Awaiting>,
     /// A goto PX4's commander accepted, watched for the navigator's refusal text (see
     /// [`REPOSITION_REFUSED`]) until [`ACK_WAIT_MS`] after it was sent.
+    #[cfg(feature = "geofence")]
     reposition_accepted: Option<Awaiting>,
     open: Option<OpenRefusal>,
     pub last_refusal: Option<Refusal>,
@@ -199,6 +202,7 @@ impl Requests {
 
     /// An accepted goto whose refusal PX4's navigator has said since it went out: refused
     /// (with ACCEPTED as its ack's result, and the words that came).
+    #[cfg(feature = "geofence")]
     pub(super) fn reposition_said<const T: usize>(
         &mut self,
         now: Stamp,
@@ -228,7 +232,10 @@ impl Requests {
     }
 
     pub fn sent_reposition<const T: usize>(&mut self, now: Stamp, tel: &Telemetry<T>) {
-        self.reposition_accepted = None;
+        #[cfg(feature = "geofence")]
+        {
+            self.reposition_accepted = None;
+        }
         let order = self.next_order();
         self.reposition = Some(Awaiting {
             sent: now,
@@ -305,6 +312,7 @@ impl Requests {
             if tel.texts().after(seen).any(|x| x.severity <= FAIL_SEVERITY) {
                 self.fail(now, tel, t, ev);
             }
+            #[cfg(feature = "geofence")]
             self.reposition_said(now, tel, ev);
         }
         match &frame.msg {
@@ -357,6 +365,7 @@ impl Requests {
         }
         expire(&mut self.disarm, now, Command::Disarm, ev);
         expire(&mut self.reposition, now, Command::Reposition, ev);
+        #[cfg(feature = "geofence")]
         if self
             .reposition_accepted
             .is_some_and(|a| a.sent.timer_done(now, ACK_WAIT_MS))

@@ -192,8 +192,11 @@ impl Requests {
                 } else {
                     // Commander acks it; PX4's navigator may still refuse it in words (the
                     // text can come before or after the ack).
-                    self.reposition_accepted = Some(r);
-                    self.reposition_said(now, tel, ev);
+                    #[cfg(feature = "geofence")]
+                    {
+                        self.reposition_accepted = Some(r);
+                        self.reposition_said(now, tel, ev);
+                    }
                 }
             }
             _ => {}
