@@ -294,6 +294,18 @@ impl Navigator {
                     .unwrap_or(home_alt + p.f(P::MIS_TAKEOFF_ALT));
                 let z = i.frame.origin().alt_amsl_m - alt;
                 self.takeoff_done = false;
+                if i.armed && self.takeoff_alt_amsl.is_none() {
+                    // `Takeoff::set_takeoff_position` without a NAV_TAKEOFF altitude (seen on
+                    // PX4 SITL 0.01 s after "Armed by external command").
+                    io.info(
+                        i.now,
+                        "navigator",
+                        &format!(
+                            "Using default takeoff altitude: {:.1} m\t",
+                            p.f(P::MIS_TAKEOFF_ALT)
+                        ),
+                    );
+                }
                 if !i.landed && here[2] <= z + p.f(P::NAV_MC_ALT_RAD) {
                     io.critical(i.now, "navigator", "Already higher than takeoff altitude\t");
                     self.target = Some(auto_sp(p, here, Some(i.body.yaw_rad)));

@@ -81,6 +81,7 @@ modelled! {
     COM_ARM_WO_GPS,
     COM_DISARM_LAND,
     COM_DISARM_PRFLT,
+    COM_FAIL_ACT_T,
     COM_FLIGHT_UUID,
     COM_HOME_EN,
     COM_OBL_RC_ACT,

@@ -144,6 +144,8 @@ pub struct Vehicle {
     fence_check_next_us: u64,
     /// The health report's breach text: earliest next, and one is owed.
     fence_report: (u64, bool),
+    /// A breach's Return or Land, due after its COM_FAIL_ACT_T hold: when, and the mode.
+    fence_delayed: Option<(u64, Mode)>,
     /// Mission CRC, fence CRC and home updates the mission's feasibility was last checked at.
     mission_check_key: (u32, u32, u32),
     /// The mission has a position outside the fence (PX4's feasibility check fails).
@@ -206,6 +208,7 @@ impl Vehicle {
             fence_breached: false,
             fence_check_next_us: 0,
             fence_report: (0, false),
+            fence_delayed: None,
             mission_check_key: (0, 0, 0),
             mission_outside_fence: false,
             home_updates: 0,
@@ -635,7 +638,9 @@ impl Vehicle {
     /// A breach raises the failsafe once, when it begins (PX4's failsafe framework adds an
     /// action on the change to "failed"): Hold (at the position where it was seen, the
     /// navigator's own reposition with GF_PREDICT 0), Return, Land or flight termination; each
-    /// says "Failsafe activated" (critical); Warn says nothing more. Commander's health report
+    /// says "Failsafe activated" (critical), Return and Land after a Hold of COM_FAIL_ACT_T
+    /// ("Failsafe activated: entering Hold for 5 seconds", in which a mode change takes over,
+    /// as measured); Warn says nothing more. Commander's health report
     /// says "Geofence: approaching or outside geofence" (critical) at most every 2 s while the
     /// breach stands, and arming is refused meanwhile. A mode change takes over (PX4 allows it
     /// always for Hold, Return and Land, never for termination): Land then lands. Measured on
@@ -694,9 +699,34 @@ impl Vehicle {
                             yaw: None,
                         });
                     }
-                    self.commander.trigger_failsafe(Failsafe::Geofence, m);
-                    self.io.critical(now, "failsafe", "Failsafe activated\t");
+                    let delay_s = self.params.f(P::COM_FAIL_ACT_T);
+                    if matches!(m, Mode::Rtl | Mode::Land) && delay_s > 0.1 {
+                        // A user may take over: PX4 holds for COM_FAIL_ACT_T first.
+                        self.commander
+                            .trigger_failsafe(Failsafe::Geofence, Mode::Hold);
+                        self.fence_delayed = Some((now + (delay_s * 1e6) as u64, m));
+                        self.io.critical(
+                            now,
+                            "failsafe",
+                            &format!(
+                                "Failsafe activated: entering Hold for {} seconds\t",
+                                (delay_s + 0.5) as i32
+                            ),
+                        );
+                    } else {
+                        self.commander.trigger_failsafe(Failsafe::Geofence, m);
+                        self.io.critical(now, "failsafe", "Failsafe activated\t");
+                    }
                 }
+            }
+        }
+        if let Some((due, m)) = self.fence_delayed {
+            if self.commander.failsafe != Some(Failsafe::Geofence) || !self.commander.armed {
+                self.fence_delayed = None; // taken over, or disarmed
+            } else if now >= due {
+                self.fence_delayed = None;
+                self.commander.trigger_failsafe(Failsafe::Geofence, m);
+                self.io.critical(now, "failsafe", "Failsafe activated\t");
             }
         }
         if !self.fence_breached {

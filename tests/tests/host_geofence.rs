@@ -310,11 +310,23 @@ fn leaving_the_fence_holds_as_px4s_default_gf_action_and_land_takes_over() {
     assert_eq!(r.reason, Reason::Met, "Land lands: {r:?}\n{}", events(op));
 }
 
+/// GF_ACTION 3: Hold for COM_FAIL_ACT_T (a user may take over), then Return, as measured on
+/// PX4 SITL ("Failsafe activated: entering Hold for 5 seconds", then "Failsafe activated").
 #[test]
 fn leaving_the_fence_returns_with_gf_action_3() {
     let _one = one();
     let s = fenced_hover(Some(3));
-    breach(&s, Mode::Rtl);
+    breach(&s, Mode::Hold);
+    let r = s
+        .wait_until(
+            &Wait::mode(Mode::Rtl)
+                .guard(Condition::landed())
+                .timeout_s(7.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "Return after the hold: {r:?}");
+    assert!(r.waited_sim_s > 4.0, "{r:?}");
 }
 
 /// Rally points as nexus used to send them (GLOBAL_RELATIVE_ALT_INT) make PX4's RTL say

@@ -405,18 +405,34 @@ fn a_breach_holds_at_the_fence_with_px4s_texts_and_land_takes_over() {
 
 #[test]
 fn gf_action_return_land_warn_none_and_terminate() {
-    // 3: Return.
-    let (g, from) = breach(3);
-    assert_eq!(g.mode(), Some(Mode::Rtl));
-    assert_eq!(times_of(&g, from, "Failsafe activated").len(), 1);
+    // 3: Return, after a Hold of COM_FAIL_ACT_T (5 s) in which a mode change would take over
+    // (measured on PX4 SITL: "… entering Hold for 5 seconds", then 5.2 s later "Failsafe
+    // activated" and "RTL: start return at …").
+    let (mut g, from) = breach(3);
+    assert_eq!(g.mode(), Some(Mode::Hold));
+    let hold = times_of(&g, from, "Failsafe activated: entering Hold for 5 seconds");
+    assert_eq!(hold.len(), 1);
+    assert!(g.run_until(7_000, |g| g.mode() == Some(Mode::Rtl)));
+    let fs = times_of(&g, from, "Failsafe activated");
+    assert_eq!(fs.len(), 1);
+    assert!(
+        (5_000..5_300).contains(&(fs[0] - hold[0])),
+        "{hold:?} {fs:?}"
+    );
     assert!(g
         .texts()
         .iter()
         .any(|t| t.starts_with("RTL: start return at")));
-    // 5: Land.
-    let (g, from) = breach(5);
-    assert_eq!(g.mode(), Some(Mode::Land));
+    // 5: Land, the same way.
+    let (mut g, from) = breach(5);
+    assert!(g.run_until(7_000, |g| g.mode() == Some(Mode::Land)));
     assert_eq!(times_of(&g, from, "Failsafe activated").len(), 1);
+    // A mode change in the Hold takes over: no Return.
+    let (mut g, from) = breach(3);
+    g.cmd_long(MAV_CMD_NAV_LAND, [0.0; 7]);
+    g.run(8_000);
+    assert_eq!(g.mode(), Some(Mode::Land));
+    assert!(times_of(&g, from, "Failsafe activated").is_empty());
     // 1: the health report's text only; Offboard flies on.
     let (g, from) = breach(1);
     assert_eq!(g.mode(), Some(Mode::Offboard));
