@@ -232,3 +232,71 @@ fn a_goto_nobody_acks_is_reported_once_and_an_acked_one_is_not() {
     rig.run_ms(10_000);
     assert_eq!(no_ack(&rig), 0, "{:?}", rig.events_only());
 }
+
+/// PX4 acks a DO_REPOSITION to a point outside its geofence ACCEPTED (commander switches to
+/// Hold) and its navigator then says "Reposition is outside geofence" (critical) and stays: a
+/// refusal all the same, with PX4's words; a goto acked without those words is not refused,
+/// nor is one whose words came for another goto long before.
+#[test]
+fn a_goto_px4_acks_then_refuses_in_words_is_refused() {
+    use nexus_core::offboard::{Command, OffboardEvent};
+    let refusals = |rig: &Rig| -> Vec<String> {
+        rig.events_only()
+            .into_iter()
+            .filter_map(|e| match e {
+                OffboardEvent::Refused(r) if r.command == Command::Reposition => {
+                    Some(r.to_string())
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let sev = mav::MavSeverity::MAV_SEVERITY_CRITICAL;
+    for text_first in [false, true] {
+        let mut rig = Rig::new();
+        rig.boot();
+        rig.auto_reply = false;
+        rig.ob.goto(&rig.tel, 150.0, 0.0, 5.0, None).unwrap();
+        rig.pump();
+        let ack = offboard_rig::command_ack(
+            mav::MavCmd::MAV_CMD_DO_REPOSITION,
+            mav::MavResult::MAV_RESULT_ACCEPTED,
+        );
+        let text = offboard_rig::statustext(sev, "Reposition is outside geofence\t", 7, 0);
+        if text_first {
+            rig.deliver(text);
+            rig.deliver(ack);
+        } else {
+            rig.deliver(ack);
+            rig.run_ms(50);
+            rig.deliver(text);
+        }
+        rig.run_ms(1_000);
+        assert_eq!(
+            refusals(&rig),
+            ["reposition refused after an ACCEPTED ack: Reposition is outside geofence"],
+            "text first: {text_first}"
+        );
+        let last = rig.ob.last_refusal().unwrap();
+        assert_eq!(last.result, Some(0));
+    }
+    // Accepted, no words: flown, not refused; the words long after are not its.
+    let mut rig = Rig::new();
+    rig.boot();
+    rig.auto_reply = false;
+    rig.ob.goto(&rig.tel, 5.0, 0.0, 2.0, None).unwrap();
+    rig.pump();
+    rig.deliver(offboard_rig::command_ack(
+        mav::MavCmd::MAV_CMD_DO_REPOSITION,
+        mav::MavResult::MAV_RESULT_ACCEPTED,
+    ));
+    rig.run_ms(6_000);
+    rig.deliver(offboard_rig::statustext(
+        sev,
+        "Reposition is outside geofence\t",
+        8,
+        0,
+    ));
+    rig.run_ms(1_000);
+    assert!(refusals(&rig).is_empty(), "{:?}", rig.events_only());
+}

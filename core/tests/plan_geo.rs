@@ -29,7 +29,11 @@ fn polygons_then_circles_then_rally_points_as_px4_items() {
     );
     for (i, it) in g.fence.iter().enumerate() {
         assert_eq!(it.seq as usize, i);
-        assert_eq!(it.frame, 5, "GLOBAL_INT");
+        assert_eq!(
+            it.frame, 0,
+            "GLOBAL, as QGroundControl sends fence items to PX4"
+        );
+        assert!(!it.autocontinue);
     }
     assert_eq!(
         g.fence[0].params[0], 4.0,
@@ -43,14 +47,58 @@ fn polygons_then_circles_then_rally_points_as_px4_items() {
     assert_eq!(g.rally.len(), 2);
     assert_eq!(
         (g.rally[1].command, g.rally[1].frame, g.rally[1].seq),
-        (5100, 6, 1)
+        (5100, 3, 1),
+        "GLOBAL_RELATIVE_ALT: QGroundControl's frame, one PX4's RTL takes"
     );
+    assert!(!g.rally[1].autocontinue);
     assert_eq!(
         (g.rally[1].x, g.rally[1].y, g.rally[1].z),
         (473_970_000, 85_450_000, 15.5)
     );
     // The mission is read as before, the sections skipped.
     assert_eq!(read_plan::<4>(PLAN.as_bytes()).unwrap().items.len(), 1);
+}
+
+/// What PX4 sends back on a download (its `format_mavlink_mission_item` over what it stored):
+/// fence items in GLOBAL_INT with autocontinue off, rally points in the `_INT` variant of their
+/// frame. The same plans; any other difference is one.
+#[test]
+fn px4s_download_is_the_upload() {
+    use nexus_core::offboard::GeoKind;
+    let g: Geo = read_geo(PLAN.as_bytes()).unwrap();
+    let fence: Vec<_> = g
+        .fence
+        .iter()
+        .map(|i| nexus_core::mission::MissionItem { frame: 5, ..*i })
+        .collect();
+    let rally: Vec<_> = g
+        .rally
+        .iter()
+        .map(|i| nexus_core::mission::MissionItem { frame: 6, ..*i })
+        .collect();
+    assert!(GeoKind::Fence.same_items(&g.fence, &fence));
+    assert!(GeoKind::Rally.same_items(&g.rally, &rally));
+    // A fence item stored in another global frame also comes back in GLOBAL_INT, autocontinue
+    // off; a rally point's autocontinue is kept by PX4, so a difference there is one.
+    let mut up = g.fence[0];
+    (up.frame, up.autocontinue) = (3, true);
+    assert!(GeoKind::Fence.same_item(&up, &fence[0]));
+    let mut down = rally[0];
+    down.autocontinue = true;
+    assert!(!GeoKind::Rally.same_item(&g.rally[0], &down));
+    // GLOBAL (AMSL) and GLOBAL_RELATIVE_ALT are different rally points.
+    assert!(!GeoKind::Rally.same_item(
+        &g.rally[0],
+        &nexus_core::mission::MissionItem {
+            frame: 5,
+            ..rally[0]
+        }
+    ));
+    // Another place, another count.
+    let mut moved = rally.clone();
+    moved[1].x += 1;
+    assert!(!GeoKind::Rally.same_items(&g.rally, &moved));
+    assert!(!GeoKind::Fence.same_items(&g.fence, &fence[1..]));
 }
 
 #[test]

@@ -32,6 +32,9 @@ pub struct Conditions {
     pub mission: bool,
     /// The refuse-arming fault is injected.
     pub refuse_arming: bool,
+    /// The geofence is breached (with GF_ACTION not 0): PX4's geofence check fails for every
+    /// mode.
+    pub fence_breached: bool,
 }
 
 /// Why the vehicle was armed or disarmed (PX4's `arm_disarm_reason_t` wording).
@@ -96,9 +99,12 @@ pub enum Failsafe {
     OffboardLost,
     /// The manual-control stream stopped while flying a manual mode.
     ManualControlLost,
-    /// The vehicle left the geofence (GF_ACTION Hold, Return or Land).
+    /// The vehicle left the geofence (GF_ACTION Hold, Return, Land or Terminate).
     Geofence,
 }
+
+/// PX4's flight termination (NAVIGATION_STATE_TERMINATION, custom main mode 10): motors off.
+pub const TERMINATION: Mode = Mode::Unknown { main: 10, sub: 0 };
 
 /// PX4's `nav_state_names` for the modes the simulator knows.
 pub fn nav_state_name(m: Mode) -> &'static str {
@@ -118,6 +124,7 @@ pub fn nav_state_name(m: Mode) -> &'static str {
         Mode::FollowMe => "Follow Target",
         Mode::PrecisionLand => "Precision Land",
         Mode::VtolTakeoff => "VTOL Takeoff",
+        TERMINATION => "Termination",
         Mode::Ready | Mode::Unknown { .. } => "Unknown",
     }
 }
@@ -228,14 +235,33 @@ impl Commander {
         c.boot_done
             && (m != Mode::Mission || c.mission_boot_done)
             && !c.refuse_arming
+            && !c.fence_breached
             && c.global_pos
             && c.home
             && !prevents_arming(m)
             && can_run(m, c)
     }
 
+    /// Whether flight termination is in force (no mode change can take over from it).
+    pub fn terminated(&self) -> bool {
+        self.armed && self.failsafe.is_some() && self.failsafe_mode == Some(TERMINATION)
+    }
+
+    /// Raise failsafe `kind` flying `mode` now (a failsafe that acts on its onset).
+    pub fn trigger_failsafe(&mut self, kind: Failsafe, mode: Mode) {
+        if self.terminated() {
+            return;
+        }
+        self.failsafe = Some(kind);
+        self.failsafe_mode = Some(mode);
+        self.loss_since_us = None;
+    }
+
     /// `UserModeIntention::change`. Returns whether the change was accepted.
     pub fn change_mode(&mut self, m: Mode, force: bool, c: &Conditions) -> bool {
+        if self.terminated() {
+            return false;
+        }
         let allow = force || !self.armed || can_run(m, c);
         if allow {
             self.user_mode = m;

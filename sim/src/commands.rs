@@ -4,11 +4,14 @@
 //! * COMMAND_INT must use frame 5 (GLOBAL_INT), else MAV_RESULT_COMMAND_UNSUPPORTED_MAV_FRAME (9).
 //! * DO_SET_MODE as COMMAND_LONG is acked twice: ACCEPTED at once, then commander's result.
 //! * DO_REPOSITION is COMMAND_INT only (COMMAND_LONG: MAV_RESULT_COMMAND_INT_ONLY, 8);
-//!   param2 must be exactly the "change mode" bit (1) else UNSUPPORTED (3).
+//!   param2 must be exactly the "change mode" bit (1) else UNSUPPORTED (3). Accepted, it
+//!   switches to Hold; a target the geofence does not allow is refused by the navigator after
+//!   the ACCEPTED ack: "Reposition is outside geofence" (critical), the hold kept.
 //! * Unknown commands: UNSUPPORTED (3).
 #![allow(deprecated)] // PX4 still answers GET_MESSAGE_INTERVAL and REQUEST_AUTOPILOT_CAPABILITIES.
 
 use super::commander::Reason;
+use super::geofence::GeofenceAction;
 use super::mission::cmd_or_waypoint;
 use super::navigator::Reposition;
 use super::params::P;
@@ -221,6 +224,11 @@ impl Vehicle {
                 }
             }
             Some(MavCmd::MAV_CMD_REQUEST_MESSAGE) => self.request_message(cmd.p[0], cmd.p[1]),
+            // The legacy command PX4's receiver still maps to REQUEST_MESSAGE.
+            Some(MavCmd::MAV_CMD_REQUEST_FLIGHT_INFORMATION) => {
+                self.send_flight_information();
+                MavResult::MAV_RESULT_ACCEPTED
+            }
             Some(MavCmd::MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES) => {
                 self.send_autopilot_version();
                 MavResult::MAV_RESULT_ACCEPTED
@@ -302,6 +310,7 @@ impl Vehicle {
             };
             let ne = self.frame.to_local_ne(lat, lon);
             let d = self.frame.origin().alt_amsl_m - cmd.p7;
+            self.home_updates = self.home_updates.wrapping_add(1);
             self.home = Some(super::vehicle::Home {
                 ned: [ne[0], ne[1], d],
                 yaw: self.body.yaw_rad,
@@ -369,6 +378,22 @@ impl Vehicle {
         let yaw = cmd.p[3]
             .is_finite()
             .then(|| nexus_core::offboard::geo::wrap_pi_open_below_f32(cmd.p[3]));
+        // The navigator checks the target against the fence (`geofence_allows_position`, when
+        // GF_ACTION is neither 0 nor 1; a missing latitude/longitude or altitude is the
+        // vehicle's own): outside, it says so and keeps its hold; commander has acked and
+        // switched to Hold already.
+        let action = GeofenceAction::from_param(self.params.i(P::GF_ACTION));
+        if !matches!(action, GeofenceAction::None | GeofenceAction::Warn) {
+            let here = self.body.pos_ned_m;
+            let ne_t = ne.unwrap_or([here[0], here[1]]);
+            let target = [ne_t[0], ne_t[1], d.unwrap_or(here[2])];
+            if !self.fence_allows(target) {
+                let now = self.now_us;
+                self.io
+                    .critical(now, "navigator", crate::geofence::REPOSITION_REFUSED);
+                return r;
+            }
+        }
         self.nav.reposition(Reposition { ne, d, speed, yaw });
         r
     }
@@ -381,6 +406,10 @@ impl Vehicle {
     /// of that UUID plus `sysid − 1`, so instances differ as they do on PX4.
     /// FLIGHT_INFORMATION (264): boot time, arming and takeoff times (µs since boot on SITL's
     /// clock; 0 until they happen) and the flight UUID (COM_FLIGHT_UUID).
+    /// FLIGHT_INFORMATION as PX4's stream fills it: the vehicle's clock, commander's arming and
+    /// takeoff times (µs of the vehicle's clock, 0 when not armed / not taken off since
+    /// arming, as commander zeroes them at disarm; PX4 SITL has no UTC, the field names
+    /// notwithstanding), COM_FLIGHT_UUID, landing_time 0.
     fn send_flight_information(&mut self) {
         self.io.out.push(&mav::FLIGHT_INFORMATION_DATA {
             arming_time_utc: self.flight_info.0,

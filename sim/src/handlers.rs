@@ -94,6 +94,9 @@ impl Vehicle {
             mav::PARAM_REQUEST_LIST_DATA::ID => {
                 if let Ok(m) = mav::PARAM_REQUEST_LIST_DATA::deser(v, payload) {
                     if m.target_system == self.sysid {
+                        // PX4: the checksum first, unless a list is already going out (a
+                        // restart skips it).
+                        self.streams.param_hash_due = self.streams.param_list.is_none();
                         self.streams.param_list = Some(0);
                     }
                 }
@@ -132,6 +135,8 @@ impl Vehicle {
                 if (m.param_index as u16) < self.params.count() {
                     self.send_param(m.param_index as usize);
                 }
+            } else if name16(&m.param_id[..]) == super::streams::HASH_PARAM {
+                self.send_param_hash();
             } else {
                 let name = name16(&m.param_id[..]);
                 match self.params.index_of(&name) {
@@ -153,6 +158,20 @@ impl Vehicle {
                 return;
             }
             let name = name16(&m.param_id[..]);
+            if name == super::streams::HASH_PARAM {
+                // PX4: setting the checksum stops the list (a ground station that has the list
+                // cached), and it is read-only.
+                if self.params.i(super::params::P::MAV_HASH_CHK_EN) != 0 {
+                    self.streams.param_list = None;
+                    self.streams.param_hash_due = false;
+                }
+                self.param_error(
+                    &m.param_id[..],
+                    src,
+                    mav::MavParamError::MAV_PARAM_ERROR_READ_ONLY,
+                );
+                return;
+            }
             match self
                 .params
                 .set_from_wire(&name, m.param_value, m.param_type)

@@ -46,7 +46,8 @@
 //! * Parameters: an unknown name (read or set) gets PARAM_ERROR DOES_NOT_EXIST, a PARAM_SET
 //!   of the wrong type PARAM_ERROR TYPE_MISMATCH (and is not applied), at once, no text.
 //! * Commands: COMMAND_INT must use frame 5 (else 9); DO_REPOSITION is COMMAND_INT only
-//!   (COMMAND_LONG: 8) and param2 must be 1 (else 3); unknown commands: 3.
+//!   (COMMAND_LONG: 8) and param2 must be 1 (else 3), and a target outside the geofence is
+//!   acked but not flown ("Reposition is outside geofence"); unknown commands: 3.
 //! * Ground truth (SIH): HIL_STATE_QUATERNION is not streamed until SET_MESSAGE_INTERVAL asks
 //!   for it (ACCEPTED, then at the asked interval); AUTOPILOT_VERSION identifies PX4 SITL as
 //!   `send_autopilot_capabilities` fills it there (USB ids 0, board_version 1, GUID of the SITL
@@ -79,17 +80,21 @@
 //! | disarm after landing | modelled: COM_DISARM_LAND after Land; at once when a mission ends landed | 2.25 vs 2.0–2.4 s; 0.0 vs 0.1 s |
 //! | totals (from the first heartbeat, as nexus counts) | | box 65.2 vs 66.3 s (0.98); takeoff-hover-land 46.2 vs 45.1 s derived (1.02); wait-for-text 17.8 vs 17.9 s (0.99), its landing 1.61 vs 1.60 s |
 //! | streams on the offboard link | modelled: PX4's set and rates (31 messages, each ±20 %) | |
-//! | TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION, reboot/shutdown, PARAM_ERROR, download frame 6 | modelled | |
+//! | TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION (the message and an ACCEPTED ack: commander's arming and takeoff times, zeroed at disarm, COM_FLIGHT_UUID), reboot/shutdown, PARAM_ERROR, download frame 6 (fence items 5, autocontinue off) | modelled | |
 //! | RTL_RETURN_ALT 30, RTL_DESCEND_ALT 10, MPC_YAWRAUTO_MAX 60 | modelled (PX4's multicopter defaults) | |
 //! | Position-mode sticks | approximated: MPC_XY_MAN_EXPO 0.6 up to 10 m/s, gaining speed at expo(stick)·MPC_ACC_HOR/2 | pitch 0.5 for 4 s: ~3.3 vs 3.2–3.5 m |
+//! | "Using default takeoff altitude: N m" | modelled: at arming in Takeoff without a NAV_TAKEOFF altitude | |
 //! | boot → armable | modelled: first heartbeat 1.24 s, GPS_GLOBAL_ORIGIN with it, SYS_STATUS prearm bit from 4.08 s (Hold, Takeoff, …) or 6.11 s (Mission mode), STANDBY from 4.08 s in every mode; boot text "Preflight Fail: heading estimate not stable" (CRITICAL) | seen at 1.24 / 4.25 / 6.25 / 4.24 s vs PX4 1.24–1.25 / 4.07–4.08 / 6.11 / 4.26–4.28 s (the sim's 5 Hz SYS_STATUS samples later); not modelled: HOME_POSITION from 2.27 s (here with the global position, 3.0 s vs 2.69–3.18 s) |
-//! | parameters | approximated: 1 170 rows, every definition of the modules PX4 SITL runs (PX4 lists the 897 its running modules register), generated from PX4's parameter definitions, SITL's startup scripts and measured values (`scripts/gen-px4-params`, [`params::TABLE`]); list, read by name/index, set by type | PARAM_REQUEST_LIST: count = table (`sim_params`) |
+//! | parameters | modelled: exactly the 897 PX4 SITL lists for this airframe, with its types and values (`data/sih-quadx.tsv`, [`params::TABLE`]; MAV_SYS_ID and UXRCE_DDS_KEY the instance + 1), `_HASH_CHECK` ahead of the list (set: read-only, stops the list); list, read by name/index, set by type | PARAM_REQUEST_LIST = PX4's list (`tests::protocol`, `sim_params`); the checksum is this vehicle's (PX4 leaves its volatile parameters out) |
 //! | events protocol ([`events`]) | modelled: CURRENT_EVENT_SEQUENCE every 3 s (reset flag as PX4), REQUEST_EVENT from a 20-event buffer, RESPONSE_EVENT_ERROR; EVENTs with PX4's ids for armed/disarmed by (with PX4's reason code), takeoff/landing detected, "Executing Mission" (now also as text), "Mission finished, landed", arming denied (throttle above center) | not modelled: PX4's boot-time health and arming-check reports (arming_check_summary, health_summary, the per-check events), failsafe, mode-change and navigator events other than the above |
+//! | geofence, rally points, RTL destination ([`geofence`], [`rtl`]) | modelled: PX4's area logic (every area must pass; areas not containing home dropped with PX4's text), GF_MAX_HOR/VER_DIST, mission feasibility against the fence ("Geofence violation for waypoint N"), DO_REPOSITION outside refused after the ACCEPTED ack ("Reposition is outside geofence"), a breach's failsafe on its onset with PX4's texts (GF_ACTION 0–5; Return and Land after COM_FAIL_ACT_T's Hold; terminate: motors off), RTL to the closest of home and the rally points (RTL_TYPE 0, 1, 5), "RTL: unsupported MAV_FRAME" every 2 s for rally points in other frames than 0/3 | not modelled: GF_PREDICT (0 on PX4 SITL), GF_SOURCE, the fence's altitude band, RTL_TYPE 2/3/4 (mission-based: the sim returns as 0), the Hold position wandering across the fence line (PX4 can re-trigger the failsafe there) |
+//! | battery, data link, failure injection | not modelled yet: the battery stays at 100 % (PX4 SITL drains it, SIM_BAT_ENABLE 1, SIM_BAT_DRAIN 60 s, down to SIM_BAT_MIN_PCT 50 %), so COM_LOW_BAT_ACT 3 and BAT_LOW/CRIT/EMERGEN_THR never act; NAV_DLL_ACT, SYS_FAILURE_EN 1: the parameters are there with PX4's values | modelled: offboard loss (COM_OF_LOSS_T, COM_OBL_RC_ACT), manual control loss, the geofence (GF_ACTION) |
 //! | standard modes ([`modes`]) | modelled: AVAILABLE_MODES on REQUEST_MESSAGE (16 modes, PX4's names, standard modes, properties), CURRENT_MODE with standard_mode (0.5 Hz and on request) | PX4 main also lists Altitude Cruise, Guided Course, Descend, Termination; AVAILABLE_MODES_MONITOR never sent (the set never changes; PX4 sent none in the traces) |
 //! | GPS_GLOBAL_ORIGIN | modelled: once after the first heartbeat (PX4: 1.27 s), on request | |
 //! | stream contents (ESTIMATOR_STATUS, VIBRATION, OPEN_DRONE_ID_*, …) | approximated: present at PX4's rate, fields mostly zero | |
 //!
 //! Modules, one per concept: [`geo`], [`params`], [`dynamics`], [`commander`], [`navigator`],
+//! [`geofence`], [`rtl`],
 //! [`mission`], [`statustext`], [`streams`], [`events`], [`modes`], [`faults`], [`clock`],
 //! [`server`]; `nexus sim` (the command line around [`SimHandle`]) is in the nexus-cli package.
 //!
@@ -123,6 +128,7 @@ pub mod mission;
 pub mod modes;
 pub mod navigator;
 pub mod params;
+pub mod rtl;
 pub mod server;
 pub mod signing;
 pub mod statustext;

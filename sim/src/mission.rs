@@ -648,6 +648,22 @@ impl MissionManager {
         // PX4's `format_mavlink_mission_item` stores only "relative or not": a global item goes
         // back as GLOBAL(_RELATIVE_ALT)_INT (5/6) on the *_INT protocol, as GLOBAL(_RELATIVE_ALT)
         // (0/3) on the legacy one, whatever frame it was uploaded with (PX4-WIRE: 3 -> 6).
+        // A fence point is stored without "relative" (nor autocontinue): every global one goes
+        // back as GLOBAL(_INT), autocontinue 0. Global items go back with param1..4 zero but for
+        // the ones their command keeps (a fence's vertex count or radius; a rally point none).
+        let relative = it.relative && self.ty != 1;
+        let autocontinue = it.autocontinue && self.ty != 1;
+        let mut params = it.params;
+        if global && self.ty != 0 {
+            let keep = if self.ty == 1 { params[0] } else { 0.0 };
+            params = [keep, 0.0, 0.0, 0.0];
+        }
+        let it = Item {
+            relative,
+            autocontinue,
+            params,
+            ..it
+        };
         let frame = match (global, self.int_mode, it.relative) {
             (false, _, _) => num_traits_frame(it.frame),
             (true, true, true) => MavFrame::MAV_FRAME_GLOBAL_RELATIVE_ALT_INT,

@@ -7,8 +7,9 @@
 //!   DO_REPOSITION moves the hold point.
 //! * Land: descend in place, MPC_Z_V_AUTO_DN above MPC_LAND_ALT1, MPC_LAND_SPEED below
 //!   MPC_LAND_ALT2, interpolated between.
-//! * RTL (`rtl_direct.cpp`): climb to the cone-limited return altitude, fly home, descend to
-//!   RTL_DESCEND_ALT, land.
+//! * RTL (`rtl_direct.cpp`): climb to the cone-limited return altitude, fly to the destination
+//!   ([`crate::rtl`]: home or the closest rally point, per RTL_TYPE), descend to RTL_DESCEND_ALT
+//!   over it, land.
 //! * Mission: climb first when starting on the ground ("Climb to … meters above home"), then the
 //!   items; "Mission finished, loitering" at the end.
 //! * Offboard and the manual modes follow the setpoint / stick streams.
@@ -109,6 +110,8 @@ pub struct Inputs<'a> {
     pub body: &'a Body,
     /// Home, local NED (z of the pad), and its altitude AMSL.
     pub home_ned: [f32; 3],
+    /// Home has been set.
+    pub home_valid: bool,
     /// The local frame (for mission lat/lon).
     pub frame: &'a LocalFrame,
     /// Parameters.
@@ -135,6 +138,8 @@ pub struct Navigator {
     rtl: RtlPhase,
     rtl_alt_z: f32,
     rtl_loiter_z: f32,
+    /// Where RTL goes (local NED; `[2]` the destination's altitude as a down coordinate).
+    rtl_dest: [f32; 3],
     work: Work,
     mission_gen: u32,
     mission_speed: Option<f32>,
@@ -158,6 +163,7 @@ impl Default for Navigator {
             rtl: RtlPhase::Idle,
             rtl_alt_z: 0.0,
             rtl_loiter_z: 0.0,
+            rtl_dest: [0.0; 3],
             work: Work::Default,
             mission_gen: 0,
             mission_speed: None,
@@ -288,6 +294,18 @@ impl Navigator {
                     .unwrap_or(home_alt + p.f(P::MIS_TAKEOFF_ALT));
                 let z = i.frame.origin().alt_amsl_m - alt;
                 self.takeoff_done = false;
+                if i.armed && self.takeoff_alt_amsl.is_none() {
+                    // `Takeoff::set_takeoff_position` without a NAV_TAKEOFF altitude (seen on
+                    // PX4 SITL 0.01 s after "Armed by external command").
+                    io.info(
+                        i.now,
+                        "navigator",
+                        &format!(
+                            "Using default takeoff altitude: {:.1} m\t",
+                            p.f(P::MIS_TAKEOFF_ALT)
+                        ),
+                    );
+                }
                 if !i.landed && here[2] <= z + p.f(P::NAV_MC_ALT_RAD) {
                     io.critical(i.now, "navigator", "Already higher than takeoff altitude\t");
                     self.target = Some(auto_sp(p, here, Some(i.body.yaw_rad)));
@@ -302,23 +320,35 @@ impl Navigator {
             Mode::Land | Mode::PrecisionLand => {
                 self.target = Some(auto_sp(p, [here[0], here[1], 0.0], Some(i.body.yaw_rad)));
             }
-            Mode::Rtl => self.activate_rtl(i, io),
+            Mode::Rtl => self.activate_rtl(i, mission, io),
             Mode::Mission => return self.activate_mission(i, mission, io),
             _ => {}
         }
         None
     }
 
-    fn activate_rtl(&mut self, i: &Inputs<'_>, io: &mut Io) {
+    fn activate_rtl(&mut self, i: &Inputs<'_>, mission: &MissionManager, io: &mut Io) {
         let p = i.params;
         let origin_alt = i.frame.origin().alt_amsl_m;
-        let dest_alt = origin_alt - i.home_ned[2];
+        let here = i.body.pos_ned_m;
+        // `RTL::on_activation` evaluates the destination once more (its texts included).
+        let dest = crate::rtl::destination(
+            &mission.plans[2].items,
+            i.frame,
+            i.home_valid.then_some(i.home_ned),
+            here,
+            p.i(P::RTL_TYPE),
+        );
+        for _ in 0..dest.unsupported {
+            io.critical(i.now, "navigator", crate::rtl::UNSUPPORTED_FRAME_TEXT);
+        }
+        self.rtl_dest = dest.ned;
+        let dest_alt = origin_alt - dest.ned[2];
         if i.landed {
             self.rtl = RtlPhase::Idle;
             return;
         }
-        let here = i.body.pos_ned_m;
-        let dist = (i.home_ned[0] - here[0]).hypot(i.home_ned[1] - here[1]);
+        let dist = (dest.ned[0] - here[0]).hypot(dest.ned[1] - here[1]);
         let acc = p.f(P::NAV_ACC_RAD);
         let cur_alt = origin_alt - here[2];
         let max_ret = dest_alt + p.f(P::RTL_RETURN_ALT);
@@ -357,24 +387,24 @@ impl Navigator {
     fn set_rtl_target(&mut self, i: &Inputs<'_>) {
         let p = i.params;
         let here = i.body.pos_ned_m;
-        let home = i.home_ned;
+        let dest = self.rtl_dest;
         self.target = match self.rtl {
             RtlPhase::Climb => Some(auto_sp(
                 p,
                 [here[0], here[1], self.rtl_alt_z],
                 Some(i.body.yaw_rad),
             )),
-            RtlPhase::Return => Some(auto_sp(p, [home[0], home[1], self.rtl_alt_z], None)),
+            RtlPhase::Return => Some(auto_sp(p, [dest[0], dest[1], self.rtl_alt_z], None)),
             RtlPhase::Descend | RtlPhase::Hover => {
-                Some(auto_sp(p, [home[0], home[1], self.rtl_loiter_z], None))
+                Some(auto_sp(p, [dest[0], dest[1], self.rtl_loiter_z], None))
             }
-            RtlPhase::Land => Some(auto_sp(p, [home[0], home[1], 0.0], None)),
+            RtlPhase::Land => Some(auto_sp(p, [dest[0], dest[1], 0.0], None)),
             RtlPhase::Idle => None,
         };
         if self.rtl == RtlPhase::Return {
             if let Some(t) = &mut self.target {
-                let dn = home[0] - here[0];
-                let de = home[1] - here[1];
+                let dn = dest[0] - here[0];
+                let de = dest[1] - here[1];
                 t.yaw_rad = (dn.hypot(de) > 1.0).then(|| de.atan2(dn));
             }
         }

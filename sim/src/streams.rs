@@ -16,6 +16,8 @@ use nexus_core::Mode;
 pub const UNIX_EPOCH_BASE_US: u64 = 1_704_067_200_000_000;
 /// PARAM_VALUEs sent per tick while answering PARAM_REQUEST_LIST.
 pub const PARAMS_PER_TICK: usize = 16;
+/// The name PX4 gives the parameters' checksum in PARAM_VALUE.
+pub const HASH_PARAM: &str = "_HASH_CHECK";
 /// Period of the mission manager's work in the mavlink loop, µs.
 pub const MISSION_MANAGER_US: u64 = 10_000;
 /// Number of PX4's self-addressed gimbal/camera command sends per burst (one + retries).
@@ -188,6 +190,8 @@ pub struct Streams {
     pub unsolicited_param: Option<usize>,
     /// PARAM_REQUEST_LIST in progress: next index.
     pub param_list: Option<usize>,
+    /// `_HASH_CHECK` goes out before the list's first parameter.
+    pub param_hash_due: bool,
     next_mission_us: u64,
 }
 
@@ -217,6 +221,7 @@ impl Streams {
             home_changed: false,
             unsolicited_param: None,
             param_list: None,
+            param_hash_due: false,
             next_mission_us: 0,
         }
     }
@@ -296,7 +301,9 @@ impl Vehicle {
         let m = self.commander.nav_state();
         let c = self.conditions();
         let status = if self.commander.armed {
-            if self.commander.failsafe.is_some() {
+            if self.commander.terminated() {
+                mav::MavState::MAV_STATE_FLIGHT_TERMINATION
+            } else if self.commander.failsafe.is_some() {
                 mav::MavState::MAV_STATE_CRITICAL
             } else {
                 mav::MavState::MAV_STATE_ACTIVE
@@ -868,6 +875,19 @@ impl Vehicle {
         }
     }
 
+    /// PARAM_VALUE `_HASH_CHECK`: the parameters' checksum, type UINT32, index -1 (65535).
+    pub(super) fn send_param_hash(&mut self) {
+        let mut id = [0u8; 16];
+        id[..HASH_PARAM.len()].copy_from_slice(HASH_PARAM.as_bytes());
+        self.io.out.push(&mav::PARAM_VALUE_DATA {
+            param_value: f32::from_bits(self.params.hash()),
+            param_count: self.params.count(),
+            param_index: u16::MAX,
+            param_id: id.into(),
+            param_type: mav::MavParamType::MAV_PARAM_TYPE_UINT32,
+        });
+    }
+
     fn gimbal_commands(&mut self) {
         let Some((start, sent)) = self.gimbal_burst else {
             return;
@@ -980,7 +1000,10 @@ impl Vehicle {
         if let Some(idx) = self.streams.unsolicited_param.take() {
             self.send_param(idx);
         }
-        if let Some(next) = self.streams.param_list {
+        if self.streams.param_hash_due {
+            self.streams.param_hash_due = false;
+            self.send_param_hash();
+        } else if let Some(next) = self.streams.param_list {
             let end = (next + PARAMS_PER_TICK).min(self.params.count() as usize);
             for i in next..end {
                 self.send_param(i);

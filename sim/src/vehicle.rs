@@ -11,7 +11,7 @@ use super::dynamics::{Body, Limits, Setpoint};
 use super::events::level;
 use super::faults::{ExitStatus, Fault};
 use super::geo::LocalFrame;
-use super::geofence::GeofenceAction;
+use super::geofence::{Fence, GeofenceAction};
 use super::io::Io;
 use super::mission::{MissionManager, VehicleView};
 use super::navigator::{Inputs, NavEvent, Navigator, OffboardSp, SpType};
@@ -134,8 +134,24 @@ pub struct Vehicle {
     pub(super) tick_us: u64,
     pub(super) params: Params,
     pub(super) frame: LocalFrame,
-    /// The "Geofence violation" message went out for the breach in progress.
-    fence_warned: bool,
+    /// The fence PX4 enforces (loaded from the stored fence plan when it changes).
+    pub(super) fence: Fence,
+    /// CRC of the fence plan `fence` was loaded from.
+    fence_crc: u32,
+    /// The last breach check found the fence breached.
+    pub(super) fence_breached: bool,
+    /// Next breach check, µs.
+    fence_check_next_us: u64,
+    /// The health report's breach text: earliest next, and one is owed.
+    fence_report: (u64, bool),
+    /// A breach's Return or Land, due after its COM_FAIL_ACT_T hold: when, and the mode.
+    fence_delayed: Option<(u64, Mode)>,
+    /// Mission CRC, fence CRC and home updates the mission's feasibility was last checked at.
+    mission_check_key: (u32, u32, u32),
+    /// The mission has a position outside the fence (PX4's feasibility check fails).
+    pub(super) mission_outside_fence: bool,
+    /// Home set or moved this many times (PX4's home update count).
+    pub(super) home_updates: u32,
     pub(super) body: Body,
     pub(super) commander: Commander,
     pub(super) nav: Navigator,
@@ -158,6 +174,8 @@ pub struct Vehicle {
     pub(super) gimbal_burst: Option<(u64, u8)>,
     /// MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN accepted a shutdown: PX4 exits 0 at this time.
     pub(super) shutdown_at_us: Option<u64>,
+    /// Next evaluation of RTL's destination while RTL is inactive, µs.
+    rtl_check_next_us: u64,
     /// FLIGHT_INFORMATION's arming and takeoff times, µs of the vehicle's clock (0: not yet).
     pub(super) flight_info: (u64, u64),
     /// PING stream sequence number.
@@ -186,7 +204,15 @@ impl Vehicle {
         let cfg = VehicleConfig { boot_texts, ..cfg };
         Vehicle {
             frame: LocalFrame::new(cfg.origin),
-            fence_warned: false,
+            fence: Fence::default(),
+            fence_crc: 0,
+            fence_breached: false,
+            fence_check_next_us: 0,
+            fence_report: (0, false),
+            fence_delayed: None,
+            mission_check_key: (0, 0, 0),
+            mission_outside_fence: false,
+            home_updates: 0,
             rng: XorShift64Star::new(cfg.random_start),
             sysid,
             compid,
@@ -215,6 +241,7 @@ impl Vehicle {
             gimbal_burst: None,
             ping_seq: 0,
             flight_info: (0, 0),
+            rtl_check_next_us: 0,
             shutdown_at_us: None,
             decoder: Decoder::new(),
             cfg,
@@ -409,8 +436,9 @@ impl Vehicle {
             home: self.home.is_some(),
             manual_control,
             offboard,
-            mission: self.mission.mission_valid(),
+            mission: self.mission.mission_valid() && !self.mission_outside_fence,
             refuse_arming: self.refusal.is_some(),
+            fence_breached: self.fence_breached,
         }
     }
 
@@ -426,6 +454,7 @@ impl Vehicle {
     pub(super) fn set_home(&mut self) {
         let mut ned = self.body.pos_ned_m;
         ned[2] = ned[2].max(-0.0);
+        self.home_updates = self.home_updates.wrapping_add(1);
         self.home = Some(Home {
             ned,
             yaw: self.body.yaw_rad,
@@ -440,7 +469,36 @@ impl Vehicle {
         self.land_detector(now);
         self.auto_disarm(now);
         self.failsafes(now, &c);
+        self.rtl_destination_check(now);
         self.navigate(now, &c);
+    }
+
+    /// PX4's RTL evaluates its destination every 2 s while it is not flying RTL (`RTL::
+    /// on_inactive`): the rally points are read then, and each in a frame it cannot read says
+    /// so (see [`crate::rtl`]).
+    fn rtl_destination_check(&mut self, now: u64) {
+        if now < self.rtl_check_next_us {
+            return;
+        }
+        self.rtl_check_next_us = now + crate::rtl::CHECK_PERIOD_US;
+        if self.commander.nav_state() == Mode::Rtl && self.commander.armed {
+            return;
+        }
+        let rtl_type = self.params.i(P::RTL_TYPE);
+        if matches!(rtl_type, 2 | 4) {
+            return; // mission-based RTL: no rally points read
+        }
+        let dest = crate::rtl::destination(
+            &self.mission.plans[2].items,
+            &self.frame,
+            self.home.map(|h| h.ned),
+            self.body.pos_ned_m,
+            rtl_type,
+        );
+        for _ in 0..dest.unsupported {
+            self.io
+                .critical(now, "navigator", crate::rtl::UNSUPPORTED_FRAME_TEXT);
+        }
     }
 
     /// The boot texts due by now, home once the position is good, "Ready for takeoff!", the
@@ -566,38 +624,171 @@ impl Vehicle {
         } else {
             None
         };
-        // The geofence, in the air: it outranks the stream failsafes.
-        let breached = self.commander.armed
-            && !self.commander.landed
-            && crate::geofence::breached(
-                &self.mission.plans[1].items,
-                &self.frame,
-                [self.body.pos_ned_m[0], self.body.pos_ned_m[1]],
-            );
-        let action = GeofenceAction::from_param(self.params.i(P::GF_ACTION));
-        if breached && !self.fence_warned && action != GeofenceAction::None {
-            self.fence_warned = true;
-            self.io.critical(now, "navigator", "Geofence violation\t");
-        }
-        if !breached {
-            self.fence_warned = false;
-        }
-        let fence_mode = match action {
-            GeofenceAction::Hold => Some(Mode::Hold),
-            GeofenceAction::Return => Some(Mode::Rtl),
-            GeofenceAction::Land => Some(Mode::Land),
-            GeofenceAction::None | GeofenceAction::Warn => None,
-        };
-        let watched = match fence_mode {
-            Some(m) if breached => Some((Failsafe::Geofence, true, m)),
-            _ => watched,
-        };
+        self.geofence(now, c);
         if self.commander.update_failsafe(now, watched) {
             if self.commander.failsafe == Some(Failsafe::ManualControlLost) {
                 self.io.critical(now, "commander", "Manual control lost\t");
             }
-            self.io.warn(now, "failsafe", "Failsafe activated\t");
+            self.io.critical(now, "failsafe", "Failsafe activated\t");
         }
+    }
+
+    /// The fence PX4 enforces: (re)loaded when the fence plan changes (`Geofence::updateFence`,
+    /// with its texts for areas it drops), checked every 200 ms when GF_ACTION is not 0
+    /// (`Navigator::geofence_breach_check`), and a breach acted on as commander does.
+    ///
+    /// A breach raises the failsafe once, when it begins (PX4's failsafe framework adds an
+    /// action on the change to "failed"): Hold (at the position where it was seen, the
+    /// navigator's own reposition with GF_PREDICT 0), Return, Land or flight termination; each
+    /// says "Failsafe activated" (critical), Return and Land after a Hold of COM_FAIL_ACT_T
+    /// ("Failsafe activated: entering Hold for 5 seconds", in which a mode change takes over,
+    /// as measured); Warn says nothing more. Commander's health report
+    /// says "Geofence: approaching or outside geofence" (critical) at most every 2 s while the
+    /// breach stands, and arming is refused meanwhile. A mode change takes over (PX4 allows it
+    /// always for Hold, Return and Land, never for termination): Land then lands. Measured on
+    /// PX4 SITL: after a Hold at the fence line, a Land was overridden by a second "Failsafe
+    /// activated" 1.3 s later, the vehicle's hold position wandering back and forth across the
+    /// line (the breach ending and beginning again); the sim's position does not wander, so
+    /// the breach stands and Land lands.
+    fn geofence(&mut self, now: u64, c: &Conditions) {
+        let crc = self.mission.plans[1].crc;
+        if crc != self.fence_crc {
+            self.fence_crc = crc;
+            let action = GeofenceAction::from_param(self.params.i(P::GF_ACTION));
+            let home = self.home.map(|h| [h.ned[0], h.ned[1]]);
+            let flying = (action != GeofenceAction::None && !self.commander.landed)
+                .then_some([self.body.pos_ned_m[0], self.body.pos_ned_m[1]]);
+            let mut texts = Vec::new();
+            self.fence = Fence::load(
+                &self.mission.plans[1].items,
+                &self.frame,
+                home,
+                flying,
+                &mut texts,
+            );
+            for t in texts {
+                self.io.critical(now, "navigator", t);
+            }
+        }
+        self.mission_feasibility(now);
+        let action = GeofenceAction::from_param(self.params.i(P::GF_ACTION));
+        if action == GeofenceAction::None {
+            self.fence_breached = false;
+            return;
+        }
+        if now >= self.fence_check_next_us && c.global_pos {
+            self.fence_check_next_us = now + crate::geofence::CHECK_INTERVAL_US;
+            let breached = !self.fence_allows(self.body.pos_ned_m);
+            let began = breached && !self.fence_breached;
+            self.fence_breached = breached;
+            if began {
+                self.fence_report.1 = true;
+                self.fence_report_due(now);
+                let mode = match action {
+                    GeofenceAction::Hold => Some(Mode::Hold),
+                    GeofenceAction::Return => Some(Mode::Rtl),
+                    GeofenceAction::Land => Some(Mode::Land),
+                    GeofenceAction::Terminate => Some(super::commander::TERMINATION),
+                    GeofenceAction::None | GeofenceAction::Warn => None,
+                };
+                if let Some(m) = mode.filter(|_| self.commander.armed) {
+                    if m == Mode::Hold {
+                        let here = self.body.pos_ned_m;
+                        self.nav.reposition(super::navigator::Reposition {
+                            ne: Some([here[0], here[1]]),
+                            d: Some(here[2]),
+                            speed: None,
+                            yaw: None,
+                        });
+                    }
+                    let delay_s = self.params.f(P::COM_FAIL_ACT_T);
+                    if matches!(m, Mode::Rtl | Mode::Land) && delay_s > 0.1 {
+                        // A user may take over: PX4 holds for COM_FAIL_ACT_T first.
+                        self.commander
+                            .trigger_failsafe(Failsafe::Geofence, Mode::Hold);
+                        self.fence_delayed = Some((now + (delay_s * 1e6) as u64, m));
+                        self.io.critical(
+                            now,
+                            "failsafe",
+                            &format!(
+                                "Failsafe activated: entering Hold for {} seconds\t",
+                                (delay_s + 0.5) as i32
+                            ),
+                        );
+                    } else {
+                        self.commander.trigger_failsafe(Failsafe::Geofence, m);
+                        self.io.critical(now, "failsafe", "Failsafe activated\t");
+                    }
+                }
+            }
+        }
+        if let Some((due, m)) = self.fence_delayed {
+            if self.commander.failsafe != Some(Failsafe::Geofence) || !self.commander.armed {
+                self.fence_delayed = None; // taken over, or disarmed
+            } else if now >= due {
+                self.fence_delayed = None;
+                self.commander.trigger_failsafe(Failsafe::Geofence, m);
+                self.io.critical(now, "failsafe", "Failsafe activated\t");
+            }
+        }
+        if !self.fence_breached {
+            self.fence_report.1 = false;
+        }
+        self.fence_report_due(now);
+    }
+
+    /// The health report's breach text, when one is owed and 2 s have passed since the last
+    /// (PX4 reports a change in the checks at most every 2 s).
+    fn fence_report_due(&mut self, now: u64) {
+        if self.fence_report.1 && now >= self.fence_report.0 {
+            self.fence_report = (now + 2_000_000, false);
+            self.io
+                .critical(now, "commander", crate::geofence::BREACH_TEXT);
+        }
+    }
+
+    /// PX4's mission feasibility check against the fence (`checkMissionAgainstGeofence`), run
+    /// when the mission, the fence or home changes (`MissionBase::check_mission_valid`): every
+    /// item with a position (its stored latitude/longitude, its altitude over home when
+    /// relative) must be allowed, else "Geofence violation for waypoint N" (critical, N from 1)
+    /// and the mission is not valid: Mission mode can neither arm nor start.
+    fn mission_feasibility(&mut self, now: u64) {
+        let key = (
+            self.mission.plans[0].crc,
+            self.mission.plans[1].crc,
+            self.home_updates,
+        );
+        if key == self.mission_check_key {
+            return;
+        }
+        self.mission_check_key = key;
+        self.mission_outside_fence = false;
+        let Some(home) = self.home else { return };
+        let origin_alt = self.frame.origin().alt_amsl_m;
+        let home_alt = origin_alt - home.ned[2];
+        let bad = self.mission.plans[0].items.iter().position(|it| {
+            let ne = self.frame.to_local_ne(it.x, it.y);
+            let alt = if it.relative { home_alt + it.z } else { it.z };
+            it.has_position() && !self.fence_allows([ne[0], ne[1], origin_alt - alt])
+        });
+        if let Some(i) = bad {
+            self.mission_outside_fence = true;
+            self.io.critical(
+                now,
+                "navigator",
+                &format!("Geofence violation for waypoint {}\t", i + 1),
+            );
+        }
+    }
+
+    /// `checkPointAgainstAllGeofences` for local NED `p`: the areas, GF_MAX_HOR_DIST and
+    /// GF_MAX_VER_DIST.
+    pub(super) fn fence_allows(&self, p: [f32; 3]) -> bool {
+        let limits = crate::geofence::Limits {
+            max_hor_m: self.params.f(P::GF_MAX_HOR_DIST),
+            max_ver_m: self.params.f(P::GF_MAX_VER_DIST),
+        };
+        crate::geofence::allows(&self.fence, limits, self.home.map(|h| h.ned), p)
     }
 
     /// The navigator's setpoint for this tick, its events acted on, and the body stepped.
@@ -617,6 +808,7 @@ impl Vehicle {
             landed: self.commander.landed,
             body: &self.body,
             home_ned,
+            home_valid: self.home.is_some(),
             frame: &self.frame,
             params: &self.params,
             limits: &limits,
@@ -652,6 +844,12 @@ impl Vehicle {
             }
             _ => {}
         }
+        // Flight termination: motors off, wherever the vehicle is.
+        let sp = if self.commander.terminated() {
+            Setpoint::Idle
+        } else {
+            sp
+        };
         let thrust = spooled && !matches!(sp, Setpoint::Idle);
         let dt = self.tick_us as f32 * 1e-6;
         self.body.step(&sp, thrust, &limits, dt);
@@ -775,6 +973,8 @@ impl Vehicle {
         let now = self.now_us;
         let ok = self.commander.disarm(now, reason, forced, &mut self.io);
         if ok && was {
+            // Commander zeroes the arming and takeoff times at disarm (FLIGHT_INFORMATION).
+            self.flight_info = (0, 0);
             self.nav.reactivate();
             self.params
                 .set_int(P::COM_FLIGHT_UUID, self.commander.flights as i32);

@@ -52,17 +52,30 @@ def main():
         by_index = {}
         counts = set()
 
+        hashes = []
+
         def complete():
             for m in values[start:]:
+                if m.param_index == 65535:
+                    # PX4's _HASH_CHECK (index -1), ahead of the list: not a parameter.
+                    if m not in hashes:
+                        hashes.append(m)
+                    continue
                 by_index[m.param_index] = m
                 counts.add(m.param_count)
             return counts and len(by_index) >= max(counts)
 
         c.wait(complete, 30.0, "the whole parameter list")
         names = [by_index[i].param_id for i in sorted(by_index)]
+        first = values[start] if len(values) > start else None
         c.emit("param_list", count=sorted(counts), received=len(by_index),
                indices=sorted(by_index)[:1] + sorted(by_index)[-1:], names=names,
-               types={m.param_id: m.param_type for m in by_index.values()})
+               types={m.param_id: m.param_type for m in by_index.values()},
+               values={m.param_id: (int_of(m) if m.param_type == M.MAV_PARAM_TYPE_INT32
+                                    else m.param_value) for m in by_index.values()},
+               hash=[{"name": h.param_id, "type": h.param_type, "count": h.param_count}
+                     for h in hashes],
+               first=first.param_id if first else None)
 
         # Read by name and by index.
         for name in ("NAV_RCL_ACT", "GF_ACTION", "BAT_LOW_THR", "NAV_DLL_ACT"):

@@ -295,9 +295,9 @@ fn the_box_mission_program_uploads_flies_and_lands() {
     assert_eq!(r["final"]["armed"], false);
 }
 
-/// A plan whose first leg leaves its fence: a 10 m inclusion circle at home, then a waypoint
-/// 22 m north.
-const FENCED_OUT: &str = r#"{
+/// A plan with a fence and a rally point: a 10 m inclusion circle at home, a waypoint 5 m north
+/// inside it, a rally point 16 m south-east.
+const FENCED: &str = r#"{
     "fileType": "Plan", "groundStation": "QGroundControl", "version": 1,
     "geoFence": {
         "circles": [
@@ -310,21 +310,22 @@ const FENCED_OUT: &str = r#"{
         "cruiseSpeed": 5, "firmwareType": 12, "hoverSpeed": 5,
         "items": [
             { "autoContinue": true, "command": 22, "doJumpId": 1, "frame": 3,
-              "params": [0, 0, 0, null, 47.397742, 8.545594, 10], "type": "SimpleItem" },
+              "params": [0, 0, 0, null, 47.397742, 8.545594, 5], "type": "SimpleItem" },
             { "autoContinue": true, "command": 16, "doJumpId": 2, "frame": 3,
-              "params": [0, 0, 0, null, 47.397942, 8.545594, 10], "type": "SimpleItem" },
-            { "autoContinue": true, "command": 21, "doJumpId": 3, "frame": 3,
-              "params": [0, 0, 0, null, 47.397942, 8.545594, 0], "type": "SimpleItem" }
+              "params": [0, 0, 0, null, 47.397787, 8.545594, 5], "type": "SimpleItem" }
         ],
         "plannedHomePosition": [47.397742, 8.545594, 488], "vehicleType": 2, "version": 2
     },
     "rallyPoints": { "points": [[47.39760, 8.54560, 15]], "version": 2 }
 }"#;
 
+/// The program's upload puts the plan's fence on the vehicle, which then refuses a goto out
+/// of it as PX4 does: the goto step fails (its timeout) with PX4's words, and the program with
+/// it. The rally point, in QGroundControl's frame, leaves the vehicle quiet enough to arm.
 #[test]
 fn a_programs_upload_puts_the_plans_fence_on_the_vehicle() {
     let scratch = Scratch::new("run-fence");
-    scratch.file("fenced.plan", FENCED_OUT);
+    scratch.file("fenced.plan", FENCED);
     let prog = scratch.file(
         "fence.toml",
         r#"
@@ -333,20 +334,25 @@ action = "upload"
 plan = "fenced.plan"
 
 [[step]]
-action = "start"
-until = "armed"
+action = "takeoff"
+alt_m = 5
+until = { altitude = 4.5 }
 timeout_s = 60
 
 [[step]]
 name = "leave the fence"
-# Only a vehicle holding the fence says so (PX4's default GF_ACTION then holds it).
-until = { text = "Geofence violation", guards = ["disarmed"] }
-timeout_s = 120
+# Only a vehicle holding the fence refuses it.
+action = "goto"
+x_m = 22
+y_m = 0
+z_m = 5
+until = "at_target"
+timeout_s = 15
 
 [[step]]
-name = "held at the fence"
-until = { mode = "Hold" }
-timeout_s = 5
+action = "land"
+until = "landed"
+timeout_s = 60
 "#,
     );
     let out = nexus(&[
@@ -359,18 +365,20 @@ timeout_s = 5
         "--json",
     ])
     .assert()
-    .success()
+    .failure()
     .get_output()
     .clone();
     let r = json(&out.stdout);
-    assert_eq!(reasons(&r), ["met", "met", "met", "met"]);
+    assert_eq!(reasons(&r), ["met", "met", "timeout"], "{r}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("uploading 1 geofence items from") && err.contains("uploading 1 rally points"),
         "{err}"
     );
-    // Held short of the waypoint 22 m north: item 1 never reached.
-    assert_eq!(r["mission"]["uploaded"], true);
-    let reached = &r["mission"]["reached"];
-    assert!(reached.as_u64().is_none_or(|n| n < 1), "{reached}");
+    let why = r["steps"][2]["explanation"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("reposition refused after an ACCEPTED ack: Reposition is outside geofence"),
+        "{why}\n{r}"
+    );
+    assert!(!err.contains("RTL: unsupported MAV_FRAME"), "{err}");
 }

@@ -1,7 +1,8 @@
 //! Geofence and rally points over UDP against the simulated PX4 (lockstep, instance 252, one
 //! test at a time): uploaded, downloaded and cleared through the mission protocol with
-//! mission_type 1 and 2, each beside the mission and independent of it; and a breach answered
-//! with GF_ACTION's action.
+//! mission_type 1 and 2, each beside the mission and independent of it, and downloaded as PX4
+//! sends them back; a goto outside the fence refused in PX4's words; and a breach answered with
+//! GF_ACTION's action.
 
 mod host_support;
 #[path = "sim_support/mod.rs"]
@@ -11,6 +12,7 @@ use host_support::*;
 use nexus_core::engine::{Condition, Reason, Wait};
 use nexus_core::mav;
 use nexus_core::mission::MissionItem;
+use nexus_core::offboard::Yaw;
 use nexus_core::offboard::{GeoKind, GeoStatus, MissionError};
 use nexus_core::plan::{read_geo, GeoPlan};
 use nexus_core::Mode;
@@ -49,6 +51,22 @@ fn download(sim: &Sim, op: &OffboardClient, kind: GeoKind) -> Vec<MissionItem> {
     items
 }
 
+/// The download is the upload as PX4 sends it back: fence items in GLOBAL_INT (5) with
+/// autocontinue off, rally points in GLOBAL_RELATIVE_ALT_INT (6), everything else as sent.
+fn same(kind: GeoKind, uploaded: &[MissionItem], downloaded: &[MissionItem]) {
+    assert!(
+        kind.same_items(uploaded, downloaded),
+        "{kind:?}: uploaded {uploaded:?}\ndownloaded {downloaded:?}"
+    );
+    let want = match kind {
+        GeoKind::Fence => 5,
+        GeoKind::Rally => 6,
+    };
+    for it in downloaded {
+        assert_eq!(it.frame, want, "{kind:?} {it:?}");
+    }
+}
+
 #[test]
 fn fence_and_rally_round_trip_beside_the_mission() {
     let g = example();
@@ -80,8 +98,16 @@ fn fence_and_rally_round_trip_beside_the_mission() {
     drop(op);
     let other = OffboardClient::connect(&sim, 10.0).unwrap();
     assert!(other.geo_items(GeoKind::Fence).unwrap().is_empty());
-    assert_eq!(download(&sim, &other, GeoKind::Fence), g.fence.to_vec());
-    assert_eq!(download(&sim, &other, GeoKind::Rally), g.rally.to_vec());
+    same(
+        GeoKind::Fence,
+        &g.fence,
+        &download(&sim, &other, GeoKind::Fence),
+    );
+    same(
+        GeoKind::Rally,
+        &g.rally,
+        &download(&sim, &other, GeoKind::Rally),
+    );
     // The mission is untouched by both.
     other.download_mission().unwrap();
     sim.wait_until(
@@ -96,7 +122,11 @@ fn fence_and_rally_round_trip_beside_the_mission() {
     assert_eq!(settled(&sim, &other, GeoKind::Fence), GeoStatus::Cleared);
     assert!(other.geo_items(GeoKind::Fence).unwrap().is_empty());
     assert!(download(&sim, &other, GeoKind::Fence).is_empty());
-    assert_eq!(download(&sim, &other, GeoKind::Rally), g.rally.to_vec());
+    same(
+        GeoKind::Rally,
+        &g.rally,
+        &download(&sim, &other, GeoKind::Rally),
+    );
     other.download_mission().unwrap();
     sim.wait_until(
         || other.mission_items().unwrap().len() == mission.len(),
@@ -145,28 +175,36 @@ fn bad_fence_input_is_a_typed_error_or_a_rejection(sim: &Sim, op: &OffboardClien
     );
 }
 
-/// An inclusion circle of `radius_m` around the box mission's home.
-fn circle_at_home(radius_m: f32) -> MissionItem {
-    MissionItem {
-        seq: 0,
-        frame: 5,
-        command: 5003,
-        autocontinue: true,
-        params: [radius_m, 0.0, 0.0, 0.0],
-        x: 473_977_420,
-        y: 85_455_940,
-        z: 0.0,
-    }
+/// An inclusion square of half-side `half_m` around the pad, as QGroundControl sends it
+/// (GLOBAL, autocontinue off).
+fn square_at_home(half_m: f64) -> Vec<MissionItem> {
+    let (lat0, lon0) = (47.397742_f64, 8.545594_f64);
+    let m_per_deg = 111_194.926_644_558_74_f64;
+    [(-1.0, -1.0), (-1.0, 1.0), (1.0, 1.0), (1.0, -1.0)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(n, e)): (usize, &(f64, f64))| MissionItem {
+            seq: i as u16,
+            frame: 0,
+            command: 5001,
+            autocontinue: false,
+            params: [4.0, 0.0, 0.0, 0.0],
+            x: ((lat0 + n * half_m / m_per_deg) * 1e7).round() as i32,
+            y: ((lon0 + e * half_m / (m_per_deg * lat0.to_radians().cos())) * 1e7).round() as i32,
+            z: 0.0,
+        })
+        .collect()
 }
 
-/// Fly the box mission inside a 10 m circle: its first leg goes 15 m north, out of it.
-fn breach(gf_action: Option<i32>, expected: Mode) -> Session {
+/// A session on instance 252 holding a 25 m square fence (GF_ACTION `gf_action`, PX4's 2 when
+/// `None`), hovering 5 m over the pad.
+fn fenced_hover(gf_action: Option<i32>) -> Session {
     let s = session(lockstep(252));
     let op = s.client();
     if let Some(a) = gf_action {
         op.param_set_int("GF_ACTION", a).unwrap();
     }
-    op.upload_geo(GeoKind::Fence, &[circle_at_home(10.0)])
+    op.upload_geo(GeoKind::Fence, &square_at_home(25.0))
         .unwrap();
     s.sim()
         .wait_until(
@@ -176,15 +214,65 @@ fn breach(gf_action: Option<i32>, expected: Mode) -> Session {
         .unwrap();
     assert_eq!(
         op.geo_status(GeoKind::Fence).unwrap(),
-        GeoStatus::Uploaded { count: 1 }
+        GeoStatus::Uploaded { count: 4 }
     );
-    op.upload_mission(plan("MC_mission_box.plan").as_path())
-        .unwrap();
-    s.sim().wait_until(|| op.mission_uploaded(), 30.0).unwrap();
-    op.start_mission().unwrap();
+    op.takeoff(5.0).unwrap();
+    s.sim().wait_until(|| op.at_target(), 60.0).unwrap();
+    s
+}
+
+/// As real PX4 does: a goto outside the fence is acked (commander switches to Hold), then the
+/// navigator says "Reposition is outside geofence" and the vehicle stays where it was; the
+/// client reports the goto refused in PX4's words; a goto inside flies, and Land lands.
+#[test]
+fn a_goto_outside_the_fence_is_refused_in_px4s_words_and_land_lands() {
+    let _one = one();
+    let s = fenced_hover(None);
+    let op = s.client();
+    let before = op.local_ned().unwrap();
+    op.goto(150.0, 0.0, 5.0, None).unwrap();
+    s.sim()
+        .wait_until(|| op.last_refusal().is_some(), 10.0)
+        .unwrap_or_else(|e| panic!("{e}\n{}", events(op)));
+    let r = op.last_refusal().unwrap();
+    assert_eq!(r.result, Some(0), "acked ACCEPTED: {r}");
+    assert!(r.text.contains("Reposition is outside geofence"), "{r}");
+    assert_eq!(
+        r.to_string(),
+        "reposition refused after an ACCEPTED ack: Reposition is outside geofence"
+    );
     let r = s
         .wait_until(
-            &Wait::until(Condition::text("Geofence violation")).timeout_s(120.0),
+            &Wait::time_s(5.0)
+                .guard(Condition::mode(Mode::Mission))
+                .timeout_s(10.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "{r:?}");
+    assert_eq!(op.flight_mode(), Some(Mode::Hold));
+    let after = op.local_ned().unwrap();
+    assert!(
+        (after.north_m - before.north_m).hypot(after.east_m - before.east_m) < 1.0,
+        "held where it was: {before:?} -> {after:?}"
+    );
+    op.goto(10.0, 0.0, 5.0, None).unwrap();
+    s.sim().wait_until(|| op.at_target(), 60.0).unwrap();
+    op.land().unwrap();
+    let r = s
+        .wait_until(&Wait::until(Condition::disarmed()).timeout_s(90.0), CAP)
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "Land lands: {r:?}\n{}", events(op));
+}
+
+/// Fly out of the fence north in Offboard at 3 m/s; the failsafe's words come.
+fn breach(s: &Session, expected: Mode) {
+    let op = s.client();
+    op.set_velocity_ned(3.0, 0.0, 0.0, Yaw::Free).unwrap();
+    op.start_offboard().unwrap();
+    let r = s
+        .wait_until(
+            &Wait::until(Condition::text("Failsafe activated")).timeout_s(60.0),
             CAP,
         )
         .unwrap();
@@ -198,34 +286,87 @@ fn breach(gf_action: Option<i32>, expected: Mode) -> Session {
         )
         .unwrap();
     assert_eq!(r.reason, Reason::Met, "the failsafe takes over: {r:?}");
-    s
 }
 
 #[test]
-fn leaving_the_fence_holds_as_px4s_default_gf_action() {
+fn leaving_the_fence_holds_as_px4s_default_gf_action_and_land_takes_over() {
     let _one = one();
-    // GF_ACTION 2 (PX4's default): Hold.
-    let s = breach(None, Mode::Hold);
+    // GF_ACTION 2 (PX4's default): Hold where the breach was seen, at the fence line.
+    let s = fenced_hover(None);
+    breach(&s, Mode::Hold);
     let op = s.client();
-    // Held at the fence, short of the waypoint 15 m north: 5 s on, still Hold, item 1 unreached.
     let r = s
-        .wait_until(
-            &Wait::time_s(5.0)
-                .guard(Condition::mode(Mode::Mission))
-                .timeout_s(10.0),
-            CAP,
-        )
+        .wait_until(&Wait::time_s(5.0).timeout_s(10.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Met, "{r:?}");
     assert_eq!(op.flight_mode(), Some(Mode::Hold));
-    assert!(op.mission_reached() < 1, "reached {}", op.mission_reached());
+    let p = op.local_ned().unwrap();
+    assert!((24.0..29.0).contains(&p.north_m), "held at the line: {p:?}");
     assert!(op.is_armed());
+    op.land().unwrap();
+    let r = s
+        .wait_until(&Wait::until(Condition::disarmed()).timeout_s(90.0), CAP)
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "Land lands: {r:?}\n{}", events(op));
 }
 
+/// GF_ACTION 3: Hold for COM_FAIL_ACT_T (a user may take over), then Return, as measured on
+/// PX4 SITL ("Failsafe activated: entering Hold for 5 seconds", then "Failsafe activated").
 #[test]
 fn leaving_the_fence_returns_with_gf_action_3() {
     let _one = one();
-    breach(Some(3), Mode::Rtl);
+    let s = fenced_hover(Some(3));
+    breach(&s, Mode::Hold);
+    let r = s
+        .wait_until(
+            &Wait::mode(Mode::Rtl)
+                .guard(Condition::landed())
+                .timeout_s(7.0),
+            CAP,
+        )
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "Return after the hold: {r:?}");
+    assert!(r.waited_sim_s > 4.0, "{r:?}");
+}
+
+/// Rally points as nexus used to send them (GLOBAL_RELATIVE_ALT_INT) make PX4's RTL say
+/// "RTL: unsupported MAV_FRAME" (critical) for each every 2 s: PX4 stays armable, but a client
+/// that waits for a spell free of critical texts before it arms (this one: wait_clear_s) never
+/// arms — what was measured on real PX4. In QGroundControl's frame the same points are quiet
+/// and the vehicle arms.
+#[test]
+fn rally_points_in_an_int_frame_keep_a_careful_client_from_arming() {
+    let _one = one();
+    for (frame, arms) in [(6u8, false), (3, true)] {
+        // The client's default quiet spell (5 s), the CLI's.
+        let (sim, op) = connect(nexus_host::run::SimOptions::simulated(252).lockstep());
+        let mut rally = example().rally.to_vec();
+        for r in &mut rally {
+            r.frame = frame;
+        }
+        op.upload_geo(GeoKind::Rally, &rally).unwrap();
+        assert_eq!(
+            settled(&sim, &op, GeoKind::Rally),
+            GeoStatus::Uploaded { count: 2 }
+        );
+        let r = sim
+            .wait(Wait::until(Condition::text("RTL: unsupported MAV_FRAME")).timeout_s(5.0))
+            .unwrap();
+        assert_eq!(r.reason == Reason::Met, !arms, "frame {frame}: {r:?}");
+        op.set_flight_mode(Mode::Takeoff).unwrap();
+        op.arm().unwrap();
+        let r = sim
+            .wait(Wait::until(Condition::armed()).timeout_s(15.0))
+            .unwrap();
+        assert_eq!(
+            r.reason == Reason::Met,
+            arms,
+            "frame {frame}: {r:?}\n{}",
+            events(&op)
+        );
+        // Not armed for want of the quiet spell: the arm is still pending, never sent.
+        assert_eq!(op.status().unwrap().pending.arm, !arms);
+    }
 }
 
 /// MAVSDK's C++ core as an autopilot (MissionRawServer, `tests/py/mavsdk_autopilot.py`) takes
@@ -341,6 +482,14 @@ fn lodged_fence_and_rally_go_up_after_the_mission() {
     // What the vehicle holds, item for item.
     drop(op);
     let other = OffboardClient::connect(&sim, 10.0).unwrap();
-    assert_eq!(download(&sim, &other, GeoKind::Fence), g.fence.to_vec());
-    assert_eq!(download(&sim, &other, GeoKind::Rally), g.rally.to_vec());
+    same(
+        GeoKind::Fence,
+        &g.fence,
+        &download(&sim, &other, GeoKind::Fence),
+    );
+    same(
+        GeoKind::Rally,
+        &g.rally,
+        &download(&sim, &other, GeoKind::Rally),
+    );
 }

@@ -1,7 +1,8 @@
-//! pymavlink against the simulated PX4's parameter table (issue 18): PARAM_REQUEST_LIST gives
-//! every parameter of PX4's generated table once, with PX4's types; reads by name and by index;
-//! sets of the right type, INT32 bytewise; and every parameter QGroundControl, MAVSDK and PX4's
-//! mavsdk_tests touch is there with PX4's type. Instance 175.
+//! pymavlink against the simulated PX4's parameters (issues 18 and 23): PARAM_REQUEST_LIST gives
+//! PX4's `_HASH_CHECK` and then every parameter real PX4 SITL lists for the SIH quadrotor
+//! (`sim/data/sih-quadx.tsv`) once, with PX4's types and values; reads by name and by index;
+//! sets of the right type, INT32 bytewise; and the parameters QGroundControl, MAVSDK and PX4's
+//! mavsdk_tests touch that PX4 has are there with PX4's type. Instance 175.
 
 mod sim_support;
 
@@ -13,8 +14,9 @@ use std::time::Duration;
 
 /// The parameters QGroundControl (PX4 firmware plugin and vehicle setup pages: airframe, radio,
 /// flight modes, sensors, power, safety, actuators), MAVSDK (action, telemetry health, param)
-/// and PX4's test/mavsdk_tests read or set, with the type PX4's definition gives them
-/// (`type: float` REAL32; int32, enum, boolean and bitmask INT32).
+/// and PX4's test/mavsdk_tests read or set, with the type PX4 SITL lists them with (RCn_REV is
+/// REAL32 on PX4). Some they touch PX4 SITL does not have for this airframe (TRIM_*,
+/// BAT1_V_LOAD_DROP, MIS_DIST_1WP): see `NOT_ON_PX4`.
 const CLIENTS: &[(&str, ParamKind)] = {
     use ParamKind::{Int32 as I, Real32 as R};
     &[
@@ -52,7 +54,7 @@ const CLIENTS: &[(&str, ParamKind)] = {
         ("RC1_MIN", R),
         ("RC1_MAX", R),
         ("RC1_TRIM", R),
-        ("RC1_REV", I),
+        ("RC1_REV", R),
         ("RC_MAP_ROLL", I),
         ("RC_MAP_PITCH", I),
         ("RC_MAP_YAW", I),
@@ -69,9 +71,6 @@ const CLIENTS: &[(&str, ParamKind)] = {
         ("COM_FLTMODE4", I),
         ("COM_FLTMODE5", I),
         ("COM_FLTMODE6", I),
-        ("TRIM_ROLL", R),
-        ("TRIM_PITCH", R),
-        ("TRIM_YAW", R),
         // Safety: failsafes, geofence, return.
         ("NAV_RCL_ACT", I),
         ("NAV_DLL_ACT", I),
@@ -93,12 +92,10 @@ const CLIENTS: &[(&str, ParamKind)] = {
         ("BAT1_SOURCE", I),
         ("BAT1_V_EMPTY", R),
         ("BAT1_V_CHARGED", R),
-        ("BAT1_V_LOAD_DROP", R),
         ("BAT1_R_INTERNAL", R),
         ("BAT1_CAPACITY", R),
         // Missions, takeoff, speeds (QGC plan view and guided actions, MAVSDK Action).
         ("MIS_TAKEOFF_ALT", R),
-        ("MIS_DIST_1WP", R),
         ("NAV_ACC_RAD", R),
         ("MPC_XY_CRUISE", R),
         ("MPC_XY_VEL_MAX", R),
@@ -115,6 +112,42 @@ const CLIENTS: &[(&str, ParamKind)] = {
         ("COM_RCL_EXCEPT", I),
     ]
 };
+
+/// Names clients use that PX4 SITL (SIH quadrotor, PX4 main of 2026-03) does not list.
+const NOT_ON_PX4: &[&str] = &[
+    "COM_OBL_ACT",
+    "COM_RC_ARM_HYST",
+    "LNDMC_TRIG_TIME",
+    "TRIM_ROLL",
+    "TRIM_PITCH",
+    "TRIM_YAW",
+    "BAT1_V_LOAD_DROP",
+    "MIS_DIST_1WP",
+    "BAT2_SOURCE",
+];
+
+/// PX4 SITL's list as the vehicle's data file holds it: name, wire type, value (INT32 as an
+/// integer), the per-instance MAV_SYS_ID and UXRCE_DDS_KEY set to `sysid`.
+fn px4_list(sysid: u8) -> Vec<(String, u64, f64)> {
+    let tsv = std::fs::read_to_string(root().join("sim/data/sih-quadx.tsv")).unwrap();
+    tsv.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty() && !l.starts_with("_HASH_CHECK"))
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            let ty = if c[1] == "INT32" { 6 } else { 9 };
+            let v = match c[0] {
+                "MAV_SYS_ID" | "UXRCE_DDS_KEY" => sysid as f64,
+                _ if ty == 9 => c[2].parse::<f64>().unwrap() as f32 as f64,
+                _ => c[2].parse().unwrap(),
+            };
+            (c[0].to_owned(), ty, v)
+        })
+        .collect()
+}
+
+fn root() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
 
 fn wire_type(kind: ParamKind) -> u64 {
     match kind {
@@ -142,10 +175,13 @@ fn what_clients_touch_is_in_px4s_table_with_px4s_types() {
         assert_eq!(row(name).map(|r| r.0), Some(*kind), "{name}");
     }
     // PX4 SITL's values for the SIH quadrotor where they differ from the definitions'
-    // defaults (its startup scripts rcS and rc.mc_defaults, and the recordings).
+    // defaults (its startup scripts rcS and rc.mc_defaults, the airframe).
     for (name, v) in [
         ("BAT1_N_CELLS", 4.0),
-        ("CBRK_SUPPLY_CHK", 894281.0),
+        ("CBRK_SUPPLY_CHK", 0.0),
+        ("COM_LOW_BAT_ACT", 3.0),
+        ("SYS_FAILURE_EN", 1.0),
+        ("SIM_BAT_ENABLE", 1.0),
         ("COM_RC_IN_MODE", 1.0),
         ("MAV_TYPE", 2.0),
         ("NAV_ACC_RAD", 2.0),
@@ -154,13 +190,9 @@ fn what_clients_touch_is_in_px4s_table_with_px4s_types() {
     ] {
         assert_eq!(row(name).map(|r| r.1), Some(v), "{name}");
     }
-    // Gone from PX4 main (answered PARAM_ERROR like any unknown name).
-    for gone in [
-        "COM_OBL_ACT",
-        "COM_ARM_SDCARD",
-        "COM_RC_ARM_HYST",
-        "LNDMC_TRIG_TIME",
-    ] {
+    // Gone from PX4 main, or not run for this airframe (answered PARAM_ERROR like any unknown
+    // name).
+    for gone in NOT_ON_PX4 {
         assert!(row(gone).is_none(), "{gone}");
     }
     // Sorted by name, as PX4 indexes them, each name once; every name fits PARAM_VALUE's
@@ -184,6 +216,7 @@ fn pymavlink_fetches_px4s_whole_table_and_reads_and_sets() {
         ],
     );
     run.wait_event("listening", Duration::from_secs(30));
+    let sysid = cfg.vehicle.sysid();
     let _sim = SimHandle::start(cfg).expect("start sim");
     let ev = run.finish(Duration::from_secs(120));
     assert!(
@@ -206,6 +239,25 @@ fn pymavlink_fetches_px4s_whole_table_and_reads_and_sets() {
     assert_eq!(names, table, "indexed as the table, sorted by name");
     for (name, kind, _) in TABLE {
         assert_eq!(list["types"][name], wire_type(*kind), "{name}");
+    }
+    // PX4's checksum came first, once, as PX4 sends it; then real PX4's list, name for name,
+    // type for type, value for value.
+    assert_eq!(list["first"], "_HASH_CHECK");
+    assert_eq!(
+        list["hash"],
+        json!([{"name": "_HASH_CHECK", "type": 5, "count": TABLE.len()}])
+    );
+    let px4 = px4_list(sysid);
+    assert_eq!(names.len(), px4.len(), "as many as PX4 lists");
+    for (name, ty, v) in &px4 {
+        assert_eq!(list["types"][name], *ty, "{name}");
+        let got = list["values"][name].as_f64().unwrap_or(f64::NAN);
+        let ok = if *ty == 6 {
+            got == *v
+        } else {
+            (got as f32).to_bits() == (*v as f32).to_bits()
+        };
+        assert!(ok, "{name}: {got} here, {v} on PX4");
     }
     // What clients look for arrives on the wire with PX4's type.
     for (name, kind) in CLIENTS {

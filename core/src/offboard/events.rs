@@ -47,7 +47,9 @@ impl fmt::Display for Command {
 pub struct Refusal {
     /// The refused command.
     pub command: Command,
-    /// COMMAND_ACK.result (MAV_RESULT); `None` for the gesture, which has no ack.
+    /// COMMAND_ACK.result (MAV_RESULT); `None` for the gesture, which has no ack. ACCEPTED (0)
+    /// for a goto PX4's commander acked and its navigator refused in words
+    /// ("Reposition is outside geofence").
     pub result: Option<u8>,
     /// Warning-or-worse STATUSTEXTs from the send until shortly after the refusal, joined by
     /// "; " (e.g. "Arming denied: Resolve system health failures first"); empty if none came.
@@ -57,6 +59,9 @@ pub struct Refusal {
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.result {
+            // PX4's navigator refusing what its commander accepted (a goto outside the fence).
+            #[cfg(feature = "geofence")]
+            Some(0) => write!(f, "{} refused after an ACCEPTED ack", self.command)?,
             Some(r) => write!(f, "{} refused ({}, {r})", self.command, mav_result_name(r))?,
             None => write!(f, "{} did not arm the vehicle", self.command)?,
         }

@@ -54,6 +54,40 @@ impl GeoKind {
     }
 }
 
+impl GeoKind {
+    /// Whether `uploaded` (as it went up) and `downloaded` (as PX4 sends it back) are the same
+    /// item of this plan. PX4 keeps the frame of a fence item only as "global" and sends every
+    /// global one back in MAV_FRAME_GLOBAL_INT (5) (its fence altitude is unused); it keeps a
+    /// rally point's "altitude relative to home" and sends it back in the `_INT` variant of the
+    /// frame (GLOBAL 0 → GLOBAL_INT 5, GLOBAL_RELATIVE_ALT 3 → GLOBAL_RELATIVE_ALT_INT 6). It
+    /// stores no autocontinue for fence items (they come back with it off). Those differences
+    /// are the same item; any other field must match bit for bit.
+    pub fn same_item(self, uploaded: &MissionItem, downloaded: &MissionItem) -> bool {
+        let frame = |f: u8| match (self, f) {
+            (GeoKind::Fence, 0 | 3 | 5 | 6) => 5,
+            (GeoKind::Rally, 0) => 5,
+            (GeoKind::Rally, 3) => 6,
+            (_, f) => f,
+        };
+        let norm = |i: &MissionItem| MissionItem {
+            frame: frame(i.frame),
+            autocontinue: self == GeoKind::Rally && i.autocontinue,
+            ..*i
+        };
+        norm(uploaded) == norm(downloaded)
+    }
+
+    /// Whether a download from PX4 (`downloaded`) holds the plan that was uploaded
+    /// (`uploaded`): as many items, each [`GeoKind::same_item`].
+    pub fn same_items(self, uploaded: &[MissionItem], downloaded: &[MissionItem]) -> bool {
+        uploaded.len() == downloaded.len()
+            && uploaded
+                .iter()
+                .zip(downloaded)
+                .all(|(u, d)| self.same_item(u, d))
+    }
+}
+
 /// How the last fence or rally transfer ended (or that one is in flight).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

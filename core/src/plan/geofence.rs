@@ -11,9 +11,15 @@
 //! They become the items PX4's fence and rally transfers carry, in QGC's order (polygons, then
 //! circles): a polygon's vertices are MAV_CMD 5001 (inclusion) or 5002 (exclusion) with param1
 //! its vertex count; a circle is 5003 or 5004 with param1 its radius; a rally point is 5100.
-//! Fence items are in MAV_FRAME_GLOBAL_INT (altitude 0: PX4's fence is horizontal here, its
-//! height limit is GF_MAX_VER_DIST), rally points in GLOBAL_RELATIVE_ALT_INT: the frames PX4
-//! sends back, so a download equals the upload. `inclusion` defaults to true as in QGC. A
+//! The frames are QGroundControl's for PX4 (its `GeoFenceManager` and `RallyPointManager`):
+//! fence items in MAV_FRAME_GLOBAL (altitude 0: PX4's fence is horizontal here, its height
+//! limit is GF_MAX_VER_DIST), rally points in MAV_FRAME_GLOBAL_RELATIVE_ALT (their altitude over
+//! home), both carried by MISSION_ITEM_INT, autocontinue off. These are the frames PX4 takes: its
+//! RTL reads a rally point's frame as it was stored and knows only GLOBAL and
+//! GLOBAL_RELATIVE_ALT (any other gives "RTL: unsupported MAV_FRAME", critical, every 2 s).
+//! A download from PX4 brings them back in the `_INT` frames (fence items always GLOBAL_INT,
+//! rally points GLOBAL_RELATIVE_ALT_INT): the same items, as
+//! [`GeoKind::same_items`](crate::offboard::GeoKind::same_items) compares them. `inclusion` defaults to true as in QGC. A
 //! section that is absent is empty. Errors carry the byte offset of the value they concern.
 
 use super::json::{self, Seg, Tok, Token, Tokens};
@@ -22,10 +28,11 @@ use super::{scan, PlanError};
 use crate::mission::MissionItem;
 use heapless::Vec;
 
-/// MAV_FRAME_GLOBAL_INT: fence vertices and circles.
-const FENCE_FRAME: u8 = 5;
-/// MAV_FRAME_GLOBAL_RELATIVE_ALT_INT: rally points, altitude over home.
-const RALLY_FRAME: u8 = 6;
+/// MAV_FRAME_GLOBAL: fence vertices and circles (QGroundControl's frame for them).
+pub const FENCE_FRAME: u8 = 0;
+/// MAV_FRAME_GLOBAL_RELATIVE_ALT: rally points, altitude over home (QGroundControl's frame for
+/// them, one of the two PX4's RTL accepts).
+pub const RALLY_FRAME: u8 = 3;
 
 /// A `.plan`'s geofence and rally points, as the items their transfers carry.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -154,7 +161,9 @@ fn item(command: u16, frame: u8, param1: f32, x: i32, y: i32, z: f32) -> Mission
         seq: 0,
         frame,
         command,
-        autocontinue: true,
+        // As QGroundControl sends fence and rally items (PX4 sends fence items back with it off
+        // whatever was uploaded).
+        autocontinue: false,
         params: [param1, 0.0, 0.0, 0.0],
         x,
         y,

@@ -126,6 +126,11 @@ fn takeoff_switches_to_hold_by_itself() {
                 sev: 6,
                 text: "Armed by external command".into(),
             },
+            // PX4's navigator, taking off without a NAV_TAKEOFF altitude.
+            Ev::Text {
+                sev: 6,
+                text: "Using default takeoff altitude: 5.0 m".into(),
+            },
             Ev::Armed(true),
             Ev::Text {
                 sev: 6,

@@ -4,6 +4,7 @@
 
 mod faults;
 mod flight;
+mod geofence;
 mod mission;
 mod protocol;
 mod px4_messages;

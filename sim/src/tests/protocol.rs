@@ -78,14 +78,101 @@ fn params_answer_at_once_int32_bytewise() {
         target_system: 1,
         target_component: 1,
     });
-    // PX4's ~1000-row table at PARAMS_PER_TICK a tick: well within a second.
+    // PX4's ~900 parameters at PARAMS_PER_TICK a tick: well within a second.
     g.run(1000);
-    let n = g
+    let listed: Vec<(String, u32, u8)> = g
         .events(from)
+        .into_iter()
+        .filter_map(|e| match e {
+            Ev::Param { name, bits, ty } => Some((name, bits, ty)),
+            _ => None,
+        })
+        .collect();
+    // PX4's checksum first (UINT32), then every parameter once, in index order.
+    assert_eq!(listed[0].0, "_HASH_CHECK");
+    assert_eq!(listed[0].2, MAV_PARAM_TYPE_UINT32 as u8);
+    assert_eq!(listed[0].1, g.v.params.hash());
+    assert_eq!(listed.len(), crate::params::TABLE.len() + 1);
+    // What was set above is listed as set.
+    let mode = listed.iter().find(|p| p.0 == "COM_RC_IN_MODE").unwrap();
+    assert_eq!(mode.1, 2);
+    // Setting the checksum is refused (read-only) and stops a list in flight, as on PX4.
+    let from = g.log.len();
+    g.send(&mav::PARAM_REQUEST_LIST_DATA {
+        target_system: 1,
+        target_component: 1,
+    });
+    g.run(3);
+    let mut id = [0u8; 16];
+    id[..11].copy_from_slice(b"_HASH_CHECK");
+    g.send(&mav::PARAM_SET_DATA {
+        param_value: 0.0,
+        target_system: 1,
+        target_component: 1,
+        param_id: id.into(),
+        param_type: MAV_PARAM_TYPE_UINT32,
+    });
+    g.run(1000);
+    let ev = g.events(from);
+    let n = ev.iter().filter(|e| matches!(e, Ev::Param { .. })).count();
+    assert!(n < 100, "the list stopped: {n} sent");
+    assert!(ev.contains(&Ev::ParamError {
+        name: "_HASH_CHECK".into(),
+        error: mav::MavParamError::MAV_PARAM_ERROR_READ_ONLY as u8
+    }));
+}
+
+/// The vehicle's parameters, as PARAM_REQUEST_LIST lists them, are real PX4's for the SIH
+/// quadrotor (`data/sih-quadx.tsv`, PX4 SITL's own list): every name, its type and its value;
+/// nothing more. MAV_SYS_ID and UXRCE_DDS_KEY are the instance + 1 on PX4 as here.
+#[test]
+fn the_parameter_list_is_real_px4s() {
+    let mut g = Gcs::booted();
+    let from = g.log.len();
+    g.send(&mav::PARAM_REQUEST_LIST_DATA {
+        target_system: 1,
+        target_component: 1,
+    });
+    g.run(1000);
+    let listed: std::collections::BTreeMap<String, (u32, u8)> = g
+        .events(from)
+        .into_iter()
+        .filter_map(|e| match e {
+            Ev::Param { name, bits, ty } if name != "_HASH_CHECK" => Some((name, (bits, ty))),
+            _ => None,
+        })
+        .collect();
+    let tsv = include_str!("../../data/sih-quadx.tsv");
+    let mut want = std::collections::BTreeMap::new();
+    for line in tsv.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (name, ty, value) = (cols[0], cols[1], cols[2]);
+        if name == "_HASH_CHECK" {
+            continue;
+        }
+        let (bits, ty) = match ty {
+            "INT32" => (value.parse::<i32>().unwrap() as u32, 6u8),
+            "REAL32" => ((value.parse::<f64>().unwrap() as f32).to_bits(), 9u8),
+            other => panic!("{name}: type {other}"),
+        };
+        let bits = match name {
+            // Per instance: this vehicle is instance 0, PX4's listing instance 8.
+            "MAV_SYS_ID" | "UXRCE_DDS_KEY" => 1,
+            _ => bits,
+        };
+        want.insert(name.to_owned(), (bits, ty));
+    }
+    let extra: Vec<&String> = listed.keys().filter(|n| !want.contains_key(*n)).collect();
+    let missing: Vec<&String> = want.keys().filter(|n| !listed.contains_key(*n)).collect();
+    assert!(extra.is_empty(), "not on PX4: {extra:?}");
+    assert!(missing.is_empty(), "PX4 has them: {missing:?}");
+    let differ: Vec<_> = want
         .iter()
-        .filter(|e| matches!(e, Ev::Param { .. }))
-        .count();
-    assert_eq!(n, crate::params::TABLE.len());
+        .filter(|(n, w)| listed[*n] != **w)
+        .map(|(n, w)| (n, *w, listed[n]))
+        .collect();
+    assert!(differ.is_empty(), "(name, PX4, here): {differ:?}");
+    assert_eq!(listed.len(), 897);
 }
 
 #[test]

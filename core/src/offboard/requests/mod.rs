@@ -42,6 +42,11 @@ const EXPLAIN_SEVERITY: u8 = 4;
 /// Acks to a one-shot command (disarm, goto) later than this are not attributed to it, and
 /// its silence is reported, ms (sim ms once sim time is known).
 pub const ACK_WAIT_MS: u64 = 5_000;
+/// What PX4's navigator says when it will not fly a DO_REPOSITION its commander has acked
+/// ACCEPTED (the target is outside the geofence): the goto is refused all the same (with the
+/// `geofence` feature; without it such a goto just never arrives).
+#[cfg(feature = "geofence")]
+pub const REPOSITION_REFUSED: &str = "Reposition is outside geofence";
 /// Accepted acks that make a DO_SET_MODE's acceptance real (PX4 acks it twice).
 const REAL_MODE_ACCEPTS: u8 = 2;
 /// Heartbeats after a real accept without the mode before it counts as done.
@@ -120,6 +125,10 @@ pub(crate) struct Requests {
     reposition: Option<Awaiting>,
     #[cfg(feature = "failure-injection")]
     inject: Option<Awaiting>,
+    /// A goto PX4's commander accepted, watched for the navigator's refusal text (see
+    /// [`REPOSITION_REFUSED`]) until [`ACK_WAIT_MS`] after it was sent.
+    #[cfg(feature = "geofence")]
+    reposition_accepted: Option<Awaiting>,
     open: Option<OpenRefusal>,
     pub last_refusal: Option<Refusal>,
     texts_seen: u32,
@@ -204,7 +213,42 @@ impl Requests {
         });
     }
 
+    /// An accepted goto whose refusal PX4's navigator has said since it went out: refused
+    /// (with ACCEPTED as its ack's result, and the words that came).
+    #[cfg(feature = "geofence")]
+    pub(super) fn reposition_said<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        ev: &mut EventQueue,
+    ) {
+        let Some(a) = self.reposition_accepted else {
+            return;
+        };
+        if tel
+            .texts()
+            .after(a.text_seq)
+            .any(|x| x.text.starts_with(REPOSITION_REFUSED))
+        {
+            self.reposition_accepted = None;
+            let accepted = mav::MavResult::MAV_RESULT_ACCEPTED as u8;
+            self.open_refusal(
+                now,
+                tel,
+                ev,
+                Command::Reposition,
+                Some(accepted),
+                a.text_seq,
+                None,
+            );
+        }
+    }
+
     pub fn sent_reposition<const T: usize>(&mut self, now: Stamp, tel: &Telemetry<T>) {
+        #[cfg(feature = "geofence")]
+        {
+            self.reposition_accepted = None;
+        }
         let order = self.next_order();
         self.reposition = Some(Awaiting {
             sent: now,
@@ -281,6 +325,8 @@ impl Requests {
             if tel.texts().after(seen).any(|x| x.severity <= FAIL_SEVERITY) {
                 self.fail(now, tel, t, ev);
             }
+            #[cfg(feature = "geofence")]
+            self.reposition_said(now, tel, ev);
         }
         match &frame.msg {
             Msg::Heartbeat(hb) => {
@@ -334,6 +380,13 @@ impl Requests {
         expire(&mut self.reposition, now, Command::Reposition, ev);
         #[cfg(feature = "failure-injection")]
         expire(&mut self.inject, now, Command::InjectFailure, ev);
+        #[cfg(feature = "geofence")]
+        if self
+            .reposition_accepted
+            .is_some_and(|a| a.sent.timer_done(now, ACK_WAIT_MS))
+        {
+            self.reposition_accepted = None;
+        }
         if tel.armed() == Some(true) {
             return;
         }

@@ -210,6 +210,14 @@ impl Requests {
                         r.text_seq,
                         None,
                     );
+                } else {
+                    // Commander acks it; PX4's navigator may still refuse it in words (the
+                    // text can come before or after the ack).
+                    #[cfg(feature = "geofence")]
+                    {
+                        self.reposition_accepted = Some(r);
+                        self.reposition_said(now, tel, ev);
+                    }
                 }
             }
             _ => {}
