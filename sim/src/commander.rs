@@ -35,6 +35,9 @@ pub struct Conditions {
     /// The geofence is breached (with GF_ACTION not 0): PX4's geofence check fails for every
     /// mode.
     pub fence_breached: bool,
+    /// The battery warning is CRITICAL or worse: PX4's battery check fails for every mode
+    /// (or commander hangs waiting for a power-off).
+    pub battery_critical: bool,
 }
 
 /// Why the vehicle was armed or disarmed (PX4's `arm_disarm_reason_t` wording).
@@ -50,6 +53,8 @@ pub enum Reason {
     Landing,
     /// Armed on the ground for COM_DISARM_PRFLT without taking off.
     Preflight,
+    /// A failsafe's disarm (NAV_DLL_ACT 6).
+    Failsafe,
 }
 
 impl Reason {
@@ -61,6 +66,7 @@ impl Reason {
             Reason::MissionStart => "mission start",
             Reason::Landing => "landing",
             Reason::Preflight => "auto preflight disarming",
+            Reason::Failsafe => "failsafe",
         }
     }
 
@@ -73,6 +79,7 @@ impl Reason {
             Reason::MissionStart => 5,
             Reason::Landing => 6,
             Reason::Preflight => 7,
+            Reason::Failsafe => 14,
         }
     }
 }
@@ -101,6 +108,10 @@ pub enum Failsafe {
     ManualControlLost,
     /// The vehicle left the geofence (GF_ACTION Hold, Return, Land or Terminate).
     Geofence,
+    /// The battery warning got worse (COM_LOW_BAT_ACT).
+    Battery,
+    /// The ground station link was lost (NAV_DLL_ACT).
+    DataLink,
 }
 
 /// PX4's flight termination (NAVIGATION_STATE_TERMINATION, custom main mode 10): motors off.
@@ -236,6 +247,7 @@ impl Commander {
             && (m != Mode::Mission || c.mission_boot_done)
             && !c.refuse_arming
             && !c.fence_breached
+            && !c.battery_critical
             && c.global_pos
             && c.home
             && !prevents_arming(m)
@@ -245,6 +257,13 @@ impl Commander {
     /// Whether flight termination is in force (no mode change can take over from it).
     pub fn terminated(&self) -> bool {
         self.armed && self.failsafe.is_some() && self.failsafe_mode == Some(TERMINATION)
+    }
+
+    /// End the active failsafe (its condition cleared): back to the user's mode.
+    pub fn clear_failsafe(&mut self) {
+        self.failsafe = None;
+        self.failsafe_mode = None;
+        self.loss_since_us = None;
     }
 
     /// Raise failsafe `kind` flying `mode` now (a failsafe that acts on its onset).

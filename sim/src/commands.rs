@@ -153,6 +153,33 @@ impl Vehicle {
         }
         let now = self.now_us;
         let is_long = cmd.frame.is_none();
+        if cmd.command == MavCmd::MAV_CMD_INJECT_FAILURE as u16 {
+            if let Some(result) = self.inject_failure(&cmd) {
+                self.ack(cmd.command, result, src);
+            }
+            return;
+        }
+        if self.commander_hung {
+            // Commander waits for its power-off: the mavlink module's own answers only.
+            match <MavCmd as FromPrimitive>::from_u16(cmd.command) {
+                Some(MavCmd::MAV_CMD_DO_SET_MODE) if is_long => {
+                    self.ack(cmd.command, MavResult::MAV_RESULT_ACCEPTED, src);
+                    return;
+                }
+                Some(
+                    MavCmd::MAV_CMD_DO_SET_MODE
+                    | MavCmd::MAV_CMD_COMPONENT_ARM_DISARM
+                    | MavCmd::MAV_CMD_NAV_TAKEOFF
+                    | MavCmd::MAV_CMD_NAV_LAND
+                    | MavCmd::MAV_CMD_NAV_RETURN_TO_LAUNCH
+                    | MavCmd::MAV_CMD_DO_REPOSITION
+                    | MavCmd::MAV_CMD_MISSION_START
+                    | MavCmd::MAV_CMD_DO_SET_HOME
+                    | MavCmd::MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN,
+                ) => return,
+                _ => {}
+            }
+        }
         let result = match <MavCmd as FromPrimitive>::from_u16(cmd.command) {
             Some(MavCmd::MAV_CMD_DO_SET_MODE) => {
                 if is_long {
@@ -236,6 +263,38 @@ impl Vehicle {
             _ => MavResult::MAV_RESULT_UNSUPPORTED,
         };
         self.ack(cmd.command, result, src);
+    }
+
+    /// MAV_CMD_INJECT_FAILURE (param1 unit, param2 type, param3 instance), as PX4 SITL answers
+    /// it: refused (DENIED) unless SYS_FAILURE_EN (1 on SITL); otherwise PX4's receiver acks
+    /// nothing itself and passes it on, and only the modules that handle a unit answer. SITL's
+    /// battery simulator handles the battery (unit 100): type 0 (ok) and 1 (off: the voltage
+    /// pinned at empty) ACCEPTED for instance 0, UNSUPPORTED for another; nothing else answers
+    /// (measured: GPS, unit 4, and RC signal, unit 104, get no COMMAND_ACK at all). `None`: no
+    /// ack.
+    fn inject_failure(&mut self, cmd: &Command) -> Option<MavResult> {
+        if self.params.i(P::SYS_FAILURE_EN) == 0 {
+            return Some(MavResult::MAV_RESULT_DENIED);
+        }
+        let (unit, ty, instance) = (
+            cmd.p[0].round() as i32,
+            cmd.p[1].round() as i32,
+            cmd.p[2].round() as i32,
+        );
+        const FAILURE_UNIT_SYSTEM_BATTERY: i32 = 100;
+        if unit != FAILURE_UNIT_SYSTEM_BATTERY || !matches!(ty, 0 | 1) {
+            return None;
+        }
+        if instance != 0 {
+            return Some(MavResult::MAV_RESULT_UNSUPPORTED);
+        }
+        self.battery.forced_empty = ty == 1;
+        self.io.print(if ty == 1 {
+            "WARN  [battery_simulator] CMD_INJECT_FAILURE, battery empty".to_owned()
+        } else {
+            "INFO  [battery_simulator] CMD_INJECT_FAILURE, battery ok".to_owned()
+        });
+        Some(MavResult::MAV_RESULT_ACCEPTED)
     }
 
     /// MAV_CMD_COMPONENT_ARM_DISARM: param1 arm (1) or disarm (0), param2 21196 forces it.

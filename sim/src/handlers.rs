@@ -37,6 +37,10 @@ impl Vehicle {
                 {
                     self.gcs_heartbeat_us = Some(now);
                 }
+                // Commander's data link: a ground station's heartbeats only.
+                if ty == mav::MavType::MAV_TYPE_GCS as u8 {
+                    self.datalink.last_gcs_us = Some(now);
+                }
             }
             mav::COMMAND_LONG_DATA::ID | mav::COMMAND_INT_DATA::ID => {
                 let cmd = if h.msgid == mav::COMMAND_LONG_DATA::ID {

@@ -78,12 +78,21 @@ macro_rules! modelled {
 }
 
 modelled! {
+    BAT1_N_CELLS,
+    BAT1_V_CHARGED,
+    BAT1_V_EMPTY,
+    BAT_CRIT_THR,
+    BAT_EMERGEN_THR,
+    BAT_LOW_THR,
     COM_ARM_WO_GPS,
     COM_DISARM_LAND,
     COM_DISARM_PRFLT,
+    COM_DLL_EXCEPT,
+    COM_DL_LOSS_T,
     COM_FAIL_ACT_T,
     COM_FLIGHT_UUID,
     COM_HOME_EN,
+    COM_LOW_BAT_ACT,
     COM_OBL_RC_ACT,
     COM_OF_LOSS_T,
     COM_RC_IN_MODE,
@@ -112,6 +121,7 @@ modelled! {
     MPC_Z_V_AUTO_DN,
     MPC_Z_V_AUTO_UP,
     NAV_ACC_RAD,
+    NAV_DLL_ACT,
     NAV_MC_ALT_RAD,
     RTL_CONE_ANG,
     RTL_DESCEND_ALT,
@@ -119,7 +129,11 @@ modelled! {
     RTL_MIN_DIST,
     RTL_RETURN_ALT,
     RTL_TYPE,
+    SIM_BAT_DRAIN,
+    SIM_BAT_ENABLE,
+    SIM_BAT_MIN_PCT,
     SYS_AUTOSTART,
+    SYS_FAILURE_EN,
     UXRCE_DDS_KEY,
 }
 

@@ -390,6 +390,22 @@ impl Vehicle {
             self.commander.can_arm(&c)
         };
         let landed_state = self.landed_state();
+        let bat_mv = self.battery.voltage_mv(&self.params);
+        let bat_pct = (self.battery.remaining(&self.params) * 100.0).round() as i8;
+        let charge_state = match self.battery.warning {
+            crate::battery::Warning::None => {
+                mav::MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_OK
+            }
+            crate::battery::Warning::Low => {
+                mav::MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_LOW
+            }
+            crate::battery::Warning::Critical => {
+                mav::MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_CRITICAL
+            }
+            crate::battery::Warning::Emergency => {
+                mav::MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_EMERGENCY
+            }
+        };
         let out = &mut self.io.out;
         match kind {
             Kind::Heartbeat => {
@@ -407,9 +423,9 @@ impl Vehicle {
                     ),
                     onboard_control_sensors_health: MavSysStatusSensor::from_bits_retain(health),
                     load: 250,
-                    voltage_battery: 16_200,
+                    voltage_battery: bat_mv,
                     current_battery: -1,
-                    battery_remaining: 100,
+                    battery_remaining: bat_pct,
                     ..Default::default()
                 });
             }
@@ -428,7 +444,7 @@ impl Vehicle {
             Kind::HomePosition => self.send_home(),
             Kind::BatteryStatus => {
                 let mut voltages = [u16::MAX; 10];
-                voltages[0] = 16_200;
+                voltages[0] = bat_mv;
                 out.push(&mav::BATTERY_STATUS_DATA {
                     current_consumed: -1,
                     energy_consumed: -1,
@@ -438,9 +454,9 @@ impl Vehicle {
                     id: 0,
                     battery_function: mav::MavBatteryFunction::MAV_BATTERY_FUNCTION_UNKNOWN,
                     mavtype: mav::MavBatteryType::MAV_BATTERY_TYPE_LIPO,
-                    battery_remaining: 100,
+                    battery_remaining: bat_pct,
                     time_remaining: 0,
-                    charge_state: mav::MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_OK,
+                    charge_state,
                     ..Default::default()
                 });
             }

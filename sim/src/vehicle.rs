@@ -97,6 +97,15 @@ pub(super) struct Offboard {
     pub since_us: Option<u64>,
 }
 
+/// Commander's view of the ground station link (`dataLinkCheck`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct DataLink {
+    /// The last GCS HEARTBEAT, µs.
+    pub last_gcs_us: Option<u64>,
+    /// Lost: no GCS HEARTBEAT for COM_DL_LOSS_T.
+    pub lost: bool,
+}
+
 /// The home position as PX4 holds it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Home {
@@ -144,8 +153,22 @@ pub struct Vehicle {
     fence_check_next_us: u64,
     /// The health report's breach text: earliest next, and one is owed.
     fence_report: (u64, bool),
-    /// A breach's Return or Land, due after its COM_FAIL_ACT_T hold: when, and the mode.
-    fence_delayed: Option<(u64, Mode)>,
+    /// A failsafe's Return or Land, due after its COM_FAIL_ACT_T hold: when, the mode, and
+    /// the failsafe it belongs to.
+    delayed: Option<(u64, Mode, Failsafe)>,
+    /// The simulated battery and PX4's estimate of it.
+    pub(super) battery: super::battery::Battery,
+    /// The battery warning acted on since arming (PX4 acts only on worse ones).
+    bat_acted: super::battery::Warning,
+    /// The health report's battery text: earliest next, and the one owed.
+    bat_report: (u64, Option<&'static str>),
+    /// The battery warning commander last saw (its shutdown check acts on a change).
+    bat_seen: super::battery::Warning,
+    /// Commander hangs waiting for the power-off it asked for (an EMERGENCY battery while
+    /// disarmed): it answers no command and the vehicle is not armable until the process ends.
+    pub(super) commander_hung: bool,
+    /// Commander's data link to a ground station.
+    pub(super) datalink: DataLink,
     /// Mission CRC, fence CRC and home updates the mission's feasibility was last checked at.
     mission_check_key: (u32, u32, u32),
     /// The mission has a position outside the fence (PX4's feasibility check fails).
@@ -209,7 +232,13 @@ impl Vehicle {
             fence_breached: false,
             fence_check_next_us: 0,
             fence_report: (0, false),
-            fence_delayed: None,
+            delayed: None,
+            battery: Default::default(),
+            bat_acted: Default::default(),
+            bat_report: (0, None),
+            bat_seen: Default::default(),
+            commander_hung: false,
+            datalink: DataLink::default(),
             mission_check_key: (0, 0, 0),
             mission_outside_fence: false,
             home_updates: 0,
@@ -439,6 +468,8 @@ impl Vehicle {
             mission: self.mission.mission_valid() && !self.mission_outside_fence,
             refuse_arming: self.refusal.is_some(),
             fence_breached: self.fence_breached,
+            battery_critical: self.battery.warning >= super::battery::Warning::Critical
+                || self.commander_hung,
         }
     }
 
@@ -625,6 +656,9 @@ impl Vehicle {
             None
         };
         self.geofence(now, c);
+        self.battery_failsafe(now);
+        self.datalink_failsafe(now);
+        self.delayed_failsafe(now);
         if self.commander.update_failsafe(now, watched) {
             if self.commander.failsafe == Some(Failsafe::ManualControlLost) {
                 self.io.critical(now, "commander", "Manual control lost\t");
@@ -701,40 +735,203 @@ impl Vehicle {
                             yaw: None,
                         });
                     }
-                    let delay_s = self.params.f(P::COM_FAIL_ACT_T);
-                    if matches!(m, Mode::Rtl | Mode::Land) && delay_s > 0.1 {
-                        // A user may take over: PX4 holds for COM_FAIL_ACT_T first.
-                        self.commander
-                            .trigger_failsafe(Failsafe::Geofence, Mode::Hold);
-                        self.fence_delayed = Some((now + (delay_s * 1e6) as u64, m));
-                        self.io.critical(
-                            now,
-                            "failsafe",
-                            &format!(
-                                "Failsafe activated: entering Hold for {} seconds\t",
-                                (delay_s + 0.5) as i32
-                            ),
-                        );
-                    } else {
-                        self.commander.trigger_failsafe(Failsafe::Geofence, m);
-                        self.io.critical(now, "failsafe", "Failsafe activated\t");
-                    }
+                    // Hold (UserTakeoverAllowed::AlwaysModeSwitchOnly) and termination (Never)
+                    // act at once; Return and Land (Auto) after COM_FAIL_ACT_T's hold.
+                    let delayable = matches!(m, Mode::Rtl | Mode::Land);
+                    self.raise_failsafe(now, Failsafe::Geofence, m, delayable);
                 }
-            }
-        }
-        if let Some((due, m)) = self.fence_delayed {
-            if self.commander.failsafe != Some(Failsafe::Geofence) || !self.commander.armed {
-                self.fence_delayed = None; // taken over, or disarmed
-            } else if now >= due {
-                self.fence_delayed = None;
-                self.commander.trigger_failsafe(Failsafe::Geofence, m);
-                self.io.critical(now, "failsafe", "Failsafe activated\t");
             }
         }
         if !self.fence_breached {
             self.fence_report.1 = false;
         }
         self.fence_report_due(now);
+    }
+
+    /// Raise failsafe `kind` flying `mode`, as PX4's failsafe framework does: a worse action
+    /// replaces a lighter one ("Failsafe activated"); with `delayable` (an action the user may
+    /// take over from, UserTakeoverAllowed::Auto) and COM_FAIL_ACT_T above 0.1 s it holds
+    /// first ("Failsafe activated: entering Hold for N seconds") and acts when the hold ends
+    /// (with the worst action raised meanwhile).
+    pub(super) fn raise_failsafe(&mut self, now: u64, kind: Failsafe, mode: Mode, delayable: bool) {
+        if !self.commander.armed || self.commander.terminated() {
+            return;
+        }
+        if let Some((due, pending, _)) = self.delayed {
+            if severity(mode) > severity(pending) {
+                self.delayed = Some((due, mode, kind));
+            }
+            return;
+        }
+        if self.commander.failsafe.is_some() {
+            let current = self.commander.nav_state();
+            if severity(mode) > severity(current) {
+                self.commander.trigger_failsafe(kind, mode);
+                self.io.critical(now, "failsafe", "Failsafe activated\t");
+            }
+            return;
+        }
+        let delay_s = self.params.f(P::COM_FAIL_ACT_T);
+        if delayable && delay_s > 0.1 {
+            self.commander.trigger_failsafe(kind, Mode::Hold);
+            self.delayed = Some((now + (delay_s * 1e6) as u64, mode, kind));
+            self.io.critical(
+                now,
+                "failsafe",
+                &format!(
+                    "Failsafe activated: entering Hold for {} seconds\t",
+                    (delay_s + 0.5) as i32
+                ),
+            );
+        } else {
+            self.commander.trigger_failsafe(kind, mode);
+            self.io.critical(now, "failsafe", "Failsafe activated\t");
+        }
+    }
+
+    /// The held failsafe's action when COM_FAIL_ACT_T has passed (dropped when the user took
+    /// over or the vehicle disarmed).
+    fn delayed_failsafe(&mut self, now: u64) {
+        let Some((due, mode, kind)) = self.delayed else {
+            return;
+        };
+        if self.commander.failsafe.is_none() || !self.commander.armed {
+            self.delayed = None;
+        } else if now >= due {
+            self.delayed = None;
+            self.commander.trigger_failsafe(kind, mode);
+            if severity(mode) > severity(Mode::Hold) {
+                self.io.critical(now, "failsafe", "Failsafe activated\t");
+            }
+        }
+    }
+
+    /// PX4 SITL's battery and what its warnings do (`batteryCheck`, the failsafe's
+    /// COM_LOW_BAT_ACT): each worse warning's text in the health report (at most every 2 s:
+    /// "Low battery", "Critical battery" critical, "Emergency battery level" emergency; at
+    /// EMERGENCY commander also says "System does not support shutdown", SITL having no power
+    /// control), and, armed, COM_LOW_BAT_ACT's action: 0 none; 1 Return at CRITICAL and
+    /// EMERGENCY; 2 Land at both; 3 (PX4 SITL's) Return at CRITICAL, Land at EMERGENCY, each
+    /// after COM_FAIL_ACT_T's hold. Measured on PX4 SITL with SIM_BAT_MIN_PCT 2: "Low battery"
+    /// at ~15 %, "Critical battery" and the hold at ~7 %, "System does not support shutdown"
+    /// and "Emergency battery level" at ~5 %, then "Failsafe activated" and Land 5.3 s after
+    /// the hold began.
+    fn battery_failsafe(&mut self, now: u64) {
+        use super::battery::Warning;
+        let armed = self.commander.armed;
+        let dt = self.tick_us as f32 * 1e-6;
+        self.battery.step(&self.params, armed, dt);
+        let w = self.battery.warning;
+        if w != self.bat_seen {
+            self.bat_seen = w;
+            if w == Warning::Emergency && !armed && !self.commander_hung {
+                // `battery_status_check`: disarmed, commander asks for a power-off in 60 s
+                // and waits for it, answering nothing more (measured: MAV_CMD_INJECT_FAILURE
+                // battery off on the pad, "Low battery", this text, HEARTBEAT system_status 0,
+                // no acks, and 60 s later "Powering off NOW." and the process is gone).
+                self.io.critical(
+                    now,
+                    "commander",
+                    "Dangerously low battery! Shutting system down in 60 seconds\t",
+                );
+                self.commander_hung = true;
+                self.shutdown_at_us = Some(now + 60_000_000);
+            }
+        }
+        if !armed {
+            if self.bat_acted == Warning::None && w >= Warning::Low {
+                // Disarmed, the health report says the first level it sees.
+                self.bat_report.1 = Some("Low battery\t");
+            }
+            self.bat_acted = w;
+        } else if w > self.bat_acted {
+            self.bat_acted = w;
+            self.bat_report.1 = Some(match w {
+                Warning::Low => "Low battery\t",
+                Warning::Critical => "Critical battery\t",
+                _ => "Emergency battery level\t",
+            });
+            if w == Warning::Emergency {
+                self.io
+                    .critical(now, "commander", "System does not support shutdown\t");
+            }
+            let act = self.params.i(P::COM_LOW_BAT_ACT);
+            let mode = match (w, act) {
+                (Warning::Critical, 1 | 3) | (Warning::Emergency, 1) => Some(Mode::Rtl),
+                (Warning::Critical, 2) | (Warning::Emergency, 2 | 3) => Some(Mode::Land),
+                _ => None,
+            };
+            if let Some(m) = mode {
+                self.raise_failsafe(now, Failsafe::Battery, m, true);
+            }
+        }
+        if let Some(text) = self.bat_report.1.filter(|_| !self.commander_hung) {
+            if now >= self.bat_report.0 {
+                self.bat_report = (now + 2_000_000, None);
+                let sev = if text.starts_with("Emergency") {
+                    mavlink::dialects::common::MavSeverity::MAV_SEVERITY_EMERGENCY
+                } else {
+                    mavlink::dialects::common::MavSeverity::MAV_SEVERITY_CRITICAL
+                };
+                self.io.log(now, sev, "commander", text);
+            }
+        }
+    }
+
+    /// Commander's data link check: no GCS HEARTBEAT for COM_DL_LOSS_T (after one was seen)
+    /// is "Connection to ground station lost" (info), the next one "GCS connection regained";
+    /// armed, NAV_DLL_ACT's failsafe (0 none, PX4 SITL's; 1 Hold, 2 Return, 3 Land, 5
+    /// terminate, 6 disarm), not in Land or in a mode COM_DLL_EXCEPT excepts, cleared when the
+    /// link is back.
+    fn datalink_failsafe(&mut self, now: u64) {
+        let loss_us = self.params.i(P::COM_DL_LOSS_T).max(0) as u64 * 1_000_000;
+        let Some(last) = self.datalink.last_gcs_us else {
+            return;
+        };
+        let lost = now.saturating_sub(last) > loss_us;
+        if lost && !self.datalink.lost {
+            self.datalink.lost = true;
+            self.io
+                .info(now, "commander", "Connection to ground station lost\t");
+            let user = self.commander.user_mode;
+            let except = self.params.i(P::COM_DLL_EXCEPT);
+            let excepted = match user {
+                Mode::Land | Mode::PrecisionLand => true,
+                Mode::Mission => except & 1 != 0,
+                Mode::Offboard => except & 4 != 0,
+                m if m.is_auto() => except & 2 != 0,
+                _ => false,
+            };
+            let action = match self.params.i(P::NAV_DLL_ACT) {
+                1 => Some(Mode::Hold),
+                2 => Some(Mode::Rtl),
+                3 => Some(Mode::Land),
+                5 => Some(super::commander::TERMINATION),
+                6 => None, // disarm, below
+                _ => return,
+            };
+            if excepted || !self.commander.armed {
+                return;
+            }
+            match action {
+                Some(m) => {
+                    let delayable = matches!(m, Mode::Rtl | Mode::Land);
+                    self.raise_failsafe(now, Failsafe::DataLink, m, delayable);
+                }
+                None => {
+                    self.io.critical(now, "failsafe", "Failsafe activated\t");
+                    self.disarm(Reason::Failsafe, true);
+                }
+            }
+        } else if !lost && self.datalink.lost {
+            self.datalink.lost = false;
+            self.io.info(now, "commander", "GCS connection regained\t");
+            if self.commander.failsafe == Some(Failsafe::DataLink) {
+                // The action clears with its condition: back to the user's mode.
+                self.commander.clear_failsafe();
+                self.delayed = None;
+            }
+        }
     }
 
     /// The health report's breach text, when one is owed and 2 s have passed since the last
@@ -1001,5 +1198,16 @@ impl Vehicle {
         VehicleView {
             in_mission_mode: self.commander.nav_state() == Mode::Mission,
         }
+    }
+}
+
+/// PX4's order of failsafe actions (a worse one replaces a lighter one).
+fn severity(m: Mode) -> u8 {
+    match m {
+        Mode::Hold => 1,
+        Mode::Rtl => 2,
+        Mode::Land => 3,
+        super::commander::TERMINATION => 5,
+        _ => 0,
     }
 }

@@ -2,6 +2,7 @@
 #![allow(deprecated)] // MISSION_ITEM and the *_INT frames are still what clients send PX4.
 //! virtual time, no sockets.
 
+mod failsafes;
 mod faults;
 mod flight;
 mod geofence;
