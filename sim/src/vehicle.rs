@@ -882,7 +882,10 @@ impl Vehicle {
     /// is "Connection to ground station lost" (info), the next one "GCS connection regained";
     /// armed, NAV_DLL_ACT's failsafe (0 none, PX4 SITL's; 1 Hold, 2 Return, 3 Land, 5
     /// terminate, 6 disarm), not in Land or in a mode COM_DLL_EXCEPT excepts, cleared when the
-    /// link is back.
+    /// link is back. This follows PX4's source (`Commander::dataLinkCheck`); on PX4 SITL a
+    /// client on the offboard link that stopped its HEARTBEATs for 40 s (disarmed, and armed
+    /// with NAV_DLL_ACT 2) saw no reaction at all, neither text nor mode change — why is not
+    /// known yet, so a test of this against real PX4 is owed.
     fn datalink_failsafe(&mut self, now: u64) {
         let loss_us = self.params.i(P::COM_DL_LOSS_T).max(0) as u64 * 1_000_000;
         let Some(last) = self.datalink.last_gcs_us else {
