@@ -475,7 +475,8 @@ fn replay(
             }
         }
         let cur = client.offboard().mission_current();
-        if started && progress.last().is_none_or(|p| p.item != cur) {
+        let known = (cur as usize) < client.offboard().mission_count().max(1);
+        if started && known && progress.last().is_none_or(|p| p.item != cur) {
             if let Some(ms) = client.telemetry().sim_ms() {
                 progress.push(super::report::ItemProgress {
                     item: cur,

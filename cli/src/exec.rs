@@ -685,7 +685,10 @@ impl Flight {
         let s = &self.status;
         let m = &s.mission;
         let total = m.count.max(self.items.len());
-        let item = (total > 0 && s.snapshot.waypoint.is_some()).then_some((m.current, total));
+        // Only an item the mission has (PX4 reports seq 65535 for a moment after a fence or
+        // rally upload).
+        let item = (total > 0 && s.snapshot.waypoint.is_some() && (m.current as usize) < total)
+            .then_some((m.current, total));
         let sim_s = s.sim_ms.map(|ms| ms as f64 / 1000.0);
         if let (Some((cur, _)), Some(t)) = (item, sim_s) {
             if self.mission_progress.last().is_none_or(|p| p.item != cur) {

@@ -123,7 +123,13 @@ impl ProgressView {
     fn render(&self, st: &Status) -> String {
         let mut parts = vec![st.stage.clone()];
         if let Some((cur, total)) = st.item {
-            parts.push(format!("item {}/{total}", cur + 1));
+            // PX4 sends MISSION_CURRENT seq 65535 for a moment after a fence or rally upload:
+            // an item the mission does not have is shown as unknown, never as 65536.
+            if (cur as usize) < total {
+                parts.push(format!("item {}/{total}", u32::from(cur) + 1));
+            } else {
+                parts.push(format!("item ?/{total}"));
+            }
         }
         parts.push(st.mode.map_or("mode ?".into(), |m| m.to_string()));
         parts.push(if st.armed { "armed" } else { "disarmed" }.into());
@@ -214,6 +220,12 @@ mod tests {
         );
         let bare = Status::default();
         assert_eq!(v.render(&bare), "mode ? | disarmed");
+        // PX4's transient MISSION_CURRENT seq 65535 (after a fence or rally upload).
+        let odd = Status {
+            item: Some((u16::MAX, 4)),
+            ..Status::default()
+        };
+        assert_eq!(v.render(&odd), "item ?/4 | mode ? | disarmed");
     }
 
     #[test]
