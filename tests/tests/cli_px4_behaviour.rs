@@ -74,3 +74,24 @@ fn a_battery_failure_at_20_m_ends_in_pxs_landing() {
     assert_eq!(r["steps"][1]["snapshot"]["mode"], "Land");
     assert_eq!(r["final"]["armed"], false);
 }
+
+#[test]
+fn rtl_comes_down_at_the_closest_rally_point() {
+    let out = nexus(&[
+        "run",
+        "examples/rally-return.toml",
+        "--speed",
+        "20",
+        "--instance",
+        "64",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::contains("PASS: all 5 steps met"))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(reasons(&r), ["met"; 5]);
+    assert_eq!(r["final"]["armed"], false);
+}
