@@ -7,6 +7,30 @@ mod cli_support;
 use cli_support::{json, nexus};
 use predicates::prelude::*;
 
+/// Run `example` on the built-in vehicle at ×20 on `instance`: it must pass with every one of
+/// its `steps` met; its JSON report.
+fn passes(example: &str, instance: &str, steps: usize) -> serde_json::Value {
+    let out = nexus(&[
+        "run",
+        example,
+        "--speed",
+        "20",
+        "--instance",
+        instance,
+        "--json",
+    ])
+    .assert()
+    .success()
+    .stderr(predicate::str::contains(format!(
+        "PASS: all {steps} steps met"
+    )))
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(reasons(&r), vec!["met"; steps], "{r}");
+    r
+}
+
 fn reasons(r: &serde_json::Value) -> Vec<String> {
     r["steps"]
         .as_array()
@@ -18,22 +42,7 @@ fn reasons(r: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn a_reposition_out_of_the_fence_is_refused_and_the_vehicle_lands_inside() {
-    let out = nexus(&[
-        "run",
-        "examples/fence-refusal.toml",
-        "--speed",
-        "20",
-        "--instance",
-        "62",
-        "--json",
-    ])
-    .assert()
-    .success()
-    .stderr(predicate::str::contains("PASS: all 5 steps met"))
-    .get_output()
-    .clone();
-    let r = json(&out.stdout);
-    assert_eq!(reasons(&r), ["met"; 5]);
+    let r = passes("examples/fence-refusal.toml", "62", 5);
     let events = r["events"].to_string();
     assert!(
         events.contains("Reposition is outside geofence"),
@@ -47,22 +56,7 @@ fn a_reposition_out_of_the_fence_is_refused_and_the_vehicle_lands_inside() {
 
 #[test]
 fn a_battery_failure_at_20_m_ends_in_pxs_landing() {
-    let out = nexus(&[
-        "run",
-        "examples/battery-failure.toml",
-        "--speed",
-        "20",
-        "--instance",
-        "63",
-        "--json",
-    ])
-    .assert()
-    .success()
-    .stderr(predicate::str::contains("PASS: all 3 steps met"))
-    .get_output()
-    .clone();
-    let r = json(&out.stdout);
-    assert_eq!(reasons(&r), ["met"; 3]);
+    let r = passes("examples/battery-failure.toml", "63", 3);
     let texts = r["texts"].to_string();
     for said in [
         "Low battery",
@@ -77,21 +71,6 @@ fn a_battery_failure_at_20_m_ends_in_pxs_landing() {
 
 #[test]
 fn rtl_comes_down_at_the_closest_rally_point() {
-    let out = nexus(&[
-        "run",
-        "examples/rally-return.toml",
-        "--speed",
-        "20",
-        "--instance",
-        "64",
-        "--json",
-    ])
-    .assert()
-    .success()
-    .stderr(predicate::str::contains("PASS: all 5 steps met"))
-    .get_output()
-    .clone();
-    let r = json(&out.stdout);
-    assert_eq!(reasons(&r), ["met"; 5]);
+    let r = passes("examples/rally-return.toml", "64", 5);
     assert_eq!(r["final"]["armed"], false);
 }

@@ -1,7 +1,7 @@
 //! Refusals: reading COMMAND_ACK, collecting the STATUSTEXTs that explain a refusal, and
 //! giving a request up (with what was ordered after it).
 
-use super::{OpenRefusal, Requests};
+use super::{Awaiting, OpenRefusal, Requests};
 use super::{ACK_WAIT_MS, EXPLAIN_SEVERITY};
 use crate::mode::Mode;
 use crate::offboard::clock::Stamp;
@@ -173,55 +173,44 @@ impl Requests {
             }
             #[cfg(feature = "failure-injection")]
             mav::MavCmd::MAV_CMD_INJECT_FAILURE => {
-                let Some(r) = self
-                    .inject
-                    .take()
-                    .filter(|r| !r.sent.timer_done(now, ACK_WAIT_MS))
-                else {
-                    return;
-                };
-                if !accepted {
-                    self.open_refusal(
-                        now,
-                        tel,
-                        ev,
-                        Command::InjectFailure,
-                        Some(result),
-                        r.text_seq,
-                        None,
-                    );
-                }
+                let awaited = self.inject.take();
+                let ack = (accepted, result);
+                self.one_shot_ack(now, tel, ev, awaited, Command::InjectFailure, ack);
             }
             mav::MavCmd::MAV_CMD_DO_REPOSITION => {
-                let Some(r) = self
-                    .reposition
-                    .take()
-                    .filter(|r| !r.sent.timer_done(now, ACK_WAIT_MS))
-                else {
-                    return;
-                };
-                if !accepted {
-                    self.open_refusal(
-                        now,
-                        tel,
-                        ev,
-                        Command::Reposition,
-                        Some(result),
-                        r.text_seq,
-                        None,
-                    );
-                } else {
-                    // Commander acks it; PX4's navigator may still refuse it in words (the
-                    // text can come before or after the ack).
-                    #[cfg(feature = "geofence")]
-                    {
-                        self.reposition_accepted = Some(r);
-                        self.reposition_said(now, tel, ev);
-                    }
+                let awaited = self.reposition.take();
+                let ack = (accepted, result);
+                let _r = self.one_shot_ack(now, tel, ev, awaited, Command::Reposition, ack);
+                // Commander acks it; PX4's navigator may still refuse it in words (the text
+                // can come before or after the ack).
+                #[cfg(feature = "geofence")]
+                if let Some(r) = _r {
+                    self.reposition_accepted = Some(r);
+                    self.reposition_said(now, tel, ev);
                 }
             }
             _ => {}
         }
+    }
+
+    /// The ack `(accepted, result)` of the one-shot command awaited in `awaited` (a goto, a
+    /// failure injection): a refusal opened when not accepted; the awaited send when accepted
+    /// (for what follows an acceptance). An ack later than [`ACK_WAIT_MS`] is nobody's.
+    fn one_shot_ack<const T: usize>(
+        &mut self,
+        now: Stamp,
+        tel: &Telemetry<T>,
+        ev: &mut EventQueue,
+        awaited: Option<Awaiting>,
+        command: Command,
+        (accepted, result): (bool, u8),
+    ) -> Option<Awaiting> {
+        let a = awaited.filter(|a| !a.sent.timer_done(now, ACK_WAIT_MS))?;
+        if accepted {
+            return Some(a);
+        }
+        self.open_refusal(now, tel, ev, command, Some(result), a.text_seq, None);
+        None
     }
 
     /// Drop `request` and what was ordered after it.
