@@ -74,3 +74,11 @@ fn rtl_comes_down_at_the_closest_rally_point() {
     let r = passes("examples/rally-return.toml", "64", 5);
     assert_eq!(r["final"]["armed"], false);
 }
+
+#[test]
+fn a_battery_run_low_warns_returns_and_lands() {
+    let r = passes("examples/battery-low.toml", "66", 5);
+    let texts = r["texts"].to_string();
+    assert!(texts.contains("Low battery"), "{texts}");
+    assert_eq!(r["final"]["armed"], false);
+}
