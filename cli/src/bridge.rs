@@ -76,6 +76,48 @@ pub struct BridgeArgs {
     /// Impairment: which pseudo-random sequence decides; the same number repeats the run.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub impair_sequence: u64,
+    /// `--signing-key FILE` (with `--sign-side`), `--require-signed`. Without them every
+    /// frame crosses as it came, signed or not.
+    #[command(flatten)]
+    pub signing: super::sign::SigningArgs,
+    /// The signed side (A: the first link, B: the second): frames written to it are signed
+    /// with `--signing-key` (those signed already pass intact), frames from it are verified
+    /// and dropped when they fail (unsigned ones too with `--require-signed`).
+    #[arg(long, value_enum, requires = "signing_key", value_name = "A|B")]
+    pub sign_side: Option<SignSide>,
+}
+
+/// `--sign-side`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SignSide {
+    /// The first link.
+    #[value(name = "A", alias = "a")]
+    A,
+    /// The second link.
+    #[value(name = "B", alias = "b")]
+    B,
+}
+
+impl BridgeArgs {
+    /// The signing these arguments ask for (`--signing-key` needs `--sign-side`).
+    pub fn signing(&self) -> Result<Option<nexus_host::bridge::BridgeSigning>, String> {
+        use nexus_host::bridge::{BridgeSide, BridgeSigning};
+        let Some(signing) = self.signing.signing()? else {
+            return Ok(None);
+        };
+        let side = match self.sign_side {
+            Some(SignSide::A) => BridgeSide::A,
+            Some(SignSide::B) => BridgeSide::B,
+            None => {
+                return Err(
+                    "--signing-key needs --sign-side A|B: the side that is the signed \
+                            link (signed frames cross intact without a key)"
+                        .into(),
+                )
+            }
+        };
+        Ok(Some(BridgeSigning { side, signing }))
+    }
 }
 
 impl BridgeArgs {
@@ -126,7 +168,14 @@ fn line(name: &str, d: &DirectionStats) -> String {
         d.impair_lost,
         d.impair_duplicated,
         d.impair_reordered
-    )
+    ) + &if d.signed_out + d.signing_rejected > 0 {
+        format!(
+            ", signed {}, failed the signing check {}",
+            d.signed_out, d.signing_rejected
+        )
+    } else {
+        String::new()
+    }
 }
 
 fn report(args: &BridgeArgs, s: &BridgeStats) {
@@ -149,6 +198,13 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     // A signal stops the bridge in order (last figures, ports freed) and exits 128 + its
     // number (nexus_host::interrupt).
     let mut options = args.options();
+    match args.signing() {
+        Ok(s) => options.signing = s,
+        Err(e) => {
+            eprintln!("nexus bridge: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if let Some(p) = &args.tlog {
         if let Err(e) = crate::limits::check_output("--tlog", p) {
             eprintln!("nexus bridge: {e}");

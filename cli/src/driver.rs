@@ -44,6 +44,9 @@ pub struct Driver {
     epoch: u64,
     /// Where every frame received and sent is recorded (`watch --tlog`).
     pub tlog: Option<nexus_host::tlog::Tlog>,
+    /// Sign what is sent and verify what is received (`watch --signing-key`): a frame failing
+    /// the check is recorded in the tlog and counted, never handled.
+    pub signing: Option<nexus_host::signing::LinkSigning>,
 }
 
 impl Driver {
@@ -70,6 +73,7 @@ impl Driver {
             texts: Vec::new(),
             epoch: 0,
             tlog: None,
+            signing: None,
         })
     }
 
@@ -138,12 +142,18 @@ impl Driver {
                 if let Some(t) = &self.tlog {
                     t.record(nexus_host::tlog::Direction::Received, raw.bytes);
                 }
+                let now = Instant::from_micros(self.origin.elapsed().as_micros() as u64);
+                if let Some(s) = &mut self.signing {
+                    if !s.check(now, &raw).accepted() {
+                        continue;
+                    }
+                }
                 let Ok(Some(frame)) = Frame::decode(&raw) else {
                     continue;
                 };
-                let now = Instant::from_micros(self.origin.elapsed().as_micros() as u64);
                 self.client.handle(now, &frame);
                 while let Some(len) = self.client.poll_transmit(now, &mut self.tx) {
+                    let len = sign(self.signing.as_mut(), now, &mut self.tx, len);
                     send(&mut self.link, &self.tx[..len], self.tlog.as_ref());
                 }
             }
@@ -155,6 +165,7 @@ impl Driver {
     fn transmit(&mut self) {
         let now = self.now();
         while let Some(len) = self.client.poll_transmit(now, &mut self.tx) {
+            let len = sign(self.signing.as_mut(), now, &mut self.tx, len);
             send(&mut self.link, &self.tx[..len], self.tlog.as_ref());
         }
         let _ = self.link.flush();
@@ -171,6 +182,16 @@ impl Driver {
             });
         }
     }
+}
+
+/// `tx[..len]` signed in place when the link signs; its length.
+fn sign(
+    signing: Option<&mut nexus_host::signing::LinkSigning>,
+    now: Instant,
+    tx: &mut [u8],
+    len: usize,
+) -> usize {
+    signing.map_or(len, |s| s.sign(now, tx, len))
 }
 
 /// Send `frame` on `link`, recorded in `tlog` when the link took it.

@@ -38,6 +38,10 @@ pub struct WatchArgs {
     /// vehicle is found.
     #[arg(long, value_name = "FILE")]
     pub tlog: Option<std::path::PathBuf>,
+    /// `--signing-key FILE`, `--require-signed`: sign our heartbeats, verify the vehicle's
+    /// frames; rejected frames are counted and shown, never applied.
+    #[command(flatten)]
+    pub signing: super::sign::SigningArgs,
 }
 
 /// Run `nexus watch`.
@@ -67,6 +71,13 @@ pub fn main(args: &WatchArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
         None => None,
+    };
+    let signing = match args.signing.signing() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("nexus watch: {e}");
+            return exit(EXIT_SETUP);
+        }
     };
     let tlog = match &args.tlog {
         None => None,
@@ -120,6 +131,10 @@ pub fn main(args: &WatchArgs) -> ExitCode {
         }
     };
     driver.tlog = tlog;
+    driver.signing = signing
+        .as_ref()
+        .map(|s| nexus_host::signing::LinkSigning::new(s, driver.now()));
+    let mut rejected_shown = 0;
     println!("nexus watch: system {sysid}");
     let mut lines = 0u64;
     let mut next_line = Instant::now() + interval.min(Duration::from_millis(500));
@@ -145,6 +160,15 @@ pub fn main(args: &WatchArgs) -> ExitCode {
         }
         texts_shown = texts.len();
         announce_ignored(&driver, &mut ignored_shown);
+        if let Some(s) = driver.signing.as_ref().map(|s| s.stats()) {
+            // A line each time the count of rejected frames doubles (1, 2, 4, ...).
+            if s.rejected() > 0 && s.rejected() >= 2 * rejected_shown {
+                rejected_shown = s.rejected();
+                if let Some(l) = nexus_host::signing::rejected_line(&s) {
+                    println!("{l} so far");
+                }
+            }
+        }
         if Instant::now() >= next_line {
             next_line += interval;
             if driver.client().telemetry().connected() {
@@ -162,6 +186,17 @@ pub fn main(args: &WatchArgs) -> ExitCode {
         .unwrap_or_default()
     {
         println!("{l}");
+    }
+    if let Some(s) = driver.signing.as_ref().map(|s| s.stats()) {
+        println!(
+            "signing: {} signed frames applied, {} unsigned applied, {} rejected",
+            s.signed,
+            s.unsigned_accepted,
+            s.rejected()
+        );
+        if let Some(l) = nexus_host::signing::rejected_line(&s) {
+            println!("{l}");
+        }
     }
     if let Some(t) = &driver.tlog {
         let n = t.counts();

@@ -96,6 +96,30 @@ impl MsgFilter {
     }
 }
 
+/// Which link of a bridge: `A` the first (`from`), `B` the second (`to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BridgeSide {
+    /// The first link.
+    A,
+    /// The second link.
+    B,
+}
+
+/// One side of a bridge is a signed link (a signed radio behind an unsigned local link):
+/// frames the bridge writes to it are signed (those already signed pass intact), frames
+/// received from it are verified; those failing the check ([`Signing::require_signed`]:
+/// unsigned ones too) are dropped and counted, never forwarded. Frames crossing to the other
+/// side keep their signatures.
+///
+/// [`Signing::require_signed`]: crate::signing::Signing::require_signed
+#[derive(Debug, Clone, PartialEq)]
+pub struct BridgeSigning {
+    /// The signed side.
+    pub side: BridgeSide,
+    /// Its key and policy.
+    pub signing: crate::signing::Signing,
+}
+
 /// How the bridge treats the stream side(s), the narrow link.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BridgeOptions {
@@ -114,6 +138,8 @@ pub struct BridgeOptions {
     /// Loss, latency, jitter, duplication, reordering and a byte-rate limit applied to both
     /// directions (default: none).
     pub impair: Impairment,
+    /// Sign and verify at one side (`None`: every frame crosses as it came, signed or not).
+    pub signing: Option<BridgeSigning>,
 }
 
 impl Default for BridgeOptions {
@@ -125,6 +151,7 @@ impl Default for BridgeOptions {
             link: LinkOptions::default(),
             tlog: None,
             impair: Impairment::default(),
+            signing: None,
         }
     }
 }
@@ -166,6 +193,10 @@ pub struct DirectionStats {
     pub impair_duplicated: u64,
     /// Frames the impairment held back so that later ones overtook them.
     pub impair_reordered: u64,
+    /// Frames signed on their way to the signed side ([`BridgeOptions::signing`]).
+    pub signed_out: u64,
+    /// Frames from the signed side that failed the signing check: dropped.
+    pub signing_rejected: u64,
 }
 
 /// Counters of both directions.
@@ -228,8 +259,8 @@ pub fn bridge(
     let poll = Poll::new().map_err(BridgeError::Poll)?;
     let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(BridgeError::Poll)?);
     // Frames written to `a` travel backward (direction 1), to `b` forward (0).
-    let mut a = Side::open(from, &opts, 1)?;
-    let mut b = Side::open(to, &opts, 0)?;
+    let mut a = Side::open(from, &opts, 1, BridgeSide::A)?;
+    let mut b = Side::open(to, &opts, 0, BridgeSide::B)?;
     a.link
         .register(poll.registry(), FROM)
         .map_err(BridgeError::Poll)?;
@@ -327,10 +358,47 @@ struct Side {
     throttle: Option<Throttle>,
     /// Impairment of the frames written to this side.
     impairer: Option<Impairer>,
+    /// The signed side's signer and verifier.
+    signing: Option<SideSigning>,
+}
+
+/// A signed side's signer and verifier.
+#[derive(Debug)]
+struct SideSigning {
+    link: crate::signing::LinkSigning,
+    /// Cuts a checked frame again for the verifier.
+    check: nexus_core::frame::Decoder,
+    /// When the bridge started (the signing clock's zero).
+    origin: Instant,
+}
+
+impl SideSigning {
+    fn now(&self) -> nexus_core::Instant {
+        nexus_core::Instant::from_micros(self.origin.elapsed().as_micros() as u64)
+    }
+}
+
+/// Whether a frame received from a side passes its signing check (always, on an unsigned
+/// side).
+fn verified(signing: &mut Option<SideSigning>, frame: &[u8]) -> bool {
+    let Some(s) = signing.as_mut() else {
+        return true;
+    };
+    let now = s.now();
+    s.check = nexus_core::frame::Decoder::new();
+    match s.check.feed(frame).1 {
+        Some(raw) => s.link.check(now, &raw).accepted(),
+        None => false,
+    }
 }
 
 impl Side {
-    fn open(conn: &ConnString, opts: &BridgeOptions, direction: u64) -> Result<Side, BridgeError> {
+    fn open(
+        conn: &ConnString,
+        opts: &BridgeOptions,
+        direction: u64,
+        side: BridgeSide,
+    ) -> Result<Side, BridgeError> {
         let mut link = Link::open_with(conn, &opts.link)?;
         // A UDP side takes one peer, the first source of a heartbeat (the vehicle or the
         // ground station), for the life of the bridge, as PX4 latches its client; others are
@@ -358,6 +426,15 @@ impl Side {
             framer: Framer::default(),
             throttle,
             impairer,
+            signing: opts
+                .signing
+                .as_ref()
+                .filter(|s| s.side == side)
+                .map(|s| SideSigning {
+                    link: crate::signing::LinkSigning::new(&s.signing, nexus_core::Instant::ZERO),
+                    check: nexus_core::frame::Decoder::new(),
+                    origin: Instant::now(),
+                }),
         })
     }
 
@@ -381,8 +458,26 @@ impl Side {
         Ok(())
     }
 
-    /// Write a unit, through the impairment and the pacing if this side has them.
+    /// Write a unit, through the impairment and the pacing if this side has them; signed
+    /// first when this is the signed side (a frame that is signed already, or cannot be,
+    /// as it came).
     fn deliver(&mut self, unit: &[u8], st: &mut DirectionStats) -> Result<(), BridgeError> {
+        if let Some(s) = self.signing.as_mut() {
+            let now = s.now();
+            let mut buf = [0u8; nexus_core::frame::MAX_FRAME_LEN];
+            if unit.len() <= buf.len() && unit.first() == Some(&0xFD) && unit.get(2) == Some(&0) {
+                buf[..unit.len()].copy_from_slice(unit);
+                let n = s.link.sign(now, &mut buf, unit.len());
+                if n != unit.len() {
+                    st.signed_out += 1;
+                }
+                return self.deliver_as_is(&buf[..n], st);
+            }
+        }
+        self.deliver_as_is(unit, st)
+    }
+
+    fn deliver_as_is(&mut self, unit: &[u8], st: &mut DirectionStats) -> Result<(), BridgeError> {
         if let Some(imp) = self.impairer.as_mut() {
             imp.offer(unit, Instant::now(), st);
             return Ok(());
@@ -519,6 +614,8 @@ fn forward(
     // datagrams of many.
     let filtered = dst.framing == Framing::Stream
         && (*filter != MsgFilter::All || dst.throttle.is_some() || dst.impairer.is_some());
+    // Signing and verifying work on whole frames: a datagram is cut into them.
+    let cut = filtered || src.signing.is_some() || dst.signing.is_some();
     while let Some(n) = src.link.recv(buf).map_err(|e| src.lost(e))? {
         if n == 0 {
             // Foreign datagrams set aside; more may be waiting.
@@ -536,7 +633,7 @@ fn forward(
         if let (Some((t, dir)), false) = (tlog, framed_src) {
             crate::tlog::record_datagram(t, dir, input);
         }
-        if !framed_src && !filtered {
+        if !framed_src && !cut {
             st.units_in += 1;
             dst.deliver(input, st)?;
             continue;
@@ -557,6 +654,10 @@ fn forward(
             }
             if filtered && !filter.allows(msgid) {
                 st.filtered += 1;
+                return;
+            }
+            if !verified(&mut src.signing, frame) {
+                st.signing_rejected += 1;
                 return;
             }
             result = dst.deliver(frame, st);

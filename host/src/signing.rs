@@ -68,7 +68,7 @@ pub fn load_key(path: &Path) -> Result<SigningKey, KeyError> {
 }
 
 /// How a link signs and verifies.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Signing {
     /// The shared secret.
     pub key: SigningKey,

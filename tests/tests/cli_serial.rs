@@ -387,3 +387,70 @@ fn a_lossy_udp_link_is_found_by_its_sequence_gaps_and_the_streams_reduced() {
         "{events:?}"
     );
 }
+
+/// A UDP port nobody holds now.
+fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+#[test]
+fn the_box_mission_flies_on_a_signed_link_over_a_serial_line() {
+    use nexus_host::sim::server::{SimConfig, SimHandle};
+    use nexus_host::sim::signing::{SignMode, SigningConfig};
+    let work = Scratch::new("serial-signed");
+    let key = work.file("key.hex", &"4b".repeat(32));
+    let tlog = work.path("flight.tlog");
+    let cable = Cable::new();
+    // The vehicle in this process on ports the system picks (not 14540+N), PX4's "always"
+    // mode with the key; the bridge passes the signed frames through intact.
+    let mut cfg = SimConfig::realtime(0, 5.0);
+    cfg.local_port_base = free_udp_port();
+    cfg.remote_port_base = free_udp_port();
+    cfg.vehicle.signing = Some(SigningConfig {
+        key: Some(nexus_host::signing::load_key(&key).unwrap()),
+        mode: SignMode::Always,
+        ..Default::default()
+    });
+    let vehicle_port = cfg.local_port();
+    let _vehicle = SimHandle::start(cfg).expect("start the simulated vehicle");
+    let _bridge = Bg::nexus(&[
+        "bridge",
+        &format!("serial:{}:921600", cable.ends[0]),
+        &format!("udpout:127.0.0.1:{vehicle_port}"),
+    ]);
+    let conn = format!("serial:{}:921600", cable.ends[1]);
+    let out = nexus(&[
+        "fly",
+        "examples/box.plan",
+        "--connect",
+        &conn,
+        "--signing-key",
+        key.to_str().unwrap(),
+        "--require-signed",
+        "--tlog",
+        tlog.to_str().unwrap(),
+        "--json",
+        "-",
+    ])
+    .timeout(Duration::from_secs(400))
+    .output()
+    .expect("run nexus");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
+    let r = json(&out.stdout);
+    assert_eq!(r["passed"], true, "{r}");
+    assert_eq!(r["vehicle"]["connection"], conn.as_str());
+    let s = &r["ignored"]["signing"];
+    assert_eq!(s["rejected"], 0, "{s}");
+    assert!(s["signed"].as_u64().unwrap() > 100, "{s}");
+    // Both directions signed, byte for byte, across the line.
+    let frames = nexus_host::tlog::read(&tlog).unwrap();
+    assert!(frames.len() > 100);
+    for f in &frames {
+        assert_eq!(f.bytes[0], 0xFD);
+        assert_eq!(f.bytes[2] & 1, 1, "an unsigned frame in the tlog");
+    }
+}
