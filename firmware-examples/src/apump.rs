@@ -53,6 +53,7 @@ impl<IO: Read + Write> Pump<IO> {
             let (used, raw) = self.decoder.feed(input);
             input = input.get(used..).unwrap_or_default();
             match raw {
+                Some(raw) if !self.signing.accepts(now, &raw) => {}
                 Some(raw) => self.stats.deliver(node, now, &raw),
                 None if used == 0 => break,
                 None => {}
@@ -61,8 +62,11 @@ impl<IO: Read + Write> Pump<IO> {
     }
 
     async fn transmit_async<N: Node>(&mut self, node: &mut N, now: Instant) {
-        while let Some(frame) = next_frame(&mut self.tx, node, now) {
-            if self.io.write_all(frame).await.is_err() {
+        while let Some(n) = next_frame(&mut self.tx, node, now).map(<[u8]>::len) {
+            let Some(m) = self.signing.seal(now, &mut self.tx, n) else {
+                continue;
+            };
+            if self.io.write_all(&self.tx[..m]).await.is_err() {
                 return;
             }
             self.stats.sent = self.stats.sent.wrapping_add(1);

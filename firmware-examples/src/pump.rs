@@ -18,6 +18,103 @@ use nexus_core::{Duration, Frame, Instant};
 
 use crate::clock;
 
+/// The link's signing (feature `signing`): a signer for what goes out, a verifier of what comes
+/// in, and the frames refused.
+#[cfg(feature = "signing")]
+pub(crate) struct LinkSigning {
+    signer: nexus_core::frame::signing::Signer,
+    verifier: nexus_core::frame::signing::Verifier<2>,
+    clock: nexus_core::frame::signing::SigningClock,
+    /// Frames that failed the check (never handed to the node).
+    pub rejected: u32,
+}
+
+#[cfg(feature = "signing")]
+impl LinkSigning {
+    fn new() -> Self {
+        use nexus_core::frame::signing::{
+            Signer, SigningClock, SigningKey, Verifier, VerifyPolicy,
+        };
+        let key = SigningKey::new(BUILD_KEY);
+        // No wall clock on the board: timestamps count from boot, and the verifier's window
+        // follows the vehicle's first accepted timestamp.
+        let clock = SigningClock::default();
+        LinkSigning {
+            signer: Signer::new(key.clone(), 0, clock),
+            verifier: Verifier::new(key, VerifyPolicy::PX4_ALWAYS),
+            clock,
+            rejected: 0,
+        }
+    }
+
+    /// Whether a checked frame may reach the node.
+    pub(crate) fn accepts(&mut self, now: Instant, raw: &RawFrame<'_>) -> bool {
+        let ok = self.verifier.check(raw, self.clock.at(now)).accepted();
+        if !ok {
+            self.rejected = self.rejected.saturating_add(1);
+        }
+        ok
+    }
+
+    /// Sign the frame `tx[..len]` in place: its new length, `None` if it cannot be signed
+    /// (never a frame of the core's).
+    pub(crate) fn seal(&mut self, now: Instant, tx: &mut [u8], len: usize) -> Option<usize> {
+        self.signer.sign(now, tx, len).ok()
+    }
+}
+
+/// Without the `signing` feature: every frame in, every frame out as it is (no code).
+#[cfg(not(feature = "signing"))]
+pub(crate) struct LinkSigning;
+
+#[cfg(not(feature = "signing"))]
+impl LinkSigning {
+    fn new() -> Self {
+        LinkSigning
+    }
+
+    #[inline(always)]
+    pub(crate) fn accepts(&mut self, _now: Instant, _raw: &RawFrame<'_>) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    pub(crate) fn seal(&mut self, _now: Instant, _tx: &mut [u8], len: usize) -> Option<usize> {
+        Some(len)
+    }
+}
+
+/// The build's key: `NEXUS_FIRMWARE_SIGNING_KEY` (64 hex digits), else a fixed demonstration
+/// key. Evaluated when compiling: a malformed key fails the build, never the board.
+#[cfg(feature = "signing")]
+const BUILD_KEY: [u8; 32] = {
+    const fn nibble(c: u8) -> u8 {
+        match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => panic!("NEXUS_FIRMWARE_SIGNING_KEY: not a hex digit"),
+        }
+    }
+    match option_env!("NEXUS_FIRMWARE_SIGNING_KEY") {
+        None => *b"nexus firmware demonstration key",
+        Some(h) => {
+            let hex = h.as_bytes();
+            assert!(
+                hex.len() == 64,
+                "NEXUS_FIRMWARE_SIGNING_KEY: give 64 hex digits"
+            );
+            let mut key = [0u8; 32];
+            let mut i = 0;
+            while i < 32 {
+                key[i] = nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]);
+                i += 1;
+            }
+            key
+        }
+    }
+};
+
 /// Frames handled per loop turn before the node gets a chance to transmit.
 const FRAMES_PER_TURN: usize = 8;
 
@@ -114,6 +211,8 @@ pub struct Pump<IO> {
     pub(crate) decoder: Decoder,
     pub(crate) tx: [u8; MAX_FRAME_LEN],
     pub(crate) stats: LinkStats,
+    /// MAVLink 2 signing of the link (nothing without the `signing` feature).
+    pub(crate) signing: LinkSigning,
 }
 
 impl<IO> Pump<IO> {
@@ -124,6 +223,7 @@ impl<IO> Pump<IO> {
             decoder: Decoder::new(),
             tx: [0; MAX_FRAME_LEN],
             stats: LinkStats::default(),
+            signing: LinkSigning::new(),
         }
     }
 
@@ -169,6 +269,7 @@ impl<IO: Read + ReadReady + Write> Pump<IO> {
     fn receive<N: Node>(&mut self, node: &mut N, now: Instant) {
         for _ in 0..FRAMES_PER_TURN {
             match self.decoder.poll_read(&mut self.io) {
+                Ok(raw) if !self.signing.accepts(now, &raw) => {}
                 Ok(raw) => self.stats.deliver(node, now, &raw),
                 Err(nb::Error::WouldBlock) => return,
                 Err(nb::Error::Other(ReadError::Io(_) | ReadError::Eof)) => {
@@ -180,8 +281,11 @@ impl<IO: Read + ReadReady + Write> Pump<IO> {
     }
 
     fn transmit<N: Node>(&mut self, node: &mut N, now: Instant) {
-        while let Some(frame) = next_frame(&mut self.tx, node, now) {
-            if self.io.write_all(frame).is_err() {
+        while let Some(n) = next_frame(&mut self.tx, node, now).map(<[u8]>::len) {
+            let Some(m) = self.signing.seal(now, &mut self.tx, n) else {
+                continue;
+            };
+            if self.io.write_all(&self.tx[..m]).is_err() {
                 return;
             }
             self.stats.sent = self.stats.sent.wrapping_add(1);
