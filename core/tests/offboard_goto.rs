@@ -238,6 +238,7 @@ fn a_goto_nobody_acks_is_reported_once_and_an_acked_one_is_not() {
 /// refusal all the same, with PX4's words; a goto acked without those words is not refused,
 /// nor is one whose words came for another goto long before.
 #[test]
+#[cfg(feature = "geofence")] // the words are recognised under the geofence feature
 fn a_goto_px4_acks_then_refuses_in_words_is_refused() {
     use nexus_core::offboard::{Command, OffboardEvent};
     let refusals = |rig: &Rig| -> Vec<String> {
