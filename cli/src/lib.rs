@@ -41,6 +41,7 @@ pub mod program;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod sign;
 pub mod sim;
 pub mod vehicle;

@@ -34,6 +34,8 @@ enum Command {
     Bridge(nexus_cli::bridge::BridgeArgs),
     /// MAVLink 2 signing: install a key on a vehicle (`sign setup CONN --signing-key FILE`).
     Sign(nexus_cli::sign::SignArgs),
+    /// Serve sessions over MCP (stdio, or streamable HTTP with --http): waits, verbs, programs.
+    Serve(nexus_cli::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,5 +53,6 @@ fn main() -> ExitCode {
         Command::Sim(args) => nexus_cli::sim::run(&args),
         Command::Bridge(args) => nexus_cli::bridge::run(&args),
         Command::Sign(args) => nexus_cli::sign::main(&args),
+        Command::Serve(args) => nexus_cli::serve::main(&args),
     }
 }

@@ -50,6 +50,7 @@
 
 mod fields;
 mod step;
+pub use step::XY_MAX_M;
 mod until;
 
 pub use step::{StepSpec, ACTIONS, VERIFY_TIMEOUT_S};

@@ -1,0 +1,223 @@
+"""An MCP client (the official MCP Python SDK) against `nexus serve`, for tests/tests/serve_mcp.rs.
+
+    mcp_client.py stdio NEXUS ROOT INSTANCE     # spawns `NEXUS serve --root ROOT` over stdio
+    mcp_client.py http URL TOKEN INSTANCE       # a running `nexus serve --http`, its token
+
+Flies the built-in vehicle (instance INSTANCE, and INSTANCE + 1 for the kill test): start,
+takeoff, waits capped short enough to end `cap`, continued with since_seq (no text missed),
+concurrent waits on one session, land, close; kill_instance during a wait ends it `closed`;
+bad inputs get errors and the server keeps serving. Prints one line a check; exits 1 on the
+first failure. With --leave, leaves one session open at the end (the server must close it).
+"""
+
+import asyncio
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", flush=True)
+    sys.exit(1)
+
+
+def ok(msg):
+    print(f"ok: {msg}", flush=True)
+
+
+async def call(s, name, **args):
+    """A tool call that must succeed: its JSON answer."""
+    r = await s.call_tool(name, args)
+    text = "".join(c.text for c in r.content if getattr(c, "type", "") == "text")
+    if r.is_error:
+        fail(f"{name}({args}) failed: {text}")
+    return json.loads(text)
+
+
+async def refused(s, name, args, words=None):
+    """A call that must fail: as a tool error (is_error) or a protocol error. Its message."""
+    try:
+        r = await s.call_tool(name, args)
+    except MCPError as e:
+        msg = e.message
+    else:
+        msg = "".join(c.text for c in r.content if getattr(c, "type", "") == "text")
+        if not r.is_error:
+            fail(f"{name}({args}) was not refused: {msg}")
+    if words and words not in msg:
+        fail(f"{name}({args}) refused without {words!r}: {msg}")
+    # The server keeps serving.
+    await call(s, "list_sessions")
+    return msg
+
+
+async def wait_capped(s, session, cap_s, **w):
+    """wait_until with a short cap, continued with since_seq until it settles: the final
+    result and how many caps came first."""
+    caps = 0
+    since = w.pop("since_seq", None)
+    while True:
+        args = dict(session=session, wait_cap_s=cap_s, **w)
+        if since is not None:
+            args["since_seq"] = since
+        r = await call(s, "wait_until", **args)
+        if r["reason"] != "cap":
+            return r, caps
+        caps += 1
+        if caps > 2000:
+            fail(f"wait {w} capped {caps} times")
+        if w["condition"] == "text":
+            since = r["snapshot"]["seq"]
+
+
+async def flight(s, instance, leave):
+    tools = {t.name for t in (await s.list_tools()).tools}
+    want = {"start_session", "wait_until", "run_steps", "abort_steps", "snapshot", "texts",
+            "arm", "disarm", "set_mode", "takeoff", "land", "goto", "rtl", "hold",
+            "pause_mission", "resume_mission", "upload_plan", "start_mission", "param_set",
+            "param_get", "close_sitl", "kill_instance", "list_sessions"}
+    if not want <= tools:
+        fail(f"tools missing: {want - tools}")
+    ok(f"{len(tools)} tools listed")
+
+    st = await call(s, "start_session", instance=instance, speed=15)
+    sid = st["session"]
+    if st["system_id"] != instance + 1:
+        fail(f"system id {st['system_id']}")
+    ok(f"session {sid} on instance {instance}")
+
+    seq0 = (await call(s, "snapshot", session=sid))["seq"]
+    await call(s, "takeoff", session=sid, alt_m=5)
+    r, caps = await wait_capped(s, sid, 0.02, condition="text", value="Takeoff detected",
+                                timeout_s=60, since_seq=seq0)
+    if r["reason"] != "met":
+        fail(f"text wait: {r}")
+    r2, caps2 = await wait_capped(s, sid, 0.02, condition="altitude", value=4.5, timeout_s=60)
+    if r2["reason"] != "met" or r2["snapshot"]["height_m"] < 4.0:
+        fail(f"altitude wait: {r2}")
+    if caps + caps2 == 0:
+        fail("no wait ended `cap`")
+    ok(f"takeoff text after {caps} caps, altitude after {caps2} caps (continued with since_seq)")
+    texts = (await call(s, "texts", session=sid, since_seq=seq0))["texts"]
+    seqs = [t["seq"] for t in texts]
+    if not any("Takeoff detected" in t["text"] for t in texts):
+        fail(f"texts since {seq0}: no takeoff text: {texts}")
+    if seqs != sorted(seqs) or any(b != a + 1 for a, b in zip(seqs, seqs[1:])) or seqs[0] != seq0 + 1:
+        fail(f"texts since {seq0} have gaps: {seqs}")
+    ok(f"texts {seqs[0]}..{seqs[-1]}, none missed")
+
+    # Concurrent waits on one session, each settled once.
+    rs = await asyncio.gather(*[
+        s.call_tool("wait_until", dict(session=sid, condition="time", value=v, timeout_s=30,
+                                       wait_cap_s=20))
+        for v in (0.5, 1.0, 1.5)])
+    for r in rs:
+        d = json.loads(r.content[0].text)
+        if r.is_error or d["reason"] != "met":
+            fail(f"concurrent wait: {d}")
+    ok("3 concurrent waits met")
+
+    # Bad inputs: errors, and the server keeps serving.
+    await refused(s, "wait_until", dict(session=sid, condition="altitude", value=1,
+                                         timeout_s="soon"))
+    await refused(s, "wait_until", dict(session=sid, condition="altitude", value=1,
+                                         timeout_s=1e300), "timeout_s")
+    await refused(s, "wait_until", dict(session=sid, condition="levitation", value=1,
+                                         timeout_s=1), "unknown condition")
+    await refused(s, "no_such_tool", {})
+    await refused(s, "takeoff", dict(session=sid, alt_m=1e12), "alt_m")
+    await refused(s, "start_session", dict(instance=instance + 2, speed=1e9), "speed")
+    await refused(s, "start_session", dict(instance=999))
+    await refused(s, "upload_plan", dict(session=sid, path="../../../../etc/passwd"))
+    await refused(s, "upload_plan", dict(session=sid, path="/etc/hostname"), "outside")
+    await refused(s, "upload_plan", dict(session=sid, path="escape.plan"), "outside")
+    await refused(s, "snapshot", dict(session=987654))
+    ok("malformed arguments, unknown tool, absurd numbers, paths outside the root: refused")
+
+    # A step program, capped.
+    prog = '[[step]]\naction = "hold"\nuntil = { time = 1 }\ntimeout_s = 10\n'
+    await call(s, "run_steps", session=sid, program=prog, wait_cap_s=20)
+    ok("run_steps")
+
+    await call(s, "land", session=sid)
+    r, _ = await wait_capped(s, sid, 5, condition="landed", timeout_s=120)
+    if r["reason"] != "met":
+        fail(f"landed wait: {r}")
+    ok(f"landed at t_sim {r['snapshot']['t_sim_s']:.1f} s")
+
+    # kill_instance during a wait ends it `closed`.
+    st2 = await call(s, "start_session", instance=instance + 1, speed=15)
+    long_wait = asyncio.ensure_future(s.call_tool("wait_until", dict(
+        session=st2["session"], condition="time", value=1000, timeout_s=2000, wait_cap_s=30)))
+    await asyncio.sleep(0.5)
+    await call(s, "kill_instance", instance=instance + 1)
+    r = await asyncio.wait_for(long_wait, 10)
+    d = json.loads(r.content[0].text)
+    if r.is_error or d["reason"] != "closed":
+        fail(f"the wait during kill_instance: {d}")
+    ok("kill_instance during a wait: closed")
+
+    await call(s, "close_sitl", session=sid)
+    left = (await call(s, "list_sessions"))["sessions"]
+    if left:
+        fail(f"sessions left: {left}")
+    ok("closed")
+    if leave:
+        await call(s, "start_session", instance=instance + 2, speed=10)
+        ok(f"left instance {instance + 2} open")
+
+
+def http_status(url, token):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
+    req = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+async def main():
+    mode = sys.argv[1]
+    leave = "--leave" in sys.argv
+    if mode == "stdio":
+        nexus, root, instance = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        params = StdioServerParameters(command=nexus, args=["serve", "--root", root])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                await flight(s, instance, leave)
+    else:
+        import httpx2
+
+        url, token, instance = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        for t, what in ((None, "no token"), ("wrong-token-123", "a wrong token")):
+            code = http_status(url, t)
+            if code != 401:
+                fail(f"{what}: HTTP {code}, not 401")
+        ok("no token, wrong token: HTTP 401")
+        client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                    timeout=httpx2.Timeout(60.0))
+        async with client:
+            async with streamable_http_client(url, http_client=client) as streams:
+                read, write = streams[0], streams[1]
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    await flight(s, instance, leave)
+    ok("done")
+
+
+if __name__ == "__main__":
+    t0 = time.time()
+    asyncio.run(main())
+    print(f"ok: {time.time() - t0:.1f} s", flush=True)

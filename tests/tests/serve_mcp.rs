@@ -1,0 +1,207 @@
+//! `nexus serve` (issue 25) with a real MCP client, the official MCP Python SDK
+//! (tests/py/mcp_client.py): over stdio and over streamable HTTP (a free loopback port, a
+//! bearer token), a flight on the built-in vehicle at ×15 with waits capped short enough to
+//! end `cap` and continued with `since_seq` (no text missed), concurrent waits, a step program,
+//! `kill_instance` during a wait (`closed`), bad inputs refused while the server keeps serving,
+//! a missing or wrong token refused with HTTP 401; and ending the server (stdin closed,
+//! SIGTERM) leaves no vehicle running (its UDP ports are free again).
+//!
+//! SITL instances used here: 21–23 and 35–39 (ports 14540+N and 14580+N). Python is
+//! `NEXUS_PYTHON` (default the repository's `.venv`, made by `scripts/env.sh`).
+
+mod cli_support;
+
+use cli_support::{nexus_exe, root, Scratch};
+use std::io::{BufRead, BufReader, Write};
+use std::net::UdpSocket;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn python() -> PathBuf {
+    let p = std::env::var_os("NEXUS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".venv/bin/python"));
+    assert!(
+        p.exists(),
+        "no Python at {} (set NEXUS_PYTHON)",
+        p.display()
+    );
+    p
+}
+
+fn client() -> PathBuf {
+    root().join("tests/py/mcp_client.py")
+}
+
+/// A served root with a symlink pointing out of it.
+fn served_root(name: &str) -> Scratch {
+    let s = Scratch::new(name);
+    std::os::unix::fs::symlink("/etc/hostname", s.path("escape.plan")).unwrap();
+    s
+}
+
+/// Whether instance `n`'s UDP ports are free (no vehicle holds them).
+fn ports_free(n: u16) -> bool {
+    [14540 + n, 14580 + n]
+        .iter()
+        .all(|p| UdpSocket::bind(("127.0.0.1", *p)).is_ok())
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            panic!("nexus serve did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn run_client(args: &[&str]) {
+    let out = Command::new(python())
+        .arg(client())
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("ok: done"),
+        "the MCP client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn stdio_flight_caps_errors_and_kill() {
+    let dir = served_root("serve_mcp_stdio");
+    let exe = nexus_exe();
+    run_client(&[
+        "stdio",
+        exe.to_str().unwrap(),
+        dir.0.to_str().unwrap(),
+        "35",
+        "--leave",
+    ]);
+    // The session left open (instance 37) was closed with the server.
+    let t0 = Instant::now();
+    while !(ports_free(35) && ports_free(36) && ports_free(37)) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "a vehicle is still running"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn http_token_flight_and_sigterm() {
+    let dir = served_root("serve_mcp_http");
+    let mut server = Command::new(nexus_exe())
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--token",
+            "test-token-2501",
+        ])
+        .arg("--root")
+        .arg(&dir.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(server.stderr.take().unwrap());
+    let mut line = String::new();
+    let url = loop {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "nexus serve ended");
+        if let Some(at) = line.find("http://") {
+            break line[at..].trim().to_string();
+        }
+    };
+    run_client(&["http", &url, "test-token-2501", "21", "--leave"]);
+    // Instance 23 is still open: SIGTERM ends the server and it.
+    assert!(!ports_free(23), "the session left open has no vehicle");
+    nix_kill(&server, "TERM");
+    let status = wait_exit(&mut server, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(143), "exit status {status:?}");
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+    assert!(rest.contains("every vehicle closed"), "stderr: {rest}");
+    assert!(ports_free(21) && ports_free(22) && ports_free(23));
+}
+
+fn nix_kill(child: &Child, sig: &str) {
+    let ok = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+/// A raw JSON-RPC exchange over stdio: initialize, then start a session on `instance`.
+fn start_over_stdio(instance: u16) -> Child {
+    let dir = std::env::temp_dir();
+    let mut server = Command::new(nexus_exe())
+        .args(["serve", "--root"])
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = server.stdin.take().unwrap();
+    let msgs = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"serve_mcp","version":"1"}}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_string(),
+        format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"start_session","arguments":{{"instance":{instance},"speed":10}}}}}}"#),
+    ];
+    for m in &msgs {
+        writeln!(input, "{m}").unwrap();
+    }
+    input.flush().unwrap();
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "nexus serve ended");
+        if line.contains(r#""id":2"#) {
+            assert!(line.contains("system_id"), "start_session: {line}");
+            break;
+        }
+    }
+    assert!(!ports_free(instance), "no vehicle on instance {instance}");
+    // Keep stdout drained, stdin held.
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut sink);
+    });
+    server.stdin = Some(input);
+    server
+}
+
+#[test]
+fn stdin_closed_closes_every_vehicle() {
+    let mut server = start_over_stdio(38);
+    drop(server.stdin.take());
+    let status = wait_exit(&mut server, Duration::from_secs(10));
+    assert!(status.success(), "exit status {status:?}");
+    assert!(ports_free(38), "the vehicle outlived the server");
+}
+
+#[test]
+fn sigterm_over_stdio_closes_every_vehicle() {
+    let mut server = start_over_stdio(39);
+    nix_kill(&server, "TERM");
+    let status = wait_exit(&mut server, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(143), "exit status {status:?}");
+    assert!(ports_free(39), "the vehicle outlived the server");
+}
