@@ -60,7 +60,10 @@ pub const CLIMB_TIMEOUT_S: f32 = 60.0;
 /// Fly the mission and land within this, sim s.
 pub const FLIGHT_TIMEOUT_S: f32 = 600.0;
 /// Disarm and show Hold within this after landing, sim s (PX4 disarms ~2 s after landing).
-pub const SETTLE_TIMEOUT_S: f32 = 30.0;
+/// Generous: on this round's built-in vehicle the Hold asked for after a mission's landing has
+/// shown 15 s after the request in this flight (188 ms before), for a reason not found yet;
+/// 30 s was once not enough under CI's load.
+pub const SETTLE_TIMEOUT_S: f32 = 90.0;
 
 /// Wall-clock backstops per phase, ms of driver time (the failures name them: change both).
 pub const CONNECT_WALL_MS: u64 = 60_000;
