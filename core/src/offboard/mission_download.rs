@@ -269,8 +269,7 @@ impl<const N: usize> MissionState<N> {
                 d.restarts += 1;
                 d.count = None;
                 d.next = 0;
-                d.tx = Resend::new();
-                d.tx.sent(now, &mut t.rtt);
+                d.tx = Resend::sent_at(now);
                 Some(Tx::MissionRequestList)
             }
             Due::GiveUp { sends } => {

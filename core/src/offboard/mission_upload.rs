@@ -148,8 +148,7 @@ impl<const N: usize> MissionState<N> {
         u.last_rx = Some(now);
         // The vehicle is in the transfer: the nudges start over from here.
         if let Some((_, n)) = &mut u.nudge {
-            *n = Resend::new();
-            n.sent(now, rtt);
+            *n = Resend::sent_at(now);
         }
         if u.crossed(now, seq, t) {
             return;
@@ -228,9 +227,7 @@ impl<const N: usize> MissionState<N> {
                 Some((s, at, _)) if s == seq => Some((s, at, false)),
                 _ => Some((seq, now, true)),
             };
-            let mut nudge = Resend::new();
-            nudge.sent(now, &mut t.rtt);
-            u.nudge = Some((seq, nudge));
+            u.nudge = Some((seq, Resend::sent_at(now)));
             u.nudged = false;
             return Some(Tx::MissionItem(seq));
         }

@@ -37,6 +37,15 @@ impl Resend {
         }
     }
 
+    /// A request that went out once, at `now` (its first send: no time-out, no round trip).
+    pub const fn sent_at(now: Stamp) -> Self {
+        Resend {
+            sends: 1,
+            last_tx: Some(now),
+            answered: false,
+        }
+    }
+
     /// Whether it is due: never sent, or its timer of `timer_ms` ran out.
     pub fn due(&self, now: Stamp, timer_ms: u64) -> bool {
         self.last_tx.is_none_or(|s| s.timer_done(now, timer_ms))
@@ -133,6 +142,11 @@ mod tests {
         r.answered(at(5900), &mut rtt);
         assert_eq!(rtt.samples(), 1);
         assert_eq!(rtt.srtt_ms(), Some(250.0));
+        assert_eq!(rtt.backoff(), 0);
+        // `sent_at` is a first send: the same as sending a new one, and no time-out.
+        let mut r = Resend::new();
+        r.sent(at(6000), &mut rtt);
+        assert_eq!(Resend::sent_at(at(6000)), r);
         assert_eq!(rtt.backoff(), 0);
     }
 }
