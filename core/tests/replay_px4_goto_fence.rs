@@ -8,10 +8,12 @@
 //! Fixture: `fixtures/px4-traces/goto-outside-fence-x4.px4-to-nexus.tlog` (see its README).
 #![cfg(feature = "geofence")]
 
-use nexus_core::frame::Decoder;
+mod tlog_support;
+
 use nexus_core::offboard::{Command, Offboard, OffboardConfig, OffboardEvent};
 use nexus_core::telemetry::LinkIds;
-use nexus_core::{mav, Frame, Instant, Mode, Msg, Telemetry};
+use nexus_core::{mav, Instant, Mode, Msg, Telemetry};
+use tlog_support::read_tlog;
 
 const PX4: &[u8] =
     include_bytes!("../../fixtures/px4-traces/goto-outside-fence-x4.px4-to-nexus.tlog");
@@ -21,35 +23,6 @@ const IDS: LinkIds = LinkIds {
     own_sysid: 255,
     own_compid: 240,
 };
-
-/// (capture µs, frame) of every record that decodes into the core's subset.
-fn read_tlog(bytes: &[u8]) -> Vec<(u64, Frame)> {
-    let mut out = Vec::new();
-    let mut dec = Decoder::new();
-    let mut i = 0;
-    while i + 8 <= bytes.len() {
-        let ts = u64::from_be_bytes(bytes[i..i + 8].try_into().unwrap());
-        i += 8;
-        let mut input = &bytes[i..];
-        loop {
-            let (used, raw) = dec.feed(input);
-            input = &input[used..];
-            i += used;
-            if let Some(raw) = raw {
-                if let Some(f) = Frame::decode(&raw).expect("a recorded frame does not decode") {
-                    out.push((ts, f));
-                }
-                break;
-            }
-            assert!(used > 0 || input.is_empty(), "decoder stuck at byte {i}");
-            if input.is_empty() {
-                break;
-            }
-        }
-    }
-    assert_eq!(dec.stats().crc_errors, 0);
-    out
-}
 
 #[test]
 fn px4s_accepted_then_refused_goto_is_reported_refused_in_its_words() {

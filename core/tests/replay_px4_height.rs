@@ -12,10 +12,12 @@
 //! Fixtures: `fixtures/px4-traces/` (see its README: only the message ids read here are kept).
 #![cfg(feature = "ground-truth")]
 
+mod tlog_support;
+
 use nexus_core::engine::{Condition, Engine, EngineEvent, Op, Reason, Wait, WaitId, WaitResult};
-use nexus_core::frame::Decoder;
 use nexus_core::telemetry::LinkIds;
 use nexus_core::{Frame, HeightSource, Instant, Msg, Telemetry};
+use tlog_support::read_tlog;
 
 const OFFBOARD: &[u8] =
     include_bytes!("../../fixtures/px4-traces/takeoff-hover-land-x4.px4-to-nexus.tlog");
@@ -28,35 +30,6 @@ const IDS: LinkIds = LinkIds {
     own_sysid: 255,
     own_compid: 240,
 };
-
-/// (capture µs, decoded frame) of every frame of a tlog that decodes into the core's subset.
-fn read_tlog(bytes: &[u8]) -> Vec<(u64, Frame)> {
-    let mut out = Vec::new();
-    let mut dec = Decoder::new();
-    let mut i = 0;
-    while i + 8 <= bytes.len() {
-        let ts = u64::from_be_bytes(bytes[i..i + 8].try_into().unwrap());
-        i += 8;
-        let mut input = &bytes[i..];
-        loop {
-            let (used, raw) = dec.feed(input);
-            input = &input[used..];
-            i += used;
-            if let Some(raw) = raw {
-                if let Some(f) = Frame::decode(&raw).expect("a recorded frame does not decode") {
-                    out.push((ts, f));
-                }
-                break;
-            }
-            assert!(used > 0 || input.is_empty(), "decoder stuck at byte {i}");
-            if input.is_empty() {
-                break;
-            }
-        }
-    }
-    assert_eq!(dec.stats().crc_errors, 0, "a fixture frame failed its CRC");
-    out
-}
 
 /// Both links, merged by capture time (the offboard link first on a tie).
 fn merged(with_truth: bool) -> Vec<(u64, Frame)> {
