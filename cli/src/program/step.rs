@@ -171,14 +171,26 @@ fn find_action<'a>(
     let (action_name, aspan) = f.string("action")?.unwrap_or(("none", span.clone()));
     let Some(&(_, keys)) = ACTIONS.iter().find(|(a, _)| *a == action_name) else {
         let names: Vec<&str> = ACTIONS.iter().map(|(a, _)| *a).collect();
-        let mut msg = format!("unknown action \"{action_name}\" in {}", f.what);
-        if let Some(c) = super::fields::closest(action_name, &names) {
-            msg.push_str(&format!(" (did you mean \"{c}\"?)"));
-        }
-        msg.push_str(&format!("; expected one of: {}", names.join(", ")));
-        return Err(f.err_at(&aspan, "action", msg));
+        return Err(unknown_name(f, "action", action_name, &aspan, &names));
     };
     Ok((action_name, keys))
+}
+
+/// The error for `name`, not one of `names`, given for `key`: it names the closest and every
+/// known one.
+fn unknown_name(
+    f: &Fields<'_, '_>,
+    key: &str,
+    name: &str,
+    span: &Range<usize>,
+    names: &[&str],
+) -> SourceError {
+    let mut msg = format!("unknown {key} \"{name}\" in {}", f.what);
+    if let Some(c) = super::fields::closest(name, names) {
+        msg.push_str(&format!(" (did you mean \"{c}\"?)"));
+    }
+    msg.push_str(&format!("; expected one of: {}", names.join(", ")));
+    f.err_at(span, key, msg)
 }
 
 /// A `.plan` path as written (relative to the program's directory) and where it is written.
@@ -474,14 +486,7 @@ fn read_inject_failure(f: &Fields<'_, '_>) -> Result<(Action, String), SourceErr
         let (name, span) = f.required(key, got, &hint)?;
         match table.iter().find(|(n, _)| *n == name) {
             Some(&(n, v)) => Ok((n, v)),
-            None => {
-                let mut msg = format!("unknown {key} \"{name}\" in {}", f.what);
-                if let Some(c) = super::fields::closest(name, &names) {
-                    msg.push_str(&format!(" (did you mean \"{c}\"?)"));
-                }
-                msg.push_str(&format!("; expected one of: {}", names.join(", ")));
-                Err(f.err_at(&span, key, msg))
-            }
+            None => Err(unknown_name(f, key, name, &span, &names)),
         }
     };
     let (uname, unit) = named("unit", &FAILURE_UNITS, "what fails")?;
