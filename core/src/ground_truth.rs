@@ -20,12 +20,20 @@
 //! * `vendor_id` and `product_id` are the board's USB (CDC ACM) ids, 0 on a build without USB;
 //!   `board_version` is `px4_board_version()`: the USB product id on NuttX, 1 on every other OS.
 //!   So 0 / 0 / 1 is a POSIX build: SITL, or PX4 running on a Linux flight computer;
-//! * `uid2` is the PX4 GUID, whose first two bytes are the SoC architecture id, big-endian:
-//!   `PX4_SOC_ARCH_ID_SITL` is 0x1006 (boards/px4/sitl: `BOARD_OVERRIDE_UUID
-//!   "SIMULATIONID0000"`), and on SITL only PX4 adds `sysid − 1` to `uid2[0]` so instances
-//!   differ.
+//! * `uid` is built from the board's CPU UUID, which SITL overrides with the text
+//!   `"SIMULATIONID0000"` (boards/px4/sitl: `BOARD_OVERRIDE_UUID`): its words 1 and 2 read as
+//!   little-endian u32s ("LATI", "ONID"), word 1 in the high half: [`PX4_SITL_UID`]. Linux
+//!   flight computers override it with their own text (`"RPIID000…"`, `"BBBLUEID…"`, …);
+//! * `uid2` is the PX4 GUID. POSIX builds have none (`BOARD_HAS_NO_UUID`), so it is all zeros;
+//!   a build with one starts it with the SoC architecture id, big-endian
+//!   ([`PX4_SOC_ARCH_ID_SITL`] for SITL);
+//! * on SITL only, PX4 adds `sysid − 1` to `uid` and to `uid2[0]` so that instances differ.
 //!
-//! [`is_px4_sitl`] requires both. HEARTBEAT and SYS_STATUS of SITL look like a real vehicle's,
+//! Measured on PX4 main SITL (March 2026, instance 5, system id 6): vendor 0, product 0, board
+//! version 1, `uid` = [`PX4_SITL_UID`] + 5, `uid2` = `[5, 0, …, 0]` (the recording is
+//! fixtures/px4-traces/autopilot-version-sitl-i5.tlog).
+//!
+//! [`is_px4_sitl`] requires all three. HEARTBEAT and SYS_STATUS of SITL look like a real vehicle's,
 //! and neither QGroundControl nor MAVSDK has a "this is SITL" test of its own to borrow. A
 //! vehicle that never answers, refuses the request, or answers otherwise is not a simulator:
 //! its height is the AMSL estimate. A vehicle that streams HIL_STATE_QUATERNION unasked is
@@ -53,8 +61,12 @@ pub const VERSION_TRIES: u8 = 10;
 /// Unanswered stream requests after which [`GroundTruth::Auto`] stops asking (an accepted
 /// request that never streams: PX4 on a Linux board has the stream but no simulator).
 pub const AUTO_STREAM_TRIES: u8 = 10;
-/// SoC architecture id PX4 SITL puts at the head of AUTOPILOT_VERSION.uid2 (big-endian).
+/// SoC architecture id PX4 SITL puts at the head of AUTOPILOT_VERSION.uid2 (big-endian) on a
+/// build that has a GUID (POSIX builds have none: `uid2` is zeros there).
 pub const PX4_SOC_ARCH_ID_SITL: u16 = 0x1006;
+/// AUTOPILOT_VERSION.uid of PX4 SITL system id 1: words 1 and 2 of `"SIMULATIONID0000"`
+/// (module docs); system id N adds N − 1.
+pub const PX4_SITL_UID: u64 = 0x4954_414C_4449_4E4F;
 
 /// Whether to ask the vehicle for a simulator's ground truth (a [`crate::ClientConfig`] choice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,12 +98,17 @@ pub enum GroundTruthState {
 }
 
 /// Whether AUTOPILOT_VERSION `v` is PX4 SITL's (module docs): a POSIX build (USB ids 0,
-/// board_version 1) whose GUID names the SITL architecture, offset by `sysid − 1` as PX4 does.
+/// board_version 1) whose `uid` is the SITL board's, offset by `sysid − 1` as PX4 does, and
+/// whose GUID is either absent (zeros) or names the SITL architecture, with the same offset.
 pub fn is_px4_sitl(v: &mav::AUTOPILOT_VERSION_DATA, sysid: u8) -> bool {
     let posix = v.vendor_id == 0 && v.product_id == 0 && v.board_version == 1;
+    let offset = sysid.wrapping_sub(1);
+    let uid = v.uid.wrapping_sub(u64::from(offset)) == PX4_SITL_UID;
     let [hi, lo] = PX4_SOC_ARCH_ID_SITL.to_be_bytes();
-    let arch = v.uid2[0].wrapping_sub(sysid.wrapping_sub(1)) == hi && v.uid2[1] == lo;
-    posix && arch
+    let head = v.uid2[0].wrapping_sub(offset);
+    let no_guid = head == 0 && v.uid2[1..].iter().all(|&b| b == 0);
+    let sitl_guid = head == hi && v.uid2[1] == lo;
+    posix && uid && (no_guid || sitl_guid)
 }
 
 /// The request machine (module docs); the [`crate::Client`] runs one per link.

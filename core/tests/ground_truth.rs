@@ -5,12 +5,13 @@
 #![cfg(feature = "ground-truth")]
 
 mod offboard_rig;
+mod tlog_support;
 
 use nexus_core::client::{Client, ClientConfig};
 use nexus_core::frame::MAX_FRAME_LEN;
 use nexus_core::ground_truth::{
     is_px4_sitl, GroundTruth, GroundTruthState, AUTO_STREAM_TRIES, GROUND_TRUTH_RETRY_MS,
-    VERSION_TRIES,
+    PX4_SITL_UID, PX4_SOC_ARCH_ID_SITL, VERSION_TRIES,
 };
 use nexus_core::telemetry::{LinkIds, GROUND_TRUTH_FRESH_MS};
 use nexus_core::{mav, Frame, HeightSource, Instant, Mode, Msg, Telemetry};
@@ -269,16 +270,17 @@ fn never_asks_nothing() {
 }
 
 /// AUTOPILOT_VERSION as PX4 SITL instance `sysid − 1` fills it (mavlink_main.cpp).
+/// What PX4 SITL (a POSIX build: no GUID) answers as system `sysid`: the form of the recorded
+/// answer in `replayed_px4_sitl_answer_identifies_it`.
 fn sitl_version(sysid: u8) -> mav::AUTOPILOT_VERSION_DATA {
     let mut uid2 = [0u8; 18];
-    uid2[0] = 0x10 + (sysid - 1);
-    uid2[1] = 0x06;
-    uid2[2..18].copy_from_slice(b"SIMULATIONID0000");
+    uid2[0] = sysid - 1;
     mav::AUTOPILOT_VERSION_DATA {
         flight_sw_version: 0x0112_0000,
         board_version: 1,
         vendor_id: 0,
         product_id: 0,
+        uid: PX4_SITL_UID + u64::from(sysid - 1),
         uid2,
         ..Default::default()
     }
@@ -346,8 +348,51 @@ fn sitl_is_recognised_whatever_its_instance() {
             "sysid {sysid} as another instance"
         );
     }
-    // PX4 on a Linux board: POSIX too, but another SoC architecture (RPi 0x1004).
+    // A build with a GUID: the SITL architecture id, then the override UUID.
+    for sysid in [1u8, 6] {
+        let mut guid = sitl_version(sysid);
+        guid.uid2[..2].copy_from_slice(&PX4_SOC_ARCH_ID_SITL.to_be_bytes());
+        guid.uid2[0] += sysid - 1;
+        guid.uid2[2..].copy_from_slice(b"SIMULATIONID0000");
+        assert!(is_px4_sitl(&guid, sysid), "GUID form, sysid {sysid}");
+        guid.uid2[1] = 0x04; // the Raspberry Pi's architecture
+        assert!(
+            !is_px4_sitl(&guid, sysid),
+            "another architecture, sysid {sysid}"
+        );
+    }
+    // PX4 on a Linux board: POSIX and no GUID too, but its own override UUID ("RPIID000…").
     let mut rpi = sitl_version(1);
-    rpi.uid2[1] = 0x04;
+    let word = |t: &[u8]| u64::from(u32::from_le_bytes(t.try_into().unwrap()));
+    rpi.uid = word(b"D000") << 32 | word(b"0000");
     assert!(!is_px4_sitl(&rpi, 1));
+    // A GUID byte past the head set: not the zero GUID of a POSIX build.
+    let mut odd = sitl_version(1);
+    odd.uid2[9] = 1;
+    assert!(!is_px4_sitl(&odd, 1));
+}
+
+/// The answer real PX4 SITL gave (PX4 main of March 2026, instance 5, system id 6; recorded
+/// with pymavlink: fixtures/px4-traces/README.md): it identifies as SITL for its own system id
+/// and for no other.
+#[test]
+fn replayed_px4_sitl_answer_identifies_it() {
+    const RECORDED: &[u8] =
+        include_bytes!("../../fixtures/px4-traces/autopilot-version-sitl-i5.tlog");
+    let versions: Vec<_> = tlog_support::read_tlog(RECORDED)
+        .into_iter()
+        .filter_map(|(_, f)| match f.msg {
+            Msg::AutopilotVersion(v) => Some((f.header.sysid, v)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        versions.len(),
+        1,
+        "the recording holds one AUTOPILOT_VERSION"
+    );
+    let (sysid, v) = &versions[0];
+    assert_eq!(*sysid, 6);
+    assert!(is_px4_sitl(v, 6));
+    assert!(!is_px4_sitl(v, 1) && !is_px4_sitl(v, 7));
 }

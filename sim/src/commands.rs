@@ -457,14 +457,6 @@ impl Vehicle {
         r
     }
 
-    /// AUTOPILOT_VERSION with the fields that identify PX4 SITL filled as SITL fills them
-    /// (mavlink_main.cpp `send_autopilot_capabilities`, boards/px4/sitl): no USB, so vendor and
-    /// product id 0 and `board_version` 1 (`px4_board_version()` off NuttX); the GUID `uid2`
-    /// is the SoC architecture id 0x1006 (SITL), big-endian, then the board's override UUID
-    /// "SIMULATIONID0000", with `sysid − 1` added to its first byte, and `uid` is words 1 and 2
-    /// of that UUID plus `sysid − 1`, so instances differ as they do on PX4.
-    /// FLIGHT_INFORMATION (264): boot time, arming and takeoff times (µs since boot on SITL's
-    /// clock; 0 until they happen) and the flight UUID (COM_FLIGHT_UUID).
     /// FLIGHT_INFORMATION as PX4's stream fills it: the vehicle's clock, commander's arming and
     /// takeoff times (µs of the vehicle's clock, 0 when not armed / not taken off since
     /// arming, as commander zeroes them at disarm; PX4 SITL has no UTC, the field names
@@ -479,19 +471,22 @@ impl Vehicle {
         });
     }
 
+    /// AUTOPILOT_VERSION with the fields that identify PX4 SITL filled as SITL fills them
+    /// (mavlink_main.cpp `send_autopilot_capabilities`, boards/px4/sitl): no USB, so vendor and
+    /// product id 0 and `board_version` 1 (`px4_board_version()` off NuttX); `uid` words 1 and
+    /// 2 of the board's override UUID "SIMULATIONID0000"; `uid2` zeros (POSIX builds have no
+    /// GUID); both with `sysid − 1` added, so instances differ as they do on PX4.
     fn send_autopilot_version(&mut self) {
         if self.cfg.hardware_identity {
             self.send_hardware_version();
             return;
         }
-        const UUID: &[u8; 16] = b"SIMULATIONID0000";
+        // What PX4 SITL sends (nexus_core::ground_truth's docs): the SITL board's uid, no
+        // GUID (a POSIX build), both offset by the instance.
         let instance = self.sysid.wrapping_sub(1);
-        let word = |i: usize| u32::from_le_bytes(UUID[4 * i..4 * i + 4].try_into().unwrap());
-        let uid = ((word(1) as u64) << 32 | word(2) as u64) + instance as u64;
+        let uid = nexus_core::ground_truth::PX4_SITL_UID + u64::from(instance);
         let mut uid2 = [0u8; 18];
-        uid2[..2].copy_from_slice(&nexus_core::ground_truth::PX4_SOC_ARCH_ID_SITL.to_be_bytes());
-        uid2[0] = uid2[0].wrapping_add(instance);
-        uid2[2..].copy_from_slice(UUID);
+        uid2[0] = instance;
         self.io.out.push(&mav::AUTOPILOT_VERSION_DATA {
             // PX4 main (v1.18 dev) SITL, as MAVSDK read it: 0xe8ff, PARAM_FLOAT,
             // PARAM_ENCODE_BYTEWISE and MISSION_RALLY among them.

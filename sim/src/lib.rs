@@ -50,8 +50,8 @@
 //!   acked but not flown ("Reposition is outside geofence"); unknown commands: 3.
 //! * Ground truth (SIH): HIL_STATE_QUATERNION is not streamed until SET_MESSAGE_INTERVAL asks
 //!   for it (ACCEPTED, then at the asked interval); AUTOPILOT_VERSION identifies PX4 SITL as
-//!   `send_autopilot_capabilities` fills it there (USB ids 0, board_version 1, GUID of the SITL
-//!   SoC id 0x1006 and "SIMULATIONID0000"; see `nexus_core::ground_truth`).
+//!   `send_autopilot_capabilities` fills it there (USB ids 0, board_version 1, `uid` from the
+//!   SITL board's "SIMULATIONID0000", no GUID; see `nexus_core::ground_truth`).
 //!
 //! # Calibrated to the measurements
 //! First heartbeat 1.24 s, global position 3.0 s, armable 4.08 s (Mission mode 6.11 s), STANDBY
