@@ -278,6 +278,18 @@ impl OffboardClient {
         }
     }
 
+    /// A client on a link already on a pump: one [`Pump::add_link`] made from a
+    /// [`crate::transport::Link`] the caller opened (an attached vehicle, found on `conn` before
+    /// the pump took the link). The client is open; closing it closes that link.
+    pub fn on_link(conn: ConnString, options: OffboardOptions, link: LinkHandle) -> OffboardClient {
+        OffboardClient {
+            conn,
+            options,
+            supervision: Mutex::new(Supervision::default()),
+            link: Mutex::new(Some(link)),
+        }
+    }
+
     /// Set the supervision a later `open` gives the link (the run's probe and stall limit).
     pub fn set_supervision(&self, supervision: Supervision) {
         *lock(&self.supervision) = supervision;
