@@ -1,0 +1,296 @@
+//! `Sim(connect=...)`: a vehicle someone else runs (a PX4 SITL, a `nexus sim`, a serial HIL
+//! rig), attached over a connection string as the `nexus` command's `--connect` does.
+//!
+//! `start()` opens the link (a port in use fails there). `OffboardClient.connect(sim, timeout)`
+//! then finds the first autopilot heartbeat on it (of `system_id` and `component_id` when
+//! given), latches that system and component, puts the link on the run's pump (the run's clock
+//! becomes the vehicle's, silence ends waits `died`), and asks the vehicle whether it is a
+//! simulator (AUTOPILOT_VERSION). A client commands what it is given, so one that does not
+//! identify as PX4 SITL is refused unless `real_vehicle=True`.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use nexus_core::frame::{encode_v2, Decoder, MAX_FRAME_LEN};
+use nexus_core::offboard::wire::gcs_heartbeat;
+use nexus_host::offboard_client::{
+    GroundTruth, OffboardClient as HostClient, OffboardOptions, OWN_COMPONENT_ID, OWN_SYSTEM_ID,
+};
+use nexus_host::pump::Supervision;
+use nexus_host::run::Sim as HostSim;
+use nexus_host::transport::{
+    find_heartbeat, is_autopilot, mio, ConnString, Link, LinkOptions, PeerRule, RECV_BUF_LEN,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::errors::RunError;
+
+/// Wall seconds to wait for an attached vehicle to say whether it is a simulator (the core asks
+/// for AUTOPILOT_VERSION up to ten times, a second apart), as `nexus --connect`.
+const IDENTIFY_TIMEOUT_S: f64 = 13.0;
+
+/// What attaching found.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Found {
+    pub system_id: u8,
+    pub component_id: u8,
+    /// Whether it identified as PX4 SITL (`None`: it never said).
+    pub simulator: Option<bool>,
+}
+
+/// An attached vehicle: its connection string, the ids asked for, and the link.
+pub(crate) struct Attach {
+    pub conn: ConnString,
+    system_id: Option<u8>,
+    component_id: Option<u8>,
+    real_vehicle: bool,
+    /// The link `start()` opened, until `connect` hands it to the pump.
+    link: Mutex<Option<Link>>,
+    pub found: Mutex<Option<Found>>,
+}
+
+impl Attach {
+    pub fn new(
+        conn: &str,
+        system_id: Option<u8>,
+        component_id: Option<u8>,
+        real_vehicle: bool,
+    ) -> PyResult<Attach> {
+        let conn: ConnString = conn
+            .parse()
+            .map_err(|e| PyValueError::new_err(format!("connect: {e}")))?;
+        Ok(Attach {
+            conn,
+            system_id,
+            component_id,
+            real_vehicle,
+            link: Mutex::new(None),
+            found: Mutex::new(None),
+        })
+    }
+
+    /// Open our end of the link (`start()`).
+    pub fn open(&self) -> PyResult<()> {
+        let link = Link::open_with(
+            &self.conn,
+            &LinkOptions {
+                peer: PeerRule::FirstAutopilot {
+                    sysid: self.system_id,
+                },
+                ..LinkOptions::default()
+            },
+        )
+        .map_err(|e| RunError::new_err(format!("{}: {e}", self.conn)))?;
+        *self.link.lock().unwrap_or_else(|e| e.into_inner()) = Some(link);
+        Ok(())
+    }
+
+    /// The port in the connection string, if it has one (UDP, TCP).
+    pub fn port(&self) -> Option<u16> {
+        match &self.conn {
+            ConnString::UdpIn { port, .. }
+            | ConnString::UdpOut { port, .. }
+            | ConnString::Tcp { port, .. }
+            | ConnString::TcpIn { port, .. } => Some(*port),
+            _ => None,
+        }
+    }
+
+    /// The system id: the one found, else the one asked for.
+    pub fn system_id(&self) -> Option<u8> {
+        self.found
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(|f| f.system_id)
+            .or(self.system_id)
+    }
+
+    /// The autopilot's component id: the one found, else the one asked for.
+    pub fn component_id(&self) -> Option<u8> {
+        self.found
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map(|f| f.component_id)
+            .or(self.component_id)
+    }
+
+    /// Whether the vehicle identified as PX4 SITL (None: not connected, or it never said).
+    pub fn simulator(&self) -> Option<bool> {
+        self.found
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .and_then(|f| f.simulator)
+    }
+
+    /// Find the vehicle on the link, within `timeout_s` of wall time, put the link on the run's
+    /// pump and return a client on it. Errors are the `nexus --connect` command's words.
+    pub fn connect(&self, host: &HostSim, timeout_s: f64) -> Result<HostClient, String> {
+        let link = self
+            .link
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| {
+                format!(
+                    "the link to {} is not open: start() the run first, once per client",
+                    self.conn
+                )
+            })?;
+        let deadline = Instant::now() + Duration::from_secs_f64(timeout_s);
+        let (link, sysid, compid) =
+            match discover(link, deadline, self.system_id, self.component_id)? {
+                Some(found) => found,
+                None => {
+                    let whose = self.system_id.map_or("an autopilot".to_string(), |s| {
+                        format!("system {s}'s autopilot")
+                    });
+                    let hint = port_rule_hint(&self.conn).map_or(String::new(), |h| format!("; {h}"));
+                    // Open again, so a later connect can try once more.
+                    let _ = self.open();
+                    return Err(format!(
+                        "no heartbeat of {whose} on {} within {timeout_s} s{hint}",
+                        self.conn
+                    ));
+                }
+            };
+        let pump = host.pump().map_err(|e| e.to_string())?;
+        // Not ours, so not known to be a simulator: the core asks (AUTOPILOT_VERSION). The
+        // component found is the one every command, parameter and mission message addresses.
+        let options = OffboardOptions {
+            system_id: sysid,
+            component_id: Some(compid),
+            ground_truth: GroundTruth::Auto,
+            ..host.offboard_options()
+        };
+        let mut supervision = Supervision::default();
+        supervision.stall = host.options().client.stall;
+        let handle = pump
+            .add_link(link, options.client_config(), supervision)
+            .map_err(|e| e.to_string())?;
+        host.attach(&handle);
+        let what = format!("attached vehicle on {}", self.conn);
+        while !handle.with_status(|s| s.connected) {
+            if let Some(why) = handle.with_status(|s| s.died.clone()) {
+                handle.close();
+                return Err(format!("{what}: {why}"));
+            }
+            if Instant::now() >= deadline {
+                handle.close();
+                return Err(format!(
+                    "{what}: system {sysid} sent no heartbeat after the first within {timeout_s} s"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let simulator = identify(&handle);
+        if simulator != Some(true) && !self.real_vehicle {
+            handle.close();
+            let why = match simulator {
+                Some(_) => "AUTOPILOT_VERSION did not identify PX4 SITL",
+                None => "no AUTOPILOT_VERSION decided it in time",
+            };
+            return Err(format!(
+                "refusing to fly system {sysid} on {}: it does not identify as a simulator \
+                 ({why}), and an OffboardClient can arm, move and reconfigure it; pass \
+                 real_vehicle=True to Sim to fly a real vehicle",
+                self.conn
+            ));
+        }
+        *self.found.lock().unwrap_or_else(|e| e.into_inner()) = Some(Found {
+            system_id: sysid,
+            component_id: compid,
+            simulator,
+        });
+        Ok(HostClient::on_link(self.conn.clone(), options, handle))
+    }
+}
+
+/// Whether the vehicle on `link` identifies as a simulator, as the core decides it (within
+/// [`IDENTIFY_TIMEOUT_S`]); `None`: undecided then, or the link died.
+fn identify(link: &nexus_host::pump::LinkHandle) -> Option<bool> {
+    let wall0 = Instant::now();
+    loop {
+        let known = link
+            .call(|ctx| ctx.client().ground_truth().simulator())
+            .ok()
+            .flatten();
+        if known.is_some() {
+            return known;
+        }
+        if wall0.elapsed().as_secs_f64() > IDENTIFY_TIMEOUT_S
+            || link.with_status(|s| s.died.is_some())
+        {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Read the link until an autopilot's heartbeat (not a GCS's; of `sysid` and `compid` when
+/// given) names its system and component id, sending a GCS heartbeat once a second (what makes
+/// a vehicle behind `udpout:` or `tcp:` talk). `None` at the deadline. As `nexus --connect`.
+fn discover(
+    mut link: Link,
+    deadline: Instant,
+    sysid: Option<u8>,
+    compid: Option<u8>,
+) -> Result<Option<(Link, u8, u8)>, String> {
+    let mut poll = mio::Poll::new().map_err(|e| e.to_string())?;
+    link.register(poll.registry(), mio::Token(0))
+        .map_err(|e| e.to_string())?;
+    let mut events = mio::Events::with_capacity(16);
+    let mut buf = vec![0u8; RECV_BUF_LEN];
+    let mut decoder = Decoder::new();
+    let mut hb = [0u8; MAX_FRAME_LEN];
+    let hb_len = encode_v2(0, OWN_SYSTEM_ID, OWN_COMPONENT_ID, &gcs_heartbeat(), &mut hb)
+        .map_err(|e| format!("{e:?}"))?;
+    let mut next_hb = Instant::now();
+    loop {
+        if Instant::now() >= next_hb {
+            // Before a peer is known a udpin link has nowhere to send: nothing is lost.
+            let _ = link.send(&hb[..hb_len]);
+            let _ = link.flush();
+            next_hb += Duration::from_secs(1);
+        }
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            return Ok(None);
+        };
+        let wait = left
+            .min(Duration::from_millis(200))
+            .min(next_hb.saturating_duration_since(Instant::now()));
+        poll.poll(&mut events, Some(wait))
+            .map_err(|e| e.to_string())?;
+        while let Some(n) = link.recv(&mut buf).map_err(|e| e.to_string())? {
+            let found = find_heartbeat(&mut decoder, &buf[..n], |h, hb| {
+                is_autopilot(hb)
+                    && sysid.is_none_or(|s| s == h.sysid)
+                    && compid.is_none_or(|c| c == h.compid)
+            });
+            if let Some((header, _)) = found {
+                link.deregister(poll.registry())
+                    .map_err(|e| e.to_string())?;
+                return Ok(Some((link, header.sysid, header.compid)));
+            }
+        }
+    }
+}
+
+/// Why a vehicle may be silent on a port that looks like a SITL client port above instance 9:
+/// PX4's SITL startup sends the offboard link of every instance above 9 to UDP 14549 until a
+/// client speaks to the instance's own port 14580+N (as `nexus --connect` explains it).
+fn port_rule_hint(conn: &ConnString) -> Option<String> {
+    let ConnString::UdpIn { port, .. } = conn else {
+        return None;
+    };
+    let instance = port.checked_sub(14540)?;
+    if !(10..=253).contains(&instance) {
+        return None;
+    }
+    Some(format!(
+        "PX4 SITL instance {instance} sends to UDP 14549 until a client speaks to its port {}: \
+         try connect=\"udpout:127.0.0.1:{}\" (or listen on 14549)",
+        14580 + instance,
+        14580 + instance
+    ))
+}
