@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
-from ._native import Sim, SnapshotPX4, WaitResult
+from ._native import ProgramReport, Sim, SnapshotPX4, WaitResult
 from ._native import OffboardClient
 
 
@@ -28,6 +28,14 @@ class Session:
     def wait_until(self, condition: str, value: Any = None, **kw: Any) -> WaitResult:
         """The wait engine's wait: see :meth:`nexus_uav.Sim.wait` for the arguments."""
         return self.sim.wait(condition, value, **kw)
+
+    def run_steps(self, steps: Any, *, wait_cap_s: Optional[float] = None) -> ProgramReport:
+        """Run a step program to its end: see :meth:`nexus_uav.Sim.run_steps`."""
+        return self.sim.run_steps(steps, wait_cap_s=wait_cap_s)
+
+    def abort_steps(self) -> None:
+        """Abort the running step program (from another thread): its step ends ``aborted``."""
+        self.sim.abort_steps()
 
     def snapshot(self) -> SnapshotPX4:
         """The vehicle now."""

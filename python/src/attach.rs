@@ -81,9 +81,14 @@ impl Attach {
                 ..LinkOptions::default()
             },
         )
-        .map_err(|e| RunError::new_err(format!("{}: {e}", self.conn)))?;
+        .map_err(|e| RunError::new_err(e.to_string()))?;
         *self.link.lock().unwrap_or_else(|e| e.into_inner()) = Some(link);
         Ok(())
+    }
+
+    /// Close our end of the link if no client took it (`close()`).
+    pub fn close(&self) {
+        self.link.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
     /// The port in the connection string, if it has one (UDP, TCP).

@@ -89,7 +89,10 @@ pub(crate) fn condition(
         "climb_rate" => Condition::climb_rate_m_s(f32_of(name, &need_value(name, value)?)?),
         "mode" => {
             let m: String = need_value(name, value)?.extract()?;
-            Condition::mode(Mode::from_name(&m).map_err(|e| PyValueError::new_err(e.to_string()))?)
+            Condition::mode(
+                Mode::from_name(&m)
+                    .map_err(|e| PyValueError::new_err(format!("mode {m:?}: {e}")))?,
+            )
         }
         "text" => Condition::text(&need_value(name, value)?.extract::<String>()?),
         "reached" => Condition::reached(need_value(name, value)?.extract()?),
@@ -302,7 +305,10 @@ pub(crate) fn wait_of(c: Condition, timeout_s: f64, x: Extras<'_, '_>) -> PyResu
         w = w.then_rc(sticks_of(rc)?);
     }
     if let Some(m) = x.then_mode {
-        w = w.then_mode(Mode::from_name(m).map_err(|e| PyValueError::new_err(e.to_string()))?);
+        w = w.then_mode(
+            Mode::from_name(m)
+                .map_err(|e| PyValueError::new_err(format!("then_mode {m:?}: {e}")))?,
+        );
     }
     if let Some(f) = x.then_speedup {
         if !(f.is_finite() && f > 0.0) {

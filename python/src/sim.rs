@@ -215,6 +215,9 @@ impl Sim {
         if let Some(c) = &self.client {
             c.close();
         }
+        if let Some(a) = &self.attach {
+            a.close();
+        }
         let sim = self.host();
         py.allow_threads(|| sim.close());
     }
@@ -320,12 +323,13 @@ impl Sim {
     ///         refusal, if any).
     ///     RunError: The run lost its vehicle meanwhile (the message names the cause).
     ///     ValueError: sim_timeout is not a finite number >= 0.
-    #[pyo3(signature = (predicate, *, sim_timeout))]
+    #[pyo3(signature = (predicate, *, sim_timeout, _cancel=None))]
     fn wait_until(
         &self,
         py: Python<'_>,
         predicate: &Bound<'_, PyAny>,
         sim_timeout: f64,
+        _cancel: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Waited> {
         if !predicate.is_callable() {
             return Err(PyTypeError::new_err(
@@ -335,7 +339,7 @@ impl Sim {
         let sim = self.host();
         let fast = fast_query(predicate);
         let pred: Py<PyAny> = predicate.clone().unbind();
-        let mut signals = Signals::new();
+        let mut signals = Signals::new(_cancel);
         let mut failed: Option<PyErr> = None;
         let r = py.allow_threads(|| {
             sim.wait_until(
@@ -421,7 +425,7 @@ impl Sim {
     ///     ValueError: An unknown condition, a missing or extra value, an op where none applies,
     ///         a bad timeout.
     ///     RunError: No client is connected to the run (OffboardClient.connect(sim, …) first).
-    #[pyo3(signature = (condition, value=None, *, timeout_s, op=None, since_seq=None, relative=false, hold_s=0.0, guard=None, then_rc=None, then_mode=None, then_speedup=None, wait_cap_s=None))]
+    #[pyo3(signature = (condition, value=None, *, timeout_s, op=None, since_seq=None, relative=false, hold_s=0.0, guard=None, then_rc=None, then_mode=None, then_speedup=None, wait_cap_s=None, _cancel=None))]
     #[allow(clippy::too_many_arguments)]
     fn wait(
         &self,
@@ -438,6 +442,7 @@ impl Sim {
         then_mode: Option<&str>,
         then_speedup: Option<f64>,
         wait_cap_s: Option<f64>,
+        _cancel: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<WaitResult_> {
         let mut c = self::condition(condition, value, op)?;
         if let Some(s) = since_seq {
@@ -474,7 +479,7 @@ impl Sim {
                 )))
             }
         };
-        let (r, why) = drive(py, self.host(), &w, cap)?;
+        let (r, why) = drive(py, self.host(), &w, cap, _cancel)?;
         wait_result(py, &r, why)
     }
 
@@ -507,12 +512,13 @@ impl Sim {
     ///     ValueError: A step that does not read (its number, the key and what would be right).
     ///     TypeError: steps is not a list of dicts.
     ///     RunError: No client is connected, or a program is already running on the link.
-    #[pyo3(signature = (steps, *, wait_cap_s=None))]
+    #[pyo3(signature = (steps, *, wait_cap_s=None, _cancel=None))]
     fn run_steps(
         &self,
         py: Python<'_>,
         steps: &Bound<'_, PyAny>,
         wait_cap_s: Option<f64>,
+        _cancel: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<ProgramReport> {
         let program = program_of(steps)?;
         let cap = match wait_cap_s {
@@ -524,7 +530,7 @@ impl Sim {
                 )))
             }
         };
-        let report = drive_program(py, self.host(), program, cap)?;
+        let report = drive_program(py, self.host(), program, cap, _cancel)?;
         program_report(py, &report)
     }
 

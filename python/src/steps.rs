@@ -96,6 +96,18 @@ impl<'py> StepDict<'_, 'py> {
         PyValueError::new_err(format!("{}: {msg}", self.what))
     }
 
+    /// `e` (from a condition or sticks reader) with the step's label, keeping its type.
+    fn wrap(&self, prefix: &str, e: PyErr) -> PyErr {
+        Python::with_gil(|py| {
+            let msg = format!("{}: {prefix}{}", self.what, e.value(py));
+            if e.is_instance_of::<PyTypeError>(py) {
+                PyTypeError::new_err(msg)
+            } else {
+                PyValueError::new_err(msg)
+            }
+        })
+    }
+
     fn get(&self, k: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.d.get_item(k)
     }
@@ -193,7 +205,7 @@ fn action_of(s: &StepDict<'_, '_>, name: &str) -> PyResult<Action> {
             let sticks = s
                 .get("sticks")?
                 .ok_or_else(|| s.err("needs \"sticks\" ({\"roll\", \"pitch\", \"throttle\", \"yaw\"})"))?;
-            Action::Rc(sticks_of(&sticks).map_err(|e| s.err(e))?)
+            Action::Rc(sticks_of(&sticks).map_err(|e| s.wrap("sticks: ", e))?)
         }
         "stop_rc" => Action::StopRc,
         "param" => {
@@ -254,8 +266,8 @@ fn action_of(s: &StepDict<'_, '_>, name: &str) -> PyResult<Action> {
 /// modifiers, hold, guards and reactions; the step's timeout on top.
 fn until_of(s: &StepDict<'_, '_>, u: &Bound<'_, PyAny>, timeout_s: f64) -> PyResult<Wait> {
     if let Ok(name) = u.extract::<String>() {
-        let c = condition(&name, None, None).map_err(|e| s.err(format!("until: {e}")))?;
-        return wait_of(c, timeout_s, Extras::default()).map_err(|e| s.err(e));
+        let c = condition(&name, None, None).map_err(|e| s.wrap("until: ", e))?;
+        return wait_of(c, timeout_s, Extras::default()).map_err(|e| s.wrap("until: ", e));
     }
     let d = u.downcast::<PyDict>().map_err(|_| {
         PyTypeError::new_err(format!(
@@ -264,8 +276,7 @@ fn until_of(s: &StepDict<'_, '_>, u: &Bound<'_, PyAny>, timeout_s: f64) -> PyRes
             s.what
         ))
     })?;
-    let c: Condition =
-        condition_of_dict(d, &UNTIL_KEYS).map_err(|e| s.err(format!("until: {e}")))?;
+    let c: Condition = condition_of_dict(d, &UNTIL_KEYS).map_err(|e| s.wrap("until: ", e))?;
     let hold_s: f64 = d
         .get_item("hold_s")?
         .map(|v| v.extract())
@@ -289,7 +300,7 @@ fn until_of(s: &StepDict<'_, '_>, u: &Bound<'_, PyAny>, timeout_s: f64) -> PyRes
             then_speedup,
         },
     )
-    .map_err(|e| s.err(format!("until: {e}")))
+    .map_err(|e| s.wrap("until: ", e))
 }
 
 fn step_of(index: usize, v: &Bound<'_, PyAny>) -> PyResult<Step> {

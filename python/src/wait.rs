@@ -70,6 +70,7 @@ pub(crate) fn drive(
     sim: Arc<HostSim>,
     w: &Wait,
     cap: Option<Duration>,
+    cancel: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(WaitResult, Option<String>)> {
     let link = sim
         .offboard_link()
@@ -79,7 +80,7 @@ pub(crate) fn drive(
     let cap = bounded(&sim, timeout_s, cap);
     let lockstep = sim.is_lockstep();
     let chunk = chunk_ms(&sim);
-    let mut signals = Signals::new();
+    let mut signals = Signals::new(cancel);
     let out = py.allow_threads(move || {
         let deadline = cap.map(|c| Instant::now() + c);
         loop {
@@ -114,6 +115,7 @@ pub(crate) fn drive_program(
     sim: Arc<HostSim>,
     program: HostProgram,
     cap: Option<Duration>,
+    cancel: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ProgramReport> {
     let link = sim
         .offboard_link()
@@ -123,7 +125,7 @@ pub(crate) fn drive_program(
         .map_err(|e| run_error(e.into()))?;
     let lockstep = sim.is_lockstep();
     let chunk = chunk_ms(&sim);
-    let mut signals = Signals::new();
+    let mut signals = Signals::new(cancel);
     let out = py.allow_threads(move || {
         let deadline = cap.map(|c| Instant::now() + c);
         loop {
