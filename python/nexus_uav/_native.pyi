@@ -12,9 +12,16 @@ class RunError(RuntimeError):
 
 Condition = Literal[
     "altitude", "airspeed", "waypoint", "sim_time", "time", "mode", "text", "armed",
-    "disarmed", "landed", "reached", "mission_complete", "at_target", "groundspeed", "climb_rate",
+    "disarmed", "landed", "reached", "mission_complete", "mission_verified", "at_target",
+    "groundspeed", "climb_rate",
 ]
-Guard = Union[str, Tuple[str, Any], Tuple[str, Any, str]]
+# "disarmed", ("altitude", 1.5, "<="), or {"altitude": 1.5, "op": "<="}
+Guard = Union[str, Tuple[str, Any], Tuple[str, Any, str], Dict[str, Any]]
+# A step: a dict shaped like a `[[step]]` table of a `nexus run` program, e.g.
+# {"name": "climb", "action": "takeoff", "alt_m": 5.0,
+#  "until": {"altitude": 4.5, "op": ">=", "hold_s": 2.0, "guards": ["disarmed"]},
+#  "timeout_s": 60.0, "on_timeout": "stop"}
+Step = Dict[str, Any]
 
 class SnapshotPX4:
     t_sim_s: float  # the autopilot clock, s
@@ -44,6 +51,14 @@ class Waited:
     waited_sim_s: float
     waited_wall_s: float
 
+class ProgramReport:
+    passed: bool  # every step ran and each one's condition was met
+    end: str  # "completed", "stopped", "died", "aborted"
+    ended_at: Optional[int]  # index of the step it ended in; None when completed
+    error: Optional[str]
+    steps: List[WaitResult]  # each step's result, in order (steps never reached are absent)
+    def __bool__(self) -> bool: ...
+
 class Sim:
     def __init__(
         self,
@@ -56,6 +71,10 @@ class Sim:
         px4_build: Optional[Union[str, os.PathLike[str]]] = None,
         wait_clear_s: Optional[float] = None,
         stall_s: Optional[float] = 5.0,
+        connect: Optional[str] = None,  # attach a running vehicle, as `nexus --connect`
+        system_id: Optional[int] = None,  # with connect
+        component_id: Optional[int] = None,  # with connect
+        real_vehicle: bool = False,  # with connect: allow one that is not PX4 SITL
     ) -> None: ...
     def start(self) -> "Sim": ...
     def close(self) -> None: ...
@@ -70,7 +89,7 @@ class Sim:
     @property
     def scene(self) -> str: ...
     @property
-    def ports(self) -> Dict[str, Dict[str, int]]: ...
+    def ports(self) -> Dict[str, Dict[str, Any]]: ...
     @property
     def sim_time_s(self) -> float: ...
     def death(self) -> Optional[str]: ...
@@ -92,6 +111,10 @@ class Sim:
         then_speedup: Optional[float] = None,
         wait_cap_s: Optional[float] = None,
     ) -> WaitResult: ...
+    def run_steps(
+        self, steps: Union[Sequence[Step], Dict[str, Any]], *, wait_cap_s: Optional[float] = None
+    ) -> ProgramReport: ...
+    def abort_steps(self) -> None: ...
     def snapshot(self) -> SnapshotPX4: ...
     def texts_since(self, since_seq: int) -> List[Tuple[int, int, str]]: ...
     def inject(self, fault: str, **kw: Any) -> None: ...
@@ -122,6 +145,7 @@ class OffboardClient:
     def stop_rc(self) -> None: ...
     def param_set(self, name: str, value: float) -> None: ...
     def param_set_int(self, name: str, value: int) -> None: ...
+    def param_get(self, name: str, *, timeout: float = 5.0) -> Union[float, int]: ...  # wall s
     def takeoff(self, alt_m: float) -> None: ...
     def land(self) -> None: ...
     def upload_mission(self, plan: Union[Any, Sequence[Any], str, os.PathLike[str]]) -> None: ...

@@ -150,7 +150,8 @@ impl Attach {
                     let whose = self.system_id.map_or("an autopilot".to_string(), |s| {
                         format!("system {s}'s autopilot")
                     });
-                    let hint = port_rule_hint(&self.conn).map_or(String::new(), |h| format!("; {h}"));
+                    let hint =
+                        port_rule_hint(&self.conn).map_or(String::new(), |h| format!("; {h}"));
                     // Open again, so a later connect can try once more.
                     let _ = self.open();
                     return Err(format!(
@@ -248,8 +249,14 @@ fn discover(
     let mut buf = vec![0u8; RECV_BUF_LEN];
     let mut decoder = Decoder::new();
     let mut hb = [0u8; MAX_FRAME_LEN];
-    let hb_len = encode_v2(0, OWN_SYSTEM_ID, OWN_COMPONENT_ID, &gcs_heartbeat(), &mut hb)
-        .map_err(|e| format!("{e:?}"))?;
+    let hb_len = encode_v2(
+        0,
+        OWN_SYSTEM_ID,
+        OWN_COMPONENT_ID,
+        &gcs_heartbeat(),
+        &mut hb,
+    )
+    .map_err(|e| format!("{e:?}"))?;
     let mut next_hb = Instant::now();
     loop {
         if Instant::now() >= next_hb {

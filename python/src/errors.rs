@@ -16,7 +16,6 @@ create_exception!(
      not start or connect to it. The message names the cause and the port."
 );
 
-
 pub(crate) fn run_error(e: HostRunError) -> PyErr {
     let msg = e.to_string();
     match e {

@@ -13,7 +13,10 @@ pub(crate) type ItemTuple = (u16, u8, u16, bool, (f32, f32, f32, f32), i32, i32,
 
 /// Read a QGroundControl .plan: (home (lat, lon, alt AMSL), items as tuples).
 #[pyfunction]
-pub(crate) fn _read_plan(py: Python<'_>, path: PathBuf) -> PyResult<((f64, f64, f64), Vec<ItemTuple>)> {
+pub(crate) fn _read_plan(
+    py: Python<'_>,
+    path: PathBuf,
+) -> PyResult<((f64, f64, f64), Vec<ItemTuple>)> {
     let plan = py
         .allow_threads(|| read_plan_file(&path))
         .map_err(|e| match e {

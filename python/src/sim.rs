@@ -12,7 +12,7 @@ use nexus_host::error::RunError as HostRunError;
 use nexus_host::offboard_client::OffboardClient as HostClient;
 use nexus_host::run::{Sim as HostSim, SimOptions, VehicleKind, DEFAULT_STALL};
 use nexus_host::sim::Fault;
-use pyo3::exceptions::{PyTimeoutError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyTimeoutError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -26,8 +26,36 @@ use crate::signals::Signals;
 use crate::steps::program_of;
 use crate::wait::{drive, drive_program, fast_query};
 
+/// Sim(model=None, *, scene="empty", vehicle="builtin", instance=0, speed=None, px4_build=None,
+/// wait_clear_s=None, stall_s=5.0, connect=None, system_id=None, component_id=None,
+/// real_vehicle=False)
+///
 /// A run: the vehicle (the built-in simulated PX4 by default, PX4 SITL from a build directory,
-/// or none), its clock, and the offboard link's address in `ports`.
+/// a vehicle someone else runs attached with connect=, or none), its clock, and the offboard
+/// link's address in `ports`. Nothing starts until start(); leaving `with` closes the run.
+///
+/// Args:
+///     model: The airframe name. The built-in vehicle flies one quadrotor, whatever the name.
+///     scene: The world; "empty" is the only one.
+///     vehicle: "builtin", "px4" (PX4 SITL from px4_build or $NEXUS_PX4_BUILD) or "none".
+///     instance: SITL instance N: the offboard link is UDP 14540 + N, the vehicle's 14580 + N,
+///         system id N + 1.
+///     speed: Sim seconds per wall second (default 1.0, real time), "lockstep" or "max" (the
+///         built-in vehicle only).
+///     px4_build: PX4's build directory, holding bin/px4 (vehicle="px4").
+///     wait_clear_s: Sim seconds the vehicle must be failure-free before an arm goes out.
+///     stall_s: Wall seconds of silence, or of a stopped clock, after which the run is dead
+///         (None: never).
+///     connect: Attach a running vehicle over this connection string instead of starting one,
+///         as `nexus --connect`: "udpin:0.0.0.0:14540", "udpout:HOST:PORT", "tcp:HOST:PORT",
+///         "tcpin:HOST:PORT", "serial:/dev/ttyACM0:57600".
+///     system_id: With connect: the vehicle's system id (default: the first autopilot heard).
+///     component_id: With connect: the autopilot's component id (default: the first heard).
+///     real_vehicle: With connect: allow a vehicle that does not identify as PX4 SITL.
+///
+/// Raises:
+///     ValueError: An unknown scene or vehicle, a bad speed, a connection string that does not
+///         parse, an option that does not go with connect.
 #[pyclass(module = "nexus_uav")]
 pub struct Sim {
     pub(crate) inner: Arc<HostSim>,
@@ -39,7 +67,20 @@ pub struct Sim {
     pub(crate) attach: Option<Attach>,
 }
 
+/// The KeyError of a run with no vehicle: `sim.ports["offboard"]`, `OffboardClient.connect`.
+pub(crate) fn no_link() -> PyErr {
+    PyKeyError::new_err(
+        "'offboard': this run has no vehicle (vehicle=\"none\"): nothing on it speaks MAVLink, \
+         so it lists no offboard link",
+    )
+}
+
 impl Sim {
+    /// Whether the run has no vehicle at all (vehicle="none", not attached).
+    pub(crate) fn vehicleless(&self) -> bool {
+        self.attach.is_none() && self.inner.options().vehicle == VehicleKind::None
+    }
+
     pub(crate) fn host(&self) -> Arc<HostSim> {
         Arc::clone(&self.inner)
     }
@@ -282,7 +323,10 @@ impl Sim {
             d.set_item("offboard", o)?;
             return Ok(d);
         }
-        let ports = self.inner.ports().map_err(run_error)?;
+        let ports = self.inner.ports().map_err(|e| match e {
+            HostRunError::NoOffboardLink { .. } => no_link(),
+            e => run_error(e),
+        })?;
         o.set_item("port", ports.offboard.port)?;
         o.set_item("system_id", ports.offboard.system_id)?;
         o.set_item("px4_port", ports.offboard.px4_port)?;

@@ -144,9 +144,7 @@ impl<'py> StepDict<'_, 'py> {
 
 /// A name from a table of names and numbers (or the number itself).
 fn named(s: &StepDict<'_, '_>, key: &str, table: &[(&str, u8)]) -> PyResult<u8> {
-    let v = s
-        .get(key)?
-        .ok_or_else(|| s.err(format!("needs {key:?}")))?;
+    let v = s.get(key)?.ok_or_else(|| s.err(format!("needs {key:?}")))?;
     if let Ok(n) = v.extract::<u8>() {
         return Ok(n);
     }
@@ -202,9 +200,9 @@ fn action_of(s: &StepDict<'_, '_>, name: &str) -> PyResult<Action> {
         "rtl" => Action::ReturnToLaunch,
         "hold" => Action::Hold,
         "rc" => {
-            let sticks = s
-                .get("sticks")?
-                .ok_or_else(|| s.err("needs \"sticks\" ({\"roll\", \"pitch\", \"throttle\", \"yaw\"})"))?;
+            let sticks = s.get("sticks")?.ok_or_else(|| {
+                s.err("needs \"sticks\" ({\"roll\", \"pitch\", \"throttle\", \"yaw\"})")
+            })?;
             Action::Rc(sticks_of(&sticks).map_err(|e| s.wrap("sticks: ", e))?)
         }
         "stop_rc" => Action::StopRc,
@@ -393,7 +391,9 @@ fn step_of(index: usize, v: &Bound<'_, PyAny>) -> PyResult<Step> {
 pub(crate) fn program_of(steps: &Bound<'_, PyAny>) -> PyResult<HostProgram> {
     let list = match steps.downcast::<PyDict>() {
         Ok(doc) => doc.get_item("step")?.ok_or_else(|| {
-            PyValueError::new_err("the program has no \"step\" list (a nexus run program's [[step]] tables)")
+            PyValueError::new_err(
+                "the program has no \"step\" list (a nexus run program's [[step]] tables)",
+            )
         })?,
         Err(_) => steps.clone(),
     };

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nexus_core::engine::{WaitResult, Wait};
+use nexus_core::engine::{Wait, WaitResult};
 use nexus_host::error::RunError as HostRunError;
 use nexus_host::offboard_client::OffboardClient as HostClient;
 use nexus_host::pump::{HostProgram, ProgramReport};

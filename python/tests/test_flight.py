@@ -112,8 +112,11 @@ def test_a_cap_then_continue(flight):
 
 def test_relative_sim_time(flight):
     sim, op = flight
-    sim.wait("time", 0.5, timeout_s=2.0)
-    t0 = sim.snapshot().t_sim_s
+    prev = sim.wait("time", 0.5, timeout_s=2.0)
+    # Relative to the tick the previous wait settled: its settle snapshot's clock (a snapshot
+    # taken after the call would be some wall milliseconds later, many sim ones at speed 20).
+    assert prev.snapshot_at == "settle", prev
+    t0 = prev.snapshot.t_sim_s
     r = sim.wait("sim_time", 1.0, relative=True, timeout_s=5.0)
     assert r.reason == "met", r
-    assert r.snapshot.t_sim_s >= t0 + 0.9, r
+    assert r.snapshot.t_sim_s >= t0 + 0.95, r
