@@ -558,7 +558,17 @@ impl OffboardClient {
         } else {
             (setpoint.clone(), None)
         };
-        let (x, y, z): (f64, f64, f64) = pos.extract().map_err(|_| type_err())?;
+        // A tuple, or any sequence of three numbers (a list, a numpy array).
+        let (x, y, z): (f64, f64, f64) = match pos.extract() {
+            Ok(t) => t,
+            Err(_) if !pos.is_instance_of::<pyo3::types::PyString>() => {
+                match pos.extract::<Vec<f64>>().map_err(|_| type_err())?.as_slice() {
+                    [x, y, z] => (*x, *y, *z),
+                    _ => return Err(type_err()),
+                }
+            }
+            Err(_) => return Err(type_err()),
+        };
         let yaw = yaw.or(own_yaw);
         if ![x, y, z].iter().all(|v| v.is_finite()) || yaw.is_some_and(|v| !v.is_finite()) {
             return Err(PyValueError::new_err(

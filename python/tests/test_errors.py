@@ -55,6 +55,8 @@ def test_bad_arguments():
             with pytest.raises(TypeError):
                 op.goto("north")
             with pytest.raises(TypeError):
+                op.goto([1.0, 2.0])  # two numbers: not a position
+            with pytest.raises(TypeError):
                 op.upload_mission(42)
             with pytest.raises(ValueError):
                 op.takeoff(float("nan"))

@@ -25,6 +25,8 @@ SCRIPT = textwrap.dedent(
             try:
                 if kind == "engine":
                     sim.wait("armed", timeout_s=3600.0)
+                elif kind == "steps":
+                    sim.run_steps([{"until": "armed", "timeout_s": 3600.0}])
                 else:
                     sim.wait_until(lambda: False, sim_timeout=3600.0)
             except KeyboardInterrupt:
@@ -34,7 +36,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("kind", ["engine", "predicate"])
+@pytest.mark.parametrize("kind", ["engine", "predicate", "steps"])
 def test_ctrl_c_during_a_wait(kind):
     p = subprocess.Popen(
         [sys.executable, "-c", SCRIPT, kind],

@@ -37,7 +37,7 @@ def test_goto_and_at_target(flight):
     # GLOBAL_POSITION_INT's, the estimate, which lags it on the way up.
     assert sim.snapshot().height_m >= 2.0
     assert op.relative_altitude() > 0.0
-    op.goto((12.0, 0.0, 5.0))
+    op.goto([12.0, 0.0, 5.0])  # a list (or any sequence of three numbers) will do too
     assert not op.at_target()  # the new target is 12 m away
     went = sim.wait_until(op.at_target, sim_timeout=120.0)
     assert went.waited_sim_s > 1.0, went
