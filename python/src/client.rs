@@ -562,7 +562,11 @@ impl OffboardClient {
         let (x, y, z): (f64, f64, f64) = match pos.extract() {
             Ok(t) => t,
             Err(_) if !pos.is_instance_of::<pyo3::types::PyString>() => {
-                match pos.extract::<Vec<f64>>().map_err(|_| type_err())?.as_slice() {
+                match pos
+                    .extract::<Vec<f64>>()
+                    .map_err(|_| type_err())?
+                    .as_slice()
+                {
                     [x, y, z] => (*x, *y, *z),
                     _ => return Err(type_err()),
                 }

@@ -223,7 +223,11 @@ impl ProgramReport {
     }
 }
 
-pub(crate) fn program_report(py: Python<'_>, r: &HostReport) -> PyResult<ProgramReport> {
+pub(crate) fn program_report(
+    py: Python<'_>,
+    r: &HostReport,
+    why: &[Option<String>],
+) -> PyResult<ProgramReport> {
     let (end, at) = match r.end {
         ProgramEnd::Completed => ("completed", None),
         ProgramEnd::Stopped { step } => ("stopped", Some(step)),
@@ -231,8 +235,9 @@ pub(crate) fn program_report(py: Python<'_>, r: &HostReport) -> PyResult<Program
         ProgramEnd::Aborted { step } => ("aborted", Some(step)),
     };
     let steps = PyList::empty(py);
-    for rec in &r.records {
-        steps.append(Py::new(py, wait_result(py, &rec.result, None)?)?)?;
+    for (i, rec) in r.records.iter().enumerate() {
+        let why = why.get(i).cloned().flatten();
+        steps.append(Py::new(py, wait_result(py, &rec.result, why)?)?)?;
     }
     Ok(ProgramReport {
         passed: r.passed(),

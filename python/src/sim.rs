@@ -574,8 +574,29 @@ impl Sim {
                 )))
             }
         };
+        let untils: Vec<Wait> = program.steps().iter().map(|s| s.until.clone()).collect();
         let report = drive_program(py, self.host(), program, cap, _cancel)?;
-        program_report(py, &report)
+        // Why each step that did not meet its condition did not, as `nexus run` prints it.
+        let why: Vec<Option<String>> = report
+            .records
+            .iter()
+            .zip(untils)
+            .map(|(rec, wait)| {
+                if rec.result.reason == Reason::Met {
+                    return None;
+                }
+                let r = rec.result.clone();
+                self.inner.offboard_link().and_then(|link| {
+                    link.call(move |ctx| {
+                        let now = ctx.now();
+                        ctx.client().explain(now, &wait, &r).map(|e| e.to_string())
+                    })
+                    .ok()
+                    .flatten()
+                })
+            })
+            .collect();
+        program_report(py, &report, &why)
     }
 
     /// Abort the step program running on this run (from another thread, or a coroutine): its

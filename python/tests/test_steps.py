@@ -66,12 +66,15 @@ def test_a_timeout_stops_and_a_guard_stops(flight):
     ])
     assert stopped.end == "stopped" and stopped.ended_at == 0, stopped
     assert len(stopped.steps) == 1 and stopped.steps[0].reason == "timeout"
+    # Why, as nexus run prints it: nothing asked for an arm.
+    assert stopped.steps[0].explanation, stopped.steps[0]
     guarded = sim.run_steps([
         {"action": "takeoff", "alt_m": 5.0,
          "until": {"altitude": 50.0, "guards": [{"altitude": 1.5}]}, "timeout_s": 60.0},
     ])
     assert guarded.end == "stopped" and guarded.steps[0].reason == "guard", guarded
     assert guarded.steps[0].guard == 0
+    assert "guard" in guarded.steps[0].explanation, guarded.steps[0]
 
 
 def test_abort_steps_from_another_thread(flight):
