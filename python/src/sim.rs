@@ -367,7 +367,7 @@ impl Sim {
     ///         refusal, if any).
     ///     RunError: The run lost its vehicle meanwhile (the message names the cause).
     ///     ValueError: sim_timeout is not a finite number >= 0.
-    #[pyo3(signature = (predicate, *, sim_timeout, _cancel=None))]
+    #[pyo3(signature = (predicate, *, sim_timeout, _cancel=None), text_signature = "(self, predicate, *, sim_timeout)")]
     fn wait_until(
         &self,
         py: Python<'_>,
@@ -469,7 +469,7 @@ impl Sim {
     ///     ValueError: An unknown condition, a missing or extra value, an op where none applies,
     ///         a bad timeout.
     ///     RunError: No client is connected to the run (OffboardClient.connect(sim, …) first).
-    #[pyo3(signature = (condition, value=None, *, timeout_s, op=None, since_seq=None, relative=false, hold_s=0.0, guard=None, then_rc=None, then_mode=None, then_speedup=None, wait_cap_s=None, _cancel=None))]
+    #[pyo3(signature = (condition, value=None, *, timeout_s, op=None, since_seq=None, relative=false, hold_s=0.0, guard=None, then_rc=None, then_mode=None, then_speedup=None, wait_cap_s=None, _cancel=None), text_signature = "(self, condition, value=None, *, timeout_s, op=None, since_seq=None, relative=False, hold_s=0.0, guard=None, then_rc=None, then_mode=None, then_speedup=None, wait_cap_s=None)")]
     #[allow(clippy::too_many_arguments)]
     fn wait(
         &self,
@@ -556,7 +556,7 @@ impl Sim {
     ///     ValueError: A step that does not read (its number, the key and what would be right).
     ///     TypeError: steps is not a list of dicts.
     ///     RunError: No client is connected, or a program is already running on the link.
-    #[pyo3(signature = (steps, *, wait_cap_s=None, _cancel=None))]
+    #[pyo3(signature = (steps, *, wait_cap_s=None, _cancel=None), text_signature = "(self, steps, *, wait_cap_s=None)")]
     fn run_steps(
         &self,
         py: Python<'_>,

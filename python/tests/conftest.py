@@ -10,6 +10,7 @@ them:
   91  test_died, test_errors, test_readme
   92  test_attach (its vehicle)       95  test_died, test_errors, test_interrupt
   93  test_verbs                      96  test_aio; test_attach's silent port
+                                      97  test_attach's fake autopilot (UDP 14637)
 
 Speed 20: a minute of sim time is three wall seconds.
 """
@@ -21,7 +22,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SPEED = 20.0
-INSTANCES = (90, 91, 92, 93, 94, 95, 96)
+INSTANCES = (90, 91, 92, 93, 94, 95, 96, 97)
 
 
 @pytest.fixture

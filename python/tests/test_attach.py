@@ -2,7 +2,7 @@
 `nexus --connect` does. The vehicle here is a built-in one another Sim runs (instance 92: its
 port is UDP 14672; as PX4 SITL above instance 9, it sends to 14549 until a client speaks to
 that port, so the client speaks first: udpout). Nothing listens on 14636 (instance 96's port)
-in the silent case."""
+in the silent case; a fake autopilot speaks on 14637 (instance 97's)."""
 
 import pytest
 
@@ -77,3 +77,41 @@ def test_attach_by_system_id_and_errors():
             sim.start()
             with OffboardClient.connect(sim, 10.0) as op:
                 assert op.connected and sim.ports["offboard"]["system_id"] == 93
+
+
+def test_a_vehicle_that_is_not_a_simulator_is_refused():
+    """A fake autopilot (pymavlink, on UDP 14637) that answers AUTOPILOT_VERSION as a flight
+    controller would: connect refuses it, as `nexus --connect` refuses to fly one, unless
+    real_vehicle=True."""
+    import threading
+    from pymavlink import mavutil
+
+    stop = threading.Event()
+
+    def fake():
+        m = mavutil.mavlink_connection("udpout:127.0.0.1:14637", source_system=42, source_component=1)
+        while not stop.is_set():
+            m.mav.heartbeat_send(2, 12, 0x51, 0, 3)  # quadrotor, PX4, disarmed, standby
+            msg = m.recv_match(blocking=True, timeout=0.1)
+            if msg is not None and msg.get_type() == "COMMAND_LONG":
+                m.mav.autopilot_version_send(
+                    0, 0, 0, 0, 0, [0] * 8, [0] * 8, [0] * 8, 0x26AC, 0x0011, 0, [0] * 18
+                )
+        m.close()
+
+    t = threading.Thread(target=fake, daemon=True)
+    t.start()
+    try:
+        with nx.Sim(connect="udpin:127.0.0.1:14637") as sim:
+            sim.start()
+            with pytest.raises(nx.RunError, match="does not identify as a simulator") as e:
+                OffboardClient.connect(sim, 10.0)
+            assert "real_vehicle=True" in str(e.value) and "system 42" in str(e.value)
+        with nx.Sim(connect="udpin:127.0.0.1:14637", real_vehicle=True) as sim:
+            sim.start()
+            with OffboardClient.connect(sim, 10.0) as op:
+                assert op.connected
+                assert sim.ports["offboard"]["simulator"] is False
+    finally:
+        stop.set()
+        t.join()
