@@ -17,6 +17,7 @@ pub type ParamName = String<PARAM_NAME_LEN>;
 /// One thing to do.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // variants behind features (failure injection), and more to come
 pub enum Action {
     /// Nothing: a step that only waits.
     None,

@@ -327,6 +327,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// Encode the next frame due into `buf` (at least [`crate::frame::MAX_FRAME_LEN`] bytes);
     /// its length, or `None` when nothing is due. Call until `None` after every `handle`, verb
     /// or wait registration.
+    #[must_use = "the frame written into `buf` must be sent"]
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         if let Some(n) = self
             .offboard
@@ -368,6 +369,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     }
 
     /// When to call [`Client::poll_transmit`] again if nothing arrives (driver time).
+    #[must_use = "the driver must call back by then"]
     pub fn next_deadline(&self) -> Option<Instant> {
         #[cfg(feature = "raw-send")]
         if !self.raw.is_empty() {
@@ -392,6 +394,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// its size (~350 B each on thumbv7em), which would otherwise stay in the driver's frame
     /// while it handles the event (and registers the next wait, a deep call).
     #[inline(never)]
+    #[must_use = "a polled event is gone from the queue"]
     pub fn poll_event(&mut self) -> Option<Event> {
         if let Some(f) = self.speedup.take() {
             return Some(Event::Speedup(f));

@@ -30,6 +30,7 @@ pub type Words = String<WORDS_LEN>;
 /// What a condition read when the wait ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // a row per condition kind, some behind features; match with a `_` arm
 pub enum Reading {
     /// A number in the condition's unit (height m, airspeed m/s, sim time s).
     Number(f32, &'static str),

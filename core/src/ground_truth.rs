@@ -266,6 +266,7 @@ impl GroundTruthRequest {
 
     /// When [`GroundTruthRequest::poll`] may send next if nothing arrives (driver time);
     /// `None` when nothing is pending or it waits for a frame (the first HEARTBEAT).
+    #[must_use = "the driver must wake by then"]
     pub fn next_deadline<const T: usize>(&self, tel: &Telemetry<T>) -> Option<Instant> {
         if !tel.connected() {
             return None;

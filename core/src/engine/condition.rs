@@ -29,6 +29,7 @@ pub enum Op {
 /// The rows of the wait engine's condition table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // rows behind features (geofence, ground truth), and more to come
 pub enum ConditionKind {
     /// Height above the pad, m ([`crate::telemetry::Telemetry::height_m`]).
     Altitude,

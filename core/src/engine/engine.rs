@@ -490,6 +490,7 @@ impl<const N: usize> Engine<N> {
 
     /// Next event, oldest settle first; a wait's reactions come before its `Settled`, which
     /// frees its slot.
+    #[must_use = "a polled event is gone from the queue"]
     pub fn poll_event(&mut self) -> Option<EngineEvent> {
         let (i, id) = self.oldest_settled(false)?;
         if let Some(State::Settled(d)) = self.slots.get_mut(i).map(|s| &mut s.state) {
@@ -505,6 +506,7 @@ impl<const N: usize> Engine<N> {
     ///
     /// A driver that must apply reactions in the tick they fire but reports results later (the
     /// [`crate::client::Client`]) drains this after every evaluation and registration.
+    #[must_use = "a polled reaction is gone from the queue: carry it out"]
     pub fn poll_reaction(&mut self) -> Option<(WaitId, Reaction)> {
         let (i, id) = self.oldest_settled(true)?;
         match self.slots.get_mut(i).map(|s| &mut s.state) {

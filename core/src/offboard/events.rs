@@ -224,6 +224,7 @@ impl fmt::Display for MissionError {
 /// Something the application must know.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive] // more news may come; match with a `_` arm
 pub enum OffboardEvent {
     /// PX4 refused a command (the request may still be retried; see `GaveUp`).
     Refused(Refusal),

@@ -353,6 +353,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// Encode the next frame due into `buf` and return its length; `None` when nothing is due.
     /// Call until `None`. `buf` must hold [`MIN_TX_BUF`] bytes ([`crate::frame::MAX_FRAME_LEN`]
     /// always does); a smaller one gets nothing and loses nothing.
+    #[must_use = "the frame written must be sent"]
     pub fn poll_transmit<const T: usize>(
         &mut self,
         now: Instant,
@@ -661,6 +662,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
 
     /// When to call `poll_transmit` next if no frame arrives first (wall clock). Covers the
     /// periodic streams and the wall-time timers; sim-time timers run out on frames.
+    #[must_use = "the driver must call back by then"]
     pub fn next_deadline(&self) -> Option<Instant> {
         let mut d = Soonest::default();
         self.streams(&mut d, true);
@@ -748,6 +750,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     }
 
     /// The next thing the application must know, oldest first.
+    #[must_use = "a polled event is gone from the queue"]
     pub fn poll_event(&mut self) -> Option<OffboardEvent> {
         self.events.q.pop_front()
     }
