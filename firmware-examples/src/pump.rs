@@ -1,6 +1,6 @@
 //! The firmware's main loop around a sans-IO node: bytes in, frames to the node, frames out.
 //!
-//! nexus-core is driven the same way everywhere (DESIGN.md, "The core is sans-IO"): hand it
+//! nexus-core is driven the same way everywhere (docs/design.md §Sans-IO core): hand it
 //! every frame with the time, ask it what to send, sleep until its deadline or the next byte.
 //! [`Node`] is that contract as the firmware sees it; the bring-up check implements it now, and
 //! the mission firmware will implement it for `nexus_core::client::Client` (its `handle`,

@@ -633,7 +633,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                     .copy_from_slice(&(mav::MavCmd::MAV_CMD_DO_REPOSITION as u16).to_le_bytes());
                 p[30] = to.system;
                 p[31] = to.component;
-                #[allow(deprecated)] // PX4's DO_REPOSITION takes GLOBAL_INT (PX4-WIRE.md)
+                // PX4's DO_REPOSITION takes GLOBAL_INT (docs/px4-wire.md §Reposition).
+                #[allow(deprecated)]
                 let frame = mav::MavFrame::MAV_FRAME_GLOBAL_INT as u8;
                 p[32] = frame;
                 meta::<mav::COMMAND_INT_DATA>()
