@@ -65,9 +65,9 @@
 //! [`VehicleConfig::relative_alt_steps`]); GLOBAL_POSITION_INT.alt lags the truth by 0.25 s of
 //! the vertical speed, at most 0.7 m (EKF2's lag in the climb).
 //!
-//! # Against the real PX4 traces (issue 18)
-//! `scripts/trace-phases` extracts PX4's numbers from `px4-traces/` into
-//! `fixtures/calibration/` (phases per flight, stream rates); `tests/tests/sim_calibration.rs`
+//! # Against the real PX4 traces
+//! `scripts/trace-phases` extracts PX4's numbers from the PX4 recordings (`fixtures/px4-traces/`)
+//! into `fixtures/calibration/` (phases per flight, stream rates); `tests/tests/sim_calibration.rs`
 //! and `tests::rates` compare. Ratios sim/PX4 at the last calibration:
 //!
 //! | | status | sim vs PX4 |

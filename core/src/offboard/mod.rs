@@ -1,7 +1,7 @@
 //! The PX4 offboard state machine (the Python `OffboardClient`'s, in Rust), sans-IO.
 //!
 //! [`Offboard`] is what a companion computer runs to fly a PX4 over MAVLink. It never touches
-//! a socket or a clock; a driver (firmware main loop, the host pump, the future `Client`) feeds
+//! a socket or a clock; a driver (the firmware main loop, the host pump, [`crate::Client`]) feeds
 //! it and drains it, in the style of quinn-proto and smoltcp:
 //!
 //! ```text
