@@ -96,7 +96,16 @@ fn of_kind(kind: &str) -> Vec<Block> {
     blocks().into_iter().filter(|b| b.info == kind).collect()
 }
 
-const KINDS: &[&str] = &["rust", "rust,ignore", "toml", "json", "python", "sh", "yaml", "text"];
+const KINDS: &[&str] = &[
+    "rust",
+    "rust,ignore",
+    "toml",
+    "json",
+    "python",
+    "sh",
+    "yaml",
+    "text",
+];
 
 #[test]
 fn every_block_says_what_it_is() {
@@ -168,10 +177,14 @@ fn json_blocks_parse() {
     assert!(!blocks.is_empty());
     let mut cache = BTreeMap::new();
     for b in blocks {
-        let v: Value = serde_json::from_str(&b.text)
-            .unwrap_or_else(|e| panic!("{}: not JSON: {e}", b.at()));
+        let v: Value =
+            serde_json::from_str(&b.text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", b.at()));
         // An MCP client configuration: the server's command line is nexus's.
-        for server in v["mcpServers"].as_object().into_iter().flat_map(|m| m.values()) {
+        for server in v["mcpServers"]
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.values())
+        {
             assert_eq!(server["command"], "nexus", "{}", b.at());
             let args: Vec<String> = server["args"]
                 .as_array()
@@ -264,7 +277,10 @@ fn nexus_args(cmd: &[String]) -> Option<Vec<String>> {
     }
     if cmd[0] == "cargo" && cmd.get(1).map(String::as_str) == Some("run") {
         let dd = cmd.iter().position(|a| a == "--")?;
-        if cmd[..dd].windows(2).any(|w| w[0] == "--bin" && w[1] == "nexus") {
+        if cmd[..dd]
+            .windows(2)
+            .any(|w| w[0] == "--bin" && w[1] == "nexus")
+        {
             return Some(cmd[dd + 1..].to_vec());
         }
     }
@@ -301,7 +317,10 @@ fn subcommands(help: &str) -> Vec<String> {
 fn flags(help: &str) -> BTreeSet<String> {
     help.split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == ']' || c == '=')
         .filter(|w| w.starts_with('-') && w.len() > 1)
-        .map(|w| w.trim_end_matches(|c: char| !c.is_alphanumeric()).to_string())
+        .map(|w| {
+            w.trim_end_matches(|c: char| !c.is_alphanumeric())
+                .to_string()
+        })
         .collect()
 }
 
@@ -410,7 +429,11 @@ fn check_script(at: &str, cmd: &[String], cwd: &Path) {
     assert!(out.status.success(), "{at}: {} --help failed", cmd[0]);
     let known = flags(&String::from_utf8_lossy(&out.stdout));
     for a in cmd[1..].iter().filter(|a| a.starts_with("--")) {
-        assert!(known.contains(a.as_str()), "{at}: {} has no option {a}", cmd[0]);
+        assert!(
+            known.contains(a.as_str()),
+            "{at}: {} has no option {a}",
+            cmd[0]
+        );
     }
 }
 
@@ -459,8 +482,14 @@ fn shell_commands_exist_as_written() {
 
 /// The text blocks, by the start of their first line, and what checks each.
 const TEXT_BLOCKS: &[(&str, fn(&Block))] = &[
-    ("nexus fly: examples/box.plan", fly_output_is_what_nexus_prints),
-    ("nexus run: prog.toml:3:1:", program_error_is_what_nexus_prints),
+    (
+        "nexus fly: examples/box.plan",
+        fly_output_is_what_nexus_prints,
+    ),
+    (
+        "nexus run: prog.toml:3:1:",
+        program_error_is_what_nexus_prints,
+    ),
     ("command, file, name, vehicle", report_fields_exist),
     ("→ start_session", mcp_tools_exist),
     ("Cargo.toml            workspace", layout_paths_exist),
@@ -497,14 +526,22 @@ fn fly_output_is_what_nexus_prints(b: &Block) {
     ])
     .output()
     .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{}: nexus fly failed:\n{text}", b.at());
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: nexus fly failed:\n{text}",
+        b.at()
+    );
     let real: Vec<&str> = text.lines().map(str::trim).collect();
     for line in b.text.lines().map(str::trim) {
         if line == "…" || line.is_empty() {
             continue;
         }
-        let stem = &line[..line.find(|c: char| c.is_ascii_digit()).unwrap_or(line.len())];
+        let stem = &line[..line
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(line.len())];
         // The progress bar is drawn only on a terminal; PX4's texts depend on the run.
         if stem.starts_with("step ") && line.contains(" | ") || stem.starts_with("PX4 [") {
             continue;
@@ -521,7 +558,9 @@ fn fly_output_is_what_nexus_prints(b: &Block) {
 fn program_error_is_what_nexus_prints(b: &Block) {
     let scratch = Scratch::new("docs-error");
     let prog = scratch.file("prog.toml", "[[step]]\naction = \"takeoff\"\nalt = 5\n");
-    let out = nexus(&["run", prog.to_str().unwrap(), "--check"]).output().unwrap();
+    let out = nexus(&["run", prog.to_str().unwrap(), "--check"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", b.at());
     let stderr = String::from_utf8_lossy(&out.stderr).replace(prog.to_str().unwrap(), "prog.toml");
     for line in b.text.lines() {
