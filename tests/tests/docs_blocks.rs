@@ -481,7 +481,10 @@ fn shell_commands_exist_as_written() {
 // ---- text blocks ----------------------------------------------------------------------------
 
 /// The text blocks, by the start of their first line, and what checks each.
-const TEXT_BLOCKS: &[(&str, fn(&Block))] = &[
+/// What checks a text block.
+type TextCheck = fn(&Block);
+
+const TEXT_BLOCKS: &[(&str, TextCheck)] = &[
     (
         "nexus fly: examples/box.plan",
         fly_output_is_what_nexus_prints,
@@ -751,4 +754,111 @@ fn readme_starts_with_the_two_commands() {
         "README.md is {} bytes: move detail to docs/",
         readme.len()
     );
+}
+
+// ---- links ----------------------------------------------------------------------------------
+
+/// GitHub's anchor of a heading: lower case, punctuation dropped, spaces as `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn anchors(page: &Path) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(page).unwrap();
+    let mut fence = false;
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fence = !fence;
+        }
+        if !fence && line.starts_with('#') {
+            out.insert(slug(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+/// Every relative link of README.md and docs/ names a file of the repository, and an anchor
+/// (`page.md#section`) a heading of that page.
+#[test]
+fn links_resolve_inside_the_repository() {
+    for page in pages() {
+        let path = repo(&page);
+        let dir = path.parent().unwrap().to_path_buf();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, _) in text.match_indices("](") {
+            let rest = &text[i + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.starts_with("http://") || target.starts_with("https://") {
+                continue;
+            }
+            let (file, anchor) = match target.split_once('#') {
+                Some((f, a)) => (f, Some(a)),
+                None => (target, None),
+            };
+            let file = if file.is_empty() {
+                path.clone()
+            } else {
+                dir.join(file)
+            };
+            assert!(file.exists(), "{page}: link to {target}: no such file");
+            let inside = file.canonicalize().unwrap();
+            assert!(
+                inside.starts_with(root().canonicalize().unwrap()),
+                "{page}: link to {target} leaves the repository"
+            );
+            if let Some(anchor) = anchor {
+                assert!(
+                    anchors(&file).contains(anchor),
+                    "{page}: link to {target}: no such heading in {}",
+                    file.display()
+                );
+            }
+        }
+    }
+}
+
+/// The repository explains itself: no file names the documents that once lived beside it.
+#[test]
+fn nothing_names_files_outside_the_repository() {
+    let banned = [
+        ["PX4-", "WIRE.md"].concat(),
+        ["DESIGN", ".md"].concat(),
+        ["../", "shared"].concat(),
+        ["/work/", "shared"].concat(),
+    ];
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+            let p = e.path();
+            let name = e.file_name();
+            if name == ".git" || name == "target" || name == ".venv" || name == "__pycache__" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root(), &mut files);
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue; // binary
+        };
+        for b in &banned {
+            assert!(!text.contains(b.as_str()), "{} names {b}", f.display());
+        }
+    }
 }
