@@ -11,7 +11,8 @@
 //!   the page); checked here: that file names every page with one.
 //! * `sh` and `yaml`: every `nexus` command's subcommand and each of its flags exist in that
 //!   subcommand's `--help`; every `cargo` command's package, test, example and bench exist;
-//!   every script named exists and, where it has `--help`, takes the flags given.
+//!   every script named exists and, where it has `--help`, takes the flags given; a
+//!   `nexus run … --check` of files in the repository runs (it reads the program, flies nothing).
 //! * `text`: each one is known below by its first line, with the check that fits it (an
 //!   example output compared with a real run's, a report's field list with a real report, a
 //!   tree with the files). A new text block fails until it gets a check.
@@ -444,6 +445,7 @@ const OTHER_TOOLS: &[&str] = &["export", "socat", "pip", "maturin", "time", "/us
 fn shell_commands_exist_as_written() {
     let mut cache = BTreeMap::new();
     let mut seen = 0;
+    let mut checked_runs = 0;
     for b in blocks()
         .into_iter()
         .filter(|b| b.info == "sh" || b.info == "yaml")
@@ -459,6 +461,17 @@ fn shell_commands_exist_as_written() {
             }
             if let Some(args) = nexus_args(&cmd) {
                 check_nexus(&at, &args, &mut cache);
+                // `--check` reads a program without flying: run those whose files are here.
+                let files_here = args[1..]
+                    .iter()
+                    .filter(|a| a.ends_with(".toml") || a.ends_with(".plan"))
+                    .all(|a| repo(a).is_file());
+                if args.iter().any(|a| a == "--check") && files_here {
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    let out = nexus(&args).output().unwrap();
+                    assert!(out.status.success(), "{at}: {out:?}");
+                    checked_runs += 1;
+                }
             }
             if cmd[0] == "cargo" {
                 check_cargo(&at, &cmd, &cwd);
@@ -476,6 +489,7 @@ fn shell_commands_exist_as_written() {
         }
     }
     assert!(seen > 20, "only {seen} commands found");
+    assert!(checked_runs > 0, "no `nexus run … --check` ran");
 }
 
 // ---- text blocks ----------------------------------------------------------------------------
