@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Footprint of a release firmware binary against its budget. The MCU has 64 KiB of flash and
-# 16 KiB of RAM; the mission firmware is held to less (issue 17): 48 KiB of flash (measured
-# 47 316 B) and 12 KiB of RAM including the stack (measured in each run, ~11.2 KB); the README's
-# Footprint section says where the flash goes and how it got there:
+# Footprint of a release firmware binary against its budget. The MCU has 64 KiB of flash and 16 KiB
+# of RAM; the mission firmware is held to less, to leave room for the application: 48 KiB of flash
+# (measured 48 224 B) and 12 KiB of RAM including the stack (measured in each run, ~11.2 KB);
+# firmware-examples/README.md's Footprint section says where the flash goes and how it got there:
 #   flash = .vector_table + .text + .rodata + .data (its initial values live in flash)
 #   RAM   = .data + .bss + .uninit (static) + the stack high-water mark
 # The high-water mark is measured at run time: an end-to-end test runs BIN on QEMU against its
@@ -18,7 +18,7 @@
 # For the mission firmware it also prints the core's footprint: the mission firmware minus the
 # bring-up baseline (link_check: UART, pump, framing, message decoding, telemetry, logging),
 # i.e. what the wait engine, the offboard machine, the plan reader and the Client add (with the
-# mission's own code and its stored .plan). Issue 3's target for it, 48 KiB of flash, is
+# mission's own code and its stored .plan). The core's own target, 48 KiB of flash, is
 # checked too.
 #
 # Needs arm-none-eabi-size and qemu-system-arm (scripts/env.sh installs both). Exits 1 when a
@@ -123,7 +123,7 @@ status=0
 [ "$flash" -le "$flash_budget" ] || { echo "size-report: $bin flash over budget by $((flash - flash_budget)) B" >&2; status=1; }
 [ "$ram" -le "$ram_budget" ] || { echo "size-report: $bin RAM over budget by $((ram - ram_budget)) B" >&2; status=1; }
 if [ "$bin" = mission ] && [ "$core_flash" -gt "$core_flash_budget" ]; then
-  echo "size-report: core footprint over issue 3's 48 KiB by $((core_flash - core_flash_budget)) B" >&2
+  echo "size-report: core footprint over its 48 KiB target by $((core_flash - core_flash_budget)) B" >&2
   status=1
 fi
 exit $status

@@ -6,7 +6,7 @@
 //! [`Action`] and the reactions of its wait ([`Reactions`]) — never the names of actions as
 //! written: the stick gesture (`rc` with throttle down and yaw right) arms as surely as `arm`.
 //!
-//! What counts, and why (README, "A real vehicle is not a simulator", has the same table):
+//! What counts, and why (docs/px4.md, "A real vehicle is not a simulator", has the same table):
 //!
 //! * arm, arm by gesture, takeoff, goto, mission start and resume, Offboard setpoints, RTL:
 //!   each arms or moves the vehicle;

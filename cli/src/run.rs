@@ -15,7 +15,7 @@ use std::process::ExitCode;
 /// Arguments of `nexus run`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
-    /// The flight program (TOML; see README, "Flight programs").
+    /// The flight program (TOML; see docs/cli.md, "Flight programs").
     pub program: PathBuf,
     /// Which vehicle, how fast.
     #[command(flatten)]

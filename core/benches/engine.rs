@@ -22,8 +22,8 @@
 //!   loaded machine: the 16-wait path and rust-mavlink alternating, the fastest round of each
 //!   (`NEXUS_BENCH_ROUNDS`, default 100).
 //! * `synthetic_stream/*`: **synthetic** bytes of 10 s of PX4 traffic at the rates of
-//!   PX4-WIRE.md (34 B/msg, mostly zero fields), including ATTITUDE_QUATERNION and HIGHRES_IMU
-//!   (outside the decoded subset, skipped), through the same path.
+//!   docs/px4-wire.md §Streams (34 B/msg, mostly zero fields), including ATTITUDE_QUATERNION
+//!   and HIGHRES_IMU (outside the decoded subset, skipped), through the same path.
 
 // criterion_group!/criterion_main! generate undocumented functions.
 #![allow(missing_docs)]

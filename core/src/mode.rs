@@ -311,7 +311,7 @@ mod tests {
 
     #[test]
     fn wire_values_match_px4() {
-        // PX4-WIRE.md: custom_mode = main<<16 | sub<<24
+        // docs/px4-wire.md §Modes: custom_mode = main<<16 | sub<<24
         assert_eq!(Mode::Takeoff.custom_mode(), 4 << 16 | 2 << 24);
         assert_eq!(Mode::Hold.custom_mode(), 4 << 16 | 3 << 24);
         assert_eq!(Mode::Offboard.custom_mode(), 6 << 16);

@@ -1,7 +1,7 @@
 //! The Client wires telemetry, offboard machine, wait engine and program runner: reactions
 //! reach the wire in the tick their condition is met, program steps chain in one call, and
 //! the driver's died/close/cap and an autopilot reboot end waits with their reasons. Flown
-//! against the offboard rig's scripted PX4 (PX4-WIRE.md timings).
+//! against the offboard rig's scripted PX4 (docs/px4-wire.md timings).
 
 mod offboard_rig;
 

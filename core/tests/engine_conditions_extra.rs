@@ -1,4 +1,4 @@
-//! The rows issue 15 adds to the condition table (feature `extra-conditions`), row by row:
+//! The condition table's `extra-conditions` rows (docs/cli.md §Conditions), row by row:
 //! every row × every op and `within`, met / timeout / cap, never met before the message it
 //! reads, with `hold_s` and as a guard, and the registration errors.
 #![cfg(feature = "extra-conditions")]

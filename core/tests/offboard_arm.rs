@@ -1,4 +1,4 @@
-//! Modes and arming against a scripted PX4 with PX4-WIRE.md's timings: ordering, refusals
+//! Modes and arming against a scripted PX4 with docs/px4-wire.md's timings: ordering, refusals
 //! with their texts, bounded give-up, the stick gesture, and requests that clear when PX4
 //! moves on by itself.
 

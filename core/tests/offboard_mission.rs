@@ -2,7 +2,8 @@
 //! MISSION_REQUEST, duplicates, out of order, rejected, timed out), start after a finished
 //! mission, progress with PX4's repeated MISSION_ITEM_REACHED, download, clear, pause/resume.
 
-#![allow(deprecated)] // MISSION_SET_CURRENT: the message PX4 handles (PX4-WIRE.md)
+// MISSION_SET_CURRENT: the message PX4 handles (docs/px4-wire.md §Mission progress).
+#![allow(deprecated)]
 
 mod offboard_rig;
 

@@ -3,7 +3,8 @@
 //! is still resent to at the configured floor, and on a vehicle clock running ×5 the timer,
 //! measured in that clock, grows with it.
 
-#![allow(deprecated)] // MISSION_SET_CURRENT: the message PX4 handles (PX4-WIRE.md)
+// MISSION_SET_CURRENT: the message PX4 handles (docs/px4-wire.md §Mission progress).
+#![allow(deprecated)]
 
 mod offboard_rig;
 

@@ -195,7 +195,7 @@ fn amsl_fallback_and_relative_alt_against_the_truth() {
          relative_alt {rel_err:.3} m"
     );
     assert!(n > 1000, "only {n} samples compared");
-    // PX4-WIRE.md measured 0.73 m for the AMSL difference and up to 1.45 m for relative_alt.
+    // docs/px4-wire.md §Height: 0.73 m for the AMSL difference and up to 1.45 m for relative_alt.
     assert!(amsl_err < 0.8, "AMSL since arm strays {amsl_err} m");
     assert!(rel_err > 1.2, "relative_alt strays only {rel_err} m");
 }

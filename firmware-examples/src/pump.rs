@@ -1,10 +1,11 @@
 //! The firmware's main loop around a sans-IO node: bytes in, frames to the node, frames out.
 //!
-//! nexus-core is driven the same way everywhere (DESIGN.md, "The core is sans-IO"): hand it
+//! nexus-core is driven the same way everywhere (docs/design.md §Sans-IO core): hand it
 //! every frame with the time, ask it what to send, sleep until its deadline or the next byte.
-//! [`Node`] is that contract as the firmware sees it; the bring-up check implements it now, and
-//! the mission firmware will implement it for `nexus_core::client::Client` (its `handle`,
-//! `poll_transmit`, `next_deadline` map one to one; the outcome comes from its events).
+//! [`Node`] is that contract as the firmware sees it: the bring-up check (`link_check`) and the
+//! mission firmware (`mission::MissionFlight`, over `nexus_core::client::Client`, whose
+//! `handle`, `poll_transmit` and `next_deadline` map one to one) implement it; the outcome
+//! comes from the node's events.
 //!
 //! [`Pump::run`] owns the loop: it reads the UART through the resynchronising
 //! [`Decoder::poll_read`], decodes each checked frame with [`Frame::decode`] (messages outside

@@ -93,8 +93,8 @@ impl Px4 {
         }
     }
 
-    /// One simulated second of PX4's offboard-link streams (PX4-WIRE.md rates), packed into
-    /// datagrams of at most [`DATAGRAM`] bytes. Returns the datagrams and the frame count.
+    /// One simulated second of PX4's offboard-link streams (docs/px4-wire.md §Streams), packed
+    /// into datagrams of at most [`DATAGRAM`] bytes. Returns the datagrams and the frame count.
     fn one_second(&mut self) -> (Vec<Vec<u8>>, usize) {
         type Make = fn(&mut Px4, u32) -> Vec<u8>;
         let streams: [(u32, Make); 28] = [

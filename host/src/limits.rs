@@ -43,8 +43,9 @@ pub const SIM_SPEED_MAX: f64 = 500.0;
 
 /// Fastest speed factor on PX4 SITL. PX4 itself takes any finite positive
 /// `PX4_SIM_SPEED_FACTOR` (it aborts on others); its lockstep then lags rather than stops:
-/// PX4-WIRE.md measured ×4 running at ×3.9 and ×10 at ×9.2. ×20 keeps the [`wall_bound`]
-/// (which allows half the asked speed) clear of that lag; real PX4 above ×10 is not measured.
+/// PX4 SITL ran ×4 at ×3.9 and ×10 at ×9.2 (docs/px4-wire.md §Launch). ×20 keeps the
+/// [`wall_bound`] (which allows half the asked speed) clear of that lag; real PX4 above ×10 is
+/// not measured.
 pub const PX4_SPEED_MAX: f64 = 20.0;
 
 /// Highest SITL instance: system id = instance + 1 must not be 255, nexus's own.

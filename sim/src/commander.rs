@@ -221,11 +221,13 @@ pub enum LandEvent {
     Landing,
 }
 
-/// Failsafe trigger latency after the watched input is declared lost, µs. PX4-WIRE measured
-/// "Failsafe activated" ~1.3 s after an offboard stream stops with COM_OF_LOSS_T = 1 s.
+/// Failsafe trigger latency after the watched input is declared lost, µs. PX4 measured
+/// "Failsafe activated" ~1.3 s after an offboard stream stops with COM_OF_LOSS_T = 1 s
+/// (docs/px4-wire.md §Offboard).
 pub const FAILSAFE_DELAY_US: u64 = 300_000;
-/// Extra latency of the auto-disarm after landing, µs: PX4-WIRE measured "Disarmed by landing"
-/// 2.0–2.4 s after EXTENDED_SYS_STATE first said ON_GROUND with COM_DISARM_LAND = 2 s.
+/// Extra latency of the auto-disarm after landing, µs: PX4 measured "Disarmed by landing"
+/// 2.0–2.4 s after EXTENDED_SYS_STATE first said ON_GROUND with COM_DISARM_LAND = 2 s
+/// (docs/px4-wire.md §Flight).
 pub const LAND_DISARM_LATENCY_US: u64 = 250_000;
 /// Height at which the land detector declares a takeoff, m.
 pub const TAKEOFF_HEIGHT_M: f32 = 0.2;

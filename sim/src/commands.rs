@@ -242,7 +242,7 @@ impl Vehicle {
             Some(MavCmd::MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN) => {
                 // On SITL: a reboot is refused, PX4 keeps running; a
                 // shutdown (param1 2) while disarmed is accepted and the process exits 0 ~0.5 s
-                // later (PX4-WIRE "More measured").
+                // later (docs/px4-wire.md §Launch).
                 if cmd.p[0] == 2.0 && !self.commander.armed {
                     self.shutdown_at_us = Some(self.now_us + SHUTDOWN_DELAY_US);
                     MavResult::MAV_RESULT_ACCEPTED

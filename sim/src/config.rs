@@ -4,7 +4,7 @@ use super::geo::GeoPoint;
 
 /// When things happen after boot, in sim milliseconds of PX4's own clock (time_boot_ms), as the
 /// px4-traces hold them (`scripts/trace-phases DIR NAME --boot`, `fixtures/calibration/
-/// px4-boot.tsv`): first HEARTBEAT at 1.24–1.25 s (PX4-WIRE's 1.3–1.8 s count from the exec,
+/// px4-boot.tsv`): first HEARTBEAT at 1.24–1.25 s (docs/px4-wire.md §Boot: 1.3–1.8 s from the exec,
 /// a few tenths earlier); the SYS_STATUS prearm bit at 4.07–4.08 s in Hold and Takeoff, 6.11 s
 /// in Mission mode with a mission loaded (box-x4), STANDBY at 4.26–4.28 s in every mode. A
 /// client that settles 5 s after the last "not armable" SYS_STATUS then arms at 8.9 s and

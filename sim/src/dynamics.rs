@@ -14,8 +14,8 @@ pub const G: f32 = 9.80665;
 /// Horizontal position P gain (PX4 MPC_XY_P): offboard and manual position setpoints.
 pub const XY_P: f32 = 0.95;
 /// Share of MPC_ACC_HOR PX4's jerk-limited auto trajectory (missions, reposition, RTL) gains
-/// and sheds speed with: box-x4's 15–19 m legs peak at 3.8 m/s, PX4-WIRE's 15 m reposition
-/// takes ~6.5 s, a 20 m one 7.5 s.
+/// and sheds speed with: box-x4's 15–19 m legs peak at 3.8 m/s, PX4's 15 m reposition
+/// takes ~6.5 s, a 20 m one 7.5 s (docs/px4-wire.md §Reposition).
 pub const AUTO_ACC_SHARE: f32 = 0.35;
 /// Vertical position P gain (PX4 MPC_Z_P).
 pub const Z_P: f32 = 1.0;

@@ -2,8 +2,8 @@
 //!
 //! It is the default peer of every end-to-end test and of the `nexus` command when no PX4 build
 //! is given, and it runs alone (`nexus sim`) for QGroundControl or pymavlink. Fidelity is the
-//! point: behaviour follows `PX4-WIRE.md` (measured PX4 SITL, SIH quadrotor) and, where that is
-//! silent, PX4's sources (commander, navigator, `mavlink_mission.cpp`, the mavlink streams).
+//! point: behaviour follows `docs/px4-wire.md` (measured PX4 SITL, SIH quadrotor) and, where that
+//! is silent, PX4's sources (commander, navigator, `mavlink_mission.cpp`, the mavlink streams).
 //!
 //! Two layers:
 //! * [`Vehicle`]: a pure, deterministic, in-memory model driven sans-IO
@@ -15,16 +15,16 @@
 //!   over the wire only, as from PX4 SITL: HIL_STATE_QUATERNION when asked.
 //!
 //! # On the wire
-//! Bind 14580+N, send to 14540+N until a client speaks, then latch onto the first client for
-//! the vehicle's life; system id N+1, component 1; MAVLink 2 out, MAVLink 1 or 2 in. HEARTBEAT
-//! type 2/autopilot 12; base_mode = CUSTOM_MODE_ENABLED | auto 0x1c / manual 0x50 (Acro 0x40,
-//! Offboard 0x10) | armed 0x80 (`streams/HEARTBEAT.hpp`); system_status UNINIT until the
-//! prearm checks pass for the selected mode, STANDBY, ACTIVE armed, CRITICAL in failsafe.
-//! Streams at PX4-WIRE's rates, including messages a client must skip (ATTITUDE_QUATERNION,
-//! HIGHRES_IMU, ODOMETRY, …) and PX4's own gimbal/camera COMMAND_LONGs (1001, 1000, 2003,
-//! addressed to itself, sent three times a second apart at ~4 s after boot and at arming).
+//! Bind 14580+N, send to 14540+N until a client speaks, then latch onto the first client for the
+//! vehicle's life; system id N+1, component 1; MAVLink 2 out, MAVLink 1 or 2 in. HEARTBEAT type
+//! 2/autopilot 12; base_mode = CUSTOM_MODE_ENABLED | auto 0x1c / manual 0x50 (Acro 0x40, Offboard
+//! 0x10) | armed 0x80 (`streams/HEARTBEAT.hpp`); system_status UNINIT until the prearm checks pass
+//! for the selected mode, STANDBY, ACTIVE armed, CRITICAL in failsafe. Streams at PX4's rates
+//! (docs/px4-wire.md §Streams), including messages a client must skip (ATTITUDE_QUATERNION,
+//! HIGHRES_IMU, ODOMETRY, …) and PX4's own gimbal/camera COMMAND_LONGs (1001, 1000, 2003, addressed
+//! to itself, sent three times a second apart at ~4 s after boot and at arming).
 //!
-//! # Decisions taken from PX4's sources (where PX4-WIRE.md is silent)
+//! # Decisions taken from PX4's sources (where docs/px4-wire.md is silent)
 //! * STATUSTEXT (`streams/STATUSTEXT.hpp`): a uORB queue of 8, drained only while a GCS or
 //!   onboard-controller HEARTBEAT was seen in the last 3 s, entries older than 5 s dropped; ids
 //!   count from 0; 50-character chunks, the last zero-padded (exactly 50: no terminator).
@@ -65,9 +65,9 @@
 //! [`VehicleConfig::relative_alt_steps`]); GLOBAL_POSITION_INT.alt lags the truth by 0.25 s of
 //! the vertical speed, at most 0.7 m (EKF2's lag in the climb).
 //!
-//! # Against the real PX4 traces (issue 18)
-//! `scripts/trace-phases` extracts PX4's numbers from `px4-traces/` into
-//! `fixtures/calibration/` (phases per flight, stream rates); `tests/tests/sim_calibration.rs`
+//! # Against the real PX4 traces
+//! `scripts/trace-phases` extracts PX4's numbers from the PX4 recordings (`fixtures/px4-traces/`)
+//! into `fixtures/calibration/` (phases per flight, stream rates); `tests/tests/sim_calibration.rs`
 //! and `tests::rates` compare. Ratios sim/PX4 at the last calibration:
 //!
 //! | | status | sim vs PX4 |

@@ -647,7 +647,8 @@ impl MissionManager {
         let global = it.has_position();
         // PX4's `format_mavlink_mission_item` stores only "relative or not": a global item goes
         // back as GLOBAL(_RELATIVE_ALT)_INT (5/6) on the *_INT protocol, as GLOBAL(_RELATIVE_ALT)
-        // (0/3) on the legacy one, whatever frame it was uploaded with (PX4-WIRE: 3 -> 6).
+        // (0/3) on the legacy one, whatever frame it was uploaded with (docs/px4-wire.md
+        // §Mission upload: 3 -> 6).
         // A fence point is stored without "relative" (nor autocontinue): every global one goes
         // back as GLOBAL(_INT), autocontinue 0. Global items go back with param1..4 zero but for
         // the ones their command keeps (a fence's vertex count or radius; a rally point none).

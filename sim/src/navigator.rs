@@ -645,7 +645,7 @@ impl Navigator {
         let s = i.sticks.unwrap_or(RcSticks::NEUTRAL).clamped();
         // PX4's stick shaping (MPC_XY_MAN_EXPO 0.6) up to MPC_VEL_MANUAL 10 m/s; the
         // acceleration-based Position mode gains speed slowly: pitch 0.5 for 4 s flies
-        // 3.2-3.5 m on PX4 (PX4-WIRE "More measured"), i.e. ~MPC_ACC_HOR/2 at full stick.
+        // 3.2-3.5 m on PX4 (docs/px4-wire.md §Flight), i.e. ~MPC_ACC_HOR/2 at full stick.
         let vmax = p.f(P::MPC_XY_VEL_MAX).min(MPC_VEL_MANUAL_M_S);
         let dead = |v: f32| if v.abs() < 0.05 { 0.0 } else { v };
         let expo = |v: f32| (1.0 - MAN_EXPO) * v + MAN_EXPO * v * v * v;

@@ -24,7 +24,7 @@ pub const MISSION_MANAGER_US: u64 = 10_000;
 pub const GIMBAL_SENDS: u8 = 3;
 /// How far behind the vertical speed the AMSL estimate runs, s (EKF2-like lag in a climb).
 pub const ESTIMATE_LAG_S: f32 = 0.25;
-/// Largest lag of the AMSL estimate, m (PX4-WIRE.md: within 0.73 m of the truth).
+/// Largest lag of the AMSL estimate, m (docs/px4-wire.md §Height: within 0.73 m of the truth).
 pub const ESTIMATE_LAG_MAX_M: f32 = 0.7;
 
 /// A telemetry stream.
@@ -135,7 +135,7 @@ impl Kind {
     }
 }
 
-/// PX4's rates on the offboard link (PX4-WIRE.md and the px4-traces, whose rates
+/// PX4's rates on the offboard link (docs/px4-wire.md §Streams and the px4-traces, whose rates
 /// `fixtures/calibration/px4-rates.tsv` lists), Hz; 0: not streamed until asked for.
 pub const DEFAULT_RATES: &[(Kind, f32)] = &[
     (Kind::Heartbeat, 1.0),
@@ -333,7 +333,7 @@ impl Vehicle {
 
     /// GLOBAL_POSITION_INT.alt as PX4's estimator reports it, m AMSL: the true altitude
     /// lagging in a climb or descent like EKF2's (0.25 s of the vertical speed, at most
-    /// [`ESTIMATE_LAG_MAX_M`]; PX4-WIRE.md measured the AMSL estimate within 0.73 m of truth).
+    /// [`ESTIMATE_LAG_MAX_M`]; docs/px4-wire.md §Height: the AMSL estimate within 0.73 m of truth).
     pub(super) fn estimated_alt_amsl(&self, true_alt_amsl_m: f32) -> f32 {
         let climb_m_s = -self.body.vel_ned_m_s[2];
         let lag = (climb_m_s * ESTIMATE_LAG_S).clamp(-ESTIMATE_LAG_MAX_M, ESTIMATE_LAG_MAX_M);
@@ -997,8 +997,8 @@ impl Vehicle {
         }
         let view = self.mission_view();
         let now = self.now_us;
-        // The mission manager runs in the mavlink loop; PX4-WIRE measured its retries ~0.26 s
-        // apart for a 0.25 s timeout, i.e. a ~10 ms cadence.
+        // The mission manager runs in the mavlink loop; its retries came ~0.26 s
+        // apart for a 0.25 s timeout, i.e. a ~10 ms cadence (docs/px4-wire.md §Mission upload).
         let slow = now >= self.streams.next_mission_us;
         if slow {
             self.streams.next_mission_us = now - now % MISSION_MANAGER_US + MISSION_MANAGER_US;

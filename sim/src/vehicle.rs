@@ -22,7 +22,7 @@ use super::streams::Streams;
 /// "Takeoff detected" comes 1.6–1.9 s after arming in the traces, while still on the ground.
 const TAKEOFF_DETECT_THRUST_S: f32 = 0.95;
 /// Seconds on the ground before "Landing detected": ~7 s after touchdown in box-x4 (the land
-/// detector's hysteresis with SIH's thrust), 5–6 s in PX4-WIRE's Land-mode runs. PX4 1.18 has
+/// detector's hysteresis with SIH's thrust), 5–6 s in PX4's Land-mode runs. PX4 1.18 has
 /// no LNDMC_TRIG_TIME parameter to set it.
 const LAND_DETECT_S: f32 = 6.0;
 /// The same for a vehicle that never left the ground since arming: Land commanded on the
@@ -119,7 +119,8 @@ pub const ALT_STEP_PERIOD_US: u64 = 2_000_000;
 /// How long after takeoff the home-altitude re-estimation goes on, µs (~120 s, as measured).
 pub const ALT_STEPS_FOR_US: u64 = 120_000_000;
 
-/// GLOBAL_POSITION_INT.relative_alt's home-altitude corrections after takeoff (PX4-WIRE).
+/// GLOBAL_POSITION_INT.relative_alt's home-altitude corrections after takeoff
+/// (docs/px4-wire.md §Height).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct AltSteps {
     pub offset_m: f32,
@@ -451,7 +452,7 @@ impl Vehicle {
                 .manual
                 .last_us
                 .is_some_and(|t| now.saturating_sub(t) <= rc_loss);
-        // PX4 enters Offboard after a single setpoint (PX4-WIRE.md, "Offboard" correction): the
+        // PX4 enters Offboard after a single setpoint (docs/px4-wire.md §Offboard): the
         // stream counts while its last setpoint is within the 2 Hz gap.
         let offboard = self
             .offboard
@@ -1065,12 +1066,12 @@ impl Vehicle {
             self.alt_steps.offset_m = 0.0;
             return;
         }
-        // PX4 (SIH, PX4-WIRE.md and shared/px4-traces): HOME_POSITION.altitude re-estimated
-        // every ~2 s in flight, between ~0.6 m below and ~1.25 m above the pad's altitude, often
-        // by more than 1 m at once; relative_alt (= alt − home) read 3.7 .. 5.6 m in a 5 m hover.
-        // Modelled as two bands, high [1.0, 1.25] m and low [−0.6, 0] m: at each update the
-        // offset jumps to the other band (a step of ≥ 1 m) half of the time, else moves within
-        // its band.
+        // PX4 (SIH, docs/px4-wire.md §Height, fixtures/px4-traces): HOME_POSITION.altitude
+        // re-estimated every ~2 s in flight, between ~0.6 m below and ~1.25 m above the pad's
+        // altitude, often by more than 1 m at once; relative_alt (= alt − home) read 3.7 .. 5.6 m
+        // in a 5 m hover. Modelled as two bands, high [1.0, 1.25] m and low [−0.6, 0] m: at each
+        // update the offset jumps to the other band (a step of ≥ 1 m) half of the time, else moves
+        // within its band.
         let r = self.rng.next_u64();
         let frac = (r % 1000) as f32 / 1000.0;
         let high = self.alt_steps.offset_m > 0.5;

@@ -1,5 +1,5 @@
 """pymavlink against the simulated PX4: the messages, commands and parameter answers that
-issue 18 measured on real PX4 (PX4-WIRE.md "More measured"), one event per check.
+real PX4 gives (docs/px4-wire.md §Parameters, §Commands, §Streams), one event per check.
 
 Usage: sim_conformance.py PORT SYSID. Ends by asking for a shutdown: the vehicle acks and exits.
 """

@@ -1,7 +1,7 @@
 """Boot, early arm refusal, takeoff, reposition and land against nexus' simulated PX4.
 
 Usage: sim_flight.py PORT SYSID. Prints JSON events (see sim_client.py); the Rust test
-tests/tests/sim_flight.rs asserts them against PX4-WIRE.md.
+tests/tests/sim_flight.rs asserts them against docs/px4-wire.md.
 """
 
 import math

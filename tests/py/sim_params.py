@@ -1,4 +1,4 @@
-"""pymavlink fetches the simulated PX4's whole parameter list (PX4's table, issue 18), then reads
+"""pymavlink fetches the simulated PX4's whole parameter list (PX4's table, sim/data/sih-quadx.tsv), then reads
 by name and by index and sets an INT32 (bytewise) and a REAL32, as QGroundControl does.
 
 Usage: sim_params.py PORT SYSID. One event per check.

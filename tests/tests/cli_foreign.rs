@@ -26,8 +26,8 @@ fn encode<M: mavlink::MessageData>(sysid: u8, msg: &M) -> Vec<u8> {
     buf[..n].to_vec()
 }
 
-/// The four datagrams that forged a PASS before the latch (issue 11): the mission at its last
-/// item and reached, the vehicle on the ground, a disarmed autopilot heartbeat.
+/// Four datagrams that would forge a PASS if the link did not latch the vehicle: the mission at its
+/// last item and reached, the vehicle on the ground, a disarmed autopilot heartbeat.
 fn forged(sysid: u8) -> Vec<Vec<u8>> {
     vec![
         encode(

@@ -1,8 +1,8 @@
-//! Limits on every input of `nexus` (issue 11, item 6): generated speeds, durations, instances,
-//! plan values and program values never panic and never hang; out of range they exit 2 with a
-//! message, in range they are accepted (shown by an unwritable `--json` or an unopenable link
-//! refusing the command next, so nothing flies). Input files that are not regular (a FIFO,
-//! /dev/zero) are refused without blocking, a huge one-line plan gives a bounded error, an
+//! Limits on every input of `nexus` (`host/src/limits.rs`, docs/cli.md): generated speeds,
+//! durations, instances, plan values and program values never panic and never hang; out of range
+//! they exit 2 with a message, in range they are accepted (shown by an unwritable `--json` or an
+//! unopenable link refusing the command next, so nothing flies). Input files that are not regular
+//! (a FIFO, /dev/zero) are refused without blocking, a huge one-line plan gives a bounded error, an
 //! unwritable `--json` stops the command before anything flies.
 //!
 //! SITL instance numbers used here: 240–247.

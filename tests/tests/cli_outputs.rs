@@ -1,8 +1,8 @@
-//! Outputs that would replace each other or the evidence (issue 29, item 8): every `--json`,
-//! `--junit`, `--report` and `--tlog` of `run` (one program or a set), `fly` and `check` must
-//! name a file of its own, after links are resolved, and none may be a file the command reads
-//! (the program, the plan, `check`'s recordings). A clash is exit 2 before anything flies, its
-//! message naming both options; the file is left as it was.
+//! Outputs that would replace each other or the evidence (the evidence must never be overwritten):
+//! every `--json`, `--junit`, `--report` and `--tlog` of `run` (one program or a set), `fly` and
+//! `check` must name a file of its own, after links are resolved, and none may be a file the
+//! command reads (the program, the plan, `check`'s recordings). A clash is exit 2 before anything
+//! flies, its message naming both options; the file is left as it was.
 //!
 //! Nothing flies here when the check works; should it not, the flights use SITL instance 34
 //! (this file's own; `cli_sets` has 27–33).

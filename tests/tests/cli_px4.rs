@@ -112,7 +112,7 @@ fn a_px4_that_dies_in_flight_fails_the_flight_with_its_cause() {
     assert_eq!(r["final"]["armed"], true, "{r}");
 }
 
-/// `scripts/px4-check` (README): without a PX4 build it refuses with exit 2 and says what to
+/// `scripts/px4-check` (docs/px4.md): without a PX4 build it refuses with exit 2 and says what to
 /// give; with `--sim-only` it flies the file on the built-in vehicle and prints the verdict.
 #[test]
 fn px4_check_runs_side_by_side_and_refuses_without_a_build() {

@@ -1,5 +1,5 @@
 //! A set of programs (`nexus run A B … --jobs N`, `--partition K/N`) takes every option of a
-//! single run (issue 29, item 2): `--connect` reaches each program's run (a silent vehicle is a
+//! single run: `--connect` reaches each program's run (a silent vehicle is a
 //! FAIL, never the built-in vehicle's PASS), with `--sysid`, `--compid`, `--real-vehicle`; the
 //! set refuses what a single run refuses (`--speed` with `--connect`) and what it cannot do
 //! (`--connect` with `--jobs` > 1). And an interrupted set (item 3) ends its programs, writes

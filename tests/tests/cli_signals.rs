@@ -1,4 +1,4 @@
-//! Interrupts of `nexus fly` / `nexus run` mid-flight (issue 11, item 5): SIGINT, SIGTERM and
+//! Interrupts of `nexus fly` / `nexus run` mid-flight: SIGINT, SIGTERM and
 //! SIGHUP end the flight within a second with the report written (`aborted`, "interrupted by
 //! SIGINT"), exit 128 + the signal's number, leave no process of the vehicle behind (also one
 //! that left PX4's process group) and free the ports; a second signal during a slow shutdown

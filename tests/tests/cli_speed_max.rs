@@ -1,7 +1,7 @@
-//! `--speed max` (issue 17): the built-in vehicle in lockstep, stepped as fast as nexus takes in
-//! what it sends. The box mission and a program fly to PASS, and the report and the last line
-//! give the speed factor achieved. How fast is a benchmark's business (README), not this test's:
-//! it checks that the figure is there and agrees with the report's own sim and wall seconds.
+//! `--speed max`: the built-in vehicle in lockstep, stepped as fast as nexus takes in what it
+//! sends. The box mission and a program fly to PASS, and the report and the last line give the
+//! speed factor achieved. How fast is a benchmark's business (docs/figures.md), not this test's: it
+//! checks that the figure is there and agrees with the report's own sim and wall seconds.
 //!
 //! SITL instance numbers used here: 88–89.
 

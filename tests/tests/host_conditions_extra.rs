@@ -1,8 +1,8 @@
-//! Issue 15's conditions and typed telemetry through a [`Session`] over UDP, on a lockstep run
-//! of the simulated PX4 (instance 92): gps_fix, satellites, battery, landed_state, distance
-//! (home, world point, lat/lon), climb_rate, groundspeed, heading, at_target — each met when
-//! the vehicle does it, and one that cannot be met timing out; the client's typed telemetry
-//! agrees with what the vehicle streams.
+//! The `extra-conditions` rows and typed telemetry through a [`Session`] over UDP, on a lockstep
+//! run of the simulated PX4 (instance 92): gps_fix, satellites, battery, landed_state, distance
+//! (home, world point, lat/lon), climb_rate, groundspeed, heading, at_target — each met when the
+//! vehicle does it, and one that cannot be met timing out; the client's typed telemetry agrees with
+//! what the vehicle streams.
 
 mod host_support;
 

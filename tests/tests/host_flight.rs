@@ -144,7 +144,7 @@ fn parameters_round_trip() {
     let v = op.param_get("MPC_XY_CRUISE", t).unwrap();
     assert_eq!(v.as_real(), Some(7.25));
     // A name PX4 does not have gets PARAM_ERROR DOES_NOT_EXIST: the read fails at once with
-    // PX4's error, not at its timeout (PX4-WIRE "More measured").
+    // PX4's error, not at its timeout (docs/px4-wire.md §Parameters).
     let t0 = Instant::now();
     match op.param_get("NO_SUCH_PARAM", Duration::from_millis(5000)) {
         Err(ClientError::Param(ParamError::Refused { name, error })) => {

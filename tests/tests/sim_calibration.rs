@@ -1,4 +1,4 @@
-//! The built-in vehicle flies issue 18's four flights in PX4's time: every phase of
+//! The built-in vehicle flies the four recorded PX4 flights in PX4's time: every phase of
 //! `fixtures/calibration/px4-phases.tsv` (from the real PX4 traces, `scripts/trace-phases`)
 //! within ±15 %, each flight's total within ±10 %. The flights run through `nexus` as a user
 //! runs them, on instances 193-196 at speed 20 (a few wall seconds each).

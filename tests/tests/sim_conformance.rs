@@ -1,8 +1,8 @@
-//! pymavlink checks the simulated PX4 against real PX4's answers (issue 18, PX4-WIRE.md "More
-//! measured"): multicopter parameter defaults, PARAM_ERROR for an unknown name and a wrong
-//! type, TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION, AUTOPILOT_VERSION 1.18 dev with
-//! capabilities 0xe8ff, GPS_GLOBAL_ORIGIN and AVAILABLE_MODES on request, PX4's stream set,
-//! reboot refused and shutdown honoured (exit 0).
+//! pymavlink checks the simulated PX4 against real PX4's answers (docs/px4-wire.md §Parameters,
+//! §Commands, §Streams): multicopter parameter defaults, PARAM_ERROR for an unknown name and a
+//! wrong type, TIMESYNC, GET_MESSAGE_INTERVAL, FLIGHT_INFORMATION, AUTOPILOT_VERSION 1.18 dev with
+//! capabilities 0xe8ff, GPS_GLOBAL_ORIGIN and AVAILABLE_MODES on request, PX4's stream set, reboot
+//! refused and shutdown honoured (exit 0).
 
 mod sim_support;
 

@@ -1,5 +1,5 @@
 //! End to end over real loopback UDP: pymavlink flies the simulated PX4 through boot, an early
-//! arming attempt, takeoff, reposition and land. The expected sequences are PX4-WIRE.md's.
+//! arming attempt, takeoff, reposition and land. The expected sequences are docs/px4-wire.md's.
 
 mod sim_support;
 

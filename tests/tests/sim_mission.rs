@@ -1,5 +1,6 @@
 //! End to end over real loopback UDP: pymavlink uploads a 3-item mission to the simulated PX4
-//! and flies it. Expected sequences from PX4-WIRE.md "Mission protocol" and "Flight".
+//! and flies it. Expected sequences from docs/px4-wire.md §Mission upload, §Mission progress
+//! and §Flight.
 
 mod sim_support;
 

@@ -20,7 +20,7 @@
 //! timeout_s = 60
 //! ```
 //!
-//! The full format is in the README ("Flight programs"). Every mistake is reported with the
+//! The full format is in docs/cli.md ("Flight programs"). Every mistake is reported with the
 //! file, line and column of the offending key and what would be right; unknown keys are errors,
 //! never ignored. The reader checks what the engine will check ([`Program::validate`]), so a
 //! program that loads also starts.

@@ -249,8 +249,10 @@ impl Condition {
         self
     }
 
-    /// Height above the pad reaches `m` (true height when the driver supplies it, else
-    /// GLOBAL_POSITION_INT.relative_alt).
+    /// Height above the pad reaches `m`: the simulator's ground truth (HIL_STATE_QUATERNION.alt)
+    /// minus its value at arming while it streams, else GLOBAL_POSITION_INT.alt minus its value
+    /// at arming ([`crate::HeightSource`] says which). Never `relative_alt`, which jumps when PX4
+    /// re-estimates home (docs/px4-wire.md §Height).
     pub fn altitude_m(m: f32) -> Self {
         Self::new(ConditionKind::Altitude, Target::Number(m))
     }

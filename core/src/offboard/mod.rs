@@ -1,7 +1,7 @@
 //! The PX4 offboard state machine (the Python `OffboardClient`'s, in Rust), sans-IO.
 //!
 //! [`Offboard`] is what a companion computer runs to fly a PX4 over MAVLink. It never touches
-//! a socket or a clock; a driver (firmware main loop, the host pump, the future `Client`) feeds
+//! a socket or a clock; a driver (the firmware main loop, the host pump, [`crate::Client`]) feeds
 //! it and drains it, in the style of quinn-proto and smoltcp:
 //!
 //! ```text
@@ -634,7 +634,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                     .copy_from_slice(&(mav::MavCmd::MAV_CMD_DO_REPOSITION as u16).to_le_bytes());
                 p[30] = to.system;
                 p[31] = to.component;
-                #[allow(deprecated)] // PX4's DO_REPOSITION takes GLOBAL_INT (PX4-WIRE.md)
+                // PX4's DO_REPOSITION takes GLOBAL_INT (docs/px4-wire.md §Reposition).
+                #[allow(deprecated)]
                 let frame = mav::MavFrame::MAV_FRAME_GLOBAL_INT as u8;
                 p[32] = frame;
                 meta::<mav::COMMAND_INT_DATA>()

@@ -4,7 +4,8 @@
 //! build, encoded, with pymavlink's reference frames byte for byte. They are public so a
 //! simulated vehicle or a test can speak the same dialect.
 
-#![allow(deprecated)] // MAV_FRAME_GLOBAL_INT is what PX4's DO_REPOSITION takes (PX4-WIRE.md).
+// MAV_FRAME_GLOBAL_INT is what PX4's DO_REPOSITION takes (docs/px4-wire.md §Reposition).
+#![allow(deprecated)]
 
 use crate::mission::{ItemError, MissionItem};
 use crate::mode::Mode;

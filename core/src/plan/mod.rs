@@ -32,12 +32,12 @@
 //! exact decimal digits and converted in integer arithmetic (latitude and longitude × 1e7
 //! rounded on the decimal value; floats correctly rounded), not through `core`'s float parser.
 //!
-//! Why hand-rolled (DESIGN.md names serde-json-core): serde-json-core reports neither positions
-//! nor syntax errors precisely, so the reader needed this tokenizer anyway, and with it two JSON
-//! parsers plus `str::parse::<f64>` (Eisel–Lemire and its tables). On thumbv7em that was ~27 KiB
-//! of flash; the one-tokenizer reader is ~8 KiB, which is what lets the mission firmware fit a
-//! 64 KiB flash. Strings are compared as written (escapes are not decoded): a `"fileType"`
-//! spelled with `\u` escapes is not recognised.
+//! Why hand-rolled rather than serde-json-core (docs/design.md §Core pieces): serde-json-core
+//! reports neither positions nor syntax errors precisely, so the reader needed this tokenizer
+//! anyway, and with it two JSON parsers plus `str::parse::<f64>` (Eisel–Lemire and its tables). On
+//! thumbv7em that was ~27 KiB of flash; the one-tokenizer reader is ~8 KiB, which is what lets the
+//! mission firmware fit a 64 KiB flash. Strings are compared as written (escapes are not decoded):
+//! a `"fileType"` spelled with `\u` escapes is not recognised.
 
 #[cfg(feature = "geofence")]
 mod geofence;

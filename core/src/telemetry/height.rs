@@ -2,7 +2,7 @@
 //!
 //! PX4's `GLOBAL_POSITION_INT.relative_alt` is `alt − HOME_POSITION.altitude`, and PX4 keeps
 //! re-estimating the home altitude in flight: on PX4 SITL (SIH) it jumped by up to 1.45 m in a
-//! 5 m hover, which fails altitude conditions at random (PX4-WIRE.md, "Ground truth"). So the
+//! 5 m hover, which fails altitude conditions at random (docs/px4-wire.md §Height). So the
 //! height is never read from `relative_alt`. Instead:
 //!
 //! * **ground truth** ([`HeightSource::GroundTruth`]): a simulator's true altitude

@@ -244,7 +244,8 @@ mod tests {
 
     #[test]
     fn chunks_reassemble() {
-        // PX4-WIRE.md: "Arming denied: Resolve system health failures first" in two chunks.
+        // docs/px4-wire.md §Arming: "Arming denied: Resolve system health failures first" in
+        // two chunks.
         let full = "Arming denied: Resolve system health failures first\t";
         let mut log = TextLog::<4>::new();
         assert_eq!(log.push_chunk(2, &field(&full[..50]), 7, 0, Some(1)), None);

@@ -1,4 +1,4 @@
-//! Test rig for the offboard machine: a scripted PX4 that behaves as PX4-WIRE.md measured
+//! Test rig for the offboard machine: a scripted PX4 that behaves as docs/px4-wire.md says
 //! (1 Hz heartbeat that lags acks, two acks for DO_SET_MODE, "Arming denied" in two chunks,
 //! Takeoff→Hold hand-over, disarm 2 s after landing, the mission protocol with re-requests,
 //! MISSION_ITEM_REACHED repeated ten times, MISSION_CURRENT stuck at the last item), and a

@@ -17,7 +17,7 @@
 //! ```
 //!
 //! What the launcher guarantees:
-//! * **exactly PX4's command line** (see `PX4-WIRE.md`): `PX4_SIMULATOR=sihsim
+//! * **exactly PX4's command line** (docs/px4-wire.md §Launch): `PX4_SIMULATOR=sihsim
 //!   PX4_SIM_MODEL=sihsim_quadx [PX4_SIM_SPEED_FACTOR=F] [PX4_PARAM_<NAME>=v] <build>/bin/px4 -i N
 //!   -d -w <workdir> <build>/etc`, with a fresh working directory per run (removed on close
 //!   unless kept), PX4's output in `<workdir>/console.log`;

@@ -1,7 +1,7 @@
 //! Streams for a link slower than PX4's: at 57 600 baud a serial line or telemetry radio moves
 //! ~5.7 KB/s, while PX4 streams ~25 KB/s on its offboard link (ATTITUDE at 100 Hz, HIGHRES_IMU
-//! and GLOBAL_POSITION_INT at 50 Hz, …, PX4-WIRE.md). What does not fit is lost at random —
-//! among it the answers the engine waits for. So, as QGroundControl does for a radio, the
+//! and GLOBAL_POSITION_INT at 50 Hz, …, docs/px4-wire.md §Streams). What does not fit is lost at
+//! random — among it the answers the engine waits for. So, as QGroundControl does for a radio, the
 //! client asks (MAV_CMD_SET_MESSAGE_INTERVAL, 511) for the streams the engine reads at rates
 //! the link carries, and turns off the bulk it never reads. The requests are idempotent and
 //! are sent more than once: on a lossy link one may be lost.

@@ -1,5 +1,5 @@
 //! Boot, arming, takeoff, reposition, land, RTL, auto-disarm, offboard and manual control,
-//! against the sequences PX4-WIRE.md records.
+//! against the sequences docs/px4-wire.md records.
 
 use super::*;
 use mav::MavCmd::*;
@@ -13,7 +13,7 @@ fn boot_timeline_matches_px4_sitl() {
     let mut g = Gcs::new();
     g.run(6_000);
     let hb = g.first_hb_ms.unwrap();
-    // The px4-traces' time_boot_ms: 1.24-1.25 s (PX4-WIRE's 1.3-1.8 s count from the exec).
+    // The px4-traces' time_boot_ms: 1.24-1.25 s (docs/px4-wire.md §Boot: 1.3-1.8 s from the exec).
     assert!((1_200..=1_300).contains(&hb), "first heartbeat at {hb} ms");
     let gp = g.first_gpos_ms.unwrap();
     assert!(
@@ -353,7 +353,7 @@ fn land_then_disarm_by_landing_then_hold() {
     );
     let landing = g.when(|e| *e == Ev::Landed(4)).unwrap();
     assert!(landing - t0 <= 250, "LANDING at once: {} ms", landing - t0);
-    // PX4-WIRE: land from 5-6 m to ON_GROUND 13.5 s (12-22 in MAVSDK's runs).
+    // docs/px4-wire.md §Timings: land from 5-6 m to ON_GROUND 13.5 s (12-22 in MAVSDK's runs).
     let on_ground_s = g
         .log
         .iter()
@@ -578,7 +578,7 @@ fn offboard_needs_a_stream_and_fails_safe_to_rtl() {
 
 #[test]
 fn offboard_is_entered_after_a_single_setpoint() {
-    // PX4-WIRE.md's correction: one setpoint, then the mode switch at once, is accepted.
+    // docs/px4-wire.md §Offboard: one setpoint, then the mode switch at once, is accepted.
     let mut g = Gcs::airborne(5.0);
     let sp = |g: &mut Gcs| {
         g.send(&mav::SET_POSITION_TARGET_LOCAL_NED_DATA {
@@ -672,7 +672,7 @@ fn rtl_climbs_returns_and_lands() {
         max_h = max_h.max(g.v.true_height_m());
         !g.armed()
     }));
-    // PX4 multicopter default RTL_RETURN_ALT is 30 (PX4-WIRE "More measured").
+    // PX4 multicopter default RTL_RETURN_ALT is 30 (docs/px4-wire.md §Flight).
     assert!(max_h > 29.0, "climbed to RTL_RETURN_ALT: {max_h}");
     let ev = g.events(from);
     // LANDING comes with the land phase: the text and the 5 Hz EXTENDED_SYS_STATE that says so
@@ -775,7 +775,8 @@ fn relative_alt_steps_after_takeoff_and_the_switch_smooths_it() {
 
 #[test]
 fn com_disarm_land_and_com_disarm_prflt_are_honoured() {
-    // COM_DISARM_LAND 4: "Disarmed by landing" 4 s after ON_GROUND (PX4-WIRE: 4.0 s).
+    // COM_DISARM_LAND 4: "Disarmed by landing" 4 s after ON_GROUND (docs/px4-wire.md §Flight:
+    // 4.0 s).
     let mut g = Gcs::airborne(3.0);
     g.param_set(
         "COM_DISARM_LAND",
@@ -820,7 +821,7 @@ fn com_disarm_land_and_com_disarm_prflt_are_honoured() {
 #[test]
 fn position_mode_pitch_half_for_four_seconds_flies_px4s_distance() {
     // PX4 (MAVSDK ManualControl, v1.18 dev): pitch stick 0.5 for 4 s in Position mode flies
-    // 3.2-3.5 m at ~1.5 m/s (PX4-WIRE "More measured").
+    // 3.2-3.5 m at ~1.5 m/s (docs/px4-wire.md §Flight).
     let mut g = Gcs::airborne(5.0);
     let sticks = |x: i16| {
         move |g: &mut Gcs| {

@@ -1,4 +1,4 @@
-//! The mission protocol and mission flight (PX4-WIRE.md "Mission protocol").
+//! The mission protocol and mission flight (docs/px4-wire.md §Mission upload, §Mission progress).
 
 use super::*;
 use crate::mission::crc32part;

@@ -36,7 +36,7 @@ fn params_answer_at_once_int32_bytewise() {
         ]
     );
     // A float-typed set of an INT32 gets TYPE_MISMATCH (7) and an unknown name DOES_NOT_EXIST
-    // (1), at once and without a text, as PX4 (PX4-WIRE "More measured").
+    // (1), at once and without a text, as PX4 (docs/px4-wire.md §Parameters).
     let from = g.log.len();
     g.param_set("COM_RC_IN_MODE", 1.0, MAV_PARAM_TYPE_REAL32);
     g.param_set("NO_SUCH_PARAM", 1.0, MAV_PARAM_TYPE_REAL32);

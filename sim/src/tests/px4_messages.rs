@@ -1,4 +1,4 @@
-//! The PX4 messages of issue 18's last list: the events protocol, the standard-modes
+//! PX4 messages a client may ask for beyond the basics: the events protocol, the standard-modes
 //! protocol and GPS_GLOBAL_ORIGIN, against what the px4-traces hold.
 
 use super::*;
