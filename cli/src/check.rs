@@ -557,6 +557,7 @@ fn check_report(
             connection: None,
             component_id: None,
             simulator: None,
+            model: None,
         },
         total,
     );

@@ -337,6 +337,7 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
         instance,
         listen,
         signing,
+        model,
     } = vehicle;
     let super::sign::SigningArgs {
         signing_key,
@@ -363,6 +364,9 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
     }
     if let Some(c) = connect {
         opt("--connect", c.into());
+    }
+    if let Some(m) = model {
+        opt("--model", m.name().into());
     }
     if let Some(id) = sysid {
         opt("--sysid", id.to_string().into());

@@ -204,6 +204,9 @@ pub struct VehicleReport {
     /// Whether the vehicle identifies as a simulator (always for the ones nexus starts);
     /// `None`: it never said.
     pub simulator: Option<bool>,
+    /// The airframe nexus started (`--model`: `"quad"`, `"hex"`, …); `None` for a vehicle it
+    /// did not start.
+    pub model: Option<&'static str>,
 }
 
 /// One step's outcome (the engine's WaitResult plus what the step was).

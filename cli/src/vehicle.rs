@@ -12,7 +12,7 @@
 
 use super::report::VehicleReport;
 use nexus_host::error::{ConnectError, RunError};
-use nexus_host::launcher::{LaunchError, PX4_BUILD_ENV};
+use nexus_host::launcher::{Airframe, LaunchError, LaunchOptions, PX4_BUILD_ENV};
 use nexus_host::offboard_client::{GroundTruth, OffboardClient, OffboardOptions};
 use nexus_host::pump::{LinkHandle, Supervision};
 use nexus_host::run::{Sim, SimOptions, DEFAULT_STALL};
@@ -43,10 +43,16 @@ pub struct VehicleArgs {
     /// `--signing-key`, `--require-signed` (cli/src/sign.rs).
     #[command(flatten)]
     pub signing: super::sign::SigningArgs,
-    /// PX4 SITL build directory (holding bin/px4 and etc/) to fly real PX4 (SIH quadrotor)
-    /// instead of the built-in simulated vehicle. Default: $NEXUS_PX4_BUILD if set.
+    /// PX4 SITL build directory (holding bin/px4 and etc/) to fly real PX4 (its SIH
+    /// simulator, the airframe of --model) instead of the built-in simulated vehicle.
+    /// Default: $NEXUS_PX4_BUILD if set.
     #[arg(long, value_name = "BUILD_DIR", conflicts_with_all = ["sim", "connect"])]
     pub px4: Option<PathBuf>,
+    /// The airframe nexus starts: quad (default), hex, airplane, tailsitter, vtol or rover,
+    /// PX4 SITL's SIH vehicles (PX4's names, such as sihsim_hex, work too). The built-in
+    /// vehicle is the quadrotor only: another model needs --px4.
+    #[arg(long, value_name = "MODEL", conflicts_with = "connect")]
+    pub model: Option<Airframe>,
     /// Fly the built-in simulated vehicle even when NEXUS_PX4_BUILD is set.
     #[arg(long, conflicts_with = "connect")]
     pub sim: bool,
@@ -157,6 +163,7 @@ impl VehicleArgs {
                 connection: Some(conn.clone()),
                 component_id: self.compid,
                 simulator: None,
+                model: None,
             };
         }
         VehicleReport {
@@ -167,6 +174,7 @@ impl VehicleArgs {
             connection: None,
             component_id: None,
             simulator: Some(true),
+            model: Some(self.model.unwrap_or_default().name()),
         }
     }
 
@@ -196,8 +204,16 @@ impl VehicleArgs {
             );
         }
         super::limits::instance(self.instance)?;
+        let model = self.model.unwrap_or_default();
         let opts = if self.wants_px4() {
-            SimOptions::px4(self.instance, self.px4.clone())
+            let mut o = SimOptions::px4(self.instance, self.px4.clone());
+            o.launch = Some(LaunchOptions::new(self.instance).airframe(model));
+            o
+        } else if model != Airframe::Quad {
+            return Err(format!(
+                "--model {model}: the built-in vehicle is the SIH quadrotor only; fly the \
+                 {model} on PX4 SITL with --px4 BUILD_DIR (or $NEXUS_PX4_BUILD)"
+            ));
         } else {
             SimOptions::simulated(self.instance)
         };

@@ -329,6 +329,7 @@ fn sticks_a_then_rc_reaction_and_offboard_are_refused_on_a_real_vehicle_before_a
             speed: Speed::Factor(1.0),
             instance: 0,
             listen: nexus_host::run::DEFAULT_LISTEN,
+            model: None,
         };
         let connected = nexus_cli::vehicle::start(&args, None, None).expect("attach");
         assert!(!connected.may_move);

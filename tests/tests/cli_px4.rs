@@ -160,3 +160,61 @@ fn px4_check_runs_side_by_side_and_refuses_without_a_build() {
         "{stdout}"
     );
 }
+
+#[test]
+fn model_picks_the_sih_airframe_px4_starts() {
+    // The stand-in flies the built-in vehicle on PX4's ports; what matters here is what PX4 was
+    // told: the hexarotor's SIH model (the stand-in exits at once on any other).
+    let out = nexus(&[
+        "fly",
+        "examples/box.plan",
+        "--px4",
+        &fake_px4(),
+        "--model",
+        "hex",
+        "--speed",
+        "10",
+        "--instance",
+        "158",
+        "--json",
+    ])
+    .env("FAKE_PX4_MODE", "fly")
+    .env("FAKE_PX4_NEXUS", nexus_exe())
+    .env("FAKE_PX4_EXPECT_MODEL", "sihsim_hex")
+    .assert()
+    .code(0)
+    .get_output()
+    .clone();
+    let r = json(&out.stdout);
+    assert_eq!(r["vehicle"]["kind"], "px4");
+    assert_eq!(r["vehicle"]["model"], "hex", "{r}");
+    assert_eq!(r["passed"], true, "{r}");
+}
+
+#[test]
+fn a_model_the_built_in_vehicle_lacks_is_refused_naming_px4() {
+    nexus(&["fly", "examples/box.plan", "--sim", "--model", "airplane"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--model airplane: the built-in vehicle is the SIH quadrotor only; fly the airplane \
+             on PX4 SITL with --px4 BUILD_DIR",
+        ));
+    nexus(&["fly", "examples/box.plan", "--sim", "--model", "octo"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "unknown model 'octo' (one of: quad, hex, airplane, tailsitter, vtol, rover)",
+        ));
+    nexus(&[
+        "fly",
+        "examples/box.plan",
+        "--connect",
+        "udpin:127.0.0.1:0",
+        "--model",
+        "hex",
+    ])
+    .assert()
+    .code(2)
+    .stderr(predicate::str::contains("--model"));
+}

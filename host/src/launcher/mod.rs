@@ -31,6 +31,7 @@
 //!   kills PX4 (`PR_SET_PDEATHSIG`); [`end_all_now`] ends every running launch at once (an exit
 //!   that cannot wait).
 
+mod airframe;
 mod build;
 mod death;
 mod error;
@@ -40,6 +41,7 @@ mod process;
 mod supervise;
 mod sweep;
 
+pub use airframe::{Airframe, UnknownAirframe};
 pub use build::{Px4Build, PX4_BUILD_ENV};
 pub use death::{DeathCause, DeathWatch, OUTPUT_TAIL_LINES};
 pub use error::LaunchError;

@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::LaunchError;
+use super::{Airframe, LaunchError};
 
 /// A PX4 parameter override, passed as `PX4_PARAM_<NAME>=<value>`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,13 +43,15 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
 ///
 /// The environment PX4 gets is the caller's, minus any inherited `PX4_SIMULATOR`,
 /// `PX4_SIM_MODEL`, `PX4_SIM_SPEED_FACTOR` and `PX4_PARAM_*` (a stale export in a shell must not
-/// silently change the vehicle), plus the SIH quadrotor settings, the speed factor, the
+/// silently change the vehicle), plus the SIH airframe's settings, the speed factor, the
 /// parameter overrides and `extra_env`, in that order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchOptions {
     /// PX4 instance `N` (`px4 -i N`): system id `N + 1`, offboard ports `14540 + N`/`14580 + N`.
     /// 0 to 254.
     pub instance: u8,
+    /// The SIH airframe (`PX4_SIM_MODEL`); the quadrotor by default.
+    pub airframe: Airframe,
     /// `PX4_SIM_SPEED_FACTOR`: sim seconds per wall second under lockstep. `None` = real time.
     pub speed_factor: Option<f32>,
     /// Parameter overrides, `PX4_PARAM_<NAME>=<value>`.
@@ -71,6 +73,7 @@ impl Default for LaunchOptions {
     fn default() -> Self {
         LaunchOptions {
             instance: 0,
+            airframe: Airframe::Quad,
             speed_factor: None,
             params: Vec::new(),
             extra_env: Vec::new(),
@@ -89,6 +92,12 @@ impl LaunchOptions {
             instance,
             ..LaunchOptions::default()
         }
+    }
+
+    /// Fly this SIH airframe.
+    pub fn airframe(mut self, airframe: Airframe) -> Self {
+        self.airframe = airframe;
+        self
     }
 
     /// Set the speed factor.
@@ -124,7 +133,10 @@ impl LaunchOptions {
         }
         let mut env = vec![
             ("PX4_SIMULATOR".to_string(), "sihsim".to_string()),
-            ("PX4_SIM_MODEL".to_string(), "sihsim_quadx".to_string()),
+            (
+                "PX4_SIM_MODEL".to_string(),
+                self.airframe.sih_model().to_string(),
+            ),
         ];
         if let Some(f) = self.speed_factor {
             if !(f.is_finite() && f > 0.0) {
@@ -184,6 +196,11 @@ mod tests {
         ];
         let got: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         assert_eq!(got, want);
+        let hex = LaunchOptions::new(2)
+            .airframe(Airframe::Hex)
+            .px4_env()
+            .unwrap();
+        assert_eq!(hex[1], ("PX4_SIM_MODEL".into(), "sihsim_hex".into()));
     }
 
     #[test]

@@ -50,8 +50,8 @@ pub struct Px4Process {
 }
 
 impl Px4Process {
-    /// Start instance `options.instance` of `build` with the SIH quadrotor:
-    /// `PX4_SIMULATOR=sihsim PX4_SIM_MODEL=sihsim_quadx [PX4_SIM_SPEED_FACTOR=F]
+    /// Start instance `options.instance` of `build` with its SIH airframe (the quadrotor by
+    /// default): `PX4_SIMULATOR=sihsim PX4_SIM_MODEL=sihsim_quadx [PX4_SIM_SPEED_FACTOR=F]
     /// [PX4_PARAM_<NAME>=v] <build>/bin/px4 -i N -d -w <fresh workdir> <build>/etc`.
     ///
     /// Returns as soon as the process runs; [`Px4Process::wait_ready`] waits for its startup
