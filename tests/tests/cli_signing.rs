@@ -1233,7 +1233,7 @@ fn no_error_message_quotes_a_key_file() {
     // 31 bytes that are not text: not a key in any form. The error names the file, never
     // the bytes.
     let bad = scratch.path("bad.key");
-    std::fs::write(&bad, [0xC3u8, 0x28, 0xA0, 0xA1].repeat(8)[..31].to_vec()).unwrap();
+    std::fs::write(&bad, &[0xC3u8, 0x28, 0xA0, 0xA1].repeat(8)[..31]).unwrap();
     let out = nexus(&[
         "fly",
         "examples/box.plan",
