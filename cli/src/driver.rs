@@ -51,7 +51,17 @@ pub struct Driver {
 
 impl Driver {
     /// Drive an open `link` (not registered with any poll) for the vehicle `ids` names.
-    pub fn from_link(mut link: Link, ids: LinkIds) -> Result<Driver, OpenError> {
+    pub fn from_link(link: Link, ids: LinkIds) -> Result<Driver, OpenError> {
+        Self::from_link_since(link, ids, std::time::Instant::now())
+    }
+
+    /// [`Driver::from_link`] whose clock reads zero at `origin` (the zero of a signing clock
+    /// made before the driver).
+    pub fn from_link_since(
+        mut link: Link,
+        ids: LinkIds,
+        origin: std::time::Instant,
+    ) -> Result<Driver, OpenError> {
         let conn = link.conn().clone();
         let poll =
             mio::Poll::new().map_err(|e| OpenError::new(&conn, "cannot create the I/O poll", e))?;
@@ -69,7 +79,7 @@ impl Driver {
             rx: vec![0u8; RECV_BUF_LEN],
             tx: [0u8; MAX_FRAME_LEN],
             client,
-            origin: std::time::Instant::now(),
+            origin,
             texts: Vec::new(),
             epoch: 0,
             tlog: None,

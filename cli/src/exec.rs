@@ -655,10 +655,15 @@ impl Flight {
     }
 
     /// Print the summary of ignored traffic ("ignored 4 frames from 127.0.0.1:53211 claiming
-    /// system 1") and return it for the report.
+    /// system 1", and on a signed link "ignored 3 frames failing the signing check: 1
+    /// unsigned, 2 bad signature") and return the foreign part for the report.
     pub fn summarize_ignored(&mut self) -> ForeignTraffic {
         let f = self.foreign();
         for l in f.lines() {
+            self.view.line(&l);
+        }
+        let signing = self.status.counters.signing.as_ref();
+        if let Some(l) = signing.and_then(nexus_host::signing::rejected_line) {
             self.view.line(&l);
         }
         f

@@ -1,5 +1,5 @@
 //! Signed links on the command line: the `--signing-key FILE` / `--require-signed` options
-//! (flattened into `fly`, `run` and `sim`), and `nexus sign setup CONN --signing-key FILE`,
+//! (flattened into `fly`, `run`, `watch`, `bridge` and `serve`; `sim` has its own), and `nexus sign setup CONN --signing-key FILE`,
 //! which installs a key on a vehicle with SETUP_SIGNING (message 256).
 //!
 //! A key file holds 32 raw bytes, or 64 hex digits, or else a passphrase (its SHA-256 is the
@@ -162,7 +162,7 @@ fn setup(a: &SetupArgs) -> Result<String, (u8, String)> {
     .map_err(|e| setup_err(e.to_string()))?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.timeout.clamp(0.1, 1e6));
     let (mut link, sysid, compid) =
-        match super::watch::discover(link, Some(deadline), a.sysid, None) {
+        match super::watch::discover(link, Some(deadline), a.sysid, None, None) {
             Ok(Some(f)) => f,
             Ok(None) => return Err((1, format!("no autopilot heartbeat on {conn}"))),
             Err(e) => return Err(setup_err(format!("{conn}: {e}"))),

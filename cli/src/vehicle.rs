@@ -418,20 +418,31 @@ fn attach(
     )
     .map_err(|e| StartError::Setup(e.to_string()))?;
     let deadline = Instant::now() + Duration::from_secs_f64(ATTACH_TIMEOUT_S);
-    let (link, sysid, compid) =
-        match super::watch::discover(link, Some(deadline), args.sysid, args.compid) {
-            Ok(Some(found)) => found,
-            Ok(None) => {
-                let whose = args.sysid.map_or("an autopilot".to_string(), |s| {
-                    format!("system {s}'s autopilot")
-                });
-                let hint = port_rule_hint(&conn).map_or(String::new(), |h| format!("; {h}"));
-                return Err(StartError::Silent(format!(
-                    "no heartbeat of {whose} on {conn} within {ATTACH_TIMEOUT_S} s{hint}"
-                )));
-            }
-            Err(e) => return Err(StartError::Setup(format!("{conn}: {e}"))),
-        };
+    // On a signed link the vehicle is the sender of the first heartbeat passing the check.
+    let mut judge = opts
+        .signing
+        .as_ref()
+        .map(|s| nexus_host::signing::LinkSigning::new(s, nexus_core::Instant::ZERO));
+    let origin = Instant::now();
+    let (link, sysid, compid) = match super::watch::discover(
+        link,
+        Some(deadline),
+        args.sysid,
+        args.compid,
+        judge.as_mut().map(|s| (s, origin)),
+    ) {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            let whose = args.sysid.map_or("an autopilot".to_string(), |s| {
+                format!("system {s}'s autopilot")
+            });
+            let hint = port_rule_hint(&conn).map_or(String::new(), |h| format!("; {h}"));
+            return Err(StartError::Silent(format!(
+                "no heartbeat of {whose} on {conn} within {ATTACH_TIMEOUT_S} s{hint}"
+            )));
+        }
+        Err(e) => return Err(StartError::Setup(format!("{conn}: {e}"))),
+    };
     let sim = Sim::started(opts).map_err(|e| StartError::Setup(e.to_string()))?;
     let pump = sim.pump().map_err(|e| StartError::Setup(e.to_string()))?;
     // Not ours, so not known to be a simulator: the core asks (AUTOPILOT_VERSION).

@@ -15,6 +15,13 @@
 //!   above the stored one).
 //!
 //! The simulated link is UDP (not USB) unless [`SigningConfig::usb`] says otherwise.
+//!
+//! PX4 main has since moved on (its `mavlink_sign_control.cpp` with `MavlinkSigningStorage`,
+//! and docs.px4.io/main "MAVLink Message Signing"): there is no `MAV_SIGN_CFG` any more, a
+//! provisioned key turns signing on for every link (USB too), HEARTBEAT joins the messages
+//! accepted unsigned, and a SETUP_SIGNING that clears the key must itself be signed. So the
+//! mode stays a start-up option here (`nexus sim --sign-mode`), not a parameter the vehicle
+//! lists; [`SignMode::Always`] is what a key means on PX4 main, but for HEARTBEAT.
 
 use nexus_core::frame::signing::{
     Signer, SigningClock, SigningKey, SigningStats, Verdict, Verifier, VerifyPolicy, PX4_UNSIGNED,

@@ -3,8 +3,19 @@
 //! vehicle in PX4's "always" mode (frames it signs verify in pymavlink, frames pymavlink signs
 //! verify in it, an unsigned COMMAND_LONG is refused).
 //!
-//! Instances 160–167 (ports 14540+N, 14580+N). Python is `NEXUS_PYTHON` (default the repo's
-//! `.venv`).
+//! With `--require-signed`, forged frames from the vehicle's own address (a relay between the
+//! vehicle and nexus injects them: unsigned, wrongly keyed, replayed, stale; made by
+//! nexus-core's signer, and made by pymavlink's) are rejected, counted by cause in the JSON
+//! report and the human output, and change no verdict, nor the link's loss figures (sequence
+//! gaps count only frames that passed the check). `nexus bridge --sign-side` signs for an
+//! unsigned client and drops what fails the check on its signed side; `nexus watch` counts
+//! and shows rejected frames, and latches the vehicle's address only on a frame that passed
+//! the check; `nexus serve` signs every session it opens. No key shows in an output, a report,
+//! a file name or an error.
+//!
+//! Instances 160–167 reserved (ports 14540+N, 14580+N): 160, 161 and 162 (`serve`) used; the
+//! rest of the vehicles run in-process on ports the system picks. Python is `NEXUS_PYTHON`
+//! (default the repo's `.venv`).
 
 mod cli_support;
 
@@ -432,6 +443,17 @@ fn no_forgery_applied(ok: bool, stderr: &str, r: &serde_json::Value) {
     for t in r["texts"].as_array().unwrap() {
         assert!(!t["text"].as_str().unwrap().contains("forged"), "{t}");
     }
+    // Forged frames carry the vehicle's ids and their own sequence numbers: counted in the
+    // sequence gaps they would make the loopback link look lossy (and its streams reduced).
+    assert!(
+        !stderr.contains("lossy link"),
+        "forged frames made the link look lossy: {stderr}"
+    );
+    assert!(
+        !r["events"].to_string().contains("lossy link"),
+        "{}",
+        r["events"]
+    );
 }
 
 #[test]
@@ -512,4 +534,739 @@ fn sign_setup_installs_a_key_and_the_vehicles_heartbeats_are_signed_with_it() {
     let stored = std::fs::read(&store).expect("the vehicle stored the key");
     assert_eq!(stored.len(), 40);
     assert_eq!(stored[..32], [0x2d; 32]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same forgeries made by another implementation: pymavlink's signing, in a relay written
+// in Python.
+
+/// A relay between the vehicle and nexus (on `argv[1]`), in Python: every frame forwarded,
+/// and every 250 ms forgeries sent from the relay's address (the vehicle's as nexus sees it):
+/// unsigned, signed with another key, the vehicle's own first signed HEARTBEAT again
+/// (replayed), and signed with the key on a new stream ten minutes behind (stale). Prints the
+/// port the vehicle is to send to, and what it sent (JSON) when its stdin closes.
+const PY_FORGER: &str = r#"
+import os, sys, socket, threading, time, json, select
+os.environ["MAVLINK20"] = "1"
+from pymavlink.dialects.v20 import common as mav2
+
+nexus_port = int(sys.argv[1])
+key = bytes.fromhex(open(sys.argv[2]).read().strip())
+v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+v.bind(("127.0.0.1", 0))
+n = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+n.bind(("127.0.0.1", 0))
+n.connect(("127.0.0.1", nexus_port))
+print(v.getsockname()[1], flush=True)
+stop = False
+vehicle = None
+captured = []
+sent = {"unsigned": 0, "bad_signature": 0, "replay": 0, "stale": 0}
+
+def from_vehicle():
+    global vehicle
+    v.settimeout(0.05)
+    while not stop:
+        try:
+            data, addr = v.recvfrom(2048)
+        except socket.timeout:
+            continue
+        vehicle = addr
+        # The vehicle's first signed HEARTBEAT (a datagram's first frame), replayed later.
+        if (len(captured) < 1 and len(data) > 12 and data[0] == 0xFD and data[2] & 1
+                and data[7:10] == b"\0\0\0" and len(data) >= 12 + data[1] + 13):
+            captured.append(data[:12 + data[1] + 13])
+        try:
+            n.send(data)
+        except OSError:
+            pass
+
+def to_vehicle():
+    n.settimeout(0.05)
+    while not stop:
+        try:
+            data = n.recv(2048)
+        except (socket.timeout, OSError):
+            continue
+        if vehicle is not None:
+            v.sendto(data, vehicle)
+
+class Sink:
+    def write(self, b):
+        pass
+
+def encoder(secret=None, link_id=0, timestamp=0):
+    m = mav2.MAVLink(Sink(), srcSystem=1, srcComponent=1)
+    if secret is not None:
+        m.signing.secret_key = secret
+        m.signing.link_id = link_id
+        m.signing.timestamp = timestamp
+        m.signing.sign_outgoing = True
+    return m
+
+def now_ts():
+    # 10 us units since 2015-01-01 00:00 GMT (the signing timestamp).
+    return int((time.time() - 1420070400) * 100000)
+
+def lies(m, what):
+    out = []
+    for msg in (
+        m.heartbeat_encode(2, 12, 1, 0x10000, 3),  # disarmed, manual
+        m.statustext_encode(2, ("PASS forged %s" % what).encode()),
+        m.mission_item_reached_encode(5),
+    ):
+        out.append(msg.pack(m))
+        m.seq = (m.seq + 1) % 256
+    return out
+
+unsigned = encoder()
+wrong = encoder(b"\xee" * 32, 0, now_ts())
+# The right key on a new stream (link id 9), ten minutes behind: stale.
+stale = encoder(key, 9, now_ts() - 600 * 100000)
+threading.Thread(target=from_vehicle, daemon=True).start()
+threading.Thread(target=to_vehicle, daemon=True).start()
+while True:
+    r, _, _ = select.select([sys.stdin], [], [], 0.25)
+    if r and not sys.stdin.readline():
+        break
+    if vehicle is None:
+        continue
+    for f in lies(unsigned, "unsigned"):
+        n.send(f); sent["unsigned"] += 1
+    for f in lies(wrong, "bad key"):
+        n.send(f); sent["bad_signature"] += 1
+    # A stale stream stays stale: its timestamps rise by one per frame only.
+    for f in lies(stale, "stale"):
+        n.send(f); sent["stale"] += 1
+    for f in captured:
+        n.send(f); sent["replay"] += 1
+stop = True
+print(json.dumps(sent), flush=True)
+"#;
+
+/// The Python relay, started: it and the port the vehicle is to send to.
+fn py_forger(nexus_port: u16, key: &std::path::Path) -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    let mut child = Command::new(python())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .arg("-c")
+        .arg(PY_FORGER)
+        .arg(nexus_port.to_string())
+        .arg(key)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python");
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let port = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("no port: {line:?}"));
+    child.stdout = Some(out.into_inner());
+    (child, port)
+}
+
+#[test]
+fn pymavlink_forgeries_are_rejected_counted_by_cause_and_shown_and_change_no_verdict() {
+    let scratch = Scratch::new("sign-py-forged");
+    let key_path = key_file(&scratch, "key.hex", 0x47);
+    let report = scratch.path("report.json");
+    let tlog = scratch.path("flight.tlog");
+    let nexus_port = free_port();
+    let (mut forger, vehicle_side) = py_forger(nexus_port, &key_path);
+    let conn = format!("udpin:127.0.0.1:{nexus_port}");
+    let fly = Command::new(cli_support::nexus_exe())
+        .current_dir(root())
+        .env_remove("NEXUS_PX4_BUILD")
+        .args([
+            "fly",
+            "examples/box.plan",
+            "--connect",
+            &conn,
+            "--signing-key",
+        ])
+        .arg(&key_path)
+        .args(["--require-signed", "--tlog"])
+        .arg(&tlog)
+        .arg("--json")
+        .arg(&report)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run nexus");
+    std::thread::sleep(Duration::from_millis(300));
+    let mut cfg = SimConfig::realtime(0, 5.0);
+    cfg.local_port_base = free_port();
+    cfg.remote_port_base = vehicle_side;
+    cfg.vehicle.signing = Some(nexus_host::sim::signing::SigningConfig {
+        key: Some(SigningKey::new([0x47; 32])),
+        mode: nexus_host::sim::signing::SignMode::Always,
+        ..Default::default()
+    });
+    let vehicle = SimHandle::start(cfg).expect("start the simulated vehicle");
+    let out = fly.wait_with_output().expect("run nexus");
+    drop(vehicle);
+    drop(forger.stdin.take());
+    let sent = forger.wait_with_output().expect("python relay");
+    let sent = json(&sent.stdout);
+    let printed =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let r = json(&std::fs::read(&report).unwrap_or_else(|e| panic!("no report ({e}): {printed}")));
+    no_forgery_applied(out.status.success(), &printed, &r);
+    let s = &r["ignored"]["signing"];
+    for cause in ["unsigned", "bad_signature", "replay", "stale"] {
+        assert!(sent[cause].as_u64().unwrap() >= 3, "{sent}");
+        assert!(
+            s[cause].as_u64().unwrap() >= 1,
+            "no {cause} counted: {s} (sent {sent})"
+        );
+    }
+    assert_eq!(s["unsigned_accepted"], 0, "{s}");
+    // The human output says it too, by cause.
+    let line = printed
+        .lines()
+        .find(|l| l.contains("frames failing the signing check"))
+        .unwrap_or_else(|| panic!("no rejected line in the output: {printed}"));
+    for what in [
+        "unsigned",
+        "bad signature",
+        "replayed or old timestamp",
+        "stale timestamp",
+    ] {
+        assert!(line.contains(what), "{what} missing: {line}");
+    }
+    // No key anywhere: output, report, tlog name.
+    let hex = "47".repeat(32);
+    assert!(!printed.contains(&hex), "the key was printed");
+    assert!(!std::fs::read_to_string(&report).unwrap().contains(&hex));
+    for e in std::fs::read_dir(&scratch.0).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.contains(&hex), "{name}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// nexus bridge --sign-side: the signed radio side behind an unsigned local side.
+
+/// `nexus bridge args…`, its stderr kept (the counters it prints when it stops).
+struct Bridge(std::process::Child);
+
+impl Bridge {
+    fn start(args: &[&str]) -> Bridge {
+        let child = Command::new(cli_support::nexus_exe())
+            .arg("bridge")
+            .args(args)
+            .args(["--stats-s", "0"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start nexus bridge");
+        // Its links open before anyone speaks to them.
+        std::thread::sleep(Duration::from_millis(500));
+        Bridge(child)
+    }
+
+    /// Interrupt it (it prints its last counters and exits); what it printed.
+    fn stop(mut self) -> String {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.0.id().to_string()])
+            .status();
+        let out = std::mem::replace(
+            &mut self.0,
+            Command::new("true").spawn().expect("a placeholder"),
+        )
+        .wait_with_output()
+        .expect("nexus bridge");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The largest `… {what} N` count on the bridge's counter lines.
+fn bridge_count(stderr: &str, what: &str) -> u64 {
+    stderr
+        .lines()
+        .filter_map(|l| l.split(what).nth(1))
+        .filter_map(|rest| {
+            rest.trim_start()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+        })
+        .filter_map(|n| n.parse().ok())
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn bridge_signs_for_an_unsigned_client_and_drops_forgeries_from_its_signed_side() {
+    let scratch = Scratch::new("sign-bridge-flight");
+    let key_path = key_file(&scratch, "key.hex", 0x52);
+    let key = SigningKey::new([0x52; 32]);
+    let report = scratch.path("report.json");
+    let (local, radio) = (free_port(), free_port());
+    let bridge = Bridge::start(&[
+        &format!("udpin:127.0.0.1:{local}"),
+        &format!("udpin:127.0.0.1:{radio}"),
+        "--signing-key",
+        key_path.to_str().unwrap(),
+        "--sign-side",
+        "B",
+        "--require-signed",
+    ]);
+    // Forgeries on the radio side, from the vehicle's address.
+    let all = Forge {
+        unsigned: true,
+        bad_signature: true,
+        replay: true,
+        stale: true,
+    };
+    let relay = Relay::start(radio, key.clone(), all);
+    // The client has no key: it speaks unsigned to the bridge.
+    let conn = format!("udpout:127.0.0.1:{local}");
+    let fly = Command::new(cli_support::nexus_exe())
+        .current_dir(root())
+        .env_remove("NEXUS_PX4_BUILD")
+        .args(["fly", "examples/box.plan", "--connect", &conn, "--json"])
+        .arg(&report)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run nexus");
+    let mut cfg = SimConfig::realtime(0, 5.0);
+    cfg.local_port_base = free_port();
+    cfg.remote_port_base = relay.vehicle_side_port;
+    // PX4's "always": an unsigned command is refused, so the flight needs the bridge's
+    // signatures.
+    cfg.vehicle.signing = Some(nexus_host::sim::signing::SigningConfig {
+        key: Some(key),
+        mode: nexus_host::sim::signing::SignMode::Always,
+        ..Default::default()
+    });
+    let vehicle = SimHandle::start(cfg).expect("start the simulated vehicle");
+    let out = fly.wait_with_output().expect("run nexus");
+    drop(vehicle);
+    drop(relay);
+    let counters = bridge.stop();
+    let printed =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let r = json(&std::fs::read(&report).unwrap_or_else(|e| panic!("no report ({e}): {printed}")));
+    no_forgery_applied(out.status.success(), &printed, &r);
+    assert!(
+        bridge_count(&counters, "signed") >= 20,
+        "the bridge signed nothing: {counters}"
+    );
+    assert!(
+        bridge_count(&counters, "failed the signing check") >= 4,
+        "no forgery dropped: {counters}"
+    );
+}
+
+/// An unsigned pymavlink ground station on `udpout:127.0.0.1:PORT`: finds the autopilot, asks
+/// for AUTOPILOT_VERSION (COMMAND_LONG 512) unsigned; prints the ack's result (null: none).
+const UNSIGNED_GCS: &str = r#"
+import os, sys, time, json
+os.environ["MAVLINK20"] = "1"
+from pymavlink import mavutil
+m = mavutil.mavlink_connection('udpout:127.0.0.1:%d' % int(sys.argv[1]), source_system=255, source_component=190)
+hb = None
+for _ in range(40):
+    m.mav.heartbeat_send(6, 8, 0, 0, 0)
+    hb = m.recv_match(type='HEARTBEAT', blocking=True, timeout=0.5)
+    if hb is not None and hb.get_srcComponent() == 1:
+        break
+out = {'heartbeat': hb is not None, 'ack': None}
+t0 = time.time()
+next_send = 0
+while time.time() - t0 < 4 and out['ack'] is None:
+    if time.time() >= next_send:
+        m.mav.command_long_send(hb.get_srcSystem(), 1, 512, 0, 148, 0, 0, 0, 0, 0, 0)
+        next_send = time.time() + 1
+    a = m.recv_match(type='COMMAND_ACK', blocking=True, timeout=0.2)
+    if a is not None and a.command == 512:
+        out['ack'] = a.result
+print(json.dumps(out))
+"#;
+
+/// A vehicle in PX4's "always" mode behind `nexus bridge VEHICLE LOCAL` (the vehicle on the
+/// first link: `--sign-side A`), `bridge_signing` its signing options; what an unsigned
+/// pymavlink command through it got, and the bridge's counters.
+fn unsigned_command_through_bridge(
+    key: u8,
+    bridge_signing: &[&str],
+) -> (serde_json::Value, String) {
+    let (vehicle_side, local) = (free_port(), free_port());
+    let mut args = vec![
+        format!("udpin:127.0.0.1:{vehicle_side}"),
+        format!("udpin:127.0.0.1:{local}"),
+    ];
+    args.extend(bridge_signing.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let bridge = Bridge::start(&args);
+    let mut cfg = SimConfig::realtime(0, 1.0);
+    cfg.local_port_base = free_port();
+    cfg.remote_port_base = vehicle_side;
+    cfg.vehicle.signing = Some(nexus_host::sim::signing::SigningConfig {
+        key: Some(SigningKey::new([key; 32])),
+        mode: nexus_host::sim::signing::SignMode::Always,
+        ..Default::default()
+    });
+    let vehicle = SimHandle::start(cfg).expect("start the simulated vehicle");
+    let out = Command::new(python())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .arg("-c")
+        .arg(UNSIGNED_GCS)
+        .arg(local.to_string())
+        .output()
+        .expect("run python");
+    drop(vehicle);
+    let counters = bridge.stop();
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (json(&out.stdout), counters)
+}
+
+#[test]
+fn bridge_sign_side_a_signs_an_unsigned_gcs_command_the_vehicle_otherwise_refuses() {
+    let scratch = Scratch::new("sign-bridge-a");
+    let key_path = key_file(&scratch, "key.hex", 0x1f);
+    // Without a key on the bridge the vehicle ("always") refuses the unsigned command.
+    let (v, _) = unsigned_command_through_bridge(0x1f, &[]);
+    assert_eq!(v["heartbeat"], true, "{v}");
+    assert_eq!(v["ack"], serde_json::Value::Null, "answered unsigned: {v}");
+    // With it, the bridge signs the command on its way to side A and the vehicle accepts it.
+    let (v, counters) = unsigned_command_through_bridge(
+        0x1f,
+        &[
+            "--signing-key",
+            key_path.to_str().unwrap(),
+            "--sign-side",
+            "A",
+            "--require-signed",
+        ],
+    );
+    assert_eq!(
+        v["ack"], 0,
+        "the signed command was not accepted: {v}\n{counters}"
+    );
+    assert!(bridge_count(&counters, "signed") >= 2, "{counters}");
+    assert_eq!(
+        bridge_count(&counters, "failed the signing check"),
+        0,
+        "the vehicle's own frames failed: {counters}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// nexus watch on a signed link.
+
+/// `nexus watch CONN --signing-key KEY --require-signed --duration S`: exit status and stdout.
+fn watch_signed(conn: &str, key: &std::path::Path, seconds: &str) -> std::process::Child {
+    Command::new(cli_support::nexus_exe())
+        .current_dir(root())
+        .args(["watch", conn, "--signing-key"])
+        .arg(key)
+        .args([
+            "--require-signed",
+            "--duration",
+            seconds,
+            "--interval",
+            "0.5",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run nexus watch")
+}
+
+fn signed_vehicle(key: u8, remote_port: u16) -> SimHandle {
+    let mut cfg = SimConfig::realtime(0, 1.0);
+    cfg.local_port_base = free_port();
+    cfg.remote_port_base = remote_port;
+    cfg.vehicle.signing = Some(nexus_host::sim::signing::SigningConfig {
+        key: Some(SigningKey::new([key; 32])),
+        mode: nexus_host::sim::signing::SignMode::Always,
+        ..Default::default()
+    });
+    SimHandle::start(cfg).expect("start the simulated vehicle")
+}
+
+#[test]
+fn watch_require_signed_counts_and_shows_every_kind_of_rejected_frame() {
+    let scratch = Scratch::new("sign-watch-forged");
+    let key_path = key_file(&scratch, "key.hex", 0x6b);
+    let nexus_port = free_port();
+    let all = Forge {
+        unsigned: true,
+        bad_signature: true,
+        replay: true,
+        stale: true,
+    };
+    let relay = Relay::start(nexus_port, SigningKey::new([0x6b; 32]), all);
+    let watch = watch_signed(&format!("udpin:127.0.0.1:{nexus_port}"), &key_path, "8");
+    let vehicle = signed_vehicle(0x6b, relay.vehicle_side_port);
+    let out = watch.wait_with_output().expect("nexus watch");
+    drop(vehicle);
+    drop(relay);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("nexus watch: system 1"), "{stdout}");
+    assert!(stdout.contains("armed=no"), "no status line: {stdout}");
+    assert!(
+        !stdout.contains("forged"),
+        "a forged text was shown: {stdout}"
+    );
+    assert!(
+        !stdout.contains("mode=Manual"),
+        "a forged mode was shown: {stdout}"
+    );
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("signing: "))
+        .unwrap_or_else(|| panic!("no signing summary: {stdout}"));
+    assert!(summary.contains(", 0 unsigned applied,"), "{summary}");
+    let last = stdout
+        .lines()
+        .rfind(|l| l.starts_with("ignored ") && l.contains("failing the signing check"))
+        .unwrap_or_else(|| panic!("no rejected line: {stdout}"));
+    for what in [
+        "unsigned",
+        "bad signature",
+        "replayed or old timestamp",
+        "stale timestamp",
+    ] {
+        assert!(last.contains(what), "{what} missing: {last}");
+    }
+    assert!(!stdout.contains(&"6b".repeat(32)), "the key was printed");
+}
+
+#[test]
+fn watch_on_a_signed_link_latches_the_vehicle_not_a_forger_who_speaks_first() {
+    let scratch = Scratch::new("sign-watch-latch");
+    let key_path = key_file(&scratch, "key.hex", 0x33);
+    let nexus_port = free_port();
+    let watch = watch_signed(&format!("udpin:127.0.0.1:{nexus_port}"), &key_path, "9");
+    // A forger on another port claims the vehicle's system id, unsigned and with a wrong key,
+    // from before the vehicle is up.
+    let stop = Arc::new(AtomicBool::new(false));
+    let forger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let forger_addr = forger.local_addr().unwrap();
+    let t = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut enc = Encoder::new(1, 1);
+            let mut bad = Signer::new(
+                SigningKey::new([0xEE; 32]),
+                0,
+                SigningClock::from_unix_micros(unix_micros()),
+            );
+            let t0 = std::time::Instant::now();
+            while !stop.load(Ordering::SeqCst) {
+                let now = nexus_core::Instant::from_micros(t0.elapsed().as_micros() as u64);
+                let mut out = forgeries(&mut enc, "unsigned");
+                out.extend(sign_all(forgeries(&mut enc, "bad key"), &mut bad, now));
+                for f in out {
+                    let _ = forger.send_to(&f, ("127.0.0.1", nexus_port));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    let vehicle = signed_vehicle(0x33, nexus_port);
+    let out = watch.wait_with_output().expect("nexus watch");
+    stop.store(true, Ordering::SeqCst);
+    let _ = t.join();
+    drop(vehicle);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the vehicle was not watched: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("armed=no"), "no status line: {stdout}");
+    assert!(!stdout.contains("forged"), "{stdout}");
+    assert!(!stdout.contains("mode=Manual"), "{stdout}");
+    // The forger is not the vehicle: ignored as another source once the vehicle is latched.
+    assert!(
+        stdout.contains(&format!("ignoring UDP from {forger_addr}")),
+        "{stdout}"
+    );
+    // What it sent while the vehicle was being looked for failed the check, counted.
+    let last = stdout
+        .lines()
+        .rfind(|l| l.starts_with("ignored ") && l.contains("failing the signing check"))
+        .unwrap_or_else(|| panic!("no rejected line: {stdout}"));
+    assert!(
+        last.contains("unsigned") && last.contains("bad signature"),
+        "{last}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// nexus serve: the same options, applied to every session it opens.
+
+#[test]
+fn serve_with_require_signed_opens_sessions_on_signed_links() {
+    use std::io::{BufRead, BufReader, Write};
+    let scratch = Scratch::new("sign-serve");
+    let key_path = key_file(&scratch, "key.hex", 0x29);
+    let instance = 162;
+    let mut server = Command::new(cli_support::nexus_exe())
+        .args(["serve", "--root"])
+        .arg(&scratch.0)
+        .arg("--signing-key")
+        .arg(&key_path)
+        .arg("--require-signed")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start nexus serve");
+    let mut input = server.stdin.take().unwrap();
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let mut call = |id: u32, body: String| -> serde_json::Value {
+        writeln!(input, "{body}").unwrap();
+        input.flush().unwrap();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(out.read_line(&mut line).unwrap() > 0, "nexus serve ended");
+            let v = json(line.as_bytes());
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    call(1, r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"cli_signing","version":"1"}}}"#.into());
+    let tool = |id: u32, name: &str, args: String| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{args}}}}}"#
+        )
+    };
+    let text = |v: &serde_json::Value| -> serde_json::Value {
+        assert_ne!(v["result"]["isError"], true, "{v}");
+        json(
+            v["result"]["content"][0]["text"]
+                .as_str()
+                .expect("text")
+                .as_bytes(),
+        )
+    };
+    // With --require-signed, the session connects only if the vehicle signs with the key.
+    // (The client's "initialized" notification first, on a line of its own.)
+    let started = text(&call(
+        2,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_string()
+            + "\n"
+            + &tool(
+                2,
+                "start_session",
+                format!(r#"{{"instance":{instance},"speed":5}}"#),
+            ),
+    ));
+    let session = started["session"].as_u64().expect("a session id");
+    // A parameter read is answered only if the vehicle (PX4's "always") took our signed
+    // request.
+    let got = text(&call(
+        3,
+        tool(
+            3,
+            "param_get",
+            format!(r#"{{"session":{session},"name":"NAV_DLL_ACT","timeout_s":10}}"#),
+        ),
+    ));
+    assert_eq!(got["name"], "NAV_DLL_ACT", "{got}");
+    drop(input);
+    let status = server.wait().expect("nexus serve");
+    assert!(status.success(), "{status:?}");
+    let mut err = String::new();
+    std::io::Read::read_to_string(server.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(
+        !err.contains(&"29".repeat(32)),
+        "the key was printed: {err}"
+    );
+}
+
+#[test]
+fn serve_refuses_a_key_file_it_cannot_read_before_it_serves() {
+    let scratch = Scratch::new("sign-serve-bad");
+    let out = nexus(&[
+        "serve",
+        "--signing-key",
+        scratch.path("missing.key").to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--signing-key") && err.contains("missing.key"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys never show.
+
+#[test]
+fn no_error_message_quotes_a_key_file() {
+    let scratch = Scratch::new("sign-key-errors");
+    // 31 bytes that are not text: not a key in any form. The error names the file, never
+    // the bytes.
+    let bad = scratch.path("bad.key");
+    std::fs::write(&bad, &[0xC3u8, 0x28, 0xA0, 0xA1].repeat(8)[..31]).unwrap();
+    let out = nexus(&[
+        "fly",
+        "examples/box.plan",
+        "--signing-key",
+        bad.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(err.contains("bad.key"), "{err}");
+    assert!(!err.to_lowercase().contains("c328a0a1"), "{err}");
+    assert!(
+        !err.contains('\u{FFFD}'),
+        "bytes of the key file were printed: {err}"
+    );
+    // A passphrase: no vehicle answers, and the words never show.
+    let pass = scratch.file("pass.txt", "correct horse battery staple\n");
+    let out = nexus(&[
+        "sign",
+        "setup",
+        &format!("udpout:127.0.0.1:{}", free_port()),
+        "--signing-key",
+        pass.to_str().unwrap(),
+        "--timeout",
+        "1",
+    ])
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    let all =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(all.contains("no autopilot heartbeat"), "{all}");
+    assert!(!all.contains("horse"), "the passphrase was printed: {all}");
 }

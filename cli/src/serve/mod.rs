@@ -54,6 +54,10 @@ pub struct ServeArgs {
     /// the working directory).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// `--signing-key FILE`, `--require-signed`: every session's link signs and verifies, as
+    /// `fly`'s do (the built-in vehicle gets the key, in PX4's "always" mode).
+    #[command(flatten)]
+    pub signing: crate::sign::SigningArgs,
 }
 
 /// The server's settings, checked.
@@ -63,6 +67,8 @@ pub struct Config {
     pub root: PathBuf,
     /// Most sessions at once.
     pub max_sessions: usize,
+    /// The signing every session's link takes (applied as `fly` applies it).
+    pub signing: crate::sign::SigningArgs,
 }
 
 /// Run `nexus serve`.
@@ -122,11 +128,14 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
             return Err("--token must be at least 8 printable ASCII characters".into());
         }
     }
+    // The key file is read now, so a bad one stops the server before it serves.
+    args.signing.signing()?;
     let idle = (args.idle_s > 0.0).then(|| Duration::from_secs_f64(args.idle_s));
     let sessions = Arc::new(Sessions::new(idle));
     let config = Config {
         root,
         max_sessions: args.max_sessions,
+        signing: args.signing.clone(),
     };
     // We end on SIGINT / SIGTERM / SIGHUP ourselves (closing every vehicle first).
     let _handling = nexus_host::interrupt::handle();

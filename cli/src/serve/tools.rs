@@ -579,6 +579,7 @@ impl NexusServer {
         }
         let sessions = Arc::clone(&self.sessions);
         let max = self.config.max_sessions;
+        let signing = self.config.signing.clone();
         let starting = Arc::clone(&self.starting);
         blocking(move || {
             let _one = starting.lock().unwrap_or_else(|e| e.into_inner());
@@ -610,6 +611,7 @@ impl NexusServer {
                 None => SimOptions::simulated(instance),
             }
             .speed(speed);
+            let options = signing.apply(options)?;
             let s = sessions
                 .open(options, connect)
                 .map_err(|e| format!("cannot start instance {instance}: {e}"))?;

@@ -207,6 +207,8 @@ pub struct Decoder {
     /// Which message ids the caller reads; `None`: all (every frame is checked and returned).
     reads: Option<fn(u32) -> bool>,
     seqs: Sequences,
+    /// Sequence numbers are followed by the caller ([`Decoder::count_sequence`]), not here.
+    seqs_deferred: bool,
 }
 
 impl Default for Decoder {
@@ -265,6 +267,7 @@ impl Decoder {
             },
             reads: None,
             seqs: Sequences::new(),
+            seqs_deferred: false,
         }
     }
 
@@ -282,6 +285,27 @@ impl Decoder {
     /// partial frame it holds.
     pub fn set_reads(&mut self, reads: Option<fn(u32) -> bool>) {
         self.reads = reads;
+    }
+
+    /// Follow sequence numbers only for the frames the caller hands back with
+    /// [`Decoder::count_sequence`] (`true`), not for every checked frame (`false`, the
+    /// default). A link that verifies signatures defers: a forged frame with the vehicle's
+    /// ids must neither open a gap nor close one, so only frames that passed the check
+    /// count. A deferring decoder should return every frame (no `reads` filter): a frame
+    /// passed over unchecked is never handed back, and would then look lost.
+    pub fn set_sequences_deferred(&mut self, deferred: bool) {
+        self.seqs_deferred = deferred;
+    }
+
+    /// Count the frame of `header` in the sequence counters ([`DecoderStats::seq_frames`],
+    /// `seq_lost`): for a decoder whose sequences are deferred
+    /// ([`Decoder::set_sequences_deferred`]), once the frame passed the caller's check.
+    /// Nothing without the `seq-loss` feature.
+    pub fn count_sequence(&mut self, header: &Header) {
+        if cfg!(feature = "seq-loss") {
+            self.seqs
+                .see(header.sysid, header.compid, header.seq, &mut self.stats);
+        }
     }
 
     /// Counters since creation.
@@ -443,7 +467,7 @@ impl Decoder {
                 && f.get(total).map_or(end_is_boundary, |&b| is_magic(b))
             {
                 self.stats.skipped = self.stats.skipped.wrapping_add(1);
-                if cfg!(feature = "seq-loss") {
+                if cfg!(feature = "seq-loss") && !self.seqs_deferred {
                     self.seqs.see(sysid, compid, seq, &mut self.stats);
                 }
                 at += total;
@@ -463,7 +487,7 @@ impl Decoder {
                 at += 1;
                 continue;
             }
-            if cfg!(feature = "seq-loss") {
+            if cfg!(feature = "seq-loss") && !self.seqs_deferred {
                 self.seqs.see(sysid, compid, seq, &mut self.stats);
             }
             if unread {
@@ -613,7 +637,7 @@ impl Decoder {
             let sent =
                 u16::from_le_bytes([self.buf[hl + payload_len], self.buf[hl + payload_len + 1]]);
             if crc == sent {
-                if cfg!(feature = "seq-loss") {
+                if cfg!(feature = "seq-loss") && !self.seqs_deferred {
                     self.seqs
                         .see(header.sysid, header.compid, header.seq, &mut self.stats);
                 }

@@ -775,3 +775,57 @@ fn sequence_gaps_per_sender_count_the_frames_lost() {
         assert_eq!(d.stats().seq_lost, 3, "{:?}", d.stats());
     }
 }
+
+/// A decoder whose sequences are deferred counts only the frames handed back: frames with the
+/// vehicle's ids but numbered by someone else (a forger's) neither open a gap nor close one.
+#[test]
+#[cfg(feature = "seq-loss")]
+fn deferred_sequences_count_only_the_frames_handed_back() {
+    let hb = mav::HEARTBEAT_DATA::default();
+    let mut vehicle = Encoder::new(1, 1);
+    let mut forger = Encoder::new(1, 1);
+    let mut buf = [0u8; MAX_FRAME_LEN];
+    let mut stream = Vec::new();
+    let mut genuine = Vec::new();
+    for i in 0..10u8 {
+        // The forger's numbers run from 60, ahead of the vehicle's by less than half the
+        // sequence space: a jump in the vehicle's stream (a gap), after which the vehicle's
+        // own frames look old. The vehicle's frame 5 is really lost.
+        let n = vehicle.encode(&hb, &mut buf).unwrap();
+        if i != 5 {
+            stream.extend_from_slice(&buf[..n]);
+            genuine.push(buf[..n].to_vec());
+        }
+        if i == 0 {
+            for _ in 0..60 {
+                forger.encode(&hb, &mut buf).unwrap();
+            }
+        }
+        let n = forger.encode(&hb, &mut buf).unwrap();
+        stream.extend_from_slice(&buf[..n]);
+    }
+    // Without deferring, the forgeries make a gap of 59 and hide the real loss.
+    let mut plain = Decoder::new();
+    let mut rest = &stream[..];
+    while !rest.is_empty() {
+        let (used, _) = plain.feed(rest);
+        rest = &rest[used..];
+    }
+    assert!(plain.stats().seq_lost >= 59, "{:?}", plain.stats());
+    let mut d = Decoder::new();
+    d.set_sequences_deferred(true);
+    let mut rest = &stream[..];
+    while !rest.is_empty() {
+        let (used, raw) = d.feed(rest);
+        rest = &rest[used..];
+        let Some(raw) = raw else { continue };
+        // The caller's check: only the vehicle's own frames pass.
+        let header = raw.header;
+        let genuine_frame = genuine.iter().any(|g| g[..] == *raw.bytes);
+        if genuine_frame {
+            d.count_sequence(&header);
+        }
+    }
+    assert_eq!(d.stats().seq_lost, 1, "{:?}", d.stats());
+    assert_eq!(d.stats().seq_frames, genuine.len() as u32);
+}

@@ -127,7 +127,7 @@ impl LinkState {
             slow,
             epoch: link.peer_epoch(),
             link,
-            decoder: link_decoder(supervision.tlog.is_some()),
+            decoder: link_decoder(supervision.tlog.is_some(), supervision.signing.is_some()),
             client: Box::new(Client::new(config)),
             shared,
             probe: supervision.probe,

@@ -80,6 +80,9 @@ impl LinkState {
                         param_id,
                     };
                     if let Ok(n) = self.client.encode(&msg, &mut self.tx) {
+                        // Signed like every other frame: a vehicle enforcing signing drops
+                        // an unsigned read.
+                        let n = self.sign(now, n);
                         self.send(n);
                         self.owed.sent(&self.params[i].name, now);
                     }

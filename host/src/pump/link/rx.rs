@@ -94,7 +94,10 @@ impl LinkState {
         if epoch != self.epoch {
             // A new peer starts a new byte stream: a half frame from the old one is garbage.
             self.epoch = epoch;
-            self.decoder = link_decoder(self.tlog.is_some() || !self.subs.is_empty());
+            self.decoder = link_decoder(
+                self.tlog.is_some() || !self.subs.is_empty(),
+                self.signing.is_some(),
+            );
             self.counters.peer_changes += 1;
             let peer = self.link.peer();
             self.shared.events().push(LinkEvent::PeerChanged(peer));
@@ -122,12 +125,18 @@ impl LinkState {
             if let Some(t) = &self.tlog {
                 t.record(crate::tlog::Direction::Received, raw.bytes);
             }
+            let header = raw.header;
             if let Some(s) = &mut self.signing {
                 if !s.check(now, &raw).accepted() {
                     continue;
                 }
             }
-            match Frame::decode(&raw) {
+            let decoded = Frame::decode(&raw);
+            if self.signing.is_some() {
+                // Sequence gaps only from frames that passed the signature check.
+                self.decoder.count_sequence(&header);
+            }
+            match decoded {
                 Ok(Some(frame)) => {
                     self.on_param_answer(now, &frame);
                     if self.client.handle(now, &frame) {
@@ -161,9 +170,15 @@ impl LinkState {
 
 /// The link's framer: one that skips frames the core does not read (the cheap path), unless a
 /// tlog records the link — a tlog holds every frame the vehicle sent, so then every frame is
-/// checked and handed on.
-pub(super) fn link_decoder(recording: bool) -> Decoder {
-    if recording {
+/// checked and handed on — or the link verifies signatures: then every frame is checked and
+/// verified, and only those that pass count in the sequence-gap loss figures (a forged frame
+/// with the vehicle's ids must neither open a gap nor close one).
+pub(super) fn link_decoder(recording: bool, signing: bool) -> Decoder {
+    if signing {
+        let mut d = Decoder::new();
+        d.set_sequences_deferred(true);
+        d
+    } else if recording {
         Decoder::new()
     } else {
         Decoder::skipping(nexus_core::msg::is_decoded)

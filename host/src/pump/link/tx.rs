@@ -54,8 +54,9 @@ impl LinkState {
         }
     }
 
-    /// Sign `self.tx[..n]` on a signed link; its new length.
-    fn sign(&mut self, now: Instant, n: usize) -> usize {
+    /// Sign `self.tx[..n]` on a signed link; its new length. Every frame the link sends goes
+    /// through here.
+    pub(super) fn sign(&mut self, now: Instant, n: usize) -> usize {
         match &mut self.signing {
             Some(s) => s.sign(now, &mut self.tx, n),
             None => n,
