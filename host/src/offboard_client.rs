@@ -278,6 +278,17 @@ impl OffboardClient {
         }
     }
 
+    /// A client on a link already open on a pump (an attached vehicle's: `nexus serve`'s
+    /// `connect`), with the options it was opened with. Closing the client closes the link.
+    pub fn on_link(link: LinkHandle, options: OffboardOptions) -> OffboardClient {
+        OffboardClient {
+            conn: link.conn().clone(),
+            options,
+            supervision: Mutex::new(Supervision::default()),
+            link: Mutex::new(Some(link)),
+        }
+    }
+
     /// Set the supervision a later `open` gives the link (the run's probe and stall limit).
     pub fn set_supervision(&self, supervision: Supervision) {
         *lock(&self.supervision) = supervision;
