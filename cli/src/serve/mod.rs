@@ -10,9 +10,11 @@
 //! command uses; nothing a client sends ends the server.
 //!
 //! Every vehicle the server started is closed when it ends: stdin closed (stdio), SIGINT or
-//! SIGTERM, the HTTP server stopped. Only vehicles it starts itself are served (the built-in
-//! simulated PX4 or PX4 SITL): there is no attach to a vehicle on a link, so no real vehicle
-//! can be armed from here.
+//! SIGTERM, the HTTP server stopped. `start_session` starts the built-in simulated PX4 or PX4
+//! SITL, or attaches to a running vehicle (`connect`, as `nexus run --connect`); a vehicle
+//! that does not identify as a simulator is refused every verb, program and reaction that can
+//! arm, move or reconfigure it ([`crate::guard`] judges them) unless the server runs with
+//! `--real-vehicle`. Each session's live report is the resource `nexus://session/ID/report`.
 
 mod http;
 mod tools;
@@ -54,6 +56,10 @@ pub struct ServeArgs {
     /// the working directory).
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+    /// Allow the verbs that can arm, move or reconfigure a vehicle attached with
+    /// `start_session`'s `connect` that does not identify as a simulator — a real aircraft.
+    #[arg(long)]
+    pub real_vehicle: bool,
 }
 
 /// The server's settings, checked.
@@ -63,6 +69,8 @@ pub struct Config {
     pub root: PathBuf,
     /// Most sessions at once.
     pub max_sessions: usize,
+    /// `--real-vehicle`.
+    pub real_vehicle: bool,
 }
 
 /// Run `nexus serve`.
@@ -127,6 +135,7 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
     let config = Config {
         root,
         max_sessions: args.max_sessions,
+        real_vehicle: args.real_vehicle,
     };
     // We end on SIGINT / SIGTERM / SIGHUP ourselves (closing every vehicle first).
     let _handling = nexus_host::interrupt::handle();
