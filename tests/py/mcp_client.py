@@ -295,6 +295,29 @@ async def many(s, first, vehicle_port):
         fail(f"until landed_state: {r}")
     await refused(s, "wait_until", dict(session=sid, condition="altitude", value=1, op="~",
                                          timeout_s=1), "op")
+    # Geofence and rally points alone, sticks, Offboard, a failure injection: sent, answered.
+    sid2 = flown[1][0]
+    for kind, n in (("fence", 5), ("rally", 2)):  # 4 vertices + 1 circle; 2 points
+        up = await call(s, "upload_geo", session=sid2, kind=kind, path="fenced.plan")
+        for _ in range(200):
+            st = await call(s, "geo_status", session=sid2, kind=kind)
+            if st["status"] != "Busy":
+                break
+            await asyncio.sleep(0.05)
+        if up["items"] != n or not st["status"].startswith("Uploaded"):
+            fail(f"upload_geo {kind}: {up}, {st}")
+    await call(s, "clear_geo", session=sid2, kind="rally")
+    await call(s, "rc", session=sid2, throttle=0.5)
+    await call(s, "stop_rc", session=sid2)
+    await refused(s, "rc", dict(session=sid2, roll=3), "roll")
+    await call(s, "offboard", session=sid2, north_m=0, east_m=0, down_m=-3)
+    await call(s, "stop_offboard", session=sid2)
+    await refused(s, "offboard", dict(session=sid2, north_m=0), "offboard")
+    await call(s, "inject_failure", session=sid2, unit="battery", failure="ok")
+    await refused(s, "inject_failure", dict(session=sid2, unit="warp", failure="off"), "unit")
+    ok("upload_geo fence and rally (fenced.plan) uploaded, clear_geo, rc, offboard, "
+       "inject_failure sent; bad sticks, setpoint and unit refused")
+
     for sid_, _ in flown:
         await call(s, "close_sitl", session=sid_)
 

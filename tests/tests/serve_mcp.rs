@@ -42,7 +42,9 @@ fn client() -> PathBuf {
 fn served_root(name: &str) -> Scratch {
     let s = Scratch::new(name);
     std::os::unix::fs::symlink("/etc/hostname", s.path("escape.plan")).unwrap();
-    std::fs::copy(root().join("examples/box.plan"), s.path("box.plan")).unwrap();
+    for plan in ["box.plan", "fenced.plan"] {
+        std::fs::copy(root().join("examples").join(plan), s.path(plan)).unwrap();
+    }
     std::fs::write(
         s.path("upload-verify.toml"),
         "[[step]]\naction = \"upload\"\nplan = \"box.plan\"\n\n[[step]]\naction = \"verify_mission\"\n",
