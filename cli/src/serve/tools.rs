@@ -456,7 +456,14 @@ fn reader_error(e: FileError) -> String {
 fn read_step(step: Value) -> Result<StepSpec, String> {
     let doc = json!({ "step": [step] });
     let text = json_to_toml(&doc)?;
-    let p = ProgramFile::parse(Path::new("the call"), &text).map_err(reader_error)?;
+    // The reader names the step it read; here the step is the call itself.
+    let p = ProgramFile::parse(Path::new("the call"), &text).map_err(|e| {
+        reader_error(e)
+            .replace(" in step 1's until", "")
+            .replace("step 1's until", "the wait")
+            .replace(" in step 1", "")
+            .replace("step 1 ", "the call ")
+    })?;
     p.steps.into_iter().next().ok_or_else(|| "no step".into())
 }
 
