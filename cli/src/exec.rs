@@ -200,13 +200,10 @@ impl Flight {
     /// Lodge `plan` with the offboard machine (an `upload` step sends it), its geofence and
     /// rally points to go up after the mission ([`nexus_core::offboard::Offboard::lodge_geo`]).
     pub fn lodge(&mut self, plan: &PlanFile) -> Result<(), String> {
-        let items: Vec<MissionItem> = plan.plan.items.to_vec();
-        self.items = items.clone();
-        let fence = plan.geo.fence.to_vec();
-        let rally = plan.geo.rally.to_vec();
+        self.items = plan.plan.items.to_vec();
         self.geo = [
-            (GeoKind::Fence, fence.len(), "geofence items"),
-            (GeoKind::Rally, rally.len(), "rally points"),
+            (GeoKind::Fence, plan.geo.fence.len(), "geofence items"),
+            (GeoKind::Rally, plan.geo.rally.len(), "rally points"),
         ]
         .into_iter()
         .filter(|&(_, n, _)| n > 0)
@@ -218,20 +215,7 @@ impl Flight {
         })
         .collect();
         self.geo_path = plan.path.display().to_string();
-        self.vehicle
-            .link
-            .call(move |ctx| {
-                let op = ctx.client().offboard_mut().0;
-                op.lodge_mission(&items)?;
-                for (kind, geo) in [(GeoKind::Fence, fence), (GeoKind::Rally, rally)] {
-                    if !geo.is_empty() {
-                        op.lodge_geo(kind, &geo)?;
-                    }
-                }
-                Ok::<(), nexus_core::offboard::OffboardError>(())
-            })
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("{}: cannot hold this mission: {e}", plan.path.display()))
+        lodge_plan(&self.vehicle.link, plan)
     }
 
     /// Upload `plan`, then its geofence and rally points, and wait for PX4's answer to each
@@ -893,6 +877,27 @@ impl Flight {
             .map(|l| Escaped(&l).to_string())
             .collect()
     }
+}
+
+/// Lodge `plan` with the link's offboard machine: its mission (an `upload` step, or the
+/// machine's `upload_mission`, sends it), its geofence and rally points to go up once PX4 has
+/// accepted the mission ([`nexus_core::offboard::Offboard::lodge_geo`]).
+pub fn lodge_plan(link: &nexus_host::pump::LinkHandle, plan: &PlanFile) -> Result<(), String> {
+    let items: Vec<MissionItem> = plan.plan.items.to_vec();
+    let fence = plan.geo.fence.to_vec();
+    let rally = plan.geo.rally.to_vec();
+    link.call(move |ctx| {
+        let op = ctx.client().offboard_mut().0;
+        op.lodge_mission(&items)?;
+        for (kind, geo) in [(GeoKind::Fence, fence), (GeoKind::Rally, rally)] {
+            if !geo.is_empty() {
+                op.lodge_geo(kind, &geo)?;
+            }
+        }
+        Ok::<(), nexus_core::offboard::OffboardError>(())
+    })
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("{}: cannot hold this mission: {e}", plan.path.display()))
 }
 
 /// One line per settled step; a failed one ends with why (`explanation`, from the core).

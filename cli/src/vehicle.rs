@@ -400,7 +400,7 @@ pub fn start(
 /// Attach to a running vehicle over `conn`: find (and latch) its autopilot heartbeat, put the
 /// link on a run without a vehicle (its clock becomes the vehicle's), supervise it on the wall
 /// clock, learn whether it is a simulator, and apply the `--real-vehicle` guard.
-fn attach(
+pub fn attach(
     args: &VehicleArgs,
     conn_text: &str,
     opts: SimOptions,

@@ -278,12 +278,11 @@ impl OffboardClient {
         }
     }
 
-    /// A client on a link already on a pump: one [`Pump::add_link`] made from a
-    /// [`crate::transport::Link`] the caller opened (an attached vehicle, found on `conn` before
-    /// the pump took the link). The client is open; closing it closes that link.
-    pub fn on_link(conn: ConnString, options: OffboardOptions, link: LinkHandle) -> OffboardClient {
+    /// A client on a link already open on a pump (an attached vehicle's: `nexus serve`'s
+    /// `connect`), with the options it was opened with. Closing the client closes the link.
+    pub fn on_link(link: LinkHandle, options: OffboardOptions) -> OffboardClient {
         OffboardClient {
-            conn,
+            conn: link.conn().clone(),
             options,
             supervision: Mutex::new(Supervision::default()),
             link: Mutex::new(Some(link)),

@@ -208,7 +208,7 @@ impl Attach {
             component_id: compid,
             simulator,
         });
-        Ok(HostClient::on_link(self.conn.clone(), options, handle))
+        Ok(HostClient::on_link(handle, options))
     }
 }
 

@@ -2,12 +2,24 @@
 
     mcp_client.py stdio NEXUS ROOT INSTANCE     # spawns `NEXUS serve --root ROOT` over stdio
     mcp_client.py http URL TOKEN INSTANCE       # a running `nexus serve --http`, its token
+    mcp_client.py many NEXUS ROOT FIRST VEHICLE_PORT
+    mcp_client.py reaper NEXUS ROOT INSTANCE
 
-Flies the built-in vehicle (instance INSTANCE, and INSTANCE + 1 for the kill test): start,
-takeoff, waits capped short enough to end `cap`, continued with since_seq (no text missed),
-concurrent waits on one session, land, close; kill_instance during a wait ends it `closed`;
-bad inputs get errors and the server keeps serving. Prints one line a check; exits 1 on the
-first failure. With --leave, leaves one session open at the end (the server must close it).
+stdio / http fly the built-in vehicle (instance INSTANCE, and INSTANCE + 1 for the kill test):
+start, takeoff, waits capped short enough to end `cap`, continued with since_seq (no text
+missed), concurrent waits on one session, land, the box mission (ROOT/box.plan: by path over
+stdio, inline over HTTP), close; kill_instance during a wait ends it `closed`; bad inputs get
+errors and the server keeps serving. With --leave, leaves one session open at the end (the
+server must close it).
+
+many: four sessions started by concurrent calls (instances FIRST..FIRST+3) fly at once; step
+programs with an upload (TOML by path, JSON inline), their plans confined to ROOT, capped and
+continued; the live report resource; a vehicle attached on udpin:127.0.0.1:VEHICLE_PORT that
+says it is hardware is refused every verb that arms or moves it.
+
+reaper: a server with --idle-s 1 closes a session left idle; its wait in progress ends `closed`.
+
+Prints one line a check; exits 1 on the first failure.
 """
 
 import asyncio
@@ -77,12 +89,14 @@ async def wait_capped(s, session, cap_s, **w):
             since = r["snapshot"]["seq"]
 
 
-async def flight(s, instance, leave):
+async def flight(s, instance, leave, root, box_inline):
     tools = {t.name for t in (await s.list_tools()).tools}
     want = {"start_session", "wait_until", "run_steps", "abort_steps", "snapshot", "texts",
             "arm", "disarm", "set_mode", "takeoff", "land", "goto", "rtl", "hold",
             "pause_mission", "resume_mission", "upload_plan", "start_mission", "param_set",
-            "param_get", "close_sitl", "kill_instance", "list_sessions"}
+            "param_get", "close_sitl", "kill_instance", "list_sessions", "verify_mission",
+            "upload_geo", "clear_geo", "geo_status", "rc", "stop_rc", "offboard",
+            "stop_offboard", "inject_failure"}
     if not want <= tools:
         fail(f"tools missing: {want - tools}")
     ok(f"{len(tools)} tools listed")
@@ -151,6 +165,36 @@ async def flight(s, instance, leave):
     if r["reason"] != "met":
         fail(f"landed wait: {r}")
     ok(f"landed at t_sim {r['snapshot']['t_sim_s']:.1f} s")
+    r, _ = await wait_capped(s, sid, 5, condition="disarmed", timeout_s=60)
+    if r["reason"] != "met":
+        fail(f"disarmed wait: {r}")
+
+    # The box mission: uploaded by path (inside --root) or inline, verified, flown, landed.
+    if box_inline:
+        with open(f"{root}/box.plan") as f:
+            up = await call(s, "upload_plan", session=sid, plan_json=f.read())
+        how = "inline"
+    else:
+        up = await call(s, "upload_plan", session=sid, path="box.plan")
+        how = "by path"
+    v = await call(s, "verify_mission", session=sid, wait_cap_s=30)
+    if v["reason"] != "met":
+        fail(f"verify_mission: {v}")
+    seq_m = (await call(s, "snapshot", session=sid))["seq"]
+    await call(s, "start_mission", session=sid)
+    r, _ = await wait_capped(s, sid, 5, condition="armed", timeout_s=60)
+    if r["reason"] != "met":
+        fail(f"box mission: not armed: {r}")
+    r, caps = await wait_capped(s, sid, 2, condition="mission_complete", timeout_s=600,
+                                guards=[{"condition": "disarmed"}])
+    if r["reason"] != "met":
+        fail(f"box mission: {r}")
+    r, _ = await wait_capped(s, sid, 5, condition="landed", timeout_s=300)
+    if r["reason"] != "met":
+        fail(f"box mission landing: {r}")
+    texts = (await call(s, "texts", session=sid, since_seq=seq_m))["texts"]
+    ok(f"box mission ({up['items']} items, uploaded {how}, verified) flown and landed at "
+       f"t_sim {r['snapshot']['t_sim_s']:.1f} s; {len(texts)} texts")
 
     # kill_instance during a wait ends it `closed`.
     st2 = await call(s, "start_session", instance=instance + 1, speed=15)
@@ -172,6 +216,152 @@ async def flight(s, instance, leave):
     if leave:
         await call(s, "start_session", instance=instance + 2, speed=10)
         ok(f"left instance {instance + 2} open")
+
+
+async def fly_one(s, instance, aloft):
+    """One session of several: start, take off, wait until all are in the air (`aloft`, a
+    barrier), land."""
+    st = await call(s, "start_session", instance=instance, speed=10)
+    sid = st["session"]
+    await call(s, "takeoff", session=sid, alt_m=4)
+    r, _ = await wait_capped(s, sid, 1, condition="altitude", value=3.5, timeout_s=60)
+    if r["reason"] != "met":
+        fail(f"instance {instance}: altitude: {r}")
+    up = r["snapshot"]["t_sim_s"]
+    await asyncio.wait_for(aloft.wait(), 120)
+    await call(s, "land", session=sid)
+    r, _ = await wait_capped(s, sid, 1, condition="landed", timeout_s=120)
+    if r["reason"] != "met":
+        fail(f"instance {instance}: landed: {r}")
+    return sid, up
+
+
+async def many(s, first, vehicle_port):
+    # Four sessions, started by concurrent calls, fly at once.
+    t0 = time.time()
+    aloft = asyncio.Barrier(4)
+    flown = await asyncio.gather(*[fly_one(s, first + k, aloft) for k in range(4)])
+    listed = (await call(s, "list_sessions"))["sessions"]
+    if len(listed) != 4 or len({sid for sid, _ in flown}) != 4:
+        fail(f"four sessions at once: {listed}")
+    ok(f"four sessions started by concurrent calls, all four in the air at once, landed, "
+       f"in {time.time() - t0:.1f} s")
+    sid = flown[0][0]
+
+    # The live report resource of each session.
+    res = (await s.list_resources()).resources
+    uris = {str(r.uri) for r in res}
+    if f"nexus://session/{sid}/report" not in uris:
+        fail(f"resources: {uris}")
+    rep = await s.read_resource(f"nexus://session/{sid}/report")
+    report = json.loads(rep.contents[0].text)
+    if report["session"] != sid or report["snapshot"] is None or not report["texts"]:
+        fail(f"report: {report}")
+    ok(f"{len(uris)} report resources; session {sid}'s: {len(report['texts'])} texts")
+
+    # A program uploading a plan (by path: the plan relative to the program, inside --root),
+    # verified; refused when its plan is outside the root.
+    r = await call(s, "run_steps", session=sid, path="upload-verify.toml", wait_cap_s=60)
+    if not r["passed"] or r["running"]:
+        fail(f"run_steps with an upload: {r}")
+    ok(f"run_steps by path: upload + verify_mission passed ({len(r['steps'])} steps)")
+    for plan, words in (("../box.plan", "outside"), ("escape.plan", "outside"),
+                        ("/etc/hostname", "outside")):
+        prog = json.dumps({"step": [{"action": "upload", "plan": plan}]})
+        await refused(s, "run_steps", dict(session=sid, program=prog), words)
+    await refused(s, "run_steps", dict(session=sid, path="../etc/passwd"), "outside")
+    await refused(s, "run_steps", dict(session=sid, program="[[step]]\naction = \"fly\"\n"),
+                  "unknown action")
+    ok("upload plans outside the root refused (.., symlink, absolute); a bad program refused")
+
+    # Capped and continued: the program goes on after the cap.
+    prog = json.dumps({"step": [
+        {"action": "upload", "plan": "box.plan"},
+        {"action": "none", "until": {"time": 3}, "timeout_s": 10},
+        {"action": "verify_mission"}]})
+    r = await call(s, "run_steps", session=sid, program=prog, wait_cap_s=0.05)
+    caps = 0
+    while r.get("running"):
+        caps += 1
+        r = await call(s, "run_steps", session=sid, wait_cap_s=0.1, **{"continue": True})
+    if caps == 0 or not r["passed"] or len(r["steps"]) != 3:
+        fail(f"capped program: caps {caps}, {r}")
+    ok(f"a JSON program capped {caps} times, continued, passed")
+
+    # A wait with every kind of modifier, written as a program's until.
+    r = await call(s, "wait_until", session=sid, until={"landed_state": ["on_ground"]},
+                   timeout_s=5, wait_cap_s=10)
+    if r["reason"] != "met":
+        fail(f"until landed_state: {r}")
+    await refused(s, "wait_until", dict(session=sid, condition="altitude", value=1, op="~",
+                                         timeout_s=1), "op")
+    # Geofence and rally points alone, sticks, Offboard, a failure injection: sent, answered.
+    sid2 = flown[1][0]
+    for kind, n in (("fence", 5), ("rally", 2)):  # 4 vertices + 1 circle; 2 points
+        up = await call(s, "upload_geo", session=sid2, kind=kind, path="fenced.plan")
+        for _ in range(200):
+            st = await call(s, "geo_status", session=sid2, kind=kind)
+            if st["status"] != "Busy":
+                break
+            await asyncio.sleep(0.05)
+        if up["items"] != n or not st["status"].startswith("Uploaded"):
+            fail(f"upload_geo {kind}: {up}, {st}")
+    await call(s, "clear_geo", session=sid2, kind="rally")
+    await call(s, "rc", session=sid2, throttle=0.5)
+    await call(s, "stop_rc", session=sid2)
+    await refused(s, "rc", dict(session=sid2, roll=3), "roll")
+    await call(s, "offboard", session=sid2, north_m=0, east_m=0, down_m=-3)
+    await call(s, "stop_offboard", session=sid2)
+    await refused(s, "offboard", dict(session=sid2, north_m=0), "offboard")
+    await call(s, "inject_failure", session=sid2, unit="battery", failure="ok")
+    await refused(s, "inject_failure", dict(session=sid2, unit="warp", failure="off"), "unit")
+    ok("upload_geo fence and rally (fenced.plan) uploaded, clear_geo, rc, offboard, "
+       "inject_failure sent; bad sticks, setpoint and unit refused")
+
+    for sid_, _ in flown:
+        await call(s, "close_sitl", session=sid_)
+
+    # An attached vehicle that says it is hardware: nothing that arms or moves it is sent.
+    st = await call(s, "start_session", connect=f"udpin:127.0.0.1:{vehicle_port}")
+    if st["simulator"] is not False or st["may_move"]:
+        fail(f"attached: {st}")
+    aid = st["session"]
+    for name, args in (("takeoff", {}), ("arm", {}), ("goto", dict(x_m=5, y_m=0, z_m=5)),
+                       ("set_mode", dict(mode="Position")), ("rc", dict(throttle=0.0, yaw=1.0)),
+                       ("offboard", dict(north_m=0, east_m=0, down_m=-5)),
+                       ("upload_plan", dict(path="box.plan")),
+                       ("param_set", dict(name="COM_ARM_WO_GPS", value=1, kind="int")),
+                       ("run_steps", dict(program='[[step]]\naction = "takeoff"\nalt_m = 5\n')),
+                       ("wait_until", dict(condition="time", value=1, timeout_s=5,
+                                           then_mode="Position"))):
+        await refused(s, name, dict(session=aid, **args), "--real-vehicle")
+    await call(s, "hold", session=aid)
+    r = await call(s, "wait_until", session=aid, condition="time", value=0.2, timeout_s=5)
+    if r["reason"] != "met" or r["snapshot"]["armed"]:
+        fail(f"attached wait: {r}")
+    await call(s, "close_sitl", session=aid)
+    ok("attached hardware: arm, takeoff, goto, mode, sticks, offboard, upload, param, program, "
+       "then_mode refused without --real-vehicle; hold and waits served")
+
+
+async def reaper(s, instance):
+    st = await call(s, "start_session", instance=instance, speed=10)
+    sid = st["session"]
+    # A wait longer than the idle limit is reaped too: it ends `closed`.
+    r = await call(s, "wait_until", session=sid, condition="time", value=100, timeout_s=200,
+                   wait_cap_s=30)
+    if r["reason"] != "closed":
+        fail(f"a wait past --idle-s: {r}")
+    left = (await call(s, "list_sessions"))["sessions"]
+    if left:
+        fail(f"the idle session is still listed: {left}")
+    await refused(s, "snapshot", dict(session=sid), "no session")
+    st = await call(s, "start_session", instance=instance, speed=10)
+    await asyncio.sleep(2.5)
+    left = (await call(s, "list_sessions"))["sessions"]
+    if left:
+        fail(f"an idle session outlived --idle-s 1: {left}")
+    ok("the idle reaper closed a session left idle and one waiting past --idle-s (closed)")
 
 
 def http_status(url, token):
@@ -196,11 +386,26 @@ async def main():
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as s:
                 await s.initialize()
-                await flight(s, instance, leave)
+                await flight(s, instance, leave, root, box_inline=False)
+    elif mode == "many":
+        nexus, root, first, port = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        params = StdioServerParameters(command=nexus, args=["serve", "--root", root])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                await many(s, first, port)
+    elif mode == "reaper":
+        nexus, root, instance = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        params = StdioServerParameters(command=nexus,
+                                       args=["serve", "--root", root, "--idle-s", "1"])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                await reaper(s, instance)
     else:
         import httpx2
 
-        url, token, instance = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        url, token, instance, root = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
         for t, what in ((None, "no token"), ("wrong-token-123", "a wrong token")):
             code = http_status(url, t)
             if code != 401:
@@ -213,7 +418,7 @@ async def main():
                 read, write = streams[0], streams[1]
                 async with ClientSession(read, write) as s:
                     await s.initialize()
-                    await flight(s, instance, leave)
+                    await flight(s, instance, leave, root, box_inline=True)
     ok("done")
 
 

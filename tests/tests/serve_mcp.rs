@@ -2,12 +2,16 @@
 //! (tests/py/mcp_client.py): over stdio and over streamable HTTP (a free loopback port, a
 //! bearer token), a flight on the built-in vehicle at ×15 with waits capped short enough to
 //! end `cap` and continued with `since_seq` (no text missed), concurrent waits, a step program,
-//! `kill_instance` during a wait (`closed`), bad inputs refused while the server keeps serving,
-//! a missing or wrong token refused with HTTP 401; and ending the server (stdin closed,
-//! SIGTERM) leaves no vehicle running (its UDP ports are free again).
+//! the box mission (examples/box.plan uploaded by path inside --root over stdio, inline over
+//! HTTP, verified, flown, landed), `kill_instance` during a wait (`closed`), bad inputs refused
+//! while the server keeps serving, a missing or wrong token refused with HTTP 401; four
+//! sessions started by concurrent calls flying at once, step programs with uploads confined to
+//! the root and continued after `cap`, the live report resource, an attached vehicle that says
+//! it is hardware refused every verb that arms or moves it; the idle reaper; and ending the
+//! server (stdin closed, SIGTERM) leaves no vehicle running (its UDP ports are free again).
 //!
-//! SITL instances used here: 21–23 and 35–39 (ports 14540+N and 14580+N). Python is
-//! `NEXUS_PYTHON` (default the repository's `.venv`, made by `scripts/env.sh`).
+//! SITL instances used here: 21–29 and 35–39 (ports 14540+N and 14580+N; no N and N ± 40
+//! both). Python is `NEXUS_PYTHON` (default the repository's `.venv`, made by `scripts/env.sh`).
 
 mod cli_support;
 
@@ -34,10 +38,18 @@ fn client() -> PathBuf {
     root().join("tests/py/mcp_client.py")
 }
 
-/// A served root with a symlink pointing out of it.
+/// A served root with the box mission, a program uploading it, and a symlink pointing out.
 fn served_root(name: &str) -> Scratch {
     let s = Scratch::new(name);
     std::os::unix::fs::symlink("/etc/hostname", s.path("escape.plan")).unwrap();
+    for plan in ["box.plan", "fenced.plan"] {
+        std::fs::copy(root().join("examples").join(plan), s.path(plan)).unwrap();
+    }
+    std::fs::write(
+        s.path("upload-verify.toml"),
+        "[[step]]\naction = \"upload\"\nplan = \"box.plan\"\n\n[[step]]\naction = \"verify_mission\"\n",
+    )
+    .unwrap();
     s
 }
 
@@ -125,7 +137,14 @@ fn http_token_flight_and_sigterm() {
             break line[at..].trim().to_string();
         }
     };
-    run_client(&["http", &url, "test-token-2501", "21", "--leave"]);
+    run_client(&[
+        "http",
+        &url,
+        "test-token-2501",
+        "21",
+        dir.0.to_str().unwrap(),
+        "--leave",
+    ]);
     // Instance 23 is still open: SIGTERM ends the server and it.
     assert!(!ports_free(23), "the session left open has no vehicle");
     nix_kill(&server, "TERM");
@@ -135,6 +154,50 @@ fn http_token_flight_and_sigterm() {
     let _ = std::io::Read::read_to_string(&mut err, &mut rest);
     assert!(rest.contains("every vehicle closed"), "stderr: {rest}");
     assert!(ports_free(21) && ports_free(22) && ports_free(23));
+}
+
+#[test]
+fn four_sessions_programs_resources_and_an_attached_vehicle() {
+    let dir = served_root("serve_mcp_many");
+    let exe = nexus_exe();
+    // A simulated vehicle that says it is a Pixhawk, sending to 14540 + 28.
+    let vehicle = Command::new(&exe)
+        .args(["sim", "--instance", "28", "--speed", "10"])
+        .args(["--identify-as-hardware", "--offboard-port-per-instance"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Reap(Child);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _vehicle = Reap(vehicle);
+    run_client(&[
+        "many",
+        exe.to_str().unwrap(),
+        dir.0.to_str().unwrap(),
+        "24",
+        "14568",
+    ]);
+    assert!((24..=27).all(ports_free), "a vehicle outlived its session");
+}
+
+#[test]
+fn the_idle_reaper_closes_idle_sessions() {
+    let dir = served_root("serve_mcp_reaper");
+    let exe = nexus_exe();
+    run_client(&[
+        "reaper",
+        exe.to_str().unwrap(),
+        dir.0.to_str().unwrap(),
+        "29",
+    ]);
+    assert!(ports_free(29), "the reaped session's vehicle still runs");
 }
 
 fn nix_kill(child: &Child, sig: &str) {

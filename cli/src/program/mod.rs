@@ -85,28 +85,33 @@ impl PlanFile {
     /// [`crate::limits::MAX_INPUT_BYTES`]); errors name the file, line and column.
     pub fn load(path: &Path) -> Result<PlanFile, FileError> {
         let bytes = read_bytes(path)?;
-        match read_plan::<ITEMS>(&bytes) {
+        Self::parse(path, &bytes)
+    }
+
+    /// Parse a `.plan`'s bytes (`path` names it in errors).
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<PlanFile, FileError> {
+        match read_plan::<ITEMS>(bytes) {
             Ok(plan) if plan.items.is_empty() => {
-                let text = String::from_utf8_lossy(&bytes);
+                let text = String::from_utf8_lossy(bytes);
                 let at = text.find("\"items\"").unwrap_or(0);
                 Err(
                     SourceError::at(path, &text, at, None, "the plan's mission has no items")
                         .into(),
                 )
             }
-            Ok(plan) => match read_geo::<FENCE_ITEMS, RALLY_ITEMS>(&bytes) {
+            Ok(plan) => match read_geo::<FENCE_ITEMS, RALLY_ITEMS>(bytes) {
                 Ok(geo) => Ok(PlanFile {
                     path: path.to_path_buf(),
                     plan: Box::new(plan),
                     geo: Box::new(geo),
                 }),
                 Err(e) => {
-                    let text = String::from_utf8_lossy(&bytes);
+                    let text = String::from_utf8_lossy(bytes);
                     Err(SourceError::at(path, &text, e.offset(), None, e.to_string()).into())
                 }
             },
             Err(e) => {
-                let text = String::from_utf8_lossy(&bytes);
+                let text = String::from_utf8_lossy(bytes);
                 Err(SourceError::at(path, &text, e.offset(), None, e.to_string()).into())
             }
         }
@@ -135,6 +140,17 @@ impl ProgramFile {
 
     /// Read a program from `text` (`path` names it in errors and anchors `upload` plans).
     pub fn parse(path: &Path, text: &str) -> Result<ProgramFile, FileError> {
+        Self::parse_confined(path, text, &|p| Ok(p.to_path_buf()))
+    }
+
+    /// [`ProgramFile::parse`], the plan an `upload` names first passed through `confine`
+    /// (its path joined to the program's directory, in; the path to read, or why not, out),
+    /// before anything is read: `nexus serve` reads no file outside its root.
+    pub fn parse_confined(
+        path: &Path,
+        text: &str,
+        confine: &dyn Fn(&Path) -> Result<PathBuf, String>,
+    ) -> Result<ProgramFile, FileError> {
         let src = Src { path, text };
         let doc = DeTable::parse(text).map_err(|e| {
             let at = e.span().map(|s| s.start).unwrap_or(0);
@@ -181,7 +197,7 @@ impl ProgramFile {
             };
             steps.push(step::read_step(src, t, v.span(), i)?);
         }
-        let plan = load_plan(src, &steps)?;
+        let plan = load_plan(src, &steps, confine)?;
         let program = ProgramFile {
             path: path.to_path_buf(),
             name,
@@ -207,7 +223,11 @@ impl ProgramFile {
 }
 
 /// Read the plan the `upload` steps name (all the same one), relative to the program.
-fn load_plan(src: Src<'_>, steps: &[StepSpec]) -> Result<Option<PlanFile>, FileError> {
+fn load_plan(
+    src: Src<'_>,
+    steps: &[StepSpec],
+    confine: &dyn Fn(&Path) -> Result<PathBuf, String>,
+) -> Result<Option<PlanFile>, FileError> {
     let mut first: Option<&PathBuf> = None;
     for s in steps {
         let Some((p, span)) = &s.plan else { continue };
@@ -232,14 +252,18 @@ fn load_plan(src: Src<'_>, steps: &[StepSpec]) -> Result<Option<PlanFile>, FileE
     }
     let Some(rel) = first else { return Ok(None) };
     let base = src.path.parent().unwrap_or(Path::new(""));
-    let full = base.join(rel);
+    let span = || {
+        steps
+            .iter()
+            .find_map(|s| s.plan.as_ref().map(|(_, sp)| sp.clone()))
+            .unwrap_or(0..0)
+    };
+    let full = confine(&base.join(rel))
+        .map_err(|why| FileError::from(src.err(&span(), Some("plan"), why)))?;
     match PlanFile::load(&full) {
         Ok(p) => Ok(Some(p)),
         Err(FileError::Io { source, .. }) => {
-            let span = steps
-                .iter()
-                .find_map(|s| s.plan.as_ref().map(|(_, sp)| sp.clone()))
-                .unwrap_or(0..0);
+            let span = span();
             Err(src
                 .err(
                     &span,
@@ -250,6 +274,28 @@ fn load_plan(src: Src<'_>, steps: &[StepSpec]) -> Result<Option<PlanFile>, FileE
         }
         Err(e) => Err(e),
     }
+}
+
+/// A program (or a part of one: a step's `until`) written as JSON, as the TOML text the
+/// program reader reads: the same keys and values (JSON has no dates; `null` is refused).
+pub fn json_to_toml(v: &serde_json::Value) -> Result<String, String> {
+    if !v.is_object() {
+        return Err(
+            "a program in JSON is an object such as {\"step\": [{\"action\": \"arm\"}]}".into(),
+        );
+    }
+    fn no_null(v: &serde_json::Value) -> Result<(), String> {
+        match v {
+            serde_json::Value::Null => {
+                Err("null is no value in a program: leave the key out".into())
+            }
+            serde_json::Value::Array(a) => a.iter().try_for_each(no_null),
+            serde_json::Value::Object(o) => o.values().try_for_each(no_null),
+            _ => Ok(()),
+        }
+    }
+    no_null(v)?;
+    toml::to_string(v).map_err(|e| format!("not a program: {e}"))
 }
 
 #[cfg(test)]

@@ -10,9 +10,11 @@
 //! command uses; nothing a client sends ends the server.
 //!
 //! Every vehicle the server started is closed when it ends: stdin closed (stdio), SIGINT or
-//! SIGTERM, the HTTP server stopped. Only vehicles it starts itself are served (the built-in
-//! simulated PX4 or PX4 SITL): there is no attach to a vehicle on a link, so no real vehicle
-//! can be armed from here.
+//! SIGTERM, the HTTP server stopped. `start_session` starts the built-in simulated PX4 or PX4
+//! SITL, or attaches to a running vehicle (`connect`, as `nexus run --connect`); a vehicle
+//! that does not identify as a simulator is refused every verb, program and reaction that can
+//! arm, move or reconfigure it ([`crate::guard`] judges them) unless the server runs with
+//! `--real-vehicle`. Each session's live report is the resource `nexus://session/ID/report`.
 
 mod http;
 mod tools;
@@ -58,6 +60,10 @@ pub struct ServeArgs {
     /// `fly`'s do (the built-in vehicle gets the key, in PX4's "always" mode).
     #[command(flatten)]
     pub signing: crate::sign::SigningArgs,
+    /// Allow the verbs that can arm, move or reconfigure a vehicle attached with
+    /// `start_session`'s `connect` that does not identify as a simulator — a real aircraft.
+    #[arg(long)]
+    pub real_vehicle: bool,
 }
 
 /// The server's settings, checked.
@@ -69,6 +75,8 @@ pub struct Config {
     pub max_sessions: usize,
     /// The signing every session's link takes (applied as `fly` applies it).
     pub signing: crate::sign::SigningArgs,
+    /// `--real-vehicle`.
+    pub real_vehicle: bool,
 }
 
 /// Run `nexus serve`.
@@ -136,6 +144,7 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
         root,
         max_sessions: args.max_sessions,
         signing: args.signing.clone(),
+        real_vehicle: args.real_vehicle,
     };
     // We end on SIGINT / SIGTERM / SIGHUP ourselves (closing every vehicle first).
     let _handling = nexus_host::interrupt::handle();

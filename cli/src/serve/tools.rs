@@ -1,30 +1,43 @@
 //! The MCP tools of `nexus serve`: one per call of the session service.
 //!
-//! Each tool checks its input as the `nexus` command does (`nexus_host::limits`, the program
-//! reader's bounds), runs the call on a blocking thread (a wait may take its whole
-//! `wait_cap_s`; other calls go on meanwhile) and answers JSON text, or a tool error with
-//! the same words as the command line.
+//! Each tool checks its input as the `nexus` command does: waits, program actions and step
+//! programs are read by the program reader itself (a wait is a step's `until`, a verb such as
+//! `rc` or `offboard` a step's action, written as JSON and read as TOML), so every condition,
+//! modifier, bound and message is `nexus run`'s. The `--real-vehicle` guard
+//! ([`crate::guard`]) judges each verb's action, each wait's reactions and each program. A
+//! call runs on a blocking thread (a wait may take its whole `wait_cap_s`; other calls go on
+//! meanwhile) and answers JSON text, or a tool error with the same words as the command line.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use nexus_core::engine::{Condition, Op, SnapshotAt, Wait, WaitResult};
+use nexus_core::action::Action;
+use nexus_core::engine::{SnapshotAt, Wait, WaitResult};
 use nexus_core::mode::Mode;
-use nexus_core::plan::{read_plan, ALT_MAX_M, ALT_MIN_M};
-use nexus_core::rc::RcSticks;
+use nexus_core::offboard::GeoKind;
+use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::telemetry::{Snapshot, Text};
 use nexus_host::limits;
+use nexus_host::pump::{PendingProgram, ProgramReport};
 use nexus_host::run::{RunClock, SimOptions};
 use nexus_host::session::{Session, Sessions};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler};
+use rmcp::model::{
+    Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData as McpError, ServerHandler};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::Config;
-use crate::program::{ProgramFile, XY_MAX_M};
+use crate::diag::FileError;
+use crate::program::{json_to_toml, PlanFile, ProgramFile, StepSpec, CONDITION_KEYS, XY_MAX_M};
+use crate::{guard, vehicle};
 
 /// Longest `wait_cap_s`, wall s: an MCP client's request times out long before.
 pub const WAIT_CAP_MAX_S: f64 = 600.0;
@@ -42,7 +55,9 @@ type ToolResult = Result<String, String>;
 pub struct NexusServer {
     sessions: Arc<Sessions>,
     config: Arc<Config>,
-    starting: Arc<Mutex<()>>,
+    /// Instances being started (reserved: concurrent starts take different ones).
+    starting: Arc<Mutex<Vec<u8>>>,
+    meta: Arc<Mutex<HashMap<u64, Meta>>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -64,6 +79,15 @@ pub struct StartArgs {
     pub px4_build: Option<String>,
     /// Sim seconds to wait for the vehicle's first heartbeat, 0 to 600. Default 30.
     pub connect_timeout_s: Option<f64>,
+    /// Attach to a vehicle already running instead (as `nexus run --connect`): a connection
+    /// string, udpin:127.0.0.1:14540, udpout:HOST:PORT, tcp:HOST:PORT, serial:/dev/ttyACM0:57600.
+    /// Nothing is launched. A vehicle that does not identify as a simulator is refused every
+    /// verb that can arm, move or reconfigure it unless the server runs with --real-vehicle.
+    pub connect: Option<String>,
+    /// With `connect`: the vehicle's system id (default: the first autopilot heard).
+    pub sysid: Option<u8>,
+    /// With `connect`: the autopilot's component id (default: the first autopilot heard's).
+    pub compid: Option<u8>,
 }
 
 /// A session.
@@ -84,6 +108,12 @@ pub struct GuardArg {
     pub value: Option<Value>,
     /// ">=" (default), "<=" or "==" for numeric conditions.
     pub op: Option<String>,
+    /// `==` within this tolerance, in the condition's unit.
+    pub within: Option<f64>,
+    /// For `text`: texts after this seq.
+    pub since_seq: Option<u32>,
+    /// For `distance`: the place, "home" or {"x_m": …, "y_m": …}.
+    pub to: Option<Value>,
 }
 
 /// RC sticks.
@@ -106,15 +136,26 @@ pub struct SticksArg {
 pub struct WaitArgs {
     /// The session id.
     pub session: u64,
-    /// One of: altitude (m, height above the pad), airspeed (m/s), groundspeed (m/s),
-    /// climb_rate (m/s), waypoint (mission seq), reached (mission seq), sim_time (s, the
+    /// One of the wait engine's conditions: altitude (m, height above the pad), airspeed,
+    /// groundspeed, climb_rate (m/s), waypoint, reached (mission seq), sim_time (s, the
     /// autopilot clock), time (s since this call), mode (a mode name), text (a substring of a
-    /// STATUSTEXT after since_seq), armed, disarmed, landed, mission_complete, at_target.
-    pub condition: String,
+    /// STATUSTEXT after since_seq), distance (m, `to` a place), heading (deg),
+    /// battery_remaining (%), battery_voltage (V), gps_fix (a fix name or number),
+    /// satellites, landed_state (a state or a list), and the flags armed, disarmed, landed,
+    /// mission_complete, mission_verified, at_target. Or give `until` instead.
+    pub condition: Option<String>,
     /// The condition's value in its unit: a number, a mode name or a text; none for the flags.
     pub value: Option<Value>,
     /// ">=" (default), "<=" or "==", for numeric conditions only.
     pub op: Option<String>,
+    /// `==` within this tolerance (numeric conditions), in the condition's unit.
+    pub within: Option<f64>,
+    /// For `distance`: the place, "home" or {"x_m": …, "y_m": …}.
+    pub to: Option<Value>,
+    /// Instead of condition/value/op/…: the wait as a flight program's `until` (the same
+    /// table, as JSON: {"altitude": 4.5, "op": ">=", "hold_s": 2, "guards": ["disarmed"]}, or
+    /// "landed").
+    pub until: Option<Value>,
     /// Sim seconds to wait at most, 0 to 1e6 (required).
     pub timeout_s: f64,
     /// Wall seconds this call may take, 0 to 600 (default 30): then reason `cap`, and the wait
@@ -145,11 +186,96 @@ pub struct WaitArgs {
 pub struct StepsArgs {
     /// The session id.
     pub session: u64,
-    /// A flight program, the TOML of `nexus run` (`[[step]]` tables: action, until, timeout_s,
-    /// on_timeout). A `plan` it uploads is read relative to --root.
-    pub program: String,
-    /// Wall seconds at most, 0 to 600 (default 30): then the program is aborted and the
-    /// answer says which steps ran.
+    /// A flight program: the TOML of `nexus run` (`[[step]]` tables: action, until,
+    /// timeout_s, on_timeout), or the same as JSON ({"step": [{"action": "takeoff", …}]}). The
+    /// `plan` an `upload` step names is read relative to --root, never outside it.
+    pub program: Option<String>,
+    /// Or a program file inside --root (its `upload` plans relative to it, inside --root).
+    pub path: Option<String>,
+    /// Go on waiting for the program started by an earlier run_steps that ended `cap`.
+    #[serde(default, rename = "continue")]
+    pub continue_: bool,
+    /// Wall seconds this call may take, 0 to 600 (default 30): then it answers `running`
+    /// with the steps settled so far, and the program goes on (call again with continue,
+    /// or abort_steps).
+    pub wait_cap_s: Option<f64>,
+}
+
+/// `rc`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RcArgs {
+    /// The session id.
+    pub session: u64,
+    /// Roll, -1 to 1 (default 0).
+    pub roll: Option<f32>,
+    /// Pitch, -1 to 1 (default 0).
+    pub pitch: Option<f32>,
+    /// Throttle, 0 to 1 (default 0.5).
+    pub throttle: Option<f32>,
+    /// Yaw, -1 to 1 (default 0).
+    pub yaw: Option<f32>,
+}
+
+/// `offboard`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OffboardArgs {
+    /// The session id.
+    pub session: u64,
+    /// A local NED position setpoint: north, east, down (m; down is negative above home)…
+    pub north_m: Option<f64>,
+    /// … east, m.
+    pub east_m: Option<f64>,
+    /// … down, m.
+    pub down_m: Option<f64>,
+    /// Or a NED velocity setpoint: north, east, down (m/s).
+    pub v_north_m_s: Option<f64>,
+    /// … east, m/s.
+    pub v_east_m_s: Option<f64>,
+    /// … down, m/s.
+    pub v_down_m_s: Option<f64>,
+    /// Heading, degrees (default: keep).
+    pub yaw_deg: Option<f64>,
+}
+
+/// `inject_failure`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InjectArgs {
+    /// The session id.
+    pub session: u64,
+    /// The unit (gyro, accel, mag, baro, gps, battery, motor, …: `nexus run`'s names).
+    pub unit: String,
+    /// The failure (ok, off, stuck, garbage, wrong, slow, delayed, intermittent).
+    pub failure: String,
+    /// The unit's instance (0: all).
+    pub instance: Option<u8>,
+}
+
+/// `upload_geo`, `clear_geo`, `geo_status`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GeoArgs {
+    /// The session id.
+    pub session: u64,
+    /// "fence" (the plan's geoFence) or "rally" (its rallyPoints).
+    pub kind: String,
+    /// upload_geo: a .plan file inside --root.
+    pub path: Option<String>,
+    /// upload_geo: or the .plan's JSON text.
+    pub plan_json: Option<String>,
+}
+
+/// `verify_mission`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyArgs {
+    /// The session id.
+    pub session: u64,
+    /// Sim seconds for the download and comparison, 0 to 1e6 (default 300).
+    pub timeout_s: Option<f64>,
+    /// Wall seconds this call may take, 0 to 600 (default 30).
     pub wait_cap_s: Option<f64>,
 }
 
@@ -317,147 +443,132 @@ fn wall_cap(v: Option<f64>) -> Result<Duration, String> {
     }
 }
 
-fn number(name: &str, v: &Value) -> Result<f32, String> {
-    let x = v
-        .as_f64()
-        .ok_or_else(|| format!("condition {name:?} needs a number, got {v}"))?;
-    let lim = limits::MAX_DURATION_S;
-    if !x.is_finite() || x.abs() > lim {
+/// What the program reader said, without the excerpt of the generated TOML it read.
+fn reader_error(e: FileError) -> String {
+    match e {
+        FileError::Source(s) => s.message,
+        other => other.to_string(),
+    }
+}
+
+/// One step written as JSON (the keys of a program's `[[step]]`), read by the program reader:
+/// the same checks, bounds and words as `nexus run`.
+fn read_step(step: Value) -> Result<StepSpec, String> {
+    let doc = json!({ "step": [step] });
+    let text = json_to_toml(&doc)?;
+    // The reader names the step it read; here the step is the call itself.
+    let p = ProgramFile::parse(Path::new("the call"), &text).map_err(|e| {
+        reader_error(e)
+            .replace(" in step 1's until", "")
+            .replace("step 1's until", "the wait")
+            .replace(" in step 1", "")
+            .replace("step 1 ", "the call ")
+    })?;
+    p.steps.into_iter().next().ok_or_else(|| "no step".into())
+}
+
+/// A condition (main or guard) of the flat form, as a program's `until` table.
+fn condition_table(
+    name: &str,
+    value: Option<&Value>,
+    modifiers: &[(&str, Option<Value>)],
+) -> Result<serde_json::Map<String, Value>, String> {
+    if !CONDITION_KEYS.contains(&name) {
         return Err(format!(
-            "condition {name:?}: the value must be a number from -{lim:e} to {lim:e}, got {x}"
+            "unknown condition {name:?}; known: {}",
+            CONDITION_KEYS.join(", ")
         ));
     }
-    Ok(x as f32)
+    let mut t = serde_json::Map::new();
+    t.insert(
+        name.to_string(),
+        value
+            .filter(|v| !v.is_null())
+            .cloned()
+            .unwrap_or(Value::Bool(true)),
+    );
+    for (k, v) in modifiers {
+        if let Some(v) = v {
+            t.insert((*k).to_string(), v.clone());
+        }
+    }
+    Ok(t)
 }
 
-fn condition(name: &str, value: Option<&Value>, op: Option<&str>) -> Result<Condition, String> {
-    let value = value.filter(|v| !v.is_null());
-    let need = || value.ok_or_else(|| format!("condition {name:?} needs a value"));
-    let seq = |v: &Value| {
-        v.as_u64()
-            .and_then(|n| u16::try_from(n).ok())
-            .ok_or_else(|| format!("condition {name:?} needs a mission seq, 0 to 65535, got {v}"))
+/// `wait_until`'s arguments as a program's `until` (the `until` given, or the flat form).
+fn until_json(a: &WaitArgs) -> Result<Value, String> {
+    if let Some(u) = &a.until {
+        if a.condition.is_some() || a.value.is_some() {
+            return Err("give `until` or `condition` (with `value`), not both".into());
+        }
+        return Ok(u.clone());
+    }
+    let Some(name) = a.condition.as_deref() else {
+        return Err("give `condition` (and its `value`) or `until`".into());
     };
-    let string = |v: &Value| {
-        v.as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| format!("condition {name:?} needs a text, got {v}"))
-    };
-    let mut c = match name {
-        "altitude" => Condition::altitude_m(number(name, need()?)?),
-        "airspeed" => Condition::airspeed_m_s(number(name, need()?)?),
-        "groundspeed" => Condition::groundspeed_m_s(number(name, need()?)?),
-        "climb_rate" => Condition::climb_rate_m_s(number(name, need()?)?),
-        "waypoint" => Condition::waypoint(seq(need()?)?),
-        "reached" => Condition::reached(seq(need()?)?),
-        "sim_time" | "time" => {
-            let s = need()?
-                .as_f64()
-                .ok_or_else(|| format!("condition {name:?} needs a number of seconds"))?;
-            let s = limits::duration_s(name, s)? as f32;
-            if name == "time" {
-                Condition::time_s(s)
-            } else {
-                Condition::sim_time_s(s)
-            }
-        }
-        "mode" => Condition::mode(Mode::from_name(&string(need()?)?).map_err(|e| e.to_string())?),
-        "text" => {
-            let t = string(need()?)?;
-            if t.len() > 200 {
-                return Err("condition \"text\": at most 200 bytes".into());
-            }
-            Condition::text(&t)
-        }
-        "armed" | "disarmed" | "landed" | "mission_complete" | "at_target" => {
-            if value.is_some() {
-                return Err(format!("condition {name:?} takes no value"));
-            }
-            match name {
-                "armed" => Condition::armed(),
-                "disarmed" => Condition::disarmed(),
-                "landed" => Condition::landed(),
-                "mission_complete" => Condition::mission_complete(),
-                _ => Condition::at_target(),
-            }
-        }
-        other => {
-            return Err(format!(
-                "unknown condition {other:?}; known: altitude, airspeed, waypoint, sim_time, \
-                 time, mode, text, armed, disarmed, landed, reached, mission_complete, \
-                 at_target, groundspeed, climb_rate"
-            ))
-        }
-    };
-    if let Some(op) = op {
-        let op = match op {
-            ">=" => Op::Ge,
-            "<=" => Op::Le,
-            "==" => Op::Eq,
-            other => {
-                return Err(format!(
-                    "op must be \">=\", \"<=\" or \"==\", got {other:?}"
-                ))
-            }
-        };
-        if !c.kind().takes_op() {
-            if op != Op::Ge {
-                return Err(format!("condition {name:?} takes no op"));
-            }
-        } else {
-            c = c.op(op);
-        }
+    let f = |x: Option<f64>| x.map(Value::from);
+    let mut t = condition_table(
+        name,
+        a.value.as_ref(),
+        &[
+            ("op", a.op.clone().map(Value::from)),
+            ("within", f(a.within)),
+            ("since_seq", a.since_seq.map(Value::from)),
+            ("relative", a.relative.then_some(Value::Bool(true))),
+            ("to", a.to.clone()),
+        ],
+    )?;
+    if let Some(h) = a.hold_s {
+        t.insert("hold_s".into(), Value::from(h));
     }
-    Ok(c)
-}
-
-fn build_wait(a: &WaitArgs, px4: bool) -> Result<Wait, String> {
-    let mut c = condition(&a.condition, a.value.as_ref(), a.op.as_deref())?;
-    if let Some(s) = a.since_seq {
-        if a.condition != "text" {
-            return Err("since_seq applies to \"text\" only".into());
+    if !a.guards.is_empty() {
+        let mut gs = Vec::new();
+        for g in &a.guards {
+            gs.push(Value::Object(condition_table(
+                &g.condition,
+                g.value.as_ref(),
+                &[
+                    ("op", g.op.clone().map(Value::from)),
+                    ("within", f(g.within)),
+                    ("since_seq", g.since_seq.map(Value::from)),
+                    ("to", g.to.clone()),
+                ],
+            )?));
         }
-        c = c.since_seq(s);
-    }
-    if a.relative {
-        if a.condition != "sim_time" {
-            return Err("relative applies to \"sim_time\" only".into());
-        }
-        c = c.relative();
-    }
-    let timeout = limits::duration_s("timeout_s", a.timeout_s)?;
-    let hold = limits::duration_s("hold_s", a.hold_s.unwrap_or(0.0))?;
-    let mut w = Wait::until(c).timeout_s(timeout as f32).hold_s(hold as f32);
-    if a.guards.len() > 4 {
-        return Err("at most 4 guards".into());
-    }
-    for g in &a.guards {
-        w = w.guard(condition(&g.condition, g.value.as_ref(), g.op.as_deref())?);
+        t.insert("guards".into(), Value::Array(gs));
     }
     if let Some(m) = &a.then_mode {
-        w = w.then_mode(Mode::from_name(m).map_err(|e| e.to_string())?);
+        t.insert("then_mode".into(), Value::from(m.clone()));
     }
     if let Some(s) = &a.then_rc {
-        let k = |v: Option<f32>, d: f32| v.unwrap_or(d);
-        let sticks = RcSticks {
-            roll: k(s.roll, 0.0),
-            pitch: k(s.pitch, 0.0),
-            throttle: k(s.throttle, 0.5),
-            yaw: k(s.yaw, 0.0),
-        };
-        if ![sticks.roll, sticks.pitch, sticks.throttle, sticks.yaw]
-            .iter()
-            .all(|x| x.is_finite())
-        {
-            return Err("then_rc: every stick must be a finite number".into());
+        let mut r = serde_json::Map::new();
+        for (k, v) in [
+            ("roll", s.roll),
+            ("pitch", s.pitch),
+            ("throttle", s.throttle),
+            ("yaw", s.yaw),
+        ] {
+            if let Some(v) = v {
+                r.insert(k.into(), Value::from(v));
+            }
         }
-        w = w.then_rc(sticks.clamped());
+        t.insert("then_rc".into(), Value::Object(r));
     }
+    if let Some(x) = a.then_speedup {
+        t.insert("then_speedup".into(), Value::from(x));
+    }
+    Ok(Value::Object(t))
+}
+
+/// The wait `wait_until` asks for, read by the program reader (every condition, op, within,
+/// since_seq, relative, to, hold_s, guards and reactions of a program's `until`).
+fn build_wait(a: &WaitArgs, px4: bool) -> Result<Wait, String> {
+    limits::duration_s("timeout_s", a.timeout_s)?;
     if let Some(f) = a.then_speedup {
-        w = w.then_speedup(limits::speed("then_speedup", f, px4)? as f32);
+        limits::speed("then_speedup", f, px4)?;
     }
-    w.validate().map_err(|e| e.to_string())?;
-    Ok(w)
+    let step = read_step(json!({ "until": until_json(a)?, "timeout_s": a.timeout_s }))?;
+    Ok(step.step.until)
 }
 
 fn param_name(name: &str) -> Result<(), String> {
@@ -469,13 +580,54 @@ fn param_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// What the server knows of a session besides the session service's own state.
+#[derive(Debug)]
+struct Meta {
+    /// "simulated", "px4" or "attached".
+    vehicle: &'static str,
+    /// Whether verbs that can arm, move or reconfigure the vehicle are allowed
+    /// ([`crate::guard`]): a vehicle this server started, one attached that identified as a
+    /// simulator, or `--real-vehicle`.
+    may_move: bool,
+    /// Attached: whether it identified as a simulator (`None`: it never said).
+    simulator: Option<bool>,
+    /// Attached: the connection string.
+    connection: Option<String>,
+    /// The program `run_steps` started, while it runs and no call waits for it.
+    program: Option<PendingProgram>,
+    /// The last program's report (JSON), once it ended.
+    last_program: Option<Value>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The instance an attached session is listed under: none (no SITL instance is its).
+const ATTACHED: u8 = u8::MAX;
+
+fn program_json(report: &ProgramReport) -> Value {
+    json!({
+        "running": false,
+        "passed": report.passed(),
+        "end": format!("{:?}", report.end),
+        "error": report.error,
+        "steps": report
+            .records
+            .iter()
+            .map(|r| json!({"passed": r.passed, "result": wait_json(&r.result, None)}))
+            .collect::<Vec<_>>(),
+    })
+}
+
 impl NexusServer {
     /// A server on `sessions`.
     pub fn new(sessions: Arc<Sessions>, config: Config) -> Self {
         NexusServer {
             sessions,
             config: Arc::new(config),
-            starting: Arc::new(Mutex::new(())),
+            starting: Arc::new(Mutex::new(Vec::new())),
+            meta: Arc::new(Mutex::new(HashMap::new())),
             tool_router: Self::tool_router(),
         }
     }
@@ -493,31 +645,38 @@ impl NexusServer {
     }
 
     fn px4(s: &Session) -> bool {
-        !matches!(
+        matches!(
             s.sim().options().vehicle,
-            nexus_host::run::VehicleKind::Simulated
+            nexus_host::run::VehicleKind::Px4 { .. }
         )
+    }
+
+    /// Whether session `id` may be sent what `why` says (an arm, a move, a reconfiguration,
+    /// [`crate::guard`]'s words); `what` names the call.
+    fn gate(&self, id: u64, what: &str, why: Option<&str>) -> Result<(), String> {
+        let Some(why) = why else { return Ok(()) };
+        let meta = lock(&self.meta);
+        match meta.get(&id) {
+            Some(m) if !m.may_move => Err(format!(
+                "refusing {what} on session {id}: the vehicle does not identify as a simulator \
+                 ({}), and {what} {why}; start nexus serve with --real-vehicle to fly a real \
+                 vehicle",
+                match m.simulator {
+                    Some(_) => "AUTOPILOT_VERSION did not identify PX4 SITL",
+                    None => "no AUTOPILOT_VERSION decided it in time",
+                }
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn gate_action(&self, id: u64, what: &str, action: &Action) -> Result<(), String> {
+        self.gate(id, what, guard::action_moves(action))
     }
 
     /// A path inside the root, canonical (symlinks resolved), or why not.
     pub fn inside_root(&self, p: &str) -> Result<PathBuf, String> {
-        let root = &self.config.root;
-        let given = Path::new(p);
-        let full = if given.is_absolute() {
-            given.to_path_buf()
-        } else {
-            root.join(given)
-        };
-        let canon = full
-            .canonicalize()
-            .map_err(|e| format!("{p}: {e} (paths are read inside --root {})", root.display()))?;
-        if !canon.starts_with(root) {
-            return Err(format!(
-                "{p}: outside the served root {} (only files inside --root are read)",
-                root.display()
-            ));
-        }
-        Ok(canon)
+        confine(&self.config.root, Path::new(p))
     }
 
     /// Run `f` on the session on a blocking thread.
@@ -530,21 +689,205 @@ impl NexusServer {
         blocking(move || f(s)).await
     }
 
+    /// A verb: `action` is what it does, for the `--real-vehicle` guard.
     async fn verb(
         &self,
         id: u64,
         what: &'static str,
+        action: Action,
         f: impl FnOnce(&Session) -> Result<(), nexus_host::error::ClientError> + Send + 'static,
     ) -> ToolResult {
+        self.gate_action(id, what, &action)?;
         self.on(id, move |s| {
             f(&s).map_err(|e| format!("{what}: {e}"))?;
-            Ok(to_text(json!({
-                "ok": true,
-                "sent": what,
-                "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
-            })))
+            Ok(verb_answer(&s, what))
         })
         .await
+    }
+
+    /// An action of a flight program (`step`: its keys as JSON, read by the program reader),
+    /// carried out now by the offboard machine as a program step would.
+    async fn act(&self, id: u64, what: &'static str, step: Value) -> ToolResult {
+        let action = read_step(step)?.step.action;
+        self.gate_action(id, what, &action)?;
+        self.on(id, move |s| {
+            let link = s.client().link().map_err(|e| format!("{what}: {e}"))?;
+            link.call(move |ctx| {
+                let now = ctx.now();
+                let (ob, tel) = ctx.client().offboard_mut();
+                ob.apply(now, tel, &action)
+            })
+            .map_err(|e| format!("{what}: {e}"))?
+            .map_err(|e| format!("{what}: {e}"))?;
+            Ok(verb_answer(&s, what))
+        })
+        .await
+    }
+
+    /// A plan from `path` (inside the root) or its JSON text.
+    fn plan(&self, path: Option<&str>, text: Option<&str>) -> Result<PlanFile, String> {
+        match (path, text) {
+            (Some(p), None) => {
+                let full = self.inside_root(p)?;
+                PlanFile::load(&full).map_err(reader_error)
+            }
+            (None, Some(t)) if t.len() <= MAX_TEXT_BYTES => {
+                PlanFile::parse(Path::new("plan_json"), t.as_bytes()).map_err(reader_error)
+            }
+            (None, Some(_)) => Err(format!("plan_json is over {MAX_TEXT_BYTES} bytes")),
+            _ => Err("give exactly one of path and plan_json".into()),
+        }
+    }
+
+    /// Wait up to `cap` for session `id`'s program; its report, or where it is.
+    fn follow_program(&self, s: &Session, cap: Duration) -> Result<Value, String> {
+        let id = s.id();
+        let pending = lock(&self.meta)
+            .get_mut(&id)
+            .and_then(|m| m.program.take())
+            .ok_or_else(|| {
+                format!(
+                    "no program is running on session {id} (it ended, or another call waits \
+                     for it)"
+                )
+            })?;
+        let link = s.client().link().map_err(|e| format!("run_steps: {e}"))?;
+        match pending.wait_timeout(cap) {
+            Some(report) => {
+                let v = program_json(&report);
+                if let Some(m) = lock(&self.meta).get_mut(&id) {
+                    m.last_program = Some(v.clone());
+                }
+                Ok(v)
+            }
+            None => {
+                let (done, step) = link
+                    .call(|ctx| {
+                        let p = ctx.client().program();
+                        let step = match p.state() {
+                            nexus_core::engine::ProgramState::Running { step } => Some(step),
+                            _ => None,
+                        };
+                        (
+                            p.records()
+                                .iter()
+                                .map(|r| json!({"passed": r.passed, "result": wait_json(&r.result, None)}))
+                                .collect::<Vec<_>>(),
+                            step,
+                        )
+                    })
+                    .map_err(|e| format!("run_steps: {e}"))?;
+                if let Some(m) = lock(&self.meta).get_mut(&id) {
+                    m.program = Some(pending);
+                }
+                Ok(json!({
+                    "running": true,
+                    "reason": "cap",
+                    "running_step": step,
+                    "steps": done,
+                    "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
+                }))
+            }
+        }
+    }
+
+    /// The session's live report: what it is, the vehicle now, its texts, mission, link.
+    fn report(&self, s: &Session) -> Value {
+        let meta = lock(&self.meta);
+        let m = meta.get(&s.id());
+        let status = s.client().status();
+        json!({
+            "format": 1,
+            "session": s.id(),
+            "instance": (s.instance() != ATTACHED).then_some(s.instance()),
+            "vehicle": {
+                "kind": m.map(|m| m.vehicle),
+                "connection": m.and_then(|m| m.connection.clone()),
+                "simulator": m.and_then(|m| m.simulator),
+                "may_move": m.map(|m| m.may_move),
+            },
+            "closed": s.closed(),
+            "idle_s": s.idle_for().as_secs_f64(),
+            "snapshot": status.as_ref().map(|st| snapshot_json(&st.snapshot)),
+            "mission": status.as_ref().map(|st| json!({
+                "count": st.mission.count,
+                "uploaded": st.mission.uploaded,
+                "current": st.mission.current,
+                "reached": st.mission.reached,
+                "complete": st.mission.complete,
+            })),
+            "link": status.as_ref().map(|st| json!({
+                "rx_frames": st.counters.frames,
+                "tx_frames": st.counters.tx_frames,
+                "died": st.died.as_ref().map(|d| d.to_string()),
+            })),
+            "program": m.map(|m| match (&m.program, &m.last_program) {
+                (Some(_), _) => json!({"running": true}),
+                (None, Some(v)) => v.clone(),
+                (None, None) => Value::Null,
+            }),
+            "texts": s.texts_since(0).map(|t| t.iter().map(text_json).collect::<Vec<_>>()).unwrap_or_default(),
+        })
+    }
+}
+
+/// `p` (relative to `root`, or absolute) resolved, symlinks and all, if it is inside `root`.
+fn confine(root: &Path, p: &Path) -> Result<PathBuf, String> {
+    let full = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    };
+    let outside = || {
+        format!(
+            "{}: outside the served root {} (only files inside --root are read)",
+            p.display(),
+            root.display()
+        )
+    };
+    // `..` first, by the path's words (a file that does not exist is still outside)…
+    let mut lexical = PathBuf::new();
+    for c in full.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    if !lexical.starts_with(root) {
+        return Err(outside());
+    }
+    // … then symlinks, resolved.
+    let canon = full.canonicalize().map_err(|e| {
+        format!(
+            "{}: {e} (paths are read inside --root {})",
+            p.display(),
+            root.display()
+        )
+    })?;
+    if !canon.starts_with(root) {
+        return Err(outside());
+    }
+    Ok(canon)
+}
+
+fn verb_answer(s: &Session, what: &str) -> String {
+    to_text(json!({
+        "ok": true,
+        "sent": what,
+        "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
+    }))
+}
+
+fn geo_kind(k: &str) -> Result<GeoKind, String> {
+    match k {
+        "fence" => Ok(GeoKind::Fence),
+        "rally" => Ok(GeoKind::Rally),
+        other => Err(format!(
+            "kind must be \"fence\" or \"rally\", got {other:?}"
+        )),
     }
 }
 
@@ -559,9 +902,15 @@ async fn blocking<R: Send + 'static>(
 #[tool_router]
 impl NexusServer {
     #[tool(
-        description = "Start a session: a simulated vehicle (the built-in simulated PX4 by default; PX4 SITL with px4_build) and a client connected to it. Returns the session id, the vehicle's system id and its ports."
+        description = "Start a session: a vehicle and a client connected to it — the built-in simulated PX4 (default), PX4 SITL from a build directory (px4_build, inside --root), or a vehicle already running, attached over a connection string (connect). Returns the session id, the vehicle's system id and its ports."
     )]
     async fn start_session(&self, Parameters(a): Parameters<StartArgs>) -> ToolResult {
+        if let Some(conn) = a.connect.clone() {
+            return self.attach(a, conn).await;
+        }
+        if a.sysid.is_some() || a.compid.is_some() {
+            return Err("sysid and compid go with connect".into());
+        }
         let build = match &a.px4_build {
             Some(b) => Some(self.inside_root(b)?),
             None => None,
@@ -577,44 +926,35 @@ impl NexusServer {
         if let Some(i) = a.instance {
             limits::instance(i)?;
         }
+        let instance = self.reserve(a.instance)?;
         let sessions = Arc::clone(&self.sessions);
-        let max = self.config.max_sessions;
         let signing = self.config.signing.clone();
         let starting = Arc::clone(&self.starting);
+        let meta = Arc::clone(&self.meta);
         blocking(move || {
-            let _one = starting.lock().unwrap_or_else(|e| e.into_inner());
-            let open: Vec<Session> = sessions
-                .list()
-                .into_iter()
-                .filter(|s| !s.is_closed())
-                .collect();
-            if open.len() >= max {
-                return Err(format!(
-                    "{} sessions are open, the most this server holds (--max-sessions {max}): \
-                     close one first (close_sitl)",
-                    open.len()
-                ));
-            }
-            let instance = match a.instance {
-                Some(i) => {
-                    if open.iter().any(|s| s.instance() == i) {
-                        return Err(format!("instance {i} is already in use by a session"));
-                    }
-                    i
-                }
-                None => (0..=limits::INSTANCE_MAX)
-                    .find(|i| open.iter().all(|s| s.instance() != *i))
-                    .ok_or("no free instance")?,
-            };
             let options = match build {
                 Some(b) => SimOptions::px4(instance, Some(b)),
                 None => SimOptions::simulated(instance),
             }
             .speed(speed);
-            let options = signing.apply(options)?;
-            let s = sessions
-                .open(options, connect)
-                .map_err(|e| format!("cannot start instance {instance}: {e}"))?;
+            let opened = signing.apply(options).and_then(|o| {
+                sessions
+                    .open(o, connect)
+                    .map_err(|e| format!("cannot start instance {instance}: {e}"))
+            });
+            lock(&starting).retain(|i| *i != instance);
+            let s = opened?;
+            lock(&meta).insert(
+                s.id(),
+                Meta {
+                    vehicle: if px4 { "px4" } else { "simulated" },
+                    may_move: true,
+                    simulator: Some(true),
+                    connection: None,
+                    program: None,
+                    last_program: None,
+                },
+            );
             let ports = s
                 .sim()
                 .offboard_port()
@@ -628,6 +968,7 @@ impl NexusServer {
                 "speed": speed,
                 "offboard_port": ports,
                 "vehicle_addr": s.sim().vehicle_addr().map(|a| a.to_string()),
+                "report": format!("nexus://session/{}/report", s.id()),
                 "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
             })))
         })
@@ -635,11 +976,16 @@ impl NexusServer {
     }
 
     #[tool(
-        description = "Wait, on the autopilot's clock, until a condition holds (the wait engine's wait_until). timeout_s is sim seconds; wait_cap_s is wall seconds for this call (default 30): on reason `cap` the wait is not over, call again with since_seq = snapshot.seq and no text is missed. Returns WaitResult: satisfied, reason (met, timeout, guard, cap, died, closed), waited_sim_s, waited_wall_s, snapshot_at (settle|return), snapshot, explanation."
+        description = "Wait, on the autopilot's clock, until a condition holds (the wait engine's wait_until): condition + value (+ op, within, since_seq, relative, to, hold_s, guards, then_mode / then_rc / then_speedup), or `until` written as a flight program's until. timeout_s is sim seconds; wait_cap_s is wall seconds for this call (default 30): on reason `cap` the wait is not over, call again with since_seq = snapshot.seq and no text is missed. Returns WaitResult: satisfied, reason (met, timeout, guard, cap, died, closed), waited_sim_s, waited_wall_s, snapshot_at (settle|return), snapshot, guard, explanation."
     )]
     async fn wait_until(&self, Parameters(a): Parameters<WaitArgs>) -> ToolResult {
         let s = self.session(a.session)?;
         let wait = build_wait(&a, Self::px4(&s))?;
+        self.gate(
+            a.session,
+            "wait_until",
+            guard::reactions_move(wait.reactions()).map(|(_, why)| why),
+        )?;
         let cap = wall_cap(a.wait_cap_s)?;
         let timeout = a.timeout_s;
         blocking(move || {
@@ -657,38 +1003,64 @@ impl NexusServer {
     }
 
     #[tool(
-        description = "Run a step program (the TOML of `nexus run`) on the session to its end, for at most wait_cap_s wall seconds (then it is aborted). Returns each step's WaitResult."
+        description = "Run a step program on the session: `program` (the TOML of `nexus run`, or the same as JSON) or `path` (a program file inside --root); `upload` steps read their plan inside --root. Waits at most wait_cap_s wall seconds (default 30): the program then goes on and the answer is {running: true, reason: cap, steps settled so far}; call again with continue = true to wait more, or abort_steps. When it ends: passed, end, error and each step's WaitResult."
     )]
     async fn run_steps(&self, Parameters(a): Parameters<StepsArgs>) -> ToolResult {
-        if a.program.len() > MAX_TEXT_BYTES {
-            return Err(format!("the program is over {MAX_TEXT_BYTES} bytes"));
-        }
         let cap = wall_cap(a.wait_cap_s)?;
-        let name = self.config.root.join("program.toml");
-        let program = ProgramFile::parse(&name, &a.program).map_err(|e| e.to_string())?;
-        if let Some(p) = &program.plan {
-            self.inside_root(&p.path.display().to_string())?;
-            return Err(
-                "a program with an `upload` step is not run here: upload the plan with \
-                 upload_plan first, then run the program without the upload step"
-                    .into(),
-            );
+        let s = self.session(a.session)?;
+        if a.continue_ {
+            if a.program.is_some() || a.path.is_some() {
+                return Err("continue takes no program: it waits for the one running".into());
+            }
+            let me = self.clone();
+            return blocking(move || me.follow_program(&s, cap).map(to_text)).await;
         }
+        let root = self.config.root.clone();
+        let inside = move |p: &Path| confine(&root, p);
+        let program = match (&a.program, &a.path) {
+            (Some(text), None) => {
+                if text.len() > MAX_TEXT_BYTES {
+                    return Err(format!("the program is over {MAX_TEXT_BYTES} bytes"));
+                }
+                let name = self.config.root.join("program");
+                if text.trim_start().starts_with('{') {
+                    let v: Value = serde_json::from_str(text)
+                        .map_err(|e| format!("the program is not JSON: {e}"))?;
+                    let toml = json_to_toml(&v)?;
+                    ProgramFile::parse_confined(&name, &toml, &inside).map_err(reader_error)?
+                } else {
+                    ProgramFile::parse_confined(&name, text, &inside).map_err(|e| e.to_string())?
+                }
+            }
+            (None, Some(p)) => {
+                let full = self.inside_root(p)?;
+                let text = crate::diag::read_text(&full).map_err(|e| e.to_string())?;
+                ProgramFile::parse_confined(&full, &text, &inside).map_err(|e| e.to_string())?
+            }
+            _ => return Err("give exactly one of program and path (or continue)".into()),
+        };
         let core = program.to_program();
-        self.on(a.session, move |s| {
-            let report = s
-                .run_steps(core, Some(cap))
+        if let Some(m) = guard::program_moves(&core) {
+            self.gate(
+                a.session,
+                &format!("run_steps (step {}, {})", m.step + 1, m.part.words()),
+                Some(m.why),
+            )?;
+        }
+        let me = self.clone();
+        blocking(move || {
+            let link = s.client().link().map_err(|e| format!("run_steps: {e}"))?;
+            if let Some(plan) = &program.plan {
+                crate::exec::lodge_plan(&link, plan)?;
+            }
+            let pending = link
+                .start_program(core)
                 .map_err(|e| format!("run_steps: {e}"))?;
-            Ok(to_text(json!({
-                "passed": report.passed(),
-                "end": format!("{:?}", report.end),
-                "error": report.error,
-                "steps": report
-                    .records
-                    .iter()
-                    .map(|r| json!({"passed": r.passed, "result": wait_json(&r.result, None)}))
-                    .collect::<Vec<_>>(),
-            })))
+            if let Some(m) = lock(&me.meta).get_mut(&s.id()) {
+                m.program = Some(pending);
+                m.last_program = None;
+            }
+            me.follow_program(&s, cap).map(to_text)
         })
         .await
     }
@@ -729,19 +1101,20 @@ impl NexusServer {
 
     #[tool(description = "Arm the vehicle (returns once sent; wait for `armed`).")]
     async fn arm(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
-        self.verb(a.session, "arm", |s| s.client().arm()).await
+        self.verb(a.session, "arm", Action::Arm, |s| s.client().arm())
+            .await
     }
 
     #[tool(description = "Disarm the vehicle.")]
     async fn disarm(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
-        self.verb(a.session, "disarm", |s| s.client().disarm())
+        self.verb(a.session, "disarm", Action::Disarm, |s| s.client().disarm())
             .await
     }
 
     #[tool(description = "Request a flight mode (wait for `mode` to see it taken).")]
     async fn set_mode(&self, Parameters(a): Parameters<ModeArgs>) -> ToolResult {
         let mode = Mode::from_name(&a.mode).map_err(|e| e.to_string())?;
-        self.verb(a.session, "set_mode", move |s| {
+        self.verb(a.session, "set_mode", Action::SetMode(mode), move |s| {
             s.client().set_flight_mode(mode)
         })
         .await
@@ -757,7 +1130,8 @@ impl NexusServer {
                 "alt_m must be above 0 and at most {ALT_MAX_M} m, got {alt}"
             ));
         }
-        self.verb(a.session, "takeoff", move |s| {
+        let action = Action::Takeoff { alt_m: alt as f32 };
+        self.verb(a.session, "takeoff", action, move |s| {
             s.client().takeoff(alt as f32)
         })
         .await
@@ -765,18 +1139,22 @@ impl NexusServer {
 
     #[tool(description = "Land where the vehicle is (wait for `landed`).")]
     async fn land(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
-        self.verb(a.session, "land", |s| s.client().land()).await
+        self.verb(a.session, "land", Action::Land, |s| s.client().land())
+            .await
     }
 
     #[tool(description = "Return to launch.")]
     async fn rtl(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
-        self.verb(a.session, "rtl", |s| s.client().return_to_launch())
-            .await
+        self.verb(a.session, "rtl", Action::ReturnToLaunch, |s| {
+            s.client().return_to_launch()
+        })
+        .await
     }
 
     #[tool(description = "Hold position (PX4's Hold mode).")]
     async fn hold(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
-        self.verb(a.session, "hold", |s| s.client().hold()).await
+        self.verb(a.session, "hold", Action::Hold, |s| s.client().hold())
+            .await
     }
 
     #[tool(
@@ -800,58 +1178,223 @@ impl NexusServer {
             Some(d) => return Err(format!("yaw_deg must be -360 to 360, got {d}")),
         };
         let (x, y, z) = (a.x_m as f32, a.y_m as f32, a.z_m as f32);
-        self.verb(a.session, "goto", move |s| s.client().goto(x, y, z, yaw))
-            .await
+        let action = Action::Goto {
+            x_m: x,
+            y_m: y,
+            z_m: z,
+            yaw_rad: yaw,
+        };
+        self.verb(a.session, "goto", action, move |s| {
+            s.client().goto(x, y, z, yaw)
+        })
+        .await
     }
 
     #[tool(description = "Pause the mission (hold where the vehicle is).")]
     async fn pause_mission(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
-        self.verb(a.session, "pause_mission", |s| s.client().pause_mission())
-            .await
+        self.verb(a.session, "pause_mission", Action::PauseMission, |s| {
+            s.client().pause_mission()
+        })
+        .await
     }
 
     #[tool(description = "Resume the paused mission.")]
     async fn resume_mission(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
-        self.verb(a.session, "resume_mission", |s| s.client().resume_mission())
-            .await
-    }
-
-    #[tool(description = "Fly the uploaded mission from its first item.")]
-    async fn start_mission(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
-        self.verb(a.session, "start_mission", |s| s.client().start_mission())
-            .await
+        self.verb(a.session, "resume_mission", Action::ResumeMission, |s| {
+            s.client().resume_mission()
+        })
+        .await
     }
 
     #[tool(
-        description = "Upload a QGroundControl .plan's mission: `path` (a file inside --root) or `plan_json` (its text). Returns once sent; the answer's mission_uploaded is PX4's verdict so far."
+        description = "Fly the uploaded mission from its first item (wait for `mission_complete`)."
+    )]
+    async fn start_mission(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
+        self.verb(a.session, "start_mission", Action::StartMission, |s| {
+            s.client().start_mission()
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Upload a QGroundControl .plan: `path` (a file inside --root) or `plan_json` (its text). Its mission goes up now, its geofence and rally points (if any) once PX4 has accepted the mission, as `nexus fly` sends them. Returns once sent: wait for PX4's verdict with verify_mission, or read geo_status."
     )]
     async fn upload_plan(&self, Parameters(a): Parameters<PlanArgs>) -> ToolResult {
-        let bytes = match (&a.path, &a.plan_json) {
-            (Some(p), None) => {
-                let path = self.inside_root(p)?;
-                limits::read_input(&path).map_err(|e| format!("{p}: {e}"))?
-            }
-            (None, Some(t)) if t.len() <= MAX_TEXT_BYTES => t.as_bytes().to_vec(),
-            (None, Some(_)) => return Err(format!("plan_json is over {MAX_TEXT_BYTES} bytes")),
-            _ => return Err("give exactly one of path and plan_json".into()),
-        };
-        let plan = read_plan::<{ crate::ITEMS }>(&bytes).map_err(|e| format!("the plan: {e}"))?;
-        if plan.items.is_empty() {
-            return Err("the plan's mission has no items".into());
-        }
-        let items = plan.items.to_vec();
-        let n = items.len();
+        self.gate_action(a.session, "upload_plan", &Action::UploadMission)?;
+        let plan = self.plan(a.path.as_deref(), a.plan_json.as_deref())?;
         self.on(a.session, move |s| {
-            s.client()
-                .upload_mission(&items)
+            let link = s.client().link().map_err(|e| format!("upload_plan: {e}"))?;
+            crate::exec::lodge_plan(&link, &plan)?;
+            link.call(|ctx| ctx.client().offboard_mut().0.upload_mission())
+                .map_err(|e| format!("upload_plan: {e}"))?
                 .map_err(|e| format!("upload_plan: {e}"))?;
             Ok(to_text(json!({
                 "ok": true,
-                "items": n,
+                "items": plan.plan.items.len(),
+                "fence_items": plan.geo.fence.len(),
+                "rally_points": plan.geo.rally.len(),
                 "mission_uploaded": s.client().mission_uploaded(),
             })))
         })
         .await
+    }
+
+    #[tool(
+        description = "Download the vehicle's mission and compare it item for item with the one uploaded (the `verify_mission` step: until mission_verified). Returns its WaitResult (met: identical; else the explanation names the first differing item)."
+    )]
+    async fn verify_mission(&self, Parameters(a): Parameters<VerifyArgs>) -> ToolResult {
+        let cap = wall_cap(a.wait_cap_s)?;
+        let mut step = json!({"action": "verify_mission"});
+        if let Some(t) = a.timeout_s {
+            step["timeout_s"] = Value::from(t);
+        }
+        let step = read_step(step)?.step;
+        self.on(a.session, move |s| {
+            let mut p = nexus_host::pump::HostProgram::new();
+            p.push(step).map_err(|e| format!("verify_mission: {e:?}"))?;
+            let report = s
+                .run_steps(p, Some(cap))
+                .map_err(|e| format!("verify_mission: {e}"))?;
+            match report.records.first() {
+                Some(r) => Ok(to_text(wait_json(&r.result, report.error.clone()))),
+                None => Err(format!(
+                    "verify_mission: {}",
+                    report.error.unwrap_or_else(|| format!("{:?}", report.end))
+                )),
+            }
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Upload a .plan's geofence (kind \"fence\") or rally points (kind \"rally\") alone: `path` inside --root or `plan_json`. Returns once sent; geo_status says how it ended."
+    )]
+    async fn upload_geo(&self, Parameters(a): Parameters<GeoArgs>) -> ToolResult {
+        let kind = geo_kind(&a.kind)?;
+        self.gate_action(a.session, "upload_geo", &Action::UploadMission)?;
+        let plan = self.plan(a.path.as_deref(), a.plan_json.as_deref())?;
+        let items = match kind {
+            GeoKind::Fence => plan.geo.fence.to_vec(),
+            _ => plan.geo.rally.to_vec(),
+        };
+        if items.is_empty() {
+            return Err(format!("the plan has no {} items", a.kind));
+        }
+        let n = items.len();
+        self.on(a.session, move |s| {
+            s.client()
+                .upload_geo(kind, &items)
+                .map_err(|e| format!("upload_geo: {e}"))?;
+            Ok(to_text(json!({"ok": true, "items": n})))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Clear the vehicle's geofence (kind \"fence\") or rally points (\"rally\")."
+    )]
+    async fn clear_geo(&self, Parameters(a): Parameters<GeoArgs>) -> ToolResult {
+        let kind = geo_kind(&a.kind)?;
+        if a.path.is_some() || a.plan_json.is_some() {
+            return Err("clear_geo takes no plan".into());
+        }
+        self.gate_action(a.session, "clear_geo", &Action::UploadMission)?;
+        self.on(a.session, move |s| {
+            s.client()
+                .clear_geo(kind)
+                .map_err(|e| format!("clear_geo: {e}"))?;
+            Ok(verb_answer(&s, "clear_geo"))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "How the last geofence or rally transfer ended (Idle, Busy, Uploaded, Failed …) and the items held."
+    )]
+    async fn geo_status(&self, Parameters(a): Parameters<GeoArgs>) -> ToolResult {
+        let kind = geo_kind(&a.kind)?;
+        self.on(a.session, move |s| {
+            let st = s
+                .client()
+                .geo_status(kind)
+                .map_err(|e| format!("geo_status: {e}"))?;
+            let items = s
+                .client()
+                .geo_items(kind)
+                .map_err(|e| format!("geo_status: {e}"))?;
+            Ok(to_text(
+                json!({"status": format!("{st:?}"), "items": items.len()}),
+            ))
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Stream RC sticks (MANUAL_CONTROL at 20 Hz) until changed or stop_rc: roll, pitch, yaw -1 to 1, throttle 0 to 1."
+    )]
+    async fn rc(&self, Parameters(a): Parameters<RcArgs>) -> ToolResult {
+        let mut sticks = serde_json::Map::new();
+        for (k, v) in [
+            ("roll", a.roll),
+            ("pitch", a.pitch),
+            ("throttle", a.throttle),
+            ("yaw", a.yaw),
+        ] {
+            if let Some(v) = v {
+                sticks.insert(k.into(), Value::from(v));
+            }
+        }
+        self.act(a.session, "rc", json!({"action": "rc", "sticks": sticks}))
+            .await
+    }
+
+    #[tool(description = "Stop the RC stick stream.")]
+    async fn stop_rc(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
+        self.act(a.session, "stop_rc", json!({"action": "stop_rc"}))
+            .await
+    }
+
+    #[tool(
+        description = "Stream an Offboard setpoint and request Offboard mode: a local NED position (north_m, east_m, down_m) or velocity (v_north_m_s, v_east_m_s, v_down_m_s), optional yaw_deg. Call again to move the setpoint; stop_offboard to leave."
+    )]
+    async fn offboard(&self, Parameters(a): Parameters<OffboardArgs>) -> ToolResult {
+        let mut step = serde_json::Map::new();
+        step.insert("action".into(), Value::from("offboard"));
+        for (k, v) in [
+            ("north_m", a.north_m),
+            ("east_m", a.east_m),
+            ("down_m", a.down_m),
+            ("v_north_m_s", a.v_north_m_s),
+            ("v_east_m_s", a.v_east_m_s),
+            ("v_down_m_s", a.v_down_m_s),
+            ("yaw_deg", a.yaw_deg),
+        ] {
+            if let Some(v) = v {
+                step.insert(k.into(), Value::from(v));
+            }
+        }
+        self.act(a.session, "offboard", Value::Object(step)).await
+    }
+
+    #[tool(description = "Leave Offboard for Hold and stop the setpoint stream.")]
+    async fn stop_offboard(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
+        self.act(
+            a.session,
+            "stop_offboard",
+            json!({"action": "stop_offboard"}),
+        )
+        .await
+    }
+
+    #[tool(
+        description = "Inject a failure (MAV_CMD_INJECT_FAILURE, as the program action inject_failure): unit, failure, instance. PX4 needs SYS_FAILURE_EN 1."
+    )]
+    async fn inject_failure(&self, Parameters(a): Parameters<InjectArgs>) -> ToolResult {
+        let mut step = json!({"action": "inject_failure", "unit": a.unit, "failure": a.failure});
+        if let Some(i) = a.instance {
+            step["instance"] = Value::from(i);
+        }
+        self.act(a.session, "inject_failure", step).await
     }
 
     #[tool(description = "Set a PX4 parameter: kind \"real\" (default) or \"int\".")]
@@ -873,8 +1416,21 @@ impl NexusServer {
                 "a real parameter's value must be a finite f32, got {v}"
             ));
         }
+        let pname = nexus_core::action::param_name(&a.name)
+            .ok_or_else(|| format!("{:?} is no PX4 parameter name", a.name))?;
+        let action = if int {
+            Action::ParamInt {
+                name: pname,
+                value: v as i32,
+            }
+        } else {
+            Action::ParamReal {
+                name: pname,
+                value: v as f32,
+            }
+        };
         let name = a.name.clone();
-        self.verb(a.session, "param_set", move |s| {
+        self.verb(a.session, "param_set", action, move |s| {
             if int {
                 s.client().param_set_int(&name, v as i32)
             } else {
@@ -905,16 +1461,20 @@ impl NexusServer {
     }
 
     #[tool(
-        description = "Close the session's vehicle: its waits end `closed`, a program `aborted`; the vehicle stops."
+        description = "Close the session's vehicle: its waits end `closed`, a program `aborted`; the vehicle stops (an attached one is only let go)."
     )]
     async fn close_sitl(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
         let s = self.session(a.session)?;
         let instance = s.instance();
         let sessions = Arc::clone(&self.sessions);
+        let meta = Arc::clone(&self.meta);
         blocking(move || {
             // Through the registry, so the session is dropped from it too.
-            let _ = sessions.kill_instance(instance);
+            if instance != ATTACHED {
+                let _ = sessions.kill_instance(instance);
+            }
             s.close_sitl();
+            lock(&meta).remove(&s.id());
             Ok(to_text(json!({"ok": true, "closed": s.id()})))
         })
         .await
@@ -936,19 +1496,26 @@ impl NexusServer {
         .await
     }
 
-    #[tool(description = "The open sessions: id, instance, idle seconds.")]
+    #[tool(
+        description = "The open sessions: id, instance, vehicle (simulated, px4, attached), idle seconds, the report resource."
+    )]
     async fn list_sessions(&self, Parameters(_): Parameters<NoArgs>) -> ToolResult {
+        self.prune();
+        let meta = lock(&self.meta);
         let list: Vec<Value> = self
             .sessions
             .list()
             .iter()
             .filter(|s| !s.is_closed())
             .map(|s| {
+                let attached = s.instance() == ATTACHED;
                 json!({
                     "session": s.id(),
-                    "instance": s.instance(),
-                    "system_id": s.instance() as u16 + 1,
+                    "instance": (!attached).then_some(s.instance()),
+                    "system_id": (!attached).then_some(s.instance() as u16 + 1),
+                    "vehicle": meta.get(&s.id()).map(|m| m.vehicle),
                     "idle_s": s.idle_for().as_secs_f64(),
+                    "report": format!("nexus://session/{}/report", s.id()),
                 })
             })
             .collect();
@@ -956,16 +1523,192 @@ impl NexusServer {
     }
 }
 
+impl NexusServer {
+    /// A free instance (`want`, or the lowest one no session uses or is starting on),
+    /// reserved until its start ends; refused past --max-sessions.
+    fn reserve(&self, want: Option<u8>) -> Result<u8, String> {
+        self.prune();
+        let mut starting = lock(&self.starting);
+        let open: Vec<u8> = self
+            .sessions
+            .list()
+            .into_iter()
+            .filter(|s| !s.is_closed())
+            .map(|s| s.instance())
+            .collect();
+        let max = self.config.max_sessions;
+        if open.len() + starting.len() >= max {
+            return Err(format!(
+                "{} sessions are open or starting, the most this server holds \
+                 (--max-sessions {max}): close one first (close_sitl)",
+                open.len() + starting.len()
+            ));
+        }
+        let used = |i: u8| open.contains(&i) || starting.contains(&i);
+        let instance = match want {
+            Some(i) if used(i) => {
+                return Err(format!("instance {i} is already in use by a session"))
+            }
+            Some(i) => i,
+            None => (0..=limits::INSTANCE_MAX)
+                .find(|i| !used(*i))
+                .ok_or("no free instance")?,
+        };
+        starting.push(instance);
+        Ok(instance)
+    }
+
+    /// Forget what the server knew of sessions closed (by kill_instance, the reaper, …).
+    fn prune(&self) {
+        // Held while listing: a session whose entry is being added is in the registry first.
+        let mut meta = lock(&self.meta);
+        let open: Vec<u64> = self
+            .sessions
+            .list()
+            .iter()
+            .filter(|s| !s.is_closed())
+            .map(Session::id)
+            .collect();
+        meta.retain(|id, _| open.contains(id));
+    }
+
+    /// `start_session` with `connect`: attach as `nexus run --connect` does.
+    async fn attach(&self, a: StartArgs, conn: String) -> ToolResult {
+        if a.instance.is_some() || a.speed.is_some() || a.px4_build.is_some() {
+            return Err(
+                "connect attaches to a vehicle someone else runs: instance, speed and \
+                 px4_build do not apply"
+                    .into(),
+            );
+        }
+        if conn.len() > 256 {
+            return Err("connect: at most 256 characters".into());
+        }
+        let reserved = self.reserve(Some(ATTACHED)).map_err(|e| {
+            if e.contains("in use") {
+                "one attached session at a time: close it first".to_string()
+            } else {
+                e
+            }
+        })?;
+        let args = vehicle::VehicleArgs {
+            signing: self.config.signing.clone(),
+            px4: None,
+            sim: false,
+            connect: Some(conn.clone()),
+            sysid: a.sysid,
+            compid: a.compid,
+            real_vehicle: self.config.real_vehicle,
+            link_rate_baud: None,
+            speed: vehicle::Speed::Factor(1.0),
+            instance: 0,
+            listen: nexus_host::run::DEFAULT_LISTEN,
+            model: None,
+        };
+        let sessions = Arc::clone(&self.sessions);
+        let starting = Arc::clone(&self.starting);
+        let meta = Arc::clone(&self.meta);
+        blocking(move || {
+            let started = args.options().and_then(|mut opts| {
+                opts.instance = ATTACHED;
+                vehicle::attach(&args, &conn, opts, None).map_err(|e| e.message().to_string())
+            });
+            lock(&starting).retain(|i| *i != reserved);
+            let c = started.map_err(|e| format!("cannot attach: {e}"))?;
+            let attached = c.attached.clone();
+            let client = nexus_host::offboard_client::OffboardClient::on_link(
+                c.link.clone(),
+                c.sim.offboard_options(),
+            );
+            let s = Session::new(c.sim, client);
+            sessions.add(s.clone());
+            let simulator = attached.as_ref().and_then(|a| a.simulator);
+            lock(&meta).insert(
+                s.id(),
+                Meta {
+                    vehicle: "attached",
+                    may_move: c.may_move,
+                    simulator,
+                    connection: attached.as_ref().map(|a| a.connection.clone()),
+                    program: None,
+                    last_program: None,
+                },
+            );
+            Ok(to_text(json!({
+                "session": s.id(),
+                "vehicle": "attached",
+                "connection": attached.as_ref().map(|a| a.connection.clone()),
+                "system_id": c.system_id,
+                "component_id": attached.as_ref().map(|a| a.component_id),
+                "simulator": simulator,
+                "may_move": c.may_move,
+                "report": format!("nexus://session/{}/report", s.id()),
+                "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
+            })))
+        })
+        .await
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for NexusServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("nexus", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "nexus: command simulated PX4 vehicles and wait, on the autopilot's clock, for \
-                 what they do. start_session, then verbs (takeoff, goto, land, …) and wait_until \
-                 (timeout_s in sim seconds, wait_cap_s in wall seconds; on reason `cap` call \
-                 again with since_seq = snapshot.seq). close_sitl when done.",
-            )
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("nexus", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "nexus: command simulated PX4 vehicles and wait, on the autopilot's clock, for \
+             what they do. start_session, then verbs (takeoff, goto, land, …) and wait_until \
+             (timeout_s in sim seconds, wait_cap_s in wall seconds; on reason `cap` call \
+             again with since_seq = snapshot.seq). close_sitl when done. Each session's live \
+             report is the resource nexus://session/ID/report.",
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resources = self
+            .sessions
+            .list()
+            .iter()
+            .filter(|s| !s.is_closed())
+            .map(|s| {
+                Resource::new(
+                    format!("nexus://session/{}/report", s.id()),
+                    format!("session {} report", s.id()),
+                )
+                .with_mime_type("application/json")
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri;
+        let id = uri
+            .strip_prefix("nexus://session/")
+            .and_then(|r| r.strip_suffix("/report"))
+            .and_then(|n| n.parse::<u64>().ok());
+        let s = id
+            .and_then(|id| self.sessions.get(id))
+            .ok_or_else(|| McpError::resource_not_found(format!("no resource {uri}"), None))?;
+        let me = self.clone();
+        let report = tokio::task::spawn_blocking(move || me.report(&s))
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            vec![ResourceContents::text(to_text(report), uri)],
+        )))
     }
 }
