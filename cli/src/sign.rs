@@ -162,7 +162,7 @@ fn setup(a: &SetupArgs) -> Result<String, (u8, String)> {
     .map_err(|e| setup_err(e.to_string()))?;
     let deadline = Instant::now() + Duration::from_secs_f64(a.timeout.clamp(0.1, 1e6));
     let (mut link, sysid, compid) =
-        match super::watch::discover(link, Some(deadline), a.sysid, None, None) {
+        match nexus_host::transport::discover(link, Some(deadline), a.sysid, None, None) {
             Ok(Some(f)) => f,
             Ok(None) => return Err((1, format!("no autopilot heartbeat on {conn}"))),
             Err(e) => return Err(setup_err(format!("{conn}: {e}"))),

@@ -424,7 +424,7 @@ pub fn attach(
         .as_ref()
         .map(|s| nexus_host::signing::LinkSigning::new(s, nexus_core::Instant::ZERO));
     let origin = Instant::now();
-    let (link, sysid, compid) = match super::watch::discover(
+    let (link, sysid, compid) = match nexus_host::transport::discover(
         link,
         Some(deadline),
         args.sysid,
@@ -436,7 +436,8 @@ pub fn attach(
             let whose = args.sysid.map_or("an autopilot".to_string(), |s| {
                 format!("system {s}'s autopilot")
             });
-            let hint = port_rule_hint(&conn).map_or(String::new(), |h| format!("; {h}"));
+            let hint = nexus_host::transport::port_rule_hint(&conn)
+                .map_or(String::new(), |h| format!("; {h}"));
             return Err(StartError::Silent(format!(
                 "no heartbeat of {whose} on {conn} within {ATTACH_TIMEOUT_S} s{hint}"
             )));
@@ -623,46 +624,5 @@ pub fn json_output(json: Option<&std::path::Path>) -> Result<(), String> {
         Some(p) if p == std::path::Path::new(super::output::STDOUT) => Ok(()),
         Some(p) => nexus_host::limits::check_output("--json", p),
         None => Ok(()),
-    }
-}
-
-/// Why a vehicle may be silent on a port that looks like a SITL client port above instance 9:
-/// PX4's SITL startup sends the offboard link of every instance above 9 to UDP 14549 (not
-/// 14540+N) until a client speaks to the instance's own port 14580+N, where PX4 then latches
-/// on the sender.
-pub fn port_rule_hint(conn: &ConnString) -> Option<String> {
-    let ConnString::UdpIn { port, .. } = conn else {
-        return None;
-    };
-    let instance = port.checked_sub(14540)?;
-    if !(10..=253).contains(&instance) {
-        return None;
-    }
-    Some(format!(
-        "PX4 SITL instance {instance} sends to UDP 14549 until a client speaks to its port {}: \
-         try --connect udpout:127.0.0.1:{} (or listen on 14549)",
-        14580 + instance,
-        14580 + instance
-    ))
-}
-
-#[cfg(test)]
-mod port_rule_tests {
-    use super::*;
-
-    #[test]
-    fn the_hint_names_the_instance_and_its_port() {
-        let conn: ConnString = "udpin:127.0.0.1:14554".parse().unwrap();
-        let h = port_rule_hint(&conn).expect("a hint for instance 14");
-        assert!(h.contains("instance 14"), "{h}");
-        assert!(h.contains("udpout:127.0.0.1:14594"), "{h}");
-        // Instances 0..=9 are sent to 14540+N: no hint, nor for other links.
-        for c in [
-            "udpin:0.0.0.0:14540",
-            "udpin:0.0.0.0:14549",
-            "udpout:127.0.0.1:14554",
-        ] {
-            assert_eq!(port_rule_hint(&c.parse().unwrap()), None, "{c}");
-        }
     }
 }

@@ -8,12 +8,8 @@ use super::driver::Driver;
 use super::exec::severity_name;
 use super::limits;
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
-use nexus_core::frame::Decoder;
 use nexus_core::telemetry::LinkIds;
-use nexus_host::transport::{
-    is_autopilot, mio, scan_frames, ConnString, Link, LinkOptions, PeerRule, RECV_BUF_LEN,
-};
-use std::ops::ControlFlow;
+use nexus_host::transport::{ConnString, Link, LinkOptions, PeerRule};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -114,7 +110,7 @@ pub fn main(args: &WatchArgs) -> ExitCode {
         .map(|s| nexus_host::signing::LinkSigning::new(s, nexus_core::Instant::ZERO));
     let (link, sysid) = match (args.sysid, &mut link_signing) {
         (Some(id), None) => (link, id),
-        (sysid, judge) => match discover(
+        (sysid, judge) => match nexus_host::transport::discover(
             link,
             deadline,
             sysid,
@@ -289,108 +285,4 @@ fn status_line(driver: &Driver) -> String {
         }
     }
     parts.join(" ")
-}
-
-/// Read the link until an autopilot's heartbeat (not a GCS's; of system `sysid` and component
-/// `compid` when given) names its system and component id. `fly --connect` and `run --connect` find their
-/// vehicle the same way.
-///
-/// On a signed link (`signing`: the link's signer and verifier, and the moment its clock
-/// reads zero) only a heartbeat that passes the signature check counts, and a UDP link latches
-/// the vehicle's address on that heartbeat, never before: the transport's own latch (the
-/// first autopilot heartbeat, unchecked) is held off while looking, so a forger who speaks
-/// first takes neither the vehicle's place nor ours. Rejected frames are counted in
-/// `signing`'s stats; our heartbeats are signed.
-pub(crate) fn discover(
-    mut link: Link,
-    deadline: Option<Instant>,
-    sysid: Option<u8>,
-    compid: Option<u8>,
-    mut signing: Option<(&mut nexus_host::signing::LinkSigning, Instant)>,
-) -> Result<Option<(Link, u8, u8)>, String> {
-    let mut poll = mio::Poll::new().map_err(|e| e.to_string())?;
-    link.register(poll.registry(), mio::Token(0))
-        .map_err(|e| e.to_string())?;
-    // A signed UDP link takes no peer until a heartbeat passed the check (then its sender).
-    let latch_after_check = signing.is_some() && link.peer_rule().latches();
-    if latch_after_check {
-        link.set_peer_rule(PeerRule::MostRecent);
-    }
-    let mut events = mio::Events::with_capacity(16);
-    let mut buf = vec![0u8; RECV_BUF_LEN];
-    let mut decoder = Decoder::new();
-    let mut hb = [0u8; nexus_core::frame::MAX_FRAME_LEN];
-    let hb_len = nexus_core::frame::encode_v2(
-        0,
-        nexus_host::offboard_client::OWN_SYSTEM_ID,
-        nexus_host::offboard_client::OWN_COMPONENT_ID,
-        &nexus_core::offboard::wire::gcs_heartbeat(),
-        &mut hb,
-    )
-    .map_err(|e| format!("{e:?}"))?;
-    let since =
-        |origin: Instant| nexus_core::Instant::from_micros(origin.elapsed().as_micros() as u64);
-    let mut next_hb = Instant::now();
-    loop {
-        if Instant::now() >= next_hb {
-            // Before a peer is known a udpin link has nowhere to send: nothing is lost.
-            let mut out = hb;
-            let n = match signing.as_mut() {
-                Some((s, origin)) => s.sign(since(*origin), &mut out, hb_len),
-                None => hb_len,
-            };
-            let _ = link.send(&out[..n]);
-            let _ = link.flush();
-            next_hb += Duration::from_secs(1);
-        }
-        let wait = match deadline {
-            Some(d) => match d.checked_duration_since(Instant::now()) {
-                Some(left) => left.min(Duration::from_millis(200)),
-                None => break,
-            },
-            None => Duration::from_millis(200),
-        }
-        .min(next_hb.saturating_duration_since(Instant::now()));
-        poll.poll(&mut events, Some(wait))
-            .map_err(|e| e.to_string())?;
-        while let Some(n) = link.recv(&mut buf).map_err(|e| e.to_string())? {
-            if latch_after_check {
-                // One datagram, one sender: its frames are judged on their own.
-                decoder = Decoder::new();
-            }
-            let found = scan_frames(&mut decoder, &buf[..n], |raw| {
-                if let Some((s, origin)) = signing.as_mut() {
-                    if !s.check(since(*origin), raw).accepted() {
-                        return ControlFlow::Continue(());
-                    }
-                }
-                match nexus_core::Frame::decode(raw) {
-                    Ok(Some(nexus_core::Frame {
-                        header,
-                        msg: nexus_core::msg::Msg::Heartbeat(hb),
-                    })) if is_autopilot(&hb)
-                        && sysid.is_none_or(|s| s == header.sysid)
-                        && compid.is_none_or(|c| c == header.compid) =>
-                    {
-                        ControlFlow::Break(header)
-                    }
-                    _ => ControlFlow::Continue(()),
-                }
-            });
-            if let Some(header) = found {
-                if latch_after_check {
-                    // The sender of this datagram (a MostRecent link follows it), from now on
-                    // the only one.
-                    match link.peer() {
-                        Some(vehicle) => link.set_peer_rule(PeerRule::Address(vehicle)),
-                        None => continue,
-                    }
-                }
-                link.deregister(poll.registry())
-                    .map_err(|e| e.to_string())?;
-                return Ok(Some((link, header.sysid, header.compid)));
-            }
-        }
-    }
-    Ok(None)
 }

@@ -11,16 +11,10 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use nexus_core::frame::{encode_v2, Decoder, MAX_FRAME_LEN};
-use nexus_core::offboard::wire::gcs_heartbeat;
-use nexus_host::offboard_client::{
-    GroundTruth, OffboardClient as HostClient, OffboardOptions, OWN_COMPONENT_ID, OWN_SYSTEM_ID,
-};
+use nexus_host::offboard_client::{GroundTruth, OffboardClient as HostClient, OffboardOptions};
 use nexus_host::pump::Supervision;
 use nexus_host::run::Sim as HostSim;
-use nexus_host::transport::{
-    find_heartbeat, is_autopilot, mio, ConnString, Link, LinkOptions, PeerRule, RECV_BUF_LEN,
-};
+use nexus_host::transport::{discover, port_rule_hint, ConnString, Link, LinkOptions, PeerRule};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -143,23 +137,27 @@ impl Attach {
                 )
             })?;
         let deadline = Instant::now() + Duration::from_secs_f64(timeout_s);
-        let (link, sysid, compid) =
-            match discover(link, deadline, self.system_id, self.component_id)? {
-                Some(found) => found,
-                None => {
-                    let whose = self.system_id.map_or("an autopilot".to_string(), |s| {
-                        format!("system {s}'s autopilot")
-                    });
-                    let hint =
-                        port_rule_hint(&self.conn).map_or(String::new(), |h| format!("; {h}"));
-                    // Open again, so a later connect can try once more.
-                    let _ = self.open();
-                    return Err(format!(
-                        "no heartbeat of {whose} on {} within {timeout_s} s{hint}",
-                        self.conn
-                    ));
-                }
-            };
+        let (link, sysid, compid) = match discover(
+            link,
+            Some(deadline),
+            self.system_id,
+            self.component_id,
+            None,
+        )? {
+            Some(found) => found,
+            None => {
+                let whose = self.system_id.map_or("an autopilot".to_string(), |s| {
+                    format!("system {s}'s autopilot")
+                });
+                let hint = port_rule_hint(&self.conn).map_or(String::new(), |h| format!("; {h}"));
+                // Open again, so a later connect can try once more.
+                let _ = self.open();
+                return Err(format!(
+                    "no heartbeat of {whose} on {} within {timeout_s} s{hint}",
+                    self.conn
+                ));
+            }
+        };
         let pump = host.pump().map_err(|e| e.to_string())?;
         // Not ours, so not known to be a simulator: the core asks (AUTOPILOT_VERSION). The
         // component found is the one every command, parameter and mission message addresses.
@@ -231,78 +229,4 @@ fn identify(link: &nexus_host::pump::LinkHandle) -> Option<bool> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// Read the link until an autopilot's heartbeat (not a GCS's; of `sysid` and `compid` when
-/// given) names its system and component id, sending a GCS heartbeat once a second (what makes
-/// a vehicle behind `udpout:` or `tcp:` talk). `None` at the deadline. As `nexus --connect`.
-fn discover(
-    mut link: Link,
-    deadline: Instant,
-    sysid: Option<u8>,
-    compid: Option<u8>,
-) -> Result<Option<(Link, u8, u8)>, String> {
-    let mut poll = mio::Poll::new().map_err(|e| e.to_string())?;
-    link.register(poll.registry(), mio::Token(0))
-        .map_err(|e| e.to_string())?;
-    let mut events = mio::Events::with_capacity(16);
-    let mut buf = vec![0u8; RECV_BUF_LEN];
-    let mut decoder = Decoder::new();
-    let mut hb = [0u8; MAX_FRAME_LEN];
-    let hb_len = encode_v2(
-        0,
-        OWN_SYSTEM_ID,
-        OWN_COMPONENT_ID,
-        &gcs_heartbeat(),
-        &mut hb,
-    )
-    .map_err(|e| format!("{e:?}"))?;
-    let mut next_hb = Instant::now();
-    loop {
-        if Instant::now() >= next_hb {
-            // Before a peer is known a udpin link has nowhere to send: nothing is lost.
-            let _ = link.send(&hb[..hb_len]);
-            let _ = link.flush();
-            next_hb += Duration::from_secs(1);
-        }
-        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-            return Ok(None);
-        };
-        let wait = left
-            .min(Duration::from_millis(200))
-            .min(next_hb.saturating_duration_since(Instant::now()));
-        poll.poll(&mut events, Some(wait))
-            .map_err(|e| e.to_string())?;
-        while let Some(n) = link.recv(&mut buf).map_err(|e| e.to_string())? {
-            let found = find_heartbeat(&mut decoder, &buf[..n], |h, hb| {
-                is_autopilot(hb)
-                    && sysid.is_none_or(|s| s == h.sysid)
-                    && compid.is_none_or(|c| c == h.compid)
-            });
-            if let Some((header, _)) = found {
-                link.deregister(poll.registry())
-                    .map_err(|e| e.to_string())?;
-                return Ok(Some((link, header.sysid, header.compid)));
-            }
-        }
-    }
-}
-
-/// Why a vehicle may be silent on a port that looks like a SITL client port above instance 9:
-/// PX4's SITL startup sends the offboard link of every instance above 9 to UDP 14549 until a
-/// client speaks to the instance's own port 14580+N (as `nexus --connect` explains it).
-fn port_rule_hint(conn: &ConnString) -> Option<String> {
-    let ConnString::UdpIn { port, .. } = conn else {
-        return None;
-    };
-    let instance = port.checked_sub(14540)?;
-    if !(10..=253).contains(&instance) {
-        return None;
-    }
-    Some(format!(
-        "PX4 SITL instance {instance} sends to UDP 14549 until a client speaks to its port {}: \
-         try connect=\"udpout:127.0.0.1:{}\" (or listen on 14549)",
-        14580 + instance,
-        14580 + instance
-    ))
 }

@@ -56,7 +56,7 @@ def test_attach_by_system_id_and_errors():
         ) as e:
             OffboardClient.connect(silent, 0.5)
         # The CLI's hint: above instance 9, PX4 sends elsewhere until a client speaks.
-        assert 'try connect="udpout:127.0.0.1:14676"' in str(e.value)
+        assert 'connect to udpout:127.0.0.1:14676 instead' in str(e.value)
         # The port is still ours after the failure: a vehicle can still be found on it.
         with pytest.raises(nx.RunError, match="no heartbeat"):
             OffboardClient.connect(silent, 0.2)

@@ -33,6 +33,7 @@
 //! block, never reconnect by themselves, and never tear a frame: see [`SendOutcome`].
 
 mod conn;
+mod discover;
 mod error;
 mod peer;
 mod serial;
@@ -45,6 +46,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 pub use conn::{ConnString, ConnStringError, Problem, SCHEMES};
+pub use discover::{discover, port_rule_hint};
 pub use error::{LinkError, OpenError};
 /// The mio version links register with (`Registry`, `Token`, `Poll`, `Waker`).
 pub use mio;
