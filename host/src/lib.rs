@@ -57,6 +57,7 @@ pub mod session;
 pub mod signing;
 pub mod sync;
 pub mod tlog;
+pub mod ulog;
 pub mod transport;
 
 /// The no_std core this library drives, re-exported so a user needs one dependency.

@@ -556,6 +556,11 @@ impl<W: Write> FlightLog<W> {
     pub fn flush(&mut self) -> Result<(), WriteError> {
         self.w.flush()
     }
+
+    /// The writer, flushed.
+    pub fn into_inner(self) -> Result<W, WriteError> {
+        self.w.into_inner()
+    }
 }
 
 #[cfg(test)]
