@@ -54,6 +54,11 @@ pub struct CheckArgs {
     /// The recorded flight (.tlog; repeat to merge several links of one flight by time).
     #[arg(long, value_name = "FLIGHT.tlog", required = true)]
     pub tlog: Vec<PathBuf>,
+    /// PX4's own log of the same flight (.ulg): the recording's facts (arming, landing,
+    /// height, modes, mission) are checked against it, the report's `second_witness`; a
+    /// disagreement beyond the tolerance fails the check with both readings.
+    #[arg(long, value_name = "FILE.ulg")]
+    pub ulog: Option<PathBuf>,
     /// The vehicle's system id (default: the first autopilot heartbeat's).
     #[arg(long, value_name = "ID")]
     pub system_id: Option<u8>,
@@ -244,6 +249,7 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         tlog: None,
         html: args.html.clone(),
         junit: args.junit.clone(),
+        ulog: None,
     };
     let prog = match ProgramFile::load(&args.program) {
         Ok(p) => p,
@@ -263,6 +269,11 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         args.json
             .iter()
             .map(|j| super::output::Named::output("--json", j)),
+    );
+    files.extend(
+        args.ulog
+            .iter()
+            .map(|u| super::output::Named::input("--ulog", u)),
     );
     files.extend(evidence.named());
     if let Err(e) = super::output::distinct(&files)
@@ -347,7 +358,21 @@ pub fn main(args: &CheckArgs) -> ExitCode {
     let records = client.program().records().to_vec();
     let mut report = check_report(args, &prog, target, &meta, &client, &r);
     report.recording = Some(recording);
-    let (passed, verdict) = verdict(&r, &records, &meta, target, client.snapshot().t_sim_s());
+    let (mut passed, mut verdict) =
+        verdict(&r, &records, &meta, target, client.snapshot().t_sim_s());
+    if let Some(path) = &args.ulog {
+        let link = super::witness::LinkFacts::of(
+            &r.trace,
+            report.mission.as_ref().map(|m| m.complete),
+        );
+        let w = super::witness::witness(path, &link);
+        out.line(&super::witness::summary(&w));
+        if let (true, Some(why)) = (passed, super::witness::failure(&w)) {
+            passed = false;
+            verdict = format!("FAIL: {why}");
+        }
+        report.second_witness = Some(w);
+    }
     // The verdict line is nexus's alone: vehicle words it quotes are escaped, here and in the
     // report.
     let verdict = nexus_core::escape::Escaped(&verdict).to_string();
