@@ -520,11 +520,15 @@ fn replay(
             });
         }
         let s = client.snapshot();
-        // One sample per TRACE_STEP_MS of sim time (and at every arm or disarm).
+        // One sample per TRACE_STEP_MS of sim time, and at every arm or disarm, landed state
+        // and mode change (what the second witness compares: the step that waits for one
+        // may end the program at once).
         let due = |l: &Sample| {
             s.sim_ms
                 .is_some_and(|ms| ms < l.sim_ms || ms >= l.sim_ms + TRACE_STEP_MS)
                 || l.armed != s.armed
+                || l.landed != s.landed.name()
+                || s.mode.is_some_and(|m| l.mode != m.to_string())
         };
         if s.sim_ms.is_some() && trace.last().is_none_or(due) {
             let pos = tel
