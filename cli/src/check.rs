@@ -361,10 +361,8 @@ pub fn main(args: &CheckArgs) -> ExitCode {
     let (mut passed, mut verdict) =
         verdict(&r, &records, &meta, target, client.snapshot().t_sim_s());
     if let Some(path) = &args.ulog {
-        let link = super::witness::LinkFacts::of(
-            &r.trace,
-            report.mission.as_ref().map(|m| m.complete),
-        );
+        let link =
+            super::witness::LinkFacts::of(&r.trace, report.mission.as_ref().map(|m| m.complete));
         let w = super::witness::witness(path, &link);
         out.line(&super::witness::summary(&w));
         if let (true, Some(why)) = (passed, super::witness::failure(&w)) {

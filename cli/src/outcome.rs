@@ -43,7 +43,8 @@ impl Command<'_> {
         abort_on_give_up: bool,
     ) -> Result<(Flight, nexus_host::interrupt::Handling), ExitCode> {
         let interrupts = nexus_host::interrupt::handle();
-        let connected = match start_interruptible(vehicle, moves, tlog, self.evidence.ulog.clone()) {
+        let connected = match start_interruptible(vehicle, moves, tlog, self.evidence.ulog.clone())
+        {
             Ok(v) => v,
             Err(StartError::Setup(e)) => {
                 eprintln!("{}: {}", self.name, Escaped(&e));

@@ -113,7 +113,8 @@ impl Seen {
 
     fn agrees(self, ulog_us: u64, tol: &Tolerance) -> bool {
         let t = ulog_us as f64 / 1e6;
-        t >= self.from_ms as f64 / 1000.0 - tol.time_s && t <= self.at_ms as f64 / 1000.0 + tol.time_s
+        t >= self.from_ms as f64 / 1000.0 - tol.time_s
+            && t <= self.at_ms as f64 / 1000.0 + tol.time_s
     }
 }
 
@@ -248,17 +249,19 @@ pub fn compare(link: &LinkFacts, log: &Ulog, path: &Path, tol: &Tolerance) -> Wi
         &mut dis,
     ));
     // Max height.
-    let link_h = link
-        .max_height_m
-        .map_or("no height".to_string(), |(h, t)| {
-            format!("{h:.1} m at {:.1} s", t as f64 / 1000.0)
-        });
+    let link_h = link.max_height_m.map_or("no height".to_string(), |(h, t)| {
+        format!("{h:.1} m at {:.1} s", t as f64 / 1000.0)
+    });
     let ulog_h = match (has("vehicle_local_position"), f.max_height_m) {
         (false, _) => "not in PX4's log".to_string(),
         (true, None) => "no height".to_string(),
         (true, Some((h, t))) => format!("{h:.1} m {}", s_of(t)),
     };
-    let verdict = match (link.max_height_m, f.max_height_m, has("vehicle_local_position")) {
+    let verdict = match (
+        link.max_height_m,
+        f.max_height_m,
+        has("vehicle_local_position"),
+    ) {
         (_, _, false) | (None, _, _) => "unknown",
         (Some(_), None, _) => "disagree",
         (Some((a, _)), Some((b, _)), _) => {
@@ -511,7 +514,7 @@ mod tests {
         assert_eq!(f.modes.len(), 3);
         // A log time within the interval, widened by the tolerance, agrees.
         let seen = f.armed.unwrap();
-        assert!(seen.agrees(0, &TOLERANCE) == false);
+        assert!(!seen.agrees(0, &TOLERANCE));
         assert!(seen.agrees(2_900_000, &TOLERANCE));
         assert!(!seen.agrees(3_100_000, &TOLERANCE));
     }

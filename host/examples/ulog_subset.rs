@@ -69,7 +69,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Every kept sample, time-ordered: a change of a state is kept, else one per 100 ms.
     let mut rows: Vec<(u64, u16, Vec<WriteValue>)> = Vec::new();
     for ((name, fields), id) in KEEP.iter().zip(&ids) {
-        let series: Vec<Vec<(u64, f64)>> = fields.iter().map(|(_, f)| log.series(name, f)).collect();
+        let series: Vec<Vec<(u64, f64)>> =
+            fields.iter().map(|(_, f)| log.series(name, f)).collect();
         let n = series.iter().map(Vec::len).min().unwrap_or(0);
         let mut last: Option<(u64, Vec<f64>)> = None;
         for i in 0..n {
@@ -83,7 +84,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             };
             if keep {
-                let v = fields.iter().zip(&vals).map(|((ty, _), v)| value(*ty, *v)).collect();
+                let v = fields
+                    .iter()
+                    .zip(&vals)
+                    .map(|((ty, _), v)| value(*ty, *v))
+                    .collect();
                 rows.push((t, *id, v));
                 last = Some((t, vals));
             }

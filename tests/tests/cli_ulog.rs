@@ -152,7 +152,11 @@ fn the_second_witness_agrees_on_a_good_flight_and_fails_a_doctored_tlog() {
     .output()
     .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.contains("second witness (PX4's log"), "{text}");
 
     // The JSON: every compared fact agrees; the take-off is in both, no landing in either.
@@ -177,7 +181,10 @@ fn the_second_witness_agrees_on_a_good_flight_and_fails_a_doctored_tlog() {
     // The HTML: the witness's table and PX4's height; the JUnit: a passing case of its own.
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("id=\"second-witness\""), "no witness section");
-    assert!(page.contains("id=\"ulog-height-line\""), "no height from the log");
+    assert!(
+        page.contains("id=\"ulog-height-line\""),
+        "no height from the log"
+    );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("second witness: PX4's log"), "{xml}");
     assert!(!xml.contains("<failure"), "{xml}");
@@ -197,10 +204,21 @@ fn the_second_witness_agrees_on_a_good_flight_and_fails_a_doctored_tlog() {
     }
 
     // The recording alone, checked: agrees with the log too.
-    let out = nexus(&["check", &s(&program), "--tlog", &s(&tlog), "--ulog", &s(&ulg)])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = nexus(&[
+        "check",
+        &s(&program),
+        "--tlog",
+        &s(&tlog),
+        "--ulog",
+        &s(&ulg),
+    ])
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 
     // Doctored: the tlog now claims a landing at the hover's end. Alone it passes…
     let lie = scratch.path("doctored.tlog");
@@ -210,7 +228,10 @@ fn the_second_witness_agrees_on_a_good_flight_and_fails_a_doctored_tlog() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "the doctored tlog alone should pass: {text}");
+    assert!(
+        out.status.success(),
+        "the doctored tlog alone should pass: {text}"
+    );
     // …and PX4's log, the second witness, fails it with both readings.
     let witnessed = scratch.path("witnessed.json");
     let out = nexus(&[

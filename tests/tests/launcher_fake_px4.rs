@@ -454,9 +454,17 @@ fn keep_ulog_copies_the_log_px4_closed_at_shutdown() {
     px4.wait_ready(READY).unwrap();
     let workdir = px4.workdir().to_path_buf();
     let written = workdir.join("log/2026-12-02/01_52_04.ulg");
-    assert_eq!(fs::read(&written).unwrap().len(), 5_000, "half while PX4 runs");
+    assert_eq!(
+        fs::read(&written).unwrap().len(),
+        5_000,
+        "half while PX4 runs"
+    );
     px4.close().unwrap();
-    assert_eq!(fs::read(&to).unwrap(), bytes, "the whole log, as PX4 left it");
+    assert_eq!(
+        fs::read(&to).unwrap(),
+        bytes,
+        "the whole log, as PX4 left it"
+    );
     assert_eq!(px4.kept_ulog(), Some(to.as_path()));
     assert!(!workdir.exists(), "the working directory is removed");
     let _ = fs::remove_dir_all(&dir);
@@ -476,7 +484,10 @@ fn keep_ulog_without_a_log_keeps_the_workdir() {
     let text = err.to_string();
     assert!(text.contains("PX4 wrote no .ulg"), "{text}");
     assert!(text.contains(&workdir.display().to_string()), "{text}");
-    assert!(workdir.join(CONSOLE_LOG).exists(), "the working directory is kept");
+    assert!(
+        workdir.join(CONSOLE_LOG).exists(),
+        "the working directory is kept"
+    );
     assert!(!to.exists());
     let _ = fs::remove_dir_all(&workdir);
     let _ = fs::remove_dir_all(&dir);

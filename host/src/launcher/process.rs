@@ -304,8 +304,7 @@ impl Px4Process {
                 self.log_path.display()
             ))
         })?;
-        std::fs::copy(&from, &to)
-            .map_err(|e| fail(format!("copying {}: {e}", from.display())))?;
+        std::fs::copy(&from, &to).map_err(|e| fail(format!("copying {}: {e}", from.display())))?;
         self.kept_ulog = Some(to);
         Ok(())
     }

@@ -325,9 +325,7 @@ impl Ulog {
                 log.truncated_at = Some(at);
                 break;
             }
-            if let Err(e) = log.message(&bytes, kind, start, end) {
-                return Err(e);
-            }
+            log.message(&bytes, kind, start, end)?;
             at = end;
         }
         log.bytes = bytes;
@@ -556,12 +554,12 @@ impl Ulog {
                 let Some(d) = self.bytes.get(off..off + len) else {
                     continue;
                 };
-                let value = d.get(at..).and_then(|b| {
-                    (b.len() >= ty.size()).then(|| ty.decode(b)).flatten()
-                });
-                let ts = d.get(ts_at..).and_then(|b| {
-                    (b.len() >= ts_ty.size()).then(|| ts_ty.decode(b)).flatten()
-                });
+                let value = d
+                    .get(at..)
+                    .and_then(|b| (b.len() >= ty.size()).then(|| ty.decode(b)).flatten());
+                let ts = d
+                    .get(ts_at..)
+                    .and_then(|b| (b.len() >= ts_ty.size()).then(|| ts_ty.decode(b)).flatten());
                 if let (Some(ts), Some(v)) = (ts, value) {
                     out.push((ts as u64, v));
                 }

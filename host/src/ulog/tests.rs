@@ -33,7 +33,8 @@ fn flight_log() -> Vec<u8> {
         let nav = if t < 9_000_000 { 3 } else { 4 };
         log.sample(&sample(t, armed, !air, z, nav)).unwrap();
     }
-    log.console(1, "INFO  [commander] Armed by external command").unwrap();
+    log.console(1, "INFO  [commander] Armed by external command")
+        .unwrap();
     log.into_inner().unwrap()
 }
 
@@ -67,7 +68,10 @@ fn the_built_in_vehicle_log_reads_back() {
     assert_eq!(f.max_height_m, Some((10.0, 3_000_000)));
     assert_eq!(
         f.modes,
-        vec![(0, nexus_core::Mode::Mission), (9_000_000, nexus_core::Mode::Hold)]
+        vec![
+            (0, nexus_core::Mode::Mission),
+            (9_000_000, nexus_core::Mode::Hold)
+        ]
     );
     assert_eq!(f.mission_finished_us, Some(9_000_000));
     assert_eq!(f.span_us, Some((0, 11_900_000)));
@@ -143,7 +147,10 @@ fn padding_left_out_of_a_data_message_still_reads() {
     b[msg_at..msg_at + 2].copy_from_slice(&size.to_le_bytes());
     b.pop();
     let log = Ulog::parse(b).unwrap();
-    assert_eq!(log.series("vehicle_land_detected", "landed"), vec![(5, 1.0)]);
+    assert_eq!(
+        log.series("vehicle_land_detected", "landed"),
+        vec![(5, 1.0)]
+    );
 }
 
 #[test]
@@ -187,7 +194,11 @@ fn a_nesting_loop_does_not_hang() {
     b.extend_from_slice(&MAGIC);
     b.push(1);
     b.extend_from_slice(&0u64.to_le_bytes());
-    for f in [&b"a:b x;"[..], b"b:a y;", b"t:uint64_t timestamp;a z;uint8_t k;"] {
+    for f in [
+        &b"a:b x;"[..],
+        b"b:a y;",
+        b"t:uint64_t timestamp;a z;uint8_t k;",
+    ] {
         b.extend_from_slice(&(f.len() as u16).to_le_bytes());
         b.push(b'F');
         b.extend_from_slice(f);
