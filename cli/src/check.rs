@@ -17,6 +17,11 @@
 //! frames its bytes may hold; such records and the garbage between records are counted, said
 //! on a `recording:` line and in the report's `recording`.
 //!
+//! `--ulog FILE.ulg` (PX4's own log of the same flight) is a second witness: the recording's
+//! facts (arming, disarming, landing, maximum height, modes, the mission) are compared with the
+//! log's ([`super::witness`]), in the report's `second_witness`; a disagreement fails the check
+//! with both readings. A check of a ULog alone (without a tlog) is not done yet.
+//!
 //! Where a check reads other data than the live run did, it says so. The differences:
 //! * the program starts at the vehicle's first HEARTBEAT in the recording, not when a live
 //!   client would have finished connecting (conditions on time since the start, `time_s`,

@@ -163,7 +163,7 @@ fn the_second_witness_agrees_on_a_good_flight_and_fails_a_doctored_tlog() {
     let r = json(&std::fs::read(&report).unwrap());
     let w = &r["second_witness"];
     assert_eq!(w["agrees"], true, "{w}");
-    assert_eq!(w["tolerance"]["time_s"], 1.5, "{w}");
+    assert_eq!(w["tolerance"]["time_s"], 2.0, "{w}");
     let fact = |name: &str| {
         w["facts"]
             .as_array()
