@@ -2,7 +2,8 @@
 #  - the thumbv7em-none-eabihf Rust target (firmware, core footprint);
 #  - qemu-system-arm and binutils-arm-none-eabi (firmware flight test), from Debian, as root;
 #  - chromium (the HTML report's rendering test), from Debian, as root;
-#  - a Python virtualenv at .venv with pymavlink and mavsdk (independent MAVLink peers)
+#  - a Python virtualenv at .venv with pymavlink and mavsdk (independent MAVLink peers),
+#    pyulog (reads the ULogs of --ulog)
 #    and mcp (the MCP client of nexus serve's test).
 # Exports NEXUS_PYTHON (the venv's python) for the tests that drive Python peers.
 
@@ -26,7 +27,7 @@ if ! command -v chromium >/dev/null; then
     || { $SUDO apt-get update -qq && $SUDO apt-get install -y --no-install-recommends chromium; }
 fi
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import pymavlink, mavsdk, mcp' 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import pymavlink, mavsdk, mcp, pyulog' 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r tests/py/requirements.txt
 fi

@@ -17,6 +17,11 @@
 //! frames its bytes may hold; such records and the garbage between records are counted, said
 //! on a `recording:` line and in the report's `recording`.
 //!
+//! `--ulog FILE.ulg` (PX4's own log of the same flight) is a second witness: the recording's
+//! facts (arming, disarming, landing, maximum height, modes, the mission) are compared with the
+//! log's ([`super::witness`]), in the report's `second_witness`; a disagreement fails the check
+//! with both readings. A check of a ULog alone (without a tlog) is not done yet.
+//!
 //! Where a check reads other data than the live run did, it says so. The differences:
 //! * the program starts at the vehicle's first HEARTBEAT in the recording, not when a live
 //!   client would have finished connecting (conditions on time since the start, `time_s`,
@@ -54,6 +59,11 @@ pub struct CheckArgs {
     /// The recorded flight (.tlog; repeat to merge several links of one flight by time).
     #[arg(long, value_name = "FLIGHT.tlog", required = true)]
     pub tlog: Vec<PathBuf>,
+    /// PX4's own log of the same flight (.ulg): the recording's facts (arming, landing,
+    /// height, modes, mission) are checked against it, the report's `second_witness`; a
+    /// disagreement beyond the tolerance fails the check with both readings.
+    #[arg(long, value_name = "FILE.ulg")]
+    pub ulog: Option<PathBuf>,
     /// The vehicle's system id (default: the first autopilot heartbeat's).
     #[arg(long, value_name = "ID")]
     pub system_id: Option<u8>,
@@ -244,6 +254,7 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         tlog: None,
         html: args.html.clone(),
         junit: args.junit.clone(),
+        ulog: None,
     };
     let prog = match ProgramFile::load(&args.program) {
         Ok(p) => p,
@@ -263,6 +274,11 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         args.json
             .iter()
             .map(|j| super::output::Named::output("--json", j)),
+    );
+    files.extend(
+        args.ulog
+            .iter()
+            .map(|u| super::output::Named::input("--ulog", u)),
     );
     files.extend(evidence.named());
     if let Err(e) = super::output::distinct(&files)
@@ -347,7 +363,19 @@ pub fn main(args: &CheckArgs) -> ExitCode {
     let records = client.program().records().to_vec();
     let mut report = check_report(args, &prog, target, &meta, &client, &r);
     report.recording = Some(recording);
-    let (passed, verdict) = verdict(&r, &records, &meta, target, client.snapshot().t_sim_s());
+    let (mut passed, mut verdict) =
+        verdict(&r, &records, &meta, target, client.snapshot().t_sim_s());
+    if let Some(path) = &args.ulog {
+        let link =
+            super::witness::LinkFacts::of(&r.trace, report.mission.as_ref().map(|m| m.complete));
+        let w = super::witness::witness(path, &link);
+        out.line(&super::witness::summary(&w));
+        if let (true, Some(why)) = (passed, super::witness::failure(&w)) {
+            passed = false;
+            verdict = format!("FAIL: {why}");
+        }
+        report.second_witness = Some(w);
+    }
     // The verdict line is nexus's alone: vehicle words it quotes are escaped, here and in the
     // report.
     let verdict = nexus_core::escape::Escaped(&verdict).to_string();
@@ -495,11 +523,15 @@ fn replay(
             });
         }
         let s = client.snapshot();
-        // One sample per TRACE_STEP_MS of sim time (and at every arm or disarm).
+        // One sample per TRACE_STEP_MS of sim time, and at every arm or disarm, landed state
+        // and mode change (what the second witness compares: the step that waits for one
+        // may end the program at once).
         let due = |l: &Sample| {
             s.sim_ms
                 .is_some_and(|ms| ms < l.sim_ms || ms >= l.sim_ms + TRACE_STEP_MS)
                 || l.armed != s.armed
+                || l.landed != s.landed.name()
+                || s.mode.is_some_and(|m| l.mode != m.to_string())
         };
         if s.sim_ms.is_some() && trace.last().is_none_or(due) {
             let pos = tel

@@ -46,6 +46,7 @@ pub mod sign;
 pub mod sim;
 pub mod vehicle;
 pub mod watch;
+pub mod witness;
 
 use std::process::ExitCode;
 

@@ -198,6 +198,7 @@ fn check_set(args: &RunArgs, all: &[PathBuf], set: &[PathBuf]) -> Result<(), Str
     let per_program: Vec<(&str, PathBuf)> = [
         ("--tlog", &args.evidence.tlog, "tlog"),
         ("--report", &args.evidence.html, "html"),
+        ("--ulog", &args.evidence.ulog, "ulg"),
     ]
     .into_iter()
     .filter_map(|(what, dir, ext)| dir.as_ref().map(|d| (what, d, ext)))
@@ -215,6 +216,9 @@ fn check_set(args: &RunArgs, all: &[PathBuf], set: &[PathBuf]) -> Result<(), Str
     }
     if let Some(d) = &args.evidence.html {
         named.push(Named::output_dir("--report", d));
+    }
+    if let Some(d) = &args.evidence.ulog {
+        named.push(Named::output_dir("--ulog", d));
     }
     named.extend(per_program.iter().map(|(w, p)| Named::output(w, p)));
     named.extend(args.vehicle.signing.named());
@@ -263,11 +267,12 @@ fn last_line(s: &str) -> &str {
     s.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("")
 }
 
-/// With several programs, `--tlog` and `--report` are directories (made if absent).
+/// With several programs, `--tlog`, `--report` and `--ulog` are directories (made if absent).
 fn check_outputs(args: &RunArgs) -> Result<(), String> {
     for (what, p) in [
         ("--tlog", &args.evidence.tlog),
         ("--report", &args.evidence.html),
+        ("--ulog", &args.evidence.ulog),
     ] {
         if let Some(d) = p {
             std::fs::create_dir_all(d).map_err(|e| {
@@ -346,6 +351,7 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
     let EvidenceArgs {
         tlog,
         html,
+        ulog,
         // The set writes one JUnit file of every program's report.
         junit: _,
     } = evidence;
@@ -386,6 +392,9 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
     }
     if let Some(d) = html {
         opt("--report", d.join(out_name(program, "html")).into());
+    }
+    if let Some(d) = ulog {
+        opt("--ulog", d.join(out_name(program, "ulg")).into());
     }
     if *sim {
         a.push("--sim".into());

@@ -43,7 +43,8 @@ impl Command<'_> {
         abort_on_give_up: bool,
     ) -> Result<(Flight, nexus_host::interrupt::Handling), ExitCode> {
         let interrupts = nexus_host::interrupt::handle();
-        let connected = match start_interruptible(vehicle, moves, tlog) {
+        let connected = match start_interruptible(vehicle, moves, tlog, self.evidence.ulog.clone())
+        {
             Ok(v) => v,
             Err(StartError::Setup(e)) => {
                 eprintln!("{}: {}", self.name, Escaped(&e));
@@ -107,6 +108,26 @@ impl Command<'_> {
         outcome: Result<String, String>,
         flight: Option<&Flight>,
     ) -> ExitCode {
+        // `--ulog`: the vehicle stops (PX4 closes its log, the launcher keeps it), then the
+        // log is read and compared with the link; a disagreement fails a run that passed.
+        let mut outcome = outcome;
+        if let (Some(path), Some(f)) = (&self.evidence.ulog, flight) {
+            let w = match f.vehicle.sim.close_checked() {
+                Err(e) => super::witness::failed(path, e.to_string()),
+                Ok(()) => {
+                    let link = super::witness::LinkFacts::of(
+                        &f.trace,
+                        report.mission.is_some().then(|| f.mission_complete()),
+                    );
+                    super::witness::witness(path, &link)
+                }
+            };
+            self.out.line(&super::witness::summary(&w));
+            if let (Ok(_), Some(why)) = (&outcome, super::witness::failure(&w)) {
+                outcome = Err(why);
+            }
+            report.second_witness = Some(w);
+        }
         // The verdict line is nexus's alone: whatever vehicle words it quotes are escaped, on
         // the terminal and in the report.
         let (code, verdict) = match outcome {

@@ -61,6 +61,10 @@ pub struct Report {
     /// `check`: what reading the recordings found (records, damaged records skipped whole,
     /// garbage); `null` for a flight.
     pub recording: Option<RecordingReport>,
+    /// `--ulog`: what PX4's own log says about the facts behind the verdict, next to what the
+    /// link said ([`super::witness`]); a disagreement beyond the stated tolerance fails the
+    /// run. `null` without `--ulog`.
+    pub second_witness: Option<super::witness::WitnessReport>,
 }
 
 /// What `check` read of its recordings.
@@ -181,6 +185,7 @@ impl Report {
             link: None,
             requests: RequestsReport::default(),
             recording: None,
+            second_witness: None,
         }
     }
 }

@@ -341,12 +341,18 @@ pub fn start(
     args: &VehicleArgs,
     moves: Option<&str>,
     tlog: Option<nexus_host::tlog::Tlog>,
+    ulog: Option<std::path::PathBuf>,
 ) -> Result<Connected, StartError> {
     let mut opts = args.options().map_err(StartError::Setup)?;
     if let Some(t) = tlog {
         opts = opts.tlog(t);
     }
     if let Some(conn) = &args.connect {
+        if ulog.is_some() {
+            return Err(StartError::Setup(format!(
+                "--ulog with --connect {conn}: fetching the vehicle's log over MAVLink                  (LOG_REQUEST_LIST / LOG_REQUEST_DATA) is not done yet; copy its .ulg (SD card,                  SITL working directory) and give it to `nexus check PROGRAM --tlog FLIGHT.tlog                  --ulog FILE.ulg`"
+            )));
+        }
         return attach(args, conn, opts, moves);
     }
     let px4 = args.wants_px4();
@@ -355,6 +361,9 @@ pub fn start(
     } else {
         format!("simulated PX4 (instance {})", args.instance)
     };
+    if let Some(u) = ulog {
+        opts = opts.ulog(u);
+    }
     let sim = Sim::started(opts).map_err(|e| match e {
         RunError::Launch(
             LaunchError::Died { .. }
@@ -568,13 +577,14 @@ pub fn start_interruptible(
     args: &VehicleArgs,
     moves: Option<String>,
     tlog: Option<nexus_host::tlog::Tlog>,
+    ulog: Option<std::path::PathBuf>,
 ) -> Result<Connected, StartError> {
     let args = args.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("nexus-start".into())
         .spawn(move || {
-            let _ = tx.send(start(&args, moves.as_deref(), tlog));
+            let _ = tx.send(start(&args, moves.as_deref(), tlog, ulog));
         })
         .map_err(|e| StartError::Setup(format!("cannot start the vehicle: {e}")))?;
     loop {

@@ -278,6 +278,39 @@ impl Mode {
         self.main_sub().0 == 4
     }
 
+    /// The mode of a `vehicle_status.nav_state` in PX4's own log (its `NAVIGATION_STATE_*`),
+    /// as PX4's MAVLink reports it in a HEARTBEAT (`get_px4_custom_mode`: DESCEND shows as
+    /// Land, TERMINATION as main mode 10). `None` for a nav state PX4 has no mode for.
+    pub fn from_nav_state(nav_state: u8) -> Option<Mode> {
+        Some(match nav_state {
+            0 => Mode::Manual,
+            1 => Mode::Altitude,
+            2 => Mode::Position,
+            3 => Mode::Mission,
+            4 => Mode::Hold,
+            5 => Mode::Rtl,
+            6 => Mode::PositionSlow,
+            10 => Mode::Acro,
+            12 | 18 => Mode::Land,
+            13 => Mode::Unknown { main: 10, sub: 0 },
+            14 => Mode::Offboard,
+            15 => Mode::Stabilized,
+            17 => Mode::Takeoff,
+            19 => Mode::FollowMe,
+            20 => Mode::PrecisionLand,
+            21 => Mode::Orbit,
+            22 => Mode::VtolTakeoff,
+            _ => return None,
+        })
+    }
+
+    /// PX4's `vehicle_status.nav_state` for this mode (the inverse of
+    /// [`Mode::from_nav_state`]; Land is AUTO_LAND, 18). `None` for a mode with no nav state
+    /// (Ready, an unknown pair other than termination's).
+    pub fn nav_state(self) -> Option<u8> {
+        (0..=31u8).find(|&n| n != 12 && Mode::from_nav_state(n) == Some(self))
+    }
+
     /// Every named mode, in table order.
     pub fn all() -> impl Iterator<Item = Mode> {
         MODES.iter().copied()
@@ -308,6 +341,21 @@ mod tests {
     use super::*;
     extern crate std;
     use std::string::ToString;
+
+    #[test]
+    fn nav_states_round_trip() {
+        // PX4's VehicleStatus.msg: AUTO_MISSION 3, AUTO_LOITER 4, AUTO_RTL 5, AUTO_LAND 18.
+        assert_eq!(Mode::from_nav_state(3), Some(Mode::Mission));
+        assert_eq!(Mode::from_nav_state(12), Some(Mode::Land));
+        assert_eq!(Mode::from_nav_state(7), None);
+        for m in Mode::all() {
+            if let Some(n) = m.nav_state() {
+                assert_eq!(Mode::from_nav_state(n), Some(m), "{m}");
+            }
+        }
+        assert_eq!(Mode::Land.nav_state(), Some(18));
+        assert_eq!(Mode::Ready.nav_state(), None);
+    }
 
     #[test]
     fn wire_values_match_px4() {

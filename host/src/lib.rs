@@ -58,6 +58,7 @@ pub mod signing;
 pub mod sync;
 pub mod tlog;
 pub mod transport;
+pub mod ulog;
 
 /// The no_std core this library drives, re-exported so a user needs one dependency.
 pub use nexus_core;

@@ -134,6 +134,7 @@ pub mod server;
 pub mod signing;
 pub mod statustext;
 pub mod streams;
+pub mod ulog;
 mod vehicle;
 pub mod wire;
 

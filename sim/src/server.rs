@@ -14,6 +14,7 @@
 use super::clock::{ClockMode, Pacer};
 use super::config::VehicleConfig;
 use super::faults::{ExitStatus, Fault};
+use super::ulog::FlightLog;
 use super::vehicle::{Vehicle, VehicleSnapshot};
 use std::collections::VecDeque;
 use std::io::ErrorKind;
@@ -55,6 +56,9 @@ pub struct SimConfig {
     /// `remote_port_base + 9` (14549) until a client speaks first to its 14580+N. On, a
     /// client that only listens on 14540+N hears any instance (not what PX4 does).
     pub offboard_port_per_instance: bool,
+    /// Write the vehicle's own log of its flight here (PX4's ULog format, PX4's topic names:
+    /// [`crate::ulog::FlightLog`]), from boot until the vehicle stops; `None`: no log.
+    pub ulog: Option<std::path::PathBuf>,
 }
 
 impl SimConfig {
@@ -68,6 +72,7 @@ impl SimConfig {
             remote_port_base: 14540,
             clock: ClockMode::RealTime { speed },
             offboard_port_per_instance: false,
+            ulog: None,
         }
     }
 
@@ -147,6 +152,14 @@ pub enum SimError {
     /// A speed factor that is not a positive finite number.
     #[error("speed factor must be positive and finite, got {0}")]
     InvalidSpeed(f64),
+    /// The vehicle's log (`SimConfig::ulog`) could not be created.
+    #[error("cannot create the vehicle's ULog {path}: {source}")]
+    Ulog {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
 }
 
 enum Ctl {
@@ -211,6 +224,22 @@ impl SimHandle {
         }
         let socket = bind(&cfg)?;
         let vehicle = Vehicle::new(cfg.vehicle.clone());
+        let ulog = match &cfg.ulog {
+            None => None,
+            Some(path) => {
+                let file = std::fs::File::create(path).map_err(|source| SimError::Ulog {
+                    path: path.clone(),
+                    source,
+                })?;
+                let name = format!("nexus-sim instance {}", cfg.vehicle.instance);
+                let log = FlightLog::new(std::io::BufWriter::new(file), vehicle.now_us(), &name)
+                    .map_err(|e| SimError::Ulog {
+                        path: path.clone(),
+                        source: std::io::Error::other(e.to_string()),
+                    })?;
+                Some(log)
+            }
+        };
         let ports = Ports {
             offboard: OffboardLink {
                 port: cfg.remote_port(),
@@ -243,6 +272,7 @@ impl SimHandle {
                     shared: sh,
                     buf: vec![0u8; 65_536],
                     out: [0u8; DATAGRAM_LEN],
+                    ulog,
                 };
                 s.run(clock, rx);
             })
@@ -422,6 +452,8 @@ struct Server {
     shared: Arc<Mutex<Shared>>,
     buf: Vec<u8>,
     out: [u8; DATAGRAM_LEN],
+    /// The vehicle's own log, while it can be written.
+    ulog: Option<FlightLog<std::io::BufWriter<std::fs::File>>>,
 }
 
 impl Server {
@@ -434,11 +466,43 @@ impl Server {
             ClockMode::RealTime { speed } => self.run_realtime(speed, rx),
         }
         self.publish();
+        if let Some(mut log) = self.ulog.take() {
+            if let Err(e) = log.flush() {
+                self.log_failed(e);
+            }
+        }
         lock(&self.shared).running = false;
+    }
+
+    /// Advance the vehicle by `dt_us` and log it when a sample is due.
+    fn step(&mut self, dt_us: u64) {
+        self.vehicle.step(dt_us);
+        if let Some(log) = &mut self.ulog {
+            if log.due(self.vehicle.now_us()) {
+                if let Err(e) = log.sample(&self.vehicle.flight_log_sample()) {
+                    self.log_failed(e);
+                }
+            }
+        }
+    }
+
+    /// The log could not be written: it stops, and the console says so.
+    fn log_failed(&mut self, e: crate::ulog::WriteError) {
+        self.ulog = None;
+        let mut s = lock(&self.shared);
+        let line = format!("ERROR [logger] the vehicle's ULog stopped: {e}");
+        s.log.push_back(line.clone());
+        s.new_lines.push_back(line);
     }
 
     fn publish(&mut self) {
         let lines = self.vehicle.take_console();
+        if let Some(log) = &mut self.ulog {
+            let now = self.vehicle.now_us();
+            if let Some(e) = lines.iter().find_map(|l| log.console(now, l).err()) {
+                self.log_failed(e);
+            }
+        }
         let mut s = lock(&self.shared);
         s.snapshot = self.vehicle.snapshot();
         s.exit = self.vehicle.exit_status();
@@ -557,7 +621,7 @@ impl Server {
             let mut looked = wall;
             while self.vehicle.elapsed_us() + tick <= target && self.vehicle.exit_status().is_none()
             {
-                self.vehicle.step(tick);
+                self.step(tick);
                 self.flush();
                 let now = Instant::now();
                 if now >= looked + POLL_WALL {
@@ -603,7 +667,7 @@ impl Server {
                         let _ = self.socket.set_nonblocking(true);
                         self.receive();
                         let d = left.min(LOCKSTEP_IO_US);
-                        self.vehicle.step(d);
+                        self.step(d);
                         left -= d;
                         self.flush();
                     }

@@ -419,6 +419,41 @@ impl Vehicle {
         self.io.out.poll_transmit(out)
     }
 
+    /// What its own log ([`crate::ulog::FlightLog`]) records of it now, in PX4's terms.
+    pub fn flight_log_sample(&self) -> crate::ulog::FlightSample {
+        let mode = self.commander.nav_state();
+        let origin = self.frame.origin();
+        let global = self.frame.to_geo(self.body.pos_ned_m);
+        let m = &self.mission;
+        crate::ulog::FlightSample {
+            now_us: self.now_us,
+            armed: self.commander.armed,
+            nav_state: mode.nav_state().unwrap_or(4),
+            failsafe: self.commander.failsafe.is_some(),
+            armed_time_us: self.flight_info.0,
+            takeoff_time_us: self.flight_info.1,
+            landed: self.commander.landed,
+            ned_m: self.body.pos_ned_m,
+            vel_ned_m_s: self.body.vel_ned_m_s,
+            yaw_rad: self.body.yaw_rad,
+            origin: (origin.lat_deg, origin.lon_deg, origin.alt_amsl_m),
+            global: (global.lat_deg, global.lon_deg, global.alt_amsl_m),
+            position_valid: self.conditions().local_pos,
+            mission: (
+                m.progress.current,
+                m.progress.reached,
+                m.mission().len() as u16,
+                m.mission_valid(),
+                m.progress.finished,
+            ),
+            battery: (
+                self.battery.voltage_mv(&self.params) as f32 / 1000.0,
+                self.battery.remaining(&self.params),
+                self.battery.warning as u8,
+            ),
+        }
+    }
+
     /// Advance the vehicle by `dt_us` of sim time (fixed-rate internal ticks; the remainder
     /// carries over to the next call).
     pub fn step(&mut self, dt_us: u64) {

@@ -331,7 +331,7 @@ fn sticks_a_then_rc_reaction_and_offboard_are_refused_on_a_real_vehicle_before_a
             listen: nexus_host::run::DEFAULT_LISTEN,
             model: None,
         };
-        let connected = nexus_cli::vehicle::start(&args, None, None).expect("attach");
+        let connected = nexus_cli::vehicle::start(&args, None, None, None).expect("attach");
         assert!(!connected.may_move);
         let out = nexus_cli::output::Out::new(None);
         let mut flight = Flight::new(connected, &out, 0, false);

@@ -1,6 +1,7 @@
 //! The PX4 SITL launcher against a fake PX4 build (`tests/fixtures/fake-px4`): the exact command
 //! line and environment, the console log, every death cause, and that close, `Drop` and a
-//! panicking owner leave no process behind. Each test uses its own instance number (200+), so
+//! panicking owner leave no process behind, and that PX4's ULog is kept after PX4 stopped. Each
+//! test uses its own instance number (200+: 201–216), so
 //! they run in parallel without sharing ports.
 
 use std::fs;
@@ -435,4 +436,59 @@ fn a_binary_the_os_cannot_run_is_a_spawn_error() {
         "{err}"
     );
     fs::remove_dir_all(root).unwrap();
+}
+
+/// `keep_ulog`: PX4's log is copied after PX4 stopped, so it holds what PX4 wrote at shutdown
+/// (the fake writes its second half only on SIGTERM), and the working directory still goes.
+#[test]
+fn keep_ulog_copies_the_log_px4_closed_at_shutdown() {
+    let dir = scratch("keep-ulog");
+    let source = dir.join("source.ulg");
+    let bytes: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+    fs::write(&source, &bytes).unwrap();
+    let to = dir.join("kept.ulg");
+    let o = opts(215, "run")
+        .env("FAKE_PX4_ULOG", source.to_str().unwrap())
+        .keep_ulog(&to);
+    let mut px4 = Px4Process::spawn(&fake_build(), &o).unwrap();
+    px4.wait_ready(READY).unwrap();
+    let workdir = px4.workdir().to_path_buf();
+    let written = workdir.join("log/2026-12-02/01_52_04.ulg");
+    assert_eq!(
+        fs::read(&written).unwrap().len(),
+        5_000,
+        "half while PX4 runs"
+    );
+    px4.close().unwrap();
+    assert_eq!(
+        fs::read(&to).unwrap(),
+        bytes,
+        "the whole log, as PX4 left it"
+    );
+    assert_eq!(px4.kept_ulog(), Some(to.as_path()));
+    assert!(!workdir.exists(), "the working directory is removed");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A PX4 that wrote no log: close says so, and keeps the working directory (its console log
+/// says why) instead of losing it.
+#[test]
+fn keep_ulog_without_a_log_keeps_the_workdir() {
+    let dir = scratch("no-ulog");
+    let to = dir.join("kept.ulg");
+    let mut px4 = Px4Process::spawn(&fake_build(), &opts(216, "run").keep_ulog(&to)).unwrap();
+    px4.wait_ready(READY).unwrap();
+    let workdir = px4.workdir().to_path_buf();
+    let err = px4.close().unwrap_err();
+    assert!(matches!(err, LaunchError::Ulog { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("PX4 wrote no .ulg"), "{text}");
+    assert!(text.contains(&workdir.display().to_string()), "{text}");
+    assert!(
+        workdir.join(CONSOLE_LOG).exists(),
+        "the working directory is kept"
+    );
+    assert!(!to.exists());
+    let _ = fs::remove_dir_all(&workdir);
+    let _ = fs::remove_dir_all(&dir);
 }

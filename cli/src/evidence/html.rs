@@ -20,6 +20,12 @@ const PAD: f64 = 40.0;
 
 /// The HTML of a report and the samples of its flight.
 pub fn render(report: &Report, trace: &[Sample]) -> String {
+    render_with_ulog(report, trace, &[])
+}
+
+/// [`render`], with the height PX4's own log has (`--ulog`: (sim s, m), at its own rate,
+/// usually more often than the link) drawn beside the link's.
+pub fn render_with_ulog(report: &Report, trace: &[Sample], ulog_height: &[(f64, f64)]) -> String {
     let title = report.name.clone().unwrap_or_else(|| report.file.clone());
     let mut h = String::new();
     let _ = write!(
@@ -65,7 +71,7 @@ pub fn render(report: &Report, trace: &[Sample]) -> String {
     h.push_str("</section>\n");
     track(&mut h, report, trace);
     let (t0, t1) = time_span(report, trace);
-    height(&mut h, report, trace, t0, t1);
+    height(&mut h, report, trace, ulog_height, t0, t1);
     timeline(&mut h, trace, t0, t1);
     tables(&mut h, report);
     h.push_str("</body></html>\n");
@@ -195,14 +201,27 @@ fn track(h: &mut String, report: &Report, trace: &[Sample]) {
     );
 }
 
-fn height(h: &mut String, report: &Report, trace: &[Sample], t0: f64, t1: f64) {
+fn height(
+    h: &mut String,
+    report: &Report,
+    trace: &[Sample],
+    ulog: &[(f64, f64)],
+    t0: f64,
+    t1: f64,
+) {
     let hh = 260.0;
     let hs: Vec<(f64, f64)> = trace
         .iter()
         .filter_map(|s| s.height_m.map(|m| (s.sim_ms as f64 / 1e3, m as f64)))
         .collect();
-    let top = hs.iter().map(|p| p.1).fold(1.0f64, f64::max) * 1.1;
-    let bottom = hs.iter().map(|p| p.1).fold(0.0f64, f64::min);
+    // PX4's log over the span drawn (it starts at boot, the link at connection).
+    let ulog: Vec<(f64, f64)> = ulog
+        .iter()
+        .copied()
+        .filter(|&(t, _)| t >= t0 && t <= t1)
+        .collect();
+    let top = hs.iter().chain(&ulog).map(|p| p.1).fold(1.0f64, f64::max) * 1.1;
+    let bottom = hs.iter().chain(&ulog).map(|p| p.1).fold(0.0f64, f64::min);
     let x = |t: f64| PAD + (t - t0) / (t1 - t0) * (W - 2.0 * PAD);
     let y = |m: f64| hh - PAD - (m - bottom) / (top - bottom) * (hh - 2.0 * PAD);
     let _ = write!(
@@ -249,6 +268,24 @@ fn height(h: &mut String, report: &Report, trace: &[Sample], t0: f64, t1: f64) {
             "<polyline id=\"height-line\" points=\"{}\" fill=\"none\" stroke=\"#06c\" \
              stroke-width=\"2\"/>",
             pts.join(" ")
+        );
+    }
+    if !ulog.is_empty() {
+        let pts: Vec<String> = ulog
+            .iter()
+            .map(|p| format!("{:.1},{:.1}", x(p.0), y(p.1)))
+            .collect();
+        let _ = write!(
+            h,
+            "<polyline id=\"ulog-height-line\" points=\"{}\" fill=\"none\" stroke=\"#e80\" \
+             stroke-width=\"1.5\" stroke-dasharray=\"4 2\"><title>PX4's log \
+             (vehicle_local_position.z, {} samples)</title></polyline>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"#e80\" \
+             text-anchor=\"end\">- - PX4's log</text>",
+            pts.join(" "),
+            ulog.len(),
+            W - PAD,
+            PAD + 10.0
         );
     }
     for t in &report.texts {
@@ -373,4 +410,44 @@ fn tables(h: &mut String, report: &Report) {
         );
     }
     h.push_str("</table></section>\n");
+    if let Some(w) = &report.second_witness {
+        witness(h, w);
+    }
+}
+
+fn witness(h: &mut String, w: &crate::witness::WitnessReport) {
+    let _ = write!(
+        h,
+        "<section id=\"second-witness\" class=\"{}\"><h2>Second witness: PX4's log</h2>\
+         <p class=\"meta\">{} · times within {} s of the link's, heights within {} m or {:.0} %</p>",
+        if w.agrees { "pass" } else { "fail" },
+        escape(&w.ulog),
+        w.tolerance.time_s,
+        w.tolerance.height_m,
+        w.tolerance.height_fraction * 100.0
+    );
+    if let Some(e) = &w.error {
+        let _ = write!(h, "<p class=\"bad\">{}</p>", escape(e));
+    }
+    h.push_str("<table><tr><th>fact</th><th>the link</th><th>PX4's log</th><th></th></tr>");
+    for f in &w.facts {
+        let class = match f.verdict {
+            "agree" => "ok",
+            "disagree" => "bad",
+            _ => "",
+        };
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td></tr>",
+            f.fact,
+            escape(&f.link),
+            escape(&f.ulog),
+            f.verdict
+        );
+    }
+    h.push_str("</table>");
+    for d in &w.disagreements {
+        let _ = write!(h, "<p class=\"why\">{}</p>", escape(d));
+    }
+    h.push_str("</section>\n");
 }

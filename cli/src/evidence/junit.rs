@@ -90,13 +90,19 @@ pub fn render(reports: &[Value]) -> String {
             .count();
         // A program that failed with every step run passing (an upload refused, a mission not
         // complete) still fails: its verdict is a failure of the suite's last case.
-        let verdict_only = !passed && suite_fail == 0;
+        // `--ulog`: PX4's log as a second witness is a case of its own.
+        let witness = r.get("second_witness").filter(|w| !w.is_null());
+        let witness_fail =
+            witness.is_some_and(|w| !w.get("agrees").and_then(Value::as_bool).unwrap_or(false));
+        let verdict_only = !passed && suite_fail == 0 && !witness_fail;
         if verdict_only {
             suite_fail = 1;
         }
+        suite_fail += witness_fail as usize;
         let skipped = total - steps.len();
         let suite_wall = f(r, "wall_s");
-        tests += total.max(1);
+        let cases = total.max(1) + witness.is_some() as usize;
+        tests += cases;
         failures += suite_fail;
         wall += suite_wall;
         let _ = writeln!(
@@ -104,7 +110,7 @@ pub fn render(reports: &[Value]) -> String {
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{suite_fail}\" errors=\"0\" \
              skipped=\"{skipped}\" time=\"{suite_wall:.3}\">",
             escape(name),
-            total.max(1)
+            cases
         );
         let _ = writeln!(
             suites,
@@ -174,6 +180,38 @@ pub fn render(reports: &[Value]) -> String {
                 i + 1,
                 escape(file)
             );
+        }
+        if let Some(w) = witness {
+            let _ = write!(
+                suites,
+                "    <testcase name=\"second witness: PX4's log\" classname=\"{}\" time=\"0\">\
+                 <properties><property name=\"ulog\" value=\"{}\"/></properties>",
+                escape(file),
+                escape(s(w, "ulog"))
+            );
+            if witness_fail {
+                let why = w
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| {
+                        w.get("disagreements")
+                            .and_then(Value::as_array)
+                            .map(|d| {
+                                d.iter()
+                                    .filter_map(Value::as_str)
+                                    .collect::<Vec<_>>()
+                                    .join("; ")
+                            })
+                            .unwrap_or_default()
+                    });
+                let _ = write!(
+                    suites,
+                    "<failure message=\"{}\" type=\"second_witness\"/>",
+                    escape(&why)
+                );
+            }
+            suites.push_str("</testcase>\n");
         }
         suites.push_str("  </testsuite>\n");
     }

@@ -29,6 +29,11 @@ pub struct EvidenceArgs {
     /// Write a JUnit XML file for CI: a testsuite per program, a testcase per step.
     #[arg(long, value_name = "FILE.xml")]
     pub junit: Option<PathBuf>,
+    /// Keep the vehicle's own log of the flight as FILE (PX4's ULog: with `--px4`, the one PX4
+    /// wrote, copied when it stops; on the built-in vehicle, its own log with PX4's topic
+    /// names), and check the verdict's facts against it: the report's `second_witness`.
+    #[arg(long, value_name = "FILE.ulg")]
+    pub ulog: Option<PathBuf>,
 }
 
 impl EvidenceArgs {
@@ -38,6 +43,7 @@ impl EvidenceArgs {
             ("--tlog", &self.tlog),
             ("--report", &self.html),
             ("--junit", &self.junit),
+            ("--ulog", &self.ulog),
         ] {
             if let Some(p) = p {
                 nexus_host::limits::check_output(what, p)?;
@@ -52,6 +58,7 @@ impl EvidenceArgs {
             ("--tlog", &self.tlog),
             ("--report", &self.html),
             ("--junit", &self.junit),
+            ("--ulog", &self.ulog),
         ]
         .into_iter()
         .filter_map(|(what, p)| p.as_deref().map(|p| super::output::Named::output(what, p)))
@@ -71,7 +78,20 @@ impl EvidenceArgs {
     /// Write the HTML report and the JUnit file asked for.
     pub fn write(&self, report: &Report, trace: &[Sample]) -> Result<(), String> {
         if let Some(p) = &self.html {
-            write_file(p, &html::render(report, trace))?;
+            // With a second witness, PX4's log's height is drawn too.
+            let ulog: Vec<(f64, f64)> = report
+                .second_witness
+                .as_ref()
+                .filter(|w| w.error.is_none())
+                .and_then(|w| nexus_host::ulog::Ulog::open(&w.ulog).ok())
+                .map(|l| {
+                    crate::witness::ulog_heights(&l)
+                        .into_iter()
+                        .map(|(t, m)| (t as f64 / 1e6, m as f64))
+                        .collect()
+                })
+                .unwrap_or_default();
+            write_file(p, &html::render_with_ulog(report, trace, &ulog))?;
         }
         if let Some(p) = &self.junit {
             let v = serde_json::to_value(report).map_err(|e| e.to_string())?;

@@ -131,4 +131,19 @@ pub enum LaunchError {
         /// The OS error.
         source: io::Error,
     },
+    /// PX4's ULog could not be kept ([`super::LaunchOptions::keep_ulog`]); the working
+    /// directory is kept instead, so nothing PX4 wrote is lost.
+    #[error(
+        "PX4's log could not be kept as {}: {why}; its working directory is kept at {}",
+        to.display(),
+        workdir.display()
+    )]
+    Ulog {
+        /// Where it was to be copied.
+        to: PathBuf,
+        /// Why not (no .ulg written, the copy failed).
+        why: String,
+        /// The working directory, kept.
+        workdir: PathBuf,
+    },
 }

@@ -67,6 +67,10 @@ pub struct LaunchOptions {
     /// Check before starting that PX4's offboard UDP port (`14580 + N`) is free, so a second
     /// PX4 on the same instance is refused with a clear error instead of failing later.
     pub check_ports: bool,
+    /// Keep PX4's own log of the run: on close, after PX4 has stopped (and so closed it), the
+    /// ULog it wrote in its working directory (`log/<date>/<time>.ulg`, the newest if several)
+    /// is copied here, before the directory goes.
+    pub keep_ulog: Option<PathBuf>,
 }
 
 impl Default for LaunchOptions {
@@ -81,6 +85,7 @@ impl Default for LaunchOptions {
             workdir_parent: None,
             kill_grace: DEFAULT_KILL_GRACE,
             check_ports: true,
+            keep_ulog: None,
         }
     }
 }
@@ -121,6 +126,12 @@ impl LaunchOptions {
     /// Keep the working directory after close.
     pub fn keep_workdir(mut self, keep: bool) -> Self {
         self.keep_workdir = keep;
+        self
+    }
+
+    /// Copy PX4's ULog of the run to `path` on close ([`LaunchOptions::keep_ulog`]).
+    pub fn keep_ulog(mut self, path: impl Into<PathBuf>) -> Self {
+        self.keep_ulog = Some(path.into());
         self
     }
 

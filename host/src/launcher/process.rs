@@ -43,6 +43,8 @@ pub struct Px4Process {
     command_line: Vec<String>,
     px4_env: Vec<(String, String)>,
     keep_workdir: bool,
+    keep_ulog: Option<PathBuf>,
+    kept_ulog: Option<PathBuf>,
     kill_grace: Duration,
     waiter: Option<JoinHandle<()>>,
     tag: String,
@@ -133,6 +135,8 @@ impl Px4Process {
             command_line,
             px4_env,
             keep_workdir: options.keep_workdir,
+            keep_ulog: options.keep_ulog.clone(),
+            kept_ulog: None,
             kill_grace: options.kill_grace,
             waiter: Some(waiter),
             tag,
@@ -267,11 +271,42 @@ impl Px4Process {
                 let _ = w.join();
             }
         }
+        // PX4 has stopped (or is past stopping): its log is closed, or as complete as it gets.
+        let ulog = self.keep_ulog();
+        if ulog.is_err() {
+            self.keep_workdir = true;
+        }
         let removed = self.finish_workdir();
         if !reaped {
             return Err(LaunchError::Unkillable { pid: self.pid });
         }
-        removed
+        ulog.and(removed)
+    }
+
+    /// Where PX4's ULog was copied on close ([`LaunchOptions::keep_ulog`]), once it was.
+    pub fn kept_ulog(&self) -> Option<&Path> {
+        self.kept_ulog.as_deref()
+    }
+
+    fn keep_ulog(&mut self) -> Result<(), LaunchError> {
+        let Some(to) = self.keep_ulog.clone() else {
+            return Ok(());
+        };
+        let fail = |why: String| LaunchError::Ulog {
+            to: to.clone(),
+            why,
+            workdir: self.workdir_path.clone(),
+        };
+        let from = newest_ulog(&self.workdir_path.join("log")).ok_or_else(|| {
+            fail(format!(
+                "PX4 wrote no .ulg under {} (its [logger] lines in {} say why)",
+                self.workdir_path.join("log").display(),
+                self.log_path.display()
+            ))
+        })?;
+        std::fs::copy(&from, &to).map_err(|e| fail(format!("copying {}: {e}", from.display())))?;
+        self.kept_ulog = Some(to);
+        Ok(())
     }
 
     fn signal_group(&self, signal: Signal, mark_closing: bool) {
@@ -308,6 +343,29 @@ impl Drop for Px4Process {
     fn drop(&mut self) {
         let _ = self.close();
     }
+}
+
+/// The newest `.ulg` under `dir` (PX4's `log/<date>/<time>.ulg`; a few levels deep at most),
+/// by modification time, then name.
+pub(crate) fn newest_ulog(dir: &Path) -> Option<PathBuf> {
+    fn walk(dir: &Path, depth: usize, found: &mut Vec<(std::time::SystemTime, PathBuf)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let Ok(meta) = e.metadata() else { continue };
+            let path = e.path();
+            if meta.is_dir() && depth < 3 {
+                walk(&path, depth + 1, found);
+            } else if meta.is_file() && path.extension().is_some_and(|x| x == "ulg") {
+                let at = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                found.push((at, path));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(dir, 0, &mut found);
+    found.into_iter().max().map(|(_, p)| p)
 }
 
 /// Refuse to start when PX4's offboard port is taken: PX4 would fail to bind it and the client

@@ -135,6 +135,11 @@ pub struct SimOptions {
     /// Links to this run sign and verify ([`crate::signing`]); the built-in vehicle then has
     /// the key too, in PX4's "always" mode. `None`: unsigned.
     pub signing: Option<crate::signing::Signing>,
+    /// Keep the vehicle's own log of the run here (PX4's ULog format): PX4's, copied from its
+    /// working directory when it stops ([`LaunchOptions::keep_ulog`]); the built-in vehicle's,
+    /// written as it flies ([`nexus_sim::ulog::FlightLog`]). Complete once [`Sim::close`] (or
+    /// [`Sim::close_checked`]) returns. `None`: not kept.
+    pub ulog: Option<PathBuf>,
 }
 
 /// Where a run's offboard client listens by default: loopback, where the vehicle we launched
@@ -156,6 +161,7 @@ impl SimOptions {
             listen: DEFAULT_LISTEN,
             tlog: None,
             signing: None,
+            ulog: None,
         }
     }
 
@@ -235,6 +241,12 @@ impl SimOptions {
     /// Sign and verify the run's links (and give the built-in vehicle the key).
     pub fn signing(mut self, signing: crate::signing::Signing) -> Self {
         self.signing = Some(signing);
+        self
+    }
+
+    /// Keep the vehicle's ULog of the run at `path` ([`SimOptions::ulog`]).
+    pub fn ulog(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ulog = Some(path.into());
         self
     }
 
@@ -326,6 +338,7 @@ impl Sim {
                     cfg.vehicle.instance = o.instance;
                 }
                 crate::signing::give_vehicle(&mut cfg.vehicle, o.signing.as_ref());
+                cfg.ulog = o.ulog.clone();
                 let h = SimHandle::start(cfg)?;
                 let p = h.ports();
                 let ports = PortMap {
@@ -370,6 +383,9 @@ impl Sim {
                     .unwrap_or_else(|| LaunchOptions::new(o.instance));
                 launch.instance = o.instance;
                 launch.speed_factor = (speed != 1.0).then_some(speed as f32);
+                if o.ulog.is_some() {
+                    launch.keep_ulog = o.ulog.clone();
+                }
                 let process = Px4Process::spawn(&build, &launch)?;
                 process.wait_ready(o.px4_ready_timeout)?;
                 let ports = process.ports();
@@ -605,6 +621,14 @@ impl Sim {
     /// Stop the vehicle (PX4: SIGTERM, then SIGKILL) and leave the pump. Links on the run's
     /// port then see their vehicle gone. Idempotent.
     pub fn close(&self) {
+        let _ = self.close_checked();
+    }
+
+    /// [`Sim::close`], saying what went wrong stopping PX4: it could not be killed, its
+    /// working directory could not be removed, its ULog could not be kept
+    /// ([`SimOptions::ulog`]). The second call returns `Ok`.
+    pub fn close_checked(&self) -> Result<(), RunError> {
+        let mut result = Ok(());
         let prev = std::mem::replace(&mut *lock(&self.state), State::Closed);
         *lock(&self.offboard) = None;
         let driver = lock(&self.driver).take();
@@ -615,7 +639,7 @@ impl Sim {
             match run.vehicle {
                 Vehicle::Simulated(p) => p.stop(),
                 Vehicle::Px4(p) => {
-                    let _ = p.stop();
+                    result = p.stop().map_err(RunError::from);
                 }
                 Vehicle::None => {}
             }
@@ -623,6 +647,7 @@ impl Sim {
         if let Some((_, thread)) = driver {
             let _ = thread.join();
         }
+        result
     }
 }
 
