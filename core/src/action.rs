@@ -114,3 +114,36 @@ pub fn param_name(name: &str) -> Option<ParamName> {
     s.push_str(name).ok()?;
     Some(s)
 }
+
+/// The FAILURE_UNIT names `inject_failure` takes (the program reader's and the Python
+/// package's), with their numbers in MAVLink's FAILURE_UNIT.
+pub const FAILURE_UNITS: [(&str, u8); 15] = [
+    ("gyro", 0),
+    ("accel", 1),
+    ("mag", 2),
+    ("baro", 3),
+    ("gps", 4),
+    ("optical_flow", 5),
+    ("vio", 6),
+    ("distance_sensor", 7),
+    ("airspeed", 8),
+    ("battery", 100),
+    ("motor", 101),
+    ("servo", 102),
+    ("avoidance", 103),
+    ("rc_signal", 104),
+    ("mavlink_signal", 105),
+];
+
+/// The FAILURE_TYPE names `inject_failure` takes, with their numbers in MAVLink's
+/// FAILURE_TYPE.
+pub const FAILURE_KINDS: [(&str, u8); 8] = [
+    ("ok", 0),
+    ("off", 1),
+    ("stuck", 2),
+    ("garbage", 3),
+    ("wrong", 4),
+    ("slow", 5),
+    ("delayed", 6),
+    ("intermittent", 7),
+];

@@ -11,7 +11,7 @@
 //! ])
 //! ```
 
-use nexus_core::action::{param_name, Action, PARAM_NAME_LEN};
+use nexus_core::action::{param_name, Action, FAILURE_KINDS, FAILURE_UNITS, PARAM_NAME_LEN};
 use nexus_core::engine::{Condition, OnTimeout, Step, Wait};
 use nexus_core::mode::Mode;
 use nexus_host::pump::HostProgram;
@@ -46,37 +46,6 @@ pub(crate) const ACTIONS: [(&str, &[&str]); 19] = [
     ("speedup", &["factor"]),
     ("stop_offboard", &[]),
     ("inject_failure", &["unit", "failure", "instance"]),
-];
-
-/// The FAILURE_UNIT names `inject_failure` takes (as `nexus run`), with their numbers.
-const FAILURE_UNITS: [(&str, u8); 15] = [
-    ("gyro", 0),
-    ("accel", 1),
-    ("mag", 2),
-    ("baro", 3),
-    ("gps", 4),
-    ("optical_flow", 5),
-    ("vio", 6),
-    ("distance_sensor", 7),
-    ("airspeed", 8),
-    ("battery", 100),
-    ("motor", 101),
-    ("servo", 102),
-    ("avoidance", 103),
-    ("rc_signal", 104),
-    ("mavlink_signal", 105),
-];
-
-/// The FAILURE_TYPE names `inject_failure` takes, with their numbers.
-const FAILURE_KINDS: [(&str, u8); 8] = [
-    ("ok", 0),
-    ("off", 1),
-    ("stuck", 2),
-    ("garbage", 3),
-    ("wrong", 4),
-    ("slow", 5),
-    ("delayed", 6),
-    ("intermittent", 7),
 ];
 
 /// What a `verify_mission` step waits by default, sim s (as `nexus run`).

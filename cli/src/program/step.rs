@@ -4,6 +4,7 @@ use super::fields::{Fields, Src};
 use super::until::{fmt_num, mode_named, read_sticks, read_until, sticks_text};
 use crate::diag::SourceError;
 use nexus_core::action::{param_name, PARAM_NAME_LEN};
+pub use nexus_core::action::{FAILURE_KINDS, FAILURE_UNITS};
 use nexus_core::engine::{OnTimeout, Step};
 use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::Action;
@@ -57,37 +58,6 @@ pub const ACTIONS: [(&str, &[&str]); 21] = [
     ),
     ("stop_offboard", &[]),
     ("inject_failure", &["unit", "failure", "instance"]),
-];
-
-/// The FAILURE_UNIT names `inject_failure` takes, with their numbers.
-pub const FAILURE_UNITS: [(&str, u8); 15] = [
-    ("gyro", 0),
-    ("accel", 1),
-    ("mag", 2),
-    ("baro", 3),
-    ("gps", 4),
-    ("optical_flow", 5),
-    ("vio", 6),
-    ("distance_sensor", 7),
-    ("airspeed", 8),
-    ("battery", 100),
-    ("motor", 101),
-    ("servo", 102),
-    ("avoidance", 103),
-    ("rc_signal", 104),
-    ("mavlink_signal", 105),
-];
-
-/// The FAILURE_TYPE names `inject_failure` takes, with their numbers.
-pub const FAILURE_KINDS: [(&str, u8); 8] = [
-    ("ok", 0),
-    ("off", 1),
-    ("stuck", 2),
-    ("garbage", 3),
-    ("wrong", 4),
-    ("slow", 5),
-    ("delayed", 6),
-    ("intermittent", 7),
 ];
 
 /// A step read from a program.
