@@ -214,7 +214,6 @@ fn more_recording_than_one_check_reads_is_refused_before_anything_is_replayed() 
         args.extend(["--tlog".into(), p.to_str().unwrap().into()]);
     }
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let started = std::time::Instant::now();
     let out = nexus(&refs).output().expect("run nexus check");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
@@ -226,9 +225,8 @@ fn more_recording_than_one_check_reads_is_refused_before_anything_is_replayed() 
         "{stderr}"
     );
     assert!(stderr.contains("big-2.tlog"), "{stderr}");
+    // Refused from the sizes (the message is the size check's), before anything was replayed.
     assert!(out.stdout.is_empty(), "nothing was replayed: {out:?}");
-    // Refused from the sizes, unread.
-    assert!(started.elapsed() < std::time::Duration::from_secs(20));
     // More files than one check reads, however small.
     let mut args: Vec<String> = vec!["check".into(), program.to_str().unwrap().into()];
     for _ in 0..17 {
