@@ -1,0 +1,61 @@
+//! A condition as a person would write it: how a guard or a wait is named in a report.
+
+use super::kind::ConditionKind;
+#[cfg(feature = "extra-conditions")]
+use super::spec::Place;
+use super::spec::{Condition, Target};
+#[cfg(feature = "extra-conditions")]
+use crate::telemetry::LandedState;
+
+#[cfg(feature = "extra-conditions")]
+impl core::fmt::Display for Place {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Place::World { x_m, y_m, z_m } => write!(f, "({x_m}, {y_m}, {z_m}) m"),
+            Place::LatLon { lat_deg, lon_deg } => write!(f, "{lat_deg:.7}°, {lon_deg:.7}°"),
+            Place::Home => f.write_str("home"),
+        }
+    }
+}
+
+/// The condition as a person would write it (`altitude <= 3 m`, `mode Hold`,
+/// `text 'Takeoff detected'`, `reached >= 4`): how a guard or a wait is named in a report.
+impl core::fmt::Display for Condition {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let kind = self.kind;
+        f.write_str(kind.name())?;
+        match &self.target {
+            Target::Number(v) => {
+                let unit = kind.unit();
+                match (self.within, kind) {
+                    (Some(tol), _) => write!(f, " within {tol}{unit} of {v}{unit}")?,
+                    (None, ConditionKind::Time) => write!(f, " {v}{unit}")?,
+                    (None, _) => write!(f, " {} {v}{unit}", self.op.unwrap_or_default().symbol())?,
+                }
+                if self.relative {
+                    f.write_str(" (from the step's start)")?;
+                }
+            }
+            Target::Mode(m) => write!(f, " {m}")?,
+            Target::Text(t) => write!(f, " '{}'", t.as_str())?,
+            #[cfg(feature = "extra-conditions")]
+            Target::Distance(v, to) => match self.within {
+                Some(tol) => write!(f, " to {to} within {tol} m of {v} m")?,
+                None => write!(f, " to {to} {} {v} m", self.op.unwrap_or_default().symbol())?,
+            },
+            #[cfg(feature = "extra-conditions")]
+            Target::Landed(mask) => {
+                let mut first = true;
+                for v in 0..=4u8 {
+                    if mask & (1 << v) != 0 {
+                        let sep = if first { " " } else { " | " };
+                        write!(f, "{sep}{}", LandedState::from_mav(v).name())?;
+                        first = false;
+                    }
+                }
+            }
+            Target::None => {}
+        }
+        Ok(())
+    }
+}
