@@ -29,7 +29,7 @@ use nexus_core::telemetry::{Snapshot, Text};
 
 use crate::error::SessionError;
 use crate::offboard_client::OffboardClient;
-use crate::pump::{HostProgram, LinkHandle, ProgramReport};
+use crate::pump::{HostProgram, LinkHandle, LinkStatus, ProgramReport};
 use crate::run::{Sim, SimOptions};
 use crate::sync::lock;
 
@@ -51,12 +51,66 @@ struct Inner {
     last_used: Mutex<Instant>,
     calls: AtomicUsize,
     closed: Mutex<Option<String>>,
+    on_close: Mutex<Hook>,
+}
+
+/// What a session's close hook ([`Session::on_close`]) is told.
+#[derive(Debug, Clone)]
+#[non_exhaustive] // more fields may come
+pub struct Closed {
+    /// Why the session closed: "close_sitl", "kill_instance(3)", "idle for 600.0 s: closed by
+    /// the idle reaper", "the service closed", "the session was dropped".
+    pub why: String,
+    /// The link's status just before it closed (the last snapshot, mission, counters);
+    /// `None` when the client was not open.
+    pub last_status: Option<LinkStatus>,
+}
+
+type CloseHook = Box<dyn FnOnce(&Closed) + Send>;
+
+/// The close hook, until the session closes; then what it was told.
+enum Hook {
+    Waiting(Option<CloseHook>),
+    Ran(Box<Closed>),
+}
+
+impl std::fmt::Debug for Hook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Hook::Waiting(h) => write!(f, "Waiting({})", if h.is_some() { "set" } else { "none" }),
+            Hook::Ran(c) => write!(f, "Ran({:?})", c.why),
+        }
+    }
+}
+
+impl Inner {
+    /// End the waits (`closed`), stop the vehicle, then run the close hook.
+    fn shut(&self, why: &str) {
+        let last_status = self.client.status();
+        self.client.close();
+        self.sim.close();
+        let closed = Closed {
+            why: why.to_owned(),
+            last_status,
+        };
+        let hook = match std::mem::replace(
+            &mut *lock(&self.on_close),
+            Hook::Ran(Box::new(closed.clone())),
+        ) {
+            Hook::Waiting(h) => h,
+            Hook::Ran(_) => None,
+        };
+        if let Some(h) = hook {
+            h(&closed);
+        }
+    }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        self.client.close();
-        self.sim.close();
+        if matches!(&*lock(&self.on_close), Hook::Waiting(_)) {
+            self.shut("the session was dropped");
+        }
     }
 }
 
@@ -89,6 +143,7 @@ impl Session {
                 last_used: Mutex::new(Instant::now()),
                 calls: AtomicUsize::new(0),
                 closed: Mutex::new(None),
+                on_close: Mutex::new(Hook::Waiting(None)),
             }),
         }
     }
@@ -121,6 +176,24 @@ impl Session {
     /// Whether the session is closed.
     pub fn is_closed(&self) -> bool {
         self.closed().is_some()
+    }
+
+    /// Run `f` once when the session closes — [`Session::close_sitl`],
+    /// [`Sessions::kill_instance`], the idle reaper, [`Sessions::close_all`], or its last clone
+    /// dropped — after its waits ended `closed` and its vehicle stopped (so a recording of its
+    /// link is complete), on the thread that closed it; at once when it has closed already.
+    /// Replaces a hook set before that has not run. For what a service keeps of a session
+    /// past its end (its report, its files); `f` must not hold a clone of the session.
+    pub fn on_close(&self, f: impl FnOnce(&Closed) + Send + 'static) {
+        let mut hook = lock(&self.inner.on_close);
+        match &mut *hook {
+            Hook::Waiting(h) => *h = Some(Box::new(f)),
+            Hook::Ran(closed) => {
+                let closed = (**closed).clone();
+                drop(hook);
+                f(&closed);
+            }
+        }
     }
 
     /// Wall time since a call last started or ended. A call in progress counts from its
@@ -221,8 +294,7 @@ impl Session {
             *c = Some(why.to_owned());
         }
         // Waits first (closed), then the vehicle: a vehicle stopping first would end them died.
-        self.inner.client.close();
-        self.inner.sim.close();
+        self.inner.shut(why);
     }
 }
 
@@ -348,6 +420,19 @@ impl Sessions {
         };
         s.close(&format!("kill_instance({instance})"));
         Ok(())
+    }
+
+    /// Close `session` ([`Session::close_sitl`]: its waits end `closed`, the vehicle stops) and
+    /// drop it from the registry; whether the registry held it.
+    pub fn close_sitl(&self, session: &Session) -> bool {
+        let held = {
+            let mut all = lock(&self.registry.sessions);
+            let before = all.len();
+            all.retain(|s| s.id() != session.id());
+            all.len() != before
+        };
+        session.close_sitl();
+        held
     }
 
     /// Close the sessions unused for the idle limit now; how many were closed.

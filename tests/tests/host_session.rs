@@ -1,6 +1,7 @@
 //! The Session service (the wait engine on a run): cap and resume with `since_seq` without losing a
 //! text, `closed` when the session closes during a wait (close_sitl, kill_instance, the idle
-//! reaper), concurrent waits from several threads, step programs and `abort_steps`.
+//! reaper), concurrent waits from several threads, step programs and `abort_steps`; the close
+//! hook (once, after the vehicle stopped, told why and the link's last status).
 
 mod host_support;
 
@@ -384,4 +385,54 @@ fn concurrent_waits_on_a_lockstep_run_step_it_together() {
     ] {
         assert_eq!(r.reason, Reason::Met, "{r:?}");
     }
+}
+
+#[test]
+fn the_close_hook_runs_once_after_the_vehicle_stopped() {
+    use std::sync::Mutex;
+    // SITL instance 247 (of serve_mcp's range 240–247: the hook is what nexus serve keeps its
+    // records by).
+    let sessions = Sessions::new(None);
+    let s = sessions.open(realtime(247), 10.0).unwrap();
+    let r = s
+        .wait_until(&Wait::sim_time_s(1.0).timeout_s(10.0), CAP)
+        .unwrap();
+    assert_eq!(r.reason, Reason::Met, "{r:?}");
+    // Why, the last status's sim time, whether the ports were free: each time it ran.
+    type Told = Vec<(String, Option<u64>, bool)>;
+    let told: Arc<Mutex<Told>> = Arc::default();
+    let t = Arc::clone(&told);
+    s.on_close(move |c| {
+        let sim_ms = c.last_status.as_ref().and_then(|st| st.snapshot.sim_ms);
+        // The link and the vehicle let go of their ports before the hook runs.
+        let free = [14540 + 247, 14580 + 247]
+            .iter()
+            .all(|p| std::net::UdpSocket::bind(("127.0.0.1", *p)).is_ok());
+        t.lock().unwrap().push((c.why.clone(), sim_ms, free));
+    });
+    assert!(
+        told.lock().unwrap().is_empty(),
+        "the hook ran before the close"
+    );
+    assert!(sessions.close_sitl(&s));
+    assert!(
+        sessions.list().is_empty(),
+        "close_sitl left it in the registry"
+    );
+    assert!(!sessions.close_sitl(&s), "held twice");
+    let told = told.lock().unwrap().clone();
+    assert_eq!(told.len(), 1, "{told:?}");
+    let (why, sim_ms, free) = &told[0];
+    assert_eq!(why, "close_sitl");
+    assert!(
+        sim_ms.is_some_and(|ms| ms >= 1000),
+        "last status: {sim_ms:?}"
+    );
+    assert!(free, "the hook ran before the vehicle stopped");
+    assert!(!s.sim().is_running());
+    // Set after the close: it runs at once, told the same.
+    let again: Arc<Mutex<Option<String>>> = Arc::default();
+    let a = Arc::clone(&again);
+    s.on_close(move |c| *a.lock().unwrap() = Some(c.why.clone()));
+    assert_eq!(again.lock().unwrap().as_deref(), Some("close_sitl"));
 }
