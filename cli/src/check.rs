@@ -79,7 +79,7 @@ pub struct CheckArgs {
 }
 
 /// The client a check runs: the host link's capacities.
-type CheckClient = Client<
+pub(crate) type CheckClient = Client<
     { nexus_host::pump::WAITS },
     { nexus_host::pump::TEXTS },
     { nexus_host::pump::MISSION_ITEMS },
@@ -111,7 +111,7 @@ fn decode(rec: &TlogFrame) -> Option<Frame> {
 }
 
 /// One `--tlog` being read.
-struct Input {
+pub(crate) struct Input {
     /// Its path, as given.
     path: PathBuf,
     /// Its size when opened, bytes.
@@ -122,14 +122,14 @@ struct Input {
 }
 
 /// The `--tlog` files, read record by record and merged by time.
-struct Recordings {
+pub(crate) struct Recordings {
     files: Vec<Input>,
 }
 
 impl Recordings {
     /// Open every file (at most [`MAX_TLOGS`], [`MAX_TLOG_TOTAL_BYTES`] together), each checked
     /// as an input file.
-    fn open(paths: &[PathBuf]) -> Result<Recordings, String> {
+    pub(crate) fn open(paths: &[PathBuf]) -> Result<Recordings, String> {
         if paths.len() > MAX_TLOGS {
             return Err(format!(
                 "{} --tlog files: at most {MAX_TLOGS} are read (the links of one flight)",
@@ -197,7 +197,7 @@ impl Recordings {
     }
 
     /// The next frame the core decodes, with its record's timestamp.
-    fn next_frame(&mut self) -> Result<Option<(u64, Frame)>, String> {
+    pub(crate) fn next_frame(&mut self) -> Result<Option<(u64, Frame)>, String> {
         while let Some(rec) = self.next_record()? {
             if let Some(f) = decode(&rec) {
                 return Ok(Some((rec.epoch_us, f)));
@@ -321,17 +321,7 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             n => format!("{n} tlogs"),
         }
     ));
-    let config = ClientConfig {
-        ids: LinkIds {
-            target_sysid: target,
-            own_sysid: OWN_SYSTEM_ID,
-            own_compid: OWN_COMPONENT_ID,
-        },
-        // Nothing is sent: ground truth counts when the recording holds it.
-        ground_truth: GroundTruth::Never,
-        ..OffboardOptions::default().client_config()
-    };
-    let mut client: Box<CheckClient> = Box::new(Client::new(config));
+    let mut client = replay_client(target);
     if let Some(plan) = &prog.plan {
         if let Err(e) = client.offboard_mut().0.lodge_mission(&plan.plan.items) {
             eprintln!(
@@ -406,6 +396,100 @@ fn first_autopilot(r: &mut Recordings) -> Result<Option<u8>, String> {
     Ok(None)
 }
 
+/// The client that replays a recording of system `target`'s link (it sends nothing).
+pub(crate) fn replay_client(target: u8) -> Box<CheckClient> {
+    let config = ClientConfig {
+        ids: LinkIds {
+            target_sysid: target,
+            own_sysid: OWN_SYSTEM_ID,
+            own_compid: OWN_COMPONENT_ID,
+        },
+        // Nothing is sent: ground truth counts when the recording holds it.
+        ground_truth: GroundTruth::Never,
+        ..OffboardOptions::default().client_config()
+    };
+    Box::new(Client::new(config))
+}
+
+/// What a replay draws and lists: the vehicle's texts, its samples for the HTML report, the
+/// mission items as they became current. Fed after every frame the client handled.
+#[derive(Debug, Default)]
+pub(crate) struct Tracer {
+    /// The vehicle's texts.
+    pub texts: Vec<TextReport>,
+    /// The flight drawn in the HTML report.
+    pub trace: Vec<Sample>,
+    /// The mission items as they became current.
+    pub progress: Vec<super::report::ItemProgress>,
+}
+
+impl Tracer {
+    /// Take what `client` shows after a frame: new texts, a sample when one is due, and (once
+    /// the program `started`) a change of the current mission item.
+    pub(crate) fn look(&mut self, client: &CheckClient, started: bool) {
+        let cur = client.offboard().mission_current();
+        let known = (cur as usize) < client.offboard().mission_count().max(1);
+        if started && known && self.progress.last().is_none_or(|p| p.item != cur) {
+            if let Some(ms) = client.telemetry().sim_ms() {
+                self.progress.push(super::report::ItemProgress {
+                    item: cur,
+                    t_sim_s: ms as f64 / 1000.0,
+                });
+            }
+        }
+        let tel = client.telemetry();
+        let have = self.texts.last().map_or(0, |t| t.seq);
+        for t in tel.texts().after(have) {
+            self.texts.push(TextReport {
+                seq: t.seq,
+                severity: t.severity,
+                t_sim_s: t.sim_ms.map(|ms| ms as f64 / 1000.0),
+                text: t.text.as_str().to_string(),
+            });
+        }
+        let s = client.snapshot();
+        // One sample per TRACE_STEP_MS of sim time, and at every arm or disarm, landed state
+        // and mode change (what the second witness compares: the step that waits for one
+        // may end the program at once).
+        let due = |l: &Sample| {
+            s.sim_ms
+                .is_some_and(|ms| ms < l.sim_ms || ms >= l.sim_ms + TRACE_STEP_MS)
+                || l.armed != s.armed
+                || l.landed != s.landed.name()
+                || s.mode.is_some_and(|m| l.mode != m.to_string())
+        };
+        if s.sim_ms.is_some() && self.trace.last().is_none_or(due) {
+            let pos = tel
+                .global_position()
+                .map(|p| (p.lat as f64 / 1e7, p.lon as f64 / 1e7));
+            self.trace.push(Sample::new(&s, pos));
+        }
+    }
+}
+
+/// The mission as the replayed `client` saw it flown: `plan` names the `.plan`, `items` are
+/// the ones uploaded, `progress` when each became current.
+pub(crate) fn mission_report(
+    plan: String,
+    items: &[nexus_core::mission::MissionItem],
+    client: &CheckClient,
+    progress: Vec<super::report::ItemProgress>,
+) -> super::report::MissionReport {
+    let ob = client.offboard();
+    super::report::MissionReport {
+        plan,
+        items: items.iter().map(super::report::ItemReport::from).collect(),
+        uploaded: ob.mission_uploaded(),
+        ack: ob.mission_ack(),
+        current: ob.mission_current(),
+        reached: ob.mission_reached(),
+        complete: ob.mission_complete(),
+        progress,
+        last_reachable: nexus_core::mission::last_reachable(items),
+        items_flown: ob.mission_reached().map_or(0, |r| r as usize + 1),
+    }
+}
+
 /// What a replay of the recording gathered.
 struct Replayed {
     /// Whether the program started (the vehicle connected).
@@ -437,13 +521,11 @@ fn replay(
     out: &Out,
 ) -> Result<Replayed, ExitCode> {
     let total = meta.len();
-    let mut progress: Vec<super::report::ItemProgress> = Vec::new();
+    let mut tracer = Tracer::default();
     let mut t0: Option<u64> = None;
     let mut started = false;
     let mut end: Option<ProgramEnd> = None;
     let mut explanations = std::collections::HashMap::new();
-    let mut texts: Vec<TextReport> = Vec::new();
-    let mut trace: Vec<Sample> = Vec::new();
     let mut shown = None;
     let mut tx = [0u8; MAX_FRAME_LEN];
     let mut now = Instant::ZERO;
@@ -502,43 +584,7 @@ fn replay(
                 }
             }
         }
-        let cur = client.offboard().mission_current();
-        let known = (cur as usize) < client.offboard().mission_count().max(1);
-        if started && known && progress.last().is_none_or(|p| p.item != cur) {
-            if let Some(ms) = client.telemetry().sim_ms() {
-                progress.push(super::report::ItemProgress {
-                    item: cur,
-                    t_sim_s: ms as f64 / 1000.0,
-                });
-            }
-        }
-        let tel = client.telemetry();
-        let have = texts.last().map_or(0, |t| t.seq);
-        for t in tel.texts().after(have) {
-            texts.push(TextReport {
-                seq: t.seq,
-                severity: t.severity,
-                t_sim_s: t.sim_ms.map(|ms| ms as f64 / 1000.0),
-                text: t.text.as_str().to_string(),
-            });
-        }
-        let s = client.snapshot();
-        // One sample per TRACE_STEP_MS of sim time, and at every arm or disarm, landed state
-        // and mode change (what the second witness compares: the step that waits for one
-        // may end the program at once).
-        let due = |l: &Sample| {
-            s.sim_ms
-                .is_some_and(|ms| ms < l.sim_ms || ms >= l.sim_ms + TRACE_STEP_MS)
-                || l.armed != s.armed
-                || l.landed != s.landed.name()
-                || s.mode.is_some_and(|m| l.mode != m.to_string())
-        };
-        if s.sim_ms.is_some() && trace.last().is_none_or(due) {
-            let pos = tel
-                .global_position()
-                .map(|p| (p.lat as f64 / 1e7, p.lon as f64 / 1e7));
-            trace.push(Sample::new(&s, pos));
-        }
+        tracer.look(client, started);
         if end.is_some() {
             break;
         }
@@ -560,9 +606,9 @@ fn replay(
         end,
         ended_early,
         explanations,
-        texts,
-        trace,
-        progress,
+        texts: tracer.texts,
+        trace: tracer.trace,
+        progress: tracer.progress,
         now,
     })
 }
@@ -609,24 +655,12 @@ fn check_report(
     report.texts = r.texts.clone();
     report.wall_s = r.now.total_micros() as f64 / 1e6;
     if let Some(plan) = &prog.plan {
-        let ob = client.offboard();
-        report.mission = Some(super::report::MissionReport {
-            plan: plan.path.display().to_string(),
-            items: plan
-                .plan
-                .items
-                .iter()
-                .map(super::report::ItemReport::from)
-                .collect(),
-            uploaded: ob.mission_uploaded(),
-            ack: ob.mission_ack(),
-            current: ob.mission_current(),
-            reached: ob.mission_reached(),
-            complete: ob.mission_complete(),
-            progress: r.progress.clone(),
-            last_reachable: nexus_core::mission::last_reachable(&plan.plan.items),
-            items_flown: ob.mission_reached().map_or(0, |r| r as usize + 1),
-        });
+        report.mission = Some(mission_report(
+            plan.path.display().to_string(),
+            &plan.plan.items,
+            client,
+            r.progress.clone(),
+        ));
     }
     report.final_state = Some((&client.snapshot()).into());
     report.events = args
