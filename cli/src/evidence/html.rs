@@ -41,6 +41,14 @@ pub fn render_with_ulog(report: &Report, trace: &[Sample], ulog_height: &[(f64, 
             "a recorded flight of system {}, checked · {:.1} s recorded",
             report.vehicle.system_id, report.wall_s
         )
+    } else if report.vehicle.kind == "attached" {
+        // No instance of ours: the vehicle is where the connection string says.
+        format!(
+            "attached vehicle, system {} on {} · {:.1} s wall",
+            report.vehicle.system_id,
+            escape(report.vehicle.connection.as_deref().unwrap_or("?")),
+            report.wall_s
+        )
     } else {
         format!(
             "{} vehicle, instance {}, ×{} · {:.1} s wall",
