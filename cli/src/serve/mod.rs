@@ -14,9 +14,12 @@
 //! SITL, or attaches to a running vehicle (`connect`, as `nexus run --connect`); a vehicle
 //! that does not identify as a simulator is refused every verb, program and reaction that can
 //! arm, move or reconfigure it ([`crate::guard`] judges them) unless the server runs with
-//! `--real-vehicle`. Each session's live report is the resource `nexus://session/ID/report`.
+//! `--real-vehicle`. Each session's live report is the resource `nexus://session/ID/report`;
+//! its tlog (`nexus://session/ID/tlog`) and, once it closed, its HTML report
+//! (`nexus://session/ID/report.html`) are kept in the records directory ([`records`]).
 
 mod http;
+pub mod records;
 mod tools;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -64,6 +67,15 @@ pub struct ServeArgs {
     /// `start_session`'s `connect` that does not identify as a simulator — a real aircraft.
     #[arg(long)]
     pub real_vehicle: bool,
+    /// Keep each session's tlog and HTML report in DIR (made if missing), after the server
+    /// ends too (default: a private directory in the system's temporary directory, removed
+    /// when the server ends).
+    #[arg(long, value_name = "DIR")]
+    pub records: Option<PathBuf>,
+    /// Closed sessions whose tlog and HTML report are kept (and served as resources); an
+    /// older one's files are deleted. 0 to 1000.
+    #[arg(long, value_name = "N", default_value_t = records::KEEP_CLOSED_DEFAULT)]
+    pub keep_closed: usize,
 }
 
 /// The server's settings, checked.
@@ -138,6 +150,26 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
     }
     // The key file is read now, so a bad one stops the server before it serves.
     args.signing.signing()?;
+    if args.keep_closed > records::KEEP_CLOSED_MAX {
+        return Err(format!(
+            "--keep-closed must be 0 to {}, got {}",
+            records::KEEP_CLOSED_MAX,
+            args.keep_closed
+        ));
+    }
+    let records = Arc::new(records::Records::new(
+        args.records.as_deref(),
+        args.keep_closed,
+    )?);
+    eprintln!(
+        "nexus serve: session records (tlog, HTML report) in {}{}",
+        records.dir().display(),
+        if records.temporary() {
+            " (removed when the server ends; keep them with --records DIR)"
+        } else {
+            ""
+        }
+    );
     let idle = (args.idle_s > 0.0).then(|| Duration::from_secs_f64(args.idle_s));
     let sessions = Arc::new(Sessions::new(idle));
     let config = Config {
@@ -153,7 +185,7 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let server = NexusServer::new(Arc::clone(&sessions), config);
+    let server = NexusServer::new(Arc::clone(&sessions), config, Arc::clone(&records));
     let result = runtime.block_on(async {
         match http {
             None => stdio(server).await,
@@ -170,9 +202,11 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
             }
         }
     });
-    // Every vehicle this server started stops before it exits.
+    // Every vehicle this server started stops before it exits (each session's report is
+    // written as it closes).
     sessions.close_all();
     drop(sessions);
+    records.end();
     // A read of stdin still blocked cannot be cancelled: do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(200));
     let why = result?;

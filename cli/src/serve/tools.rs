@@ -20,7 +20,7 @@ use nexus_core::offboard::GeoKind;
 use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::telemetry::{Snapshot, Text};
 use nexus_host::limits;
-use nexus_host::pump::{PendingProgram, ProgramReport};
+use nexus_host::pump::ProgramReport;
 use nexus_host::run::{RunClock, SimOptions};
 use nexus_host::session::{Session, Sessions};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
@@ -34,8 +34,10 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData as McpError, Ser
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::records::{Kind, Meta, Records, Running, RESOURCE_MAX_BYTES};
 use super::Config;
 use crate::diag::FileError;
+use crate::exec::StepMeta;
 use crate::program::{json_to_toml, PlanFile, ProgramFile, StepSpec, CONDITION_KEYS, XY_MAX_M};
 use crate::{guard, vehicle};
 
@@ -57,7 +59,8 @@ pub struct NexusServer {
     config: Arc<Config>,
     /// Instances being started (reserved: concurrent starts take different ones).
     starting: Arc<Mutex<Vec<u8>>>,
-    meta: Arc<Mutex<HashMap<u64, Meta>>>,
+    /// What the server keeps of each session, open and closed, and their files.
+    records: Arc<Records>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -561,14 +564,20 @@ fn until_json(a: &WaitArgs) -> Result<Value, String> {
 }
 
 /// The wait `wait_until` asks for, read by the program reader (every condition, op, within,
-/// since_seq, relative, to, hold_s, guards and reactions of a program's `until`).
-fn build_wait(a: &WaitArgs, px4: bool) -> Result<Wait, String> {
+/// since_seq, relative, to, hold_s, guards and reactions of a program's `until`), and the wait
+/// in words.
+fn build_wait(a: &WaitArgs, px4: bool) -> Result<(Wait, String), String> {
     limits::duration_s("timeout_s", a.timeout_s)?;
     if let Some(f) = a.then_speedup {
         limits::speed("then_speedup", f, px4)?;
     }
     let step = read_step(json!({ "until": until_json(a)?, "timeout_s": a.timeout_s }))?;
-    Ok(step.step.until)
+    // A wait has no on_timeout (the step's "then stop"): it just ends.
+    let text = match step.until_text.strip_suffix(", then stop)") {
+        Some(t) => format!("{t})"),
+        None => step.until_text,
+    };
+    Ok((step.step.until, text))
 }
 
 fn param_name(name: &str) -> Result<(), String> {
@@ -580,55 +589,69 @@ fn param_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// What the server knows of a session besides the session service's own state.
-#[derive(Debug)]
-struct Meta {
-    /// "simulated", "px4" or "attached".
-    vehicle: &'static str,
-    /// Whether verbs that can arm, move or reconfigure the vehicle are allowed
-    /// ([`crate::guard`]): a vehicle this server started, one attached that identified as a
-    /// simulator, or `--real-vehicle`.
-    may_move: bool,
-    /// Attached: whether it identified as a simulator (`None`: it never said).
-    simulator: Option<bool>,
-    /// Attached: the connection string.
-    connection: Option<String>,
-    /// The program `run_steps` started, while it runs and no call waits for it.
-    program: Option<PendingProgram>,
-    /// The last program's report (JSON), once it ended.
-    last_program: Option<Value>,
-}
-
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The instance an attached session is listed under: none (no SITL instance is its).
+/// The instance an attached session's run is held under: no SITL instance (0 to 253) is its,
+/// so `kill_instance` never reaches it and one is attached at a time; never shown (an attached
+/// session lists no instance).
 const ATTACHED: u8 = u8::MAX;
 
-fn program_json(report: &ProgramReport) -> Value {
+/// Each settled step of a program: passed, its label and wait in words, its WaitResult with
+/// the explanation of a step that did not pass (what `nexus run` prints after it).
+fn steps_json(records: &[nexus_core::engine::StepRecord], program: &Running) -> Vec<Value> {
+    let total = program.steps.len();
+    records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let m = program.steps.get(i);
+            json!({
+                "step": i + 1,
+                "label": m.map(|m| m.label(i, total)),
+                "until": m.map(|m| m.until.clone()),
+                "passed": r.passed,
+                "result": wait_json(&r.result, program.explanations.get(&i).cloned()),
+            })
+        })
+        .collect()
+}
+
+fn program_json(report: &ProgramReport, program: &Running) -> Value {
     json!({
         "running": false,
         "passed": report.passed(),
         "end": format!("{:?}", report.end),
         "error": report.error,
-        "steps": report
-            .records
-            .iter()
-            .map(|r| json!({"passed": r.passed, "result": wait_json(&r.result, None)}))
-            .collect::<Vec<_>>(),
+        "steps": steps_json(&report.records, program),
     })
 }
 
 impl NexusServer {
-    /// A server on `sessions`.
-    pub fn new(sessions: Arc<Sessions>, config: Config) -> Self {
+    /// A server on `sessions`, keeping what it knows of them in `records`.
+    pub fn new(sessions: Arc<Sessions>, config: Config, records: Arc<Records>) -> Self {
         NexusServer {
             sessions,
             config: Arc::new(config),
             starting: Arc::new(Mutex::new(Vec::new())),
-            meta: Arc::new(Mutex::new(HashMap::new())),
+            records,
             tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Hold session `s`'s entry, and keep its files and verdict when it closes.
+    fn adopt(&self, s: &Session, meta: Meta) {
+        self.records.adopt(s.id(), meta);
+        let records = Arc::clone(&self.records);
+        let id = s.id();
+        s.on_close(move |c| records.close(id, c));
+    }
+
+    /// Mark a call on session `id` under way (its end is noted in the session's report).
+    fn busy(&self, id: u64, by: isize) {
+        if let Some(m) = lock(&self.records.meta).get_mut(&id) {
+            m.busy = m.busy.saturating_add_signed(by);
         }
     }
 
@@ -655,7 +678,7 @@ impl NexusServer {
     /// [`crate::guard`]'s words); `what` names the call.
     fn gate(&self, id: u64, what: &str, why: Option<&str>) -> Result<(), String> {
         let Some(why) = why else { return Ok(()) };
-        let meta = lock(&self.meta);
+        let meta = lock(&self.records.meta);
         match meta.get(&id) {
             Some(m) if !m.may_move => Err(format!(
                 "refusing {what} on session {id}: the vehicle does not identify as a simulator \
@@ -742,49 +765,87 @@ impl NexusServer {
     /// Wait up to `cap` for session `id`'s program; its report, or where it is.
     fn follow_program(&self, s: &Session, cap: Duration) -> Result<Value, String> {
         let id = s.id();
-        let pending = lock(&self.meta)
-            .get_mut(&id)
-            .and_then(|m| m.program.take())
-            .ok_or_else(|| {
-                format!(
-                    "no program is running on session {id} (it ended, or another call waits \
-                     for it)"
-                )
-            })?;
-        let link = s.client().link().map_err(|e| format!("run_steps: {e}"))?;
-        match pending.wait_timeout(cap) {
+        let pending = {
+            let mut meta = lock(&self.records.meta);
+            let m = meta.get_mut(&id);
+            let p = m
+                .and_then(|m| {
+                    let p = m.program.as_mut()?.pending.take()?;
+                    m.busy += 1;
+                    Some(p)
+                })
+                .ok_or_else(|| {
+                    format!(
+                        "no program is running on session {id} (it ended, or another call \
+                         waits for it)"
+                    )
+                })?;
+            p
+        };
+        let got = pending.wait_timeout(cap);
+        let link = s.client().link();
+        let mut meta = lock(&self.records.meta);
+        let Some(m) = meta.get_mut(&id) else {
+            return Err(format!(
+                "session {id} closed ({}) while its program ran",
+                s.closed().unwrap_or_default()
+            ));
+        };
+        let Some(mut program) = m.program.take() else {
+            m.busy = m.busy.saturating_sub(1);
+            return Err(format!("no program is running on session {id}"));
+        };
+        if let Ok(link) = &link {
+            program.harvest(link);
+        }
+        match got {
             Some(report) => {
-                let v = program_json(&report);
-                if let Some(m) = lock(&self.meta).get_mut(&id) {
-                    m.last_program = Some(v.clone());
-                }
+                let v = program_json(&report, &program);
+                m.note_program(&program, &report);
+                m.last_program = Some(v.clone());
+                m.busy = m.busy.saturating_sub(1);
                 Ok(v)
             }
             None => {
-                let (done, step) = link
+                drop(meta);
+                let put_back = |program: Running| {
+                    if let Some(m) = lock(&self.records.meta).get_mut(&id) {
+                        m.program = Some(program);
+                        m.busy = m.busy.saturating_sub(1);
+                    }
+                };
+                let link = match link {
+                    Ok(l) => l,
+                    Err(e) => {
+                        put_back(program);
+                        return Err(format!("run_steps: {e}"));
+                    }
+                };
+                let settled = link
                     .call(|ctx| {
                         let p = ctx.client().program();
                         let step = match p.state() {
                             nexus_core::engine::ProgramState::Running { step } => Some(step),
                             _ => None,
                         };
-                        (
-                            p.records()
-                                .iter()
-                                .map(|r| json!({"passed": r.passed, "result": wait_json(&r.result, None)}))
-                                .collect::<Vec<_>>(),
-                            step,
-                        )
+                        (p.records().to_vec(), step)
                     })
-                    .map_err(|e| format!("run_steps: {e}"))?;
-                if let Some(m) = lock(&self.meta).get_mut(&id) {
-                    m.program = Some(pending);
-                }
+                    .map_err(|e| format!("run_steps: {e}"));
+                program.pending = Some(pending);
+                let (done, step) = match settled {
+                    Ok(d) => d,
+                    Err(e) => {
+                        put_back(program);
+                        return Err(e);
+                    }
+                };
+                let steps = steps_json(&done, &program);
+                put_back(program);
                 Ok(json!({
                     "running": true,
                     "reason": "cap",
                     "running_step": step,
-                    "steps": done,
+                    "steps": steps,
                     "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
                 }))
             }
@@ -793,19 +854,24 @@ impl NexusServer {
 
     /// The session's live report: what it is, the vehicle now, its texts, mission, link.
     fn report(&self, s: &Session) -> Value {
-        let meta = lock(&self.meta);
+        let meta = lock(&self.records.meta);
         let m = meta.get(&s.id());
         let status = s.client().status();
         json!({
             "format": 1,
             "session": s.id(),
-            "instance": (s.instance() != ATTACHED).then_some(s.instance()),
+            "instance": m.and_then(|m| m.instance),
             "vehicle": {
                 "kind": m.map(|m| m.vehicle),
+                "system_id": m.map(|m| m.system_id),
                 "connection": m.and_then(|m| m.connection.clone()),
                 "simulator": m.and_then(|m| m.simulator),
                 "may_move": m.map(|m| m.may_move),
             },
+            "tlog": m.and_then(|m| m.tlog.as_ref()).map(|(_, p)| json!({
+                "path": p.display().to_string(),
+                "resource": Kind::Tlog.uri(s.id()),
+            })),
             "closed": s.closed(),
             "idle_s": s.idle_for().as_secs_f64(),
             "snapshot": status.as_ref().map(|st| snapshot_json(&st.snapshot)),
@@ -930,31 +996,39 @@ impl NexusServer {
         let sessions = Arc::clone(&self.sessions);
         let signing = self.config.signing.clone();
         let starting = Arc::clone(&self.starting);
-        let meta = Arc::clone(&self.meta);
+        let me = self.clone();
         blocking(move || {
-            let options = match build {
+            let tlog = me.records.new_tlog();
+            let mut options = match build {
                 Some(b) => SimOptions::px4(instance, Some(b)),
                 None => SimOptions::simulated(instance),
             }
             .speed(speed);
+            if let Ok((t, _)) = &tlog {
+                options = options.tlog(t.clone());
+            }
             let opened = signing.apply(options).and_then(|o| {
                 sessions
                     .open(o, connect)
                     .map_err(|e| format!("cannot start instance {instance}: {e}"))
             });
             lock(&starting).retain(|i| *i != instance);
-            let s = opened?;
-            lock(&meta).insert(
-                s.id(),
-                Meta {
-                    vehicle: if px4 { "px4" } else { "simulated" },
-                    may_move: true,
-                    simulator: Some(true),
-                    connection: None,
-                    program: None,
-                    last_program: None,
-                },
-            );
+            let s = match opened {
+                Ok(s) => s,
+                Err(e) => {
+                    me.records.discard(tlog);
+                    return Err(e);
+                }
+            };
+            let vehicle = if px4 { "px4" } else { "simulated" };
+            let system_id = s
+                .sim()
+                .offboard_port()
+                .map_or(instance.saturating_add(1), |p| p.system_id);
+            let mut meta = Meta::new(vehicle, system_id, tlog);
+            meta.instance = Some(instance);
+            meta.speed = speed;
+            me.adopt(&s, meta);
             let ports = s
                 .sim()
                 .offboard_port()
@@ -963,12 +1037,13 @@ impl NexusServer {
             Ok(to_text(json!({
                 "session": s.id(),
                 "instance": instance,
-                "system_id": instance as u16 + 1,
-                "vehicle": if px4 { "px4" } else { "simulated" },
+                "system_id": system_id,
+                "vehicle": vehicle,
                 "speed": speed,
                 "offboard_port": ports,
                 "vehicle_addr": s.sim().vehicle_addr().map(|a| a.to_string()),
                 "report": format!("nexus://session/{}/report", s.id()),
+                "tlog": Kind::Tlog.uri(s.id()),
                 "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
             })))
         })
@@ -980,7 +1055,7 @@ impl NexusServer {
     )]
     async fn wait_until(&self, Parameters(a): Parameters<WaitArgs>) -> ToolResult {
         let s = self.session(a.session)?;
-        let wait = build_wait(&a, Self::px4(&s))?;
+        let (wait, until) = build_wait(&a, Self::px4(&s))?;
         self.gate(
             a.session,
             "wait_until",
@@ -988,15 +1063,28 @@ impl NexusServer {
         )?;
         let cap = wall_cap(a.wait_cap_s)?;
         let timeout = a.timeout_s;
+        let me = self.clone();
         blocking(move || {
             // Bounded in wall time as every wait of the `nexus` command, too.
             let cap = match s.sim().options().clock {
                 RunClock::RealTime { speed } => cap.min(limits::wall_bound(timeout, speed)),
                 _ => cap,
             };
-            let (r, why) = s
-                .wait_until_explained(&wait, Some(cap))
-                .map_err(|e| format!("wait_until: {e}"))?;
+            let id = s.id();
+            me.busy(id, 1);
+            let waited = s.wait_until_explained(&wait, Some(cap));
+            let mut meta = lock(&me.records.meta);
+            if let Some(m) = meta.get_mut(&id) {
+                m.busy = m.busy.saturating_sub(1);
+                // A capped wait goes on in the next call: only a settled one is the report's.
+                if let Ok((r, why)) = &waited {
+                    if r.reason != nexus_core::engine::Reason::Cap {
+                        m.note_wait(&until, r, why.clone());
+                    }
+                }
+            }
+            drop(meta);
+            let (r, why) = waited.map_err(|e| format!("wait_until: {e}"))?;
             Ok(to_text(wait_json(&r, why)))
         })
         .await
@@ -1053,11 +1141,21 @@ impl NexusServer {
             if let Some(plan) = &program.plan {
                 crate::exec::lodge_plan(&link, plan)?;
             }
+            let steps: Vec<StepMeta> = program.steps.iter().map(StepMeta::from).collect();
+            let events_from = link.last_event_seq();
             let pending = link
                 .start_program(core)
                 .map_err(|e| format!("run_steps: {e}"))?;
-            if let Some(m) = lock(&me.meta).get_mut(&s.id()) {
-                m.program = Some(pending);
+            if let Some(m) = lock(&me.records.meta).get_mut(&s.id()) {
+                if let Some(plan) = &program.plan {
+                    m.plan = Some((plan.path.display().to_string(), plan.plan.items.to_vec()));
+                }
+                m.program = Some(Running {
+                    pending: Some(pending),
+                    steps,
+                    events_from,
+                    explanations: HashMap::new(),
+                });
                 m.last_program = None;
             }
             me.follow_program(&s, cap).map(to_text)
@@ -1222,9 +1320,13 @@ impl NexusServer {
     async fn upload_plan(&self, Parameters(a): Parameters<PlanArgs>) -> ToolResult {
         self.gate_action(a.session, "upload_plan", &Action::UploadMission)?;
         let plan = self.plan(a.path.as_deref(), a.plan_json.as_deref())?;
+        let records = Arc::clone(&self.records);
         self.on(a.session, move |s| {
             let link = s.client().link().map_err(|e| format!("upload_plan: {e}"))?;
             crate::exec::lodge_plan(&link, &plan)?;
+            if let Some(m) = lock(&records.meta).get_mut(&s.id()) {
+                m.plan = Some((plan.path.display().to_string(), plan.plan.items.to_vec()));
+            }
             link.call(|ctx| ctx.client().offboard_mut().0.upload_mission())
                 .map_err(|e| format!("upload_plan: {e}"))?
                 .map_err(|e| format!("upload_plan: {e}"))?;
@@ -1461,65 +1563,73 @@ impl NexusServer {
     }
 
     #[tool(
-        description = "Close the session's vehicle: its waits end `closed`, a program `aborted`; the vehicle stops (an attached one is only let go)."
+        description = "Close the session's vehicle: its waits end `closed`, a program `aborted`; the vehicle stops (an attached one is only let go). Returns where its tlog and HTML report are (files and resources nexus://session/ID/tlog and nexus://session/ID/report.html) and the report's verdict."
     )]
     async fn close_sitl(&self, Parameters(a): Parameters<SessionArg>) -> ToolResult {
         let s = self.session(a.session)?;
-        let instance = s.instance();
         let sessions = Arc::clone(&self.sessions);
-        let meta = Arc::clone(&self.meta);
+        let records = Arc::clone(&self.records);
         blocking(move || {
-            // Through the registry, so the session is dropped from it too.
-            if instance != ATTACHED {
-                let _ = sessions.kill_instance(instance);
+            // Its files are written by now (the close hook runs on the closing thread).
+            sessions.close_sitl(&s);
+            let mut v = json!({"ok": true, "closed": s.id()});
+            if let Some(k) = records.kept(s.id()) {
+                v["records"] = k.json();
             }
-            s.close_sitl();
-            lock(&meta).remove(&s.id());
-            Ok(to_text(json!({"ok": true, "closed": s.id()})))
+            Ok(to_text(v))
         })
         .await
     }
 
     #[tool(
-        description = "Kill SITL instance `instance`: its session's waits end `closed`, the vehicle stops, the session goes."
+        description = "Kill SITL instance `instance`: its session's waits end `closed`, the vehicle stops, the session goes. Returns where its tlog and HTML report are, as close_sitl does."
     )]
     async fn kill_instance(&self, Parameters(a): Parameters<InstanceArg>) -> ToolResult {
         limits::instance(a.instance)?;
         let sessions = Arc::clone(&self.sessions);
+        let records = Arc::clone(&self.records);
         let i = a.instance;
         blocking(move || {
+            let id = sessions.by_instance(i).map(|s| s.id());
             sessions
                 .kill_instance(i)
                 .map_err(|e| format!("kill_instance: {e}"))?;
-            Ok(to_text(json!({"ok": true, "killed": i})))
+            let mut v = json!({"ok": true, "killed": i, "session": id});
+            if let Some(k) = id.and_then(|id| records.kept(id)) {
+                v["records"] = k.json();
+            }
+            Ok(to_text(v))
         })
         .await
     }
 
     #[tool(
-        description = "The open sessions: id, instance, vehicle (simulated, px4, attached), idle seconds, the report resource."
+        description = "The open sessions (id, instance (null for an attached vehicle), system_id, vehicle (simulated, px4, attached), connection, idle seconds, its resources) and the closed ones whose tlog and HTML report are kept (where they are, the verdict)."
     )]
     async fn list_sessions(&self, Parameters(_): Parameters<NoArgs>) -> ToolResult {
-        self.prune();
-        let meta = lock(&self.meta);
+        let meta = lock(&self.records.meta);
         let list: Vec<Value> = self
             .sessions
             .list()
             .iter()
             .filter(|s| !s.is_closed())
             .map(|s| {
-                let attached = s.instance() == ATTACHED;
+                let m = meta.get(&s.id());
                 json!({
                     "session": s.id(),
-                    "instance": (!attached).then_some(s.instance()),
-                    "system_id": (!attached).then_some(s.instance() as u16 + 1),
-                    "vehicle": meta.get(&s.id()).map(|m| m.vehicle),
+                    "instance": m.and_then(|m| m.instance),
+                    "system_id": m.map(|m| m.system_id),
+                    "vehicle": m.map(|m| m.vehicle),
+                    "connection": m.and_then(|m| m.connection.clone()),
                     "idle_s": s.idle_for().as_secs_f64(),
                     "report": format!("nexus://session/{}/report", s.id()),
+                    "tlog": m.and_then(|m| m.tlog.as_ref()).map(|_| Kind::Tlog.uri(s.id())),
                 })
             })
             .collect();
-        Ok(to_text(json!({ "sessions": list })))
+        drop(meta);
+        let closed: Vec<Value> = self.records.all_kept().iter().map(|k| k.json()).collect();
+        Ok(to_text(json!({ "sessions": list, "closed": closed })))
     }
 }
 
@@ -1527,7 +1637,6 @@ impl NexusServer {
     /// A free instance (`want`, or the lowest one no session uses or is starting on),
     /// reserved until its start ends; refused past --max-sessions.
     fn reserve(&self, want: Option<u8>) -> Result<u8, String> {
-        self.prune();
         let mut starting = lock(&self.starting);
         let open: Vec<u8> = self
             .sessions
@@ -1556,20 +1665,6 @@ impl NexusServer {
         };
         starting.push(instance);
         Ok(instance)
-    }
-
-    /// Forget what the server knew of sessions closed (by kill_instance, the reaper, …).
-    fn prune(&self) {
-        // Held while listing: a session whose entry is being added is in the registry first.
-        let mut meta = lock(&self.meta);
-        let open: Vec<u64> = self
-            .sessions
-            .list()
-            .iter()
-            .filter(|s| !s.is_closed())
-            .map(Session::id)
-            .collect();
-        meta.retain(|id, _| open.contains(id));
     }
 
     /// `start_session` with `connect`: attach as `nexus run --connect` does.
@@ -1607,14 +1702,25 @@ impl NexusServer {
         };
         let sessions = Arc::clone(&self.sessions);
         let starting = Arc::clone(&self.starting);
-        let meta = Arc::clone(&self.meta);
+        let me = self.clone();
         blocking(move || {
+            let tlog = me.records.new_tlog();
             let started = args.options().and_then(|mut opts| {
+                // Listed under no instance: none of ours is its.
                 opts.instance = ATTACHED;
+                if let Ok((t, _)) = &tlog {
+                    opts = opts.tlog(t.clone());
+                }
                 vehicle::attach(&args, &conn, opts, None).map_err(|e| e.message().to_string())
             });
             lock(&starting).retain(|i| *i != reserved);
-            let c = started.map_err(|e| format!("cannot attach: {e}"))?;
+            let c = match started {
+                Ok(c) => c,
+                Err(e) => {
+                    me.records.discard(tlog);
+                    return Err(format!("cannot attach: {e}"));
+                }
+            };
             let attached = c.attached.clone();
             let client = nexus_host::offboard_client::OffboardClient::on_link(
                 c.link.clone(),
@@ -1623,19 +1729,15 @@ impl NexusServer {
             let s = Session::new(c.sim, client);
             sessions.add(s.clone());
             let simulator = attached.as_ref().and_then(|a| a.simulator);
-            lock(&meta).insert(
-                s.id(),
-                Meta {
-                    vehicle: "attached",
-                    may_move: c.may_move,
-                    simulator,
-                    connection: attached.as_ref().map(|a| a.connection.clone()),
-                    program: None,
-                    last_program: None,
-                },
-            );
+            let mut meta = Meta::new("attached", c.system_id, tlog);
+            meta.may_move = c.may_move;
+            meta.simulator = simulator;
+            meta.connection = attached.as_ref().map(|a| a.connection.clone());
+            meta.component_id = attached.as_ref().map(|a| a.component_id);
+            me.adopt(&s, meta);
             Ok(to_text(json!({
                 "session": s.id(),
+                "instance": Value::Null,
                 "vehicle": "attached",
                 "connection": attached.as_ref().map(|a| a.connection.clone()),
                 "system_id": c.system_id,
@@ -1643,6 +1745,7 @@ impl NexusServer {
                 "simulator": simulator,
                 "may_move": c.may_move,
                 "report": format!("nexus://session/{}/report", s.id()),
+                "tlog": Kind::Tlog.uri(s.id()),
                 "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
             })))
         })
@@ -1665,7 +1768,9 @@ impl ServerHandler for NexusServer {
              what they do. start_session, then verbs (takeoff, goto, land, …) and wait_until \
              (timeout_s in sim seconds, wait_cap_s in wall seconds; on reason `cap` call \
              again with since_seq = snapshot.seq). close_sitl when done. Each session's live \
-             report is the resource nexus://session/ID/report.",
+             report is the resource nexus://session/ID/report, its tlog (every MAVLink frame \
+             of its link) nexus://session/ID/tlog, and once it closed its HTML report \
+             nexus://session/ID/report.html.",
         )
     }
 
@@ -1674,7 +1779,7 @@ impl ServerHandler for NexusServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let resources = self
+        let mut resources: Vec<Resource> = self
             .sessions
             .list()
             .iter()
@@ -1687,6 +1792,18 @@ impl ServerHandler for NexusServer {
                 .with_mime_type("application/json")
             })
             .collect();
+        for (id, kind, path) in self.records.resources() {
+            let what = match kind {
+                Kind::Tlog => "tlog",
+                Kind::Html => "HTML report",
+            };
+            let mut r = Resource::new(kind.uri(id), format!("session {id} {what}"))
+                .with_mime_type(kind.mime());
+            if let Ok(m) = std::fs::metadata(&path) {
+                r = r.with_size(m.len());
+            }
+            resources.push(r);
+        }
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
@@ -1696,19 +1813,77 @@ impl ServerHandler for NexusServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri;
-        let id = uri
+        let not_found = || McpError::resource_not_found(format!("no resource {uri}"), None);
+        let (id, what) = uri
             .strip_prefix("nexus://session/")
-            .and_then(|r| r.strip_suffix("/report"))
-            .and_then(|n| n.parse::<u64>().ok());
-        let s = id
-            .and_then(|id| self.sessions.get(id))
-            .ok_or_else(|| McpError::resource_not_found(format!("no resource {uri}"), None))?;
-        let me = self.clone();
-        let report = tokio::task::spawn_blocking(move || me.report(&s))
-            .await
-            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            .and_then(|r| r.split_once('/'))
+            .and_then(|(n, what)| Some((n.parse::<u64>().ok()?, what)))
+            .ok_or_else(not_found)?;
+        let kind = match what {
+            "report" => None,
+            "tlog" => Some(Kind::Tlog),
+            "report.html" => Some(Kind::Html),
+            _ => return Err(not_found()),
+        };
+        let Some(kind) = kind else {
+            let s = self
+                .sessions
+                .get(id)
+                .filter(|s| !s.is_closed())
+                .ok_or_else(not_found)?;
+            let me = self.clone();
+            let report = tokio::task::spawn_blocking(move || me.report(&s))
+                .await
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            return Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+                vec![
+                    ResourceContents::text(to_text(report), uri).with_mime_type("application/json")
+                ],
+            )));
+        };
+        let records = Arc::clone(&self.records);
+        let read = tokio::task::spawn_blocking(move || {
+            let path = records.file(id, kind)?;
+            Some(read_bounded(&path))
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let bytes = match read {
+            None => return Err(not_found()),
+            Some(Err(e)) => return Err(McpError::internal_error(e, None)),
+            Some(Ok(b)) => b,
+        };
+        let contents = match kind {
+            Kind::Tlog => {
+                use base64::Engine;
+                ResourceContents::blob(
+                    base64::engine::general_purpose::STANDARD.encode(&bytes),
+                    uri,
+                )
+            }
+            Kind::Html => ResourceContents::text(String::from_utf8_lossy(&bytes), uri),
+        }
+        .with_mime_type(kind.mime());
         Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
-            vec![ResourceContents::text(to_text(report), uri)],
+            vec![contents],
         )))
     }
+}
+
+/// A records file's bytes, at most [`RESOURCE_MAX_BYTES`].
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    f.take(RESOURCE_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() as u64 > RESOURCE_MAX_BYTES {
+        return Err(format!(
+            "{} is over {} MiB, the most one resource carries: read the file itself",
+            path.display(),
+            RESOURCE_MAX_BYTES >> 20
+        ));
+    }
+    Ok(bytes)
 }
