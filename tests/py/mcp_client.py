@@ -4,6 +4,7 @@
     mcp_client.py http URL TOKEN INSTANCE       # a running `nexus serve --http`, its token
     mcp_client.py many NEXUS ROOT FIRST VEHICLE_PORT
     mcp_client.py reaper NEXUS ROOT INSTANCE
+    mcp_client.py records NEXUS ROOT FIRST RECORDS
 
 stdio / http fly the built-in vehicle (instance INSTANCE, and INSTANCE + 1 for the kill test):
 start, takeoff, waits capped short enough to end `cap`, continued with since_seq (no text
@@ -17,14 +18,29 @@ programs with an upload (TOML by path, JSON inline), their plans confined to ROO
 continued; the live report resource; a vehicle attached on udpin:127.0.0.1:VEHICLE_PORT that
 says it is hardware is refused every verb that arms or moves it.
 
-reaper: a server with --idle-s 1 closes a session left idle; its wait in progress ends `closed`.
+reaper: a server with --idle-s 1 closes a session left idle; its wait in progress ends `closed`;
+the reaped sessions' tlog and HTML report stay readable (from the server's temporary records
+directory, whose path it prints as `records dir: PATH`).
+
+records: a server with --records RECORDS --keep-closed 2. A flight (instance FIRST) whose tlog
+is listed and readable while it flies; step programs whose failed steps carry their explanation
+(the same words as `nexus run` on instance FIRST + 1, and across a capped, continued call);
+closed, its tlog (a base64 blob) parses in pymavlink with the vehicle's frames and ours as the
+tlog counted, its HTML report has the verdict, the explanation and the timeline; a session
+killed during a wait (FIRST + 2) has its wait `closed` in its report; a third closed session
+(FIRST + 3) pushes the first one's files out; one left open (FIRST + 4) is printed as
+`left session ID` for the caller to find its report written when the server ended.
 
 Prints one line a check; exits 1 on the first failure.
 """
 
 import asyncio
+import base64
 import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -326,6 +342,18 @@ async def many(s, first, vehicle_port):
     if st["simulator"] is not False or st["may_move"]:
         fail(f"attached: {st}")
     aid = st["session"]
+    # Listed as what it is: no instance of ours, the system id it sends from (the vehicle on
+    # instance N sends to 14540 + N as system N + 1).
+    sysid = vehicle_port - 14540 + 1
+    listed = [x for x in (await call(s, "list_sessions"))["sessions"] if x["session"] == aid]
+    report = json.loads((await s.read_resource(f"nexus://session/{aid}/report")).contents[0].text)
+    if st["instance"] is not None or st["system_id"] != sysid or len(listed) != 1 \
+            or listed[0]["instance"] is not None or listed[0]["system_id"] != sysid \
+            or listed[0]["vehicle"] != "attached" or not listed[0]["connection"] \
+            or report["instance"] is not None or report["vehicle"]["system_id"] != sysid:
+        fail(f"the attached session as listed: {st}, {listed}, {report['vehicle']}")
+    ok(f"attached session listed with no instance, system id {sysid}, "
+       f"{listed[0]['connection']}")
     for name, args in (("takeoff", {}), ("arm", {}), ("goto", dict(x_m=5, y_m=0, z_m=5)),
                        ("set_mode", dict(mode="Position")), ("rc", dict(throttle=0.0, yaw=1.0)),
                        ("offboard", dict(north_m=0, east_m=0, down_m=-5)),
@@ -344,6 +372,189 @@ async def many(s, first, vehicle_port):
        "then_mode refused without --real-vehicle; hold and waits served")
 
 
+def tlog_by_system(data):
+    """Frames per sender system id of a tlog's bytes, read by pymavlink; and the bad ones."""
+    os.environ.setdefault("MAVLINK20", "1")
+    from pymavlink import mavutil
+    with tempfile.NamedTemporaryFile(suffix=".tlog", delete=False) as f:
+        f.write(data)
+        path = f.name
+    try:
+        m = mavutil.mavlink_connection(path)
+        by_sys, types, bad = {}, set(), 0
+        while True:
+            x = m.recv_match()
+            if x is None:
+                break
+            if x.get_type() == "BAD_DATA":
+                bad += 1
+                continue
+            # Messages outside pymavlink's dialect come back without a header: read the
+            # sender from the frame's own bytes.
+            buf = bytes(x.get_msgbuf())
+            k = buf[5] if buf[:1] == b"\xfd" else buf[3]
+            by_sys[k] = by_sys.get(k, 0) + 1
+            if k != 255:
+                types.add(x.get_type())
+        m.close()
+        return by_sys, types, bad
+    finally:
+        os.unlink(path)
+
+
+async def read_blob(s, uri):
+    r = await s.read_resource(uri)
+    c = r.contents[0]
+    if getattr(c, "mime_type", None) != "application/octet-stream" or not hasattr(c, "blob"):
+        fail(f"{uri}: not an application/octet-stream blob: {c}")
+    return base64.b64decode(c.blob)
+
+
+async def read_text(s, uri, mime):
+    r = await s.read_resource(uri)
+    c = r.contents[0]
+    if getattr(c, "mime_type", None) != mime or not hasattr(c, "text"):
+        fail(f"{uri}: not {mime} text: {c}")
+    return c.text
+
+
+async def uris(s):
+    return {str(r.uri) for r in (await s.list_resources()).resources}
+
+
+async def not_readable(s, uri):
+    try:
+        await s.read_resource(uri)
+    except MCPError:
+        return
+    fail(f"{uri} is still readable")
+
+
+async def records(s, nexus, root, first):
+    st = await call(s, "start_session", instance=first, speed=15)
+    sid, sysid = st["session"], st["system_id"]
+    if st["tlog"] != f"nexus://session/{sid}/tlog":
+        fail(f"start_session: {st}")
+    await call(s, "takeoff", session=sid, alt_m=5)
+    r, _ = await wait_capped(s, sid, 0.05, condition="altitude", value=4.5, timeout_s=60)
+    if r["reason"] != "met":
+        fail(f"altitude: {r}")
+    # The tlog so far, while the session flies.
+    if f"nexus://session/{sid}/tlog" not in await uris(s):
+        fail("the open session's tlog is not listed")
+    if f"nexus://session/{sid}/report.html" in await uris(s):
+        fail("an HTML report is listed before the session closed")
+    early, _, bad = tlog_by_system(await read_blob(s, f"nexus://session/{sid}/tlog"))
+    if bad or early.get(sysid, 0) < 10:
+        fail(f"the tlog in flight: {early}, {bad} bad")
+    ok(f"open session's tlog readable in flight: {early.get(sysid)} frames from system {sysid}")
+    await call(s, "land", session=sid)
+    for cond in ("landed", "disarmed"):
+        r, _ = await wait_capped(s, sid, 5, condition=cond, timeout_s=120)
+        if r["reason"] != "met":
+            fail(f"{cond}: {r}")
+
+    # A program whose steps fail: a timeout continued past, then a guard (which stops it).
+    prog = ('[[step]]\nname = "too high"\naction = "none"\nuntil = { altitude = 100 }\n'
+            'timeout_s = 1\non_timeout = "continue"\n\n'
+            '[[step]]\nname = "guarded"\naction = "none"\n'
+            'until = { time = 5, guards = ["disarmed"] }\ntimeout_s = 10\n')
+    r = await call(s, "run_steps", session=sid, program=prog, wait_cap_s=60)
+    steps = r["steps"]
+    if r["passed"] or len(steps) != 2 or any(x["passed"] for x in steps):
+        fail(f"failing program: {r}")
+    why = [x["result"]["explanation"] for x in steps]
+    if not all(why) or "guard `disarmed` fired" not in why[1] or "altitude" not in why[0]:
+        fail(f"failed steps without their explanation: {steps}")
+    # The same words as `nexus run` on the same program.
+    path = os.path.join(root, "failing.toml")
+    with open(path, "w") as f:
+        f.write(prog)
+    out = subprocess.run([nexus, "run", path, "--sim", "--instance", str(first + 1),
+                          "--speed", "10", "--json", "-"], capture_output=True, text=True)
+    if out.returncode != 1:
+        fail(f"nexus run: exit {out.returncode}: {out.stderr}")
+    run_why = [x["explanation"] for x in json.loads(out.stdout)["steps"]]
+    if run_why[1] != why[1] or run_why[1] not in out.stderr:
+        fail(f"run_steps explanation {why[1]!r}, nexus run's {run_why[1]!r}")
+    ok(f"failed steps explained, as nexus run explains them: {why[0]!r}; {why[1]!r}")
+    # Capped, continued: the failed step's explanation comes in the later call.
+    prog2 = json.dumps({"step": [
+        {"action": "none", "until": {"time": 2}, "timeout_s": 10},
+        {"action": "none", "until": {"time": 5, "guards": ["disarmed"]}, "timeout_s": 10}]})
+    r = await call(s, "run_steps", session=sid, program=prog2, wait_cap_s=0.05)
+    caps = 0
+    while r.get("running"):
+        caps += 1
+        r = await call(s, "run_steps", session=sid, wait_cap_s=0.2, **{"continue": True})
+    last = r["steps"][-1]
+    if caps == 0 or last["passed"] or last["result"]["explanation"] != why[1]:
+        fail(f"capped program: {caps} caps, {r}")
+    ok(f"a capped program ({caps} caps) continued: its failed step explained")
+
+    closed = await call(s, "close_sitl", session=sid)
+    rec = closed.get("records") or fail(f"close_sitl: no records: {closed}")
+    if not (rec["tlog"] and rec["report_html"] and rec["verdict"].startswith("FAIL")):
+        fail(f"records: {rec}")
+    got = await uris(s)
+    for u in (f"nexus://session/{sid}/tlog", f"nexus://session/{sid}/report.html"):
+        if u not in got:
+            fail(f"{u} not listed after close: {got}")
+    if f"nexus://session/{sid}/report" in got:
+        fail("the closed session's live report is still listed")
+    data = await read_blob(s, f"nexus://session/{sid}/tlog")
+    with open(rec["tlog"], "rb") as f:
+        if f.read() != data:
+            fail("the tlog resource is not the file")
+    by_sys, types, bad = tlog_by_system(data)
+    if bad or by_sys.get(sysid) != rec["tlog_received"] or by_sys.get(255) != rec["tlog_sent"] \
+            or set(by_sys) != {sysid, 255}:
+        fail(f"tlog: {by_sys}, {bad} bad; records {rec}")
+    for t in ("HEARTBEAT", "STATUSTEXT", "GLOBAL_POSITION_INT"):
+        if t not in types:
+            fail(f"no {t} from the vehicle in the tlog: {sorted(types)}")
+    ok(f"tlog ({len(data)} bytes): {by_sys[sysid]} frames from system {sysid}, "
+       f"{by_sys[255]} from us, as counted; pymavlink reads every one")
+    html = await read_text(s, f"nexus://session/{sid}/report.html", "text/html")
+    for want in ('id="verdict"', f"session {sid} closed (close_sitl)", 'class="fail"', 'id="timeline"',
+                 'id="height-line"', "guard `disarmed` fired", "Takeoff detected", "disarmed"):
+        if want not in html:
+            fail(f"the HTML report has no {want!r}")
+    ok(f"HTML report ({len(html)} bytes): {rec['verdict'][:90]}…")
+
+    # kill_instance during a wait: the wait ends `closed`, in the report too.
+    st2 = await call(s, "start_session", instance=first + 2, speed=15)
+    sid2 = st2["session"]
+    long_wait = asyncio.ensure_future(s.call_tool("wait_until", dict(
+        session=sid2, condition="time", value=1000, timeout_s=2000, wait_cap_s=30)))
+    await asyncio.sleep(0.5)
+    k = await call(s, "kill_instance", instance=first + 2)
+    d = json.loads((await asyncio.wait_for(long_wait, 10)).content[0].text)
+    if d["reason"] != "closed" or k["session"] != sid2 or not k["records"]["report_html"]:
+        fail(f"kill during a wait: {d}, {k}")
+    html2 = await read_text(s, f"nexus://session/{sid2}/report.html", "text/html")
+    if "ended closed" not in k["records"]["verdict"] or "kill_instance" not in html2:
+        fail(f"the killed session's report: {k['records']['verdict']}")
+    ok(f"killed during a wait: {k['records']['verdict']}")
+
+    # --keep-closed 2: a third closed session pushes the first one's files out.
+    st3 = await call(s, "start_session", instance=first + 3, speed=15)
+    c3 = await call(s, "close_sitl", session=st3["session"])
+    if not c3["records"]["verdict"].startswith("PASS") or "no wait" not in c3["records"]["verdict"]:
+        fail(f"an idle session's verdict: {c3}")
+    for u in (f"nexus://session/{sid}/tlog", f"nexus://session/{sid}/report.html"):
+        await not_readable(s, u)
+    if os.path.exists(rec["tlog"]) or os.path.exists(rec["report_html"]):
+        fail("the oldest closed session's files are still there")
+    kept = [c["session"] for c in (await call(s, "list_sessions"))["closed"]]
+    if kept != [sid2, st3["session"]]:
+        fail(f"kept: {kept}")
+    ok(f"--keep-closed 2: sessions {kept} kept, session {sid}'s files deleted")
+
+    st4 = await call(s, "start_session", instance=first + 4, speed=15)
+    print(f"left session {st4['session']}", flush=True)
+
+
 async def reaper(s, instance):
     st = await call(s, "start_session", instance=instance, speed=10)
     sid = st["session"]
@@ -358,10 +569,25 @@ async def reaper(s, instance):
     await refused(s, "snapshot", dict(session=sid), "no session")
     st = await call(s, "start_session", instance=instance, speed=10)
     await asyncio.sleep(2.5)
-    left = (await call(s, "list_sessions"))["sessions"]
-    if left:
-        fail(f"an idle session outlived --idle-s 1: {left}")
+    listed = await call(s, "list_sessions")
+    if listed["sessions"]:
+        fail(f"an idle session outlived --idle-s 1: {listed['sessions']}")
     ok("the idle reaper closed a session left idle and one waiting past --idle-s (closed)")
+    # Their records stay: tlog and HTML report, the reaper named as why they closed.
+    closed = {c["session"]: c for c in listed["closed"]}
+    if set(closed) != {sid, st["session"]}:
+        fail(f"reaped sessions' records: {listed['closed']}")
+    for c in closed.values():
+        if "idle reaper" not in c["closed"] or not c["report_html"]:
+            fail(f"reaped: {c}")
+        html = await read_text(s, f"nexus://session/{c['session']}/report.html", "text/html")
+        if "idle reaper" not in html:
+            fail("the reaped session's report does not say why it closed")
+        by_sys, _, bad = tlog_by_system(await read_blob(s, f"nexus://session/{c['session']}/tlog"))
+        if bad or by_sys.get(instance + 1, 0) == 0:
+            fail(f"the reaped session's tlog: {by_sys}")
+    print(f"records dir: {os.path.dirname(closed[sid]['tlog'])}", flush=True)
+    ok("the reaped sessions' tlog and HTML report are readable")
 
 
 def http_status(url, token):
@@ -394,6 +620,14 @@ async def main():
             async with ClientSession(read, write) as s:
                 await s.initialize()
                 await many(s, first, port)
+    elif mode == "records":
+        nexus, root, first, rec = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+        params = StdioServerParameters(command=nexus, args=[
+            "serve", "--root", root, "--records", rec, "--keep-closed", "2"])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                await records(s, nexus, root, first)
     elif mode == "reaper":
         nexus, root, instance = sys.argv[2], sys.argv[3], int(sys.argv[4])
         params = StdioServerParameters(command=nexus,
