@@ -20,7 +20,15 @@
 //! `--ulog FILE.ulg` (PX4's own log of the same flight) is a second witness: the recording's
 //! facts (arming, disarming, landing, maximum height, modes, the mission) are compared with the
 //! log's ([`super::witness`]), in the report's `second_witness`; a disagreement fails the check
-//! with both readings. A check of a ULog alone (without a tlog) is not done yet.
+//! with both readings.
+//!
+//! `--ulog FILE.ulg` without a `--tlog` checks the program against PX4's log alone: the log is
+//! read back as the MAVLink PX4 makes of its topics ([`nexus_host::ulog::replay`]) and
+//! replayed like a recording. A step whose condition (or guard) the log has no topic for is
+//! never judged on made-up data: when it starts it ends `aborted`, its explanation naming what
+//! the log lacks ("PX4's log cannot answer `airspeed >= 5 m/s`: PX4's log has no
+//! airspeed_validated"), and the steps after it are not run. The vehicle is `--system-id` (the
+//! log names none; default 1).
 //!
 //! Where a check reads other data than the live run did, it says so. The differences:
 //! * the program starts at the vehicle's first HEARTBEAT in the recording, not when a live
@@ -57,11 +65,12 @@ pub struct CheckArgs {
     /// The flight program (TOML) whose conditions are checked.
     pub program: PathBuf,
     /// The recorded flight (.tlog; repeat to merge several links of one flight by time).
-    #[arg(long, value_name = "FLIGHT.tlog", required = true)]
+    #[arg(long, value_name = "FLIGHT.tlog", required_unless_present = "ulog")]
     pub tlog: Vec<PathBuf>,
     /// PX4's own log of the same flight (.ulg): the recording's facts (arming, landing,
     /// height, modes, mission) are checked against it, the report's `second_witness`; a
-    /// disagreement beyond the tolerance fails the check with both readings.
+    /// disagreement beyond the tolerance fails the check with both readings. Without
+    /// `--tlog`, the program is checked against this log alone.
     #[arg(long, value_name = "FILE.ulg")]
     pub ulog: Option<PathBuf>,
     /// The vehicle's system id (default: the first autopilot heartbeat's).
@@ -234,6 +243,44 @@ impl Recordings {
     }
 }
 
+/// What a check replays: recorded frames, or PX4's log read back as its link.
+enum Source {
+    /// The `--tlog` files.
+    Tlog(Recordings),
+    /// `--ulog` alone: the messages its topics make, in time order.
+    Ulog(std::vec::IntoIter<nexus_host::ulog::replay::Timed>),
+}
+
+impl Source {
+    fn next_frame(&mut self) -> Result<Option<(u64, Frame)>, String> {
+        match self {
+            Source::Tlog(r) => r.next_frame(),
+            Source::Ulog(f) => Ok(f.next()),
+        }
+    }
+}
+
+/// Why each step the log cannot answer cannot be checked: (step, the reason), from the step's
+/// condition and guards.
+fn unanswerable(log: &nexus_host::ulog::Ulog, prog: &ProgramFile) -> Vec<(usize, String)> {
+    use nexus_host::ulog::replay::cannot_answer;
+    prog.steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let w = &s.step.until;
+            let mut why: Vec<String> = std::iter::once(w.condition())
+                .chain(w.guards())
+                .filter_map(|c| cannot_answer(log, c).map(|why| format!("`{c}`: {why}")))
+                .collect();
+            why.dedup();
+            // An action-only step waits for nothing the log must hold.
+            (!why.is_empty() && !s.until_text.is_empty())
+                .then(|| (i, format!("PX4's log cannot answer {}", why.join("; "))))
+        })
+        .collect()
+}
+
 /// The `recording:` line: what was read, what was skipped.
 fn recording_line(r: &super::report::RecordingReport) -> String {
     let mut line = format!("recording: {} records read", r.records);
@@ -288,39 +335,70 @@ pub fn main(args: &CheckArgs) -> ExitCode {
         eprintln!("nexus check: {e}");
         return exit(EXIT_SETUP);
     }
-    // Every file is opened and checked (count, sizes, one record at least) before anything is
-    // replayed; the vehicle is found by a first look at the recording.
-    let target = match Recordings::open(&args.tlog).and_then(|mut r| match args.system_id {
-        Some(id) => Ok(Some(id)),
-        None => first_autopilot(&mut r),
-    }) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("nexus check: {e}");
-            return exit(EXIT_SETUP);
-        }
-    };
-    let Some(target) = target else {
-        eprintln!("nexus check: no autopilot HEARTBEAT in the recording (pass --system-id)");
-        return exit(EXIT_SETUP);
-    };
     let meta: Vec<StepMeta> = prog.steps.iter().map(StepMeta::from).collect();
     let total = meta.len();
     let title = prog.name.as_deref().unwrap_or("flight program");
-    let bytes: u64 = args
-        .tlog
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
-    out.line(&format!(
-        "nexus check: {} — {title}, {total} steps, against {} ({bytes} bytes), system {target}",
-        args.program.display(),
-        match args.tlog.len() {
-            1 => "1 tlog".to_string(),
-            n => format!("{n} tlogs"),
+    let ulog_alone = match (args.tlog.is_empty(), &args.ulog) {
+        (true, Some(path)) => match nexus_host::ulog::Ulog::open(path) {
+            Ok(log) => Some((path, log)),
+            Err(e) => {
+                eprintln!("nexus check: {}: {e}", path.display());
+                return exit(EXIT_SETUP);
+            }
+        },
+        _ => None,
+    };
+    let (target, mut source, skip) = if let Some((path, log)) = &ulog_alone {
+        let target = args.system_id.unwrap_or(1);
+        out.line(&format!(
+            "nexus check: {} — {title}, {total} steps, against PX4's log {} ({} bytes), \
+             system {target}",
+            args.program.display(),
+            path.display(),
+            log.len()
+        ));
+        let skip = unanswerable(log, &prog);
+        let frames = nexus_host::ulog::replay::frames(log, target, 1);
+        (target, Source::Ulog(frames.into_iter()), skip)
+    } else {
+        // Every file is opened and checked (count, sizes, one record at least) before
+        // anything is replayed; the vehicle is found by a first look at the recording.
+        let target = match Recordings::open(&args.tlog).and_then(|mut r| match args.system_id {
+            Some(id) => Ok(Some(id)),
+            None => first_autopilot(&mut r),
+        }) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("nexus check: {e}");
+                return exit(EXIT_SETUP);
+            }
+        };
+        let Some(target) = target else {
+            eprintln!("nexus check: no autopilot HEARTBEAT in the recording (pass --system-id)");
+            return exit(EXIT_SETUP);
+        };
+        let bytes: u64 = args
+            .tlog
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        out.line(&format!(
+            "nexus check: {} — {title}, {total} steps, against {} ({bytes} bytes), system {target}",
+            args.program.display(),
+            match args.tlog.len() {
+                1 => "1 tlog".to_string(),
+                n => format!("{n} tlogs"),
+            }
+        ));
+        match Recordings::open(&args.tlog) {
+            Ok(r) => (target, Source::Tlog(r), Vec::new()),
+            Err(e) => {
+                eprintln!("nexus check: {e}");
+                return exit(EXIT_SETUP);
+            }
         }
-    ));
+    };
     let mut client = replay_client(target);
     if let Some(plan) = &prog.plan {
         if let Err(e) = client.offboard_mut().0.lodge_mission(&plan.plan.items) {
@@ -331,31 +409,42 @@ pub fn main(args: &CheckArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     }
-    let mut recordings = match Recordings::open(&args.tlog) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("nexus check: {e}");
-            return exit(EXIT_SETUP);
-        }
-    };
-    let r = match replay(&mut client, &mut recordings, &prog, &meta, &out) {
+    let r = match replay(&mut client, &mut source, &prog, &meta, &skip, &out) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let recording = match recordings.finish() {
-        Ok(rec) => rec,
-        Err(e) => {
-            eprintln!("nexus check: {e}");
-            return exit(EXIT_SETUP);
-        }
+    let recording = match source {
+        Source::Tlog(recordings) => match recordings.finish() {
+            Ok(rec) => {
+                out.line(&recording_line(&rec));
+                Some(rec)
+            }
+            Err(e) => {
+                eprintln!("nexus check: {e}");
+                return exit(EXIT_SETUP);
+            }
+        },
+        Source::Ulog(_) => None,
     };
-    out.line(&recording_line(&recording));
     let records = client.program().records().to_vec();
     let mut report = check_report(args, &prog, target, &meta, &client, &r);
-    report.recording = Some(recording);
+    report.recording = recording;
+    if let Some((path, log)) = &ulog_alone {
+        report.vehicle.kind = "ulog";
+        report.events = vec![format!("checked against PX4's log {}", path.display())];
+        let f = nexus_host::ulog::facts::Facts::of(log);
+        if !f.missing_topics.is_empty() {
+            report
+                .events
+                .push(format!("PX4's log lacks {}", f.missing_topics.join(", ")));
+        }
+        report
+            .events
+            .extend(skip.iter().map(|(i, why)| format!("step {}: {why}", i + 1)));
+    }
     let (mut passed, mut verdict) =
         verdict(&r, &records, &meta, target, client.snapshot().t_sim_s());
-    if let Some(path) = &args.ulog {
+    if let (Some(path), None) = (&args.ulog, &ulog_alone) {
         let link =
             super::witness::LinkFacts::of(&r.trace, report.mission.as_ref().map(|m| m.complete));
         let w = super::witness::witness(path, &link);
@@ -496,8 +585,9 @@ struct Replayed {
     started: bool,
     /// How the program ended.
     end: Option<ProgramEnd>,
-    /// The step the end of the recording aborted, if it did.
-    ended_early: Option<usize>,
+    /// The step the check aborted (the recording ended, or PX4's log cannot answer it), and
+    /// why.
+    ended_early: Option<(usize, String)>,
     /// Why each failed step failed, in the vehicle's words.
     explanations: std::collections::HashMap<usize, String>,
     /// The vehicle's texts.
@@ -511,13 +601,15 @@ struct Replayed {
 }
 
 /// Hand `frames` to the client in their recorded time, running the program (its actions shown,
-/// not performed) and printing each step as it settles. `Err` is the exit code of a program
-/// the client refused.
+/// not performed) and printing each step as it settles. A step of `skip` is aborted as it
+/// starts, with its reason (its wait replaced by one that cannot end first, so it is never
+/// met on data the recording lacks). `Err` is the exit code of a program the client refused.
 fn replay(
     client: &mut CheckClient,
-    recordings: &mut Recordings,
+    recordings: &mut Source,
     prog: &ProgramFile,
     meta: &[StepMeta],
+    skip: &[(usize, String)],
     out: &Out,
 ) -> Result<Replayed, ExitCode> {
     let total = meta.len();
@@ -527,6 +619,7 @@ fn replay(
     let mut end: Option<ProgramEnd> = None;
     let mut explanations = std::collections::HashMap::new();
     let mut shown = None;
+    let mut ended_early = None;
     let mut tx = [0u8; MAX_FRAME_LEN];
     let mut now = Instant::ZERO;
     loop {
@@ -544,7 +637,17 @@ fn replay(
         now = now.max(Instant::from_micros(ts.saturating_sub(t0)));
         client.handle(now, &f);
         if !started && client.telemetry().connected() {
-            if let Err(e) = client.start_program(now, prog.to_program()) {
+            let mut program = nexus_core::engine::Program::new();
+            for (i, spec) in prog.steps.iter().enumerate() {
+                let mut step = spec.step.clone();
+                if skip.iter().any(|(k, _)| *k == i) {
+                    let timeout = step.until.timeout().unwrap_or(0.0);
+                    step.until = nexus_core::engine::Wait::time_s(1.0e9).timeout_s(timeout);
+                }
+                // Cannot fail: the step count was checked against STEPS when reading.
+                let _ = program.push(step);
+            }
+            if let Err(e) = client.start_program(now, program) {
                 eprintln!("nexus check: the program was refused: {e}");
                 return Err(exit(EXIT_SETUP));
             }
@@ -572,6 +675,21 @@ fn replay(
             }
         }
         if let ProgramState::Running { step } = client.program().state() {
+            if let Some((_, why)) = skip.iter().find(|(i, _)| *i == step) {
+                let _ = client.abort_program(now);
+                explanations.insert(step, why.clone());
+                ended_early = Some((step, why.clone()));
+                while let Some(ev) = client.poll_event() {
+                    if let Event::ProgramFinished(e) = ev {
+                        end = Some(e);
+                    }
+                }
+                if let (Some(rec), Some(m)) = (client.program().records().get(step), meta.get(step))
+                {
+                    out.line(&super::exec::step_line(m, step, total, rec, Some(why)));
+                }
+                break;
+            }
             if shown != Some(step) {
                 shown = Some(step);
                 if let Some(m) = meta.get(step) {
@@ -589,11 +707,10 @@ fn replay(
             break;
         }
     }
-    let mut ended_early = None;
     if end.is_none() && started {
         // The recording ended first: the step running is aborted with that reason.
         let step = client.program().records().len();
-        ended_early = Some(step);
+        ended_early = Some((step, "the recording ended".to_string()));
         let _ = client.abort_program(now);
         while let Some(ev) = client.poll_event() {
             if let Event::ProgramFinished(e) = ev {
@@ -694,7 +811,11 @@ fn verdict(
             .unwrap_or(records.len().saturating_sub(1));
         match (records.get(at), meta.get(at)) {
             (Some(rec), Some(m)) => {
-                let early = (r.ended_early == Some(at)).then_some("the recording ended");
+                let early = r
+                    .ended_early
+                    .as_ref()
+                    .filter(|(s, _)| *s == at)
+                    .map(|(_, why)| why.as_str());
                 format!(
                     "FAIL: {}",
                     failure_text(&m.label(at, total), &m.until, rec, early)

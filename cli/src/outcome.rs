@@ -83,6 +83,12 @@ impl Command<'_> {
         report.final_state = Some(flight.final_snapshot());
         flight.fill_times(report);
         report.ignored = IgnoredReport::from(&flight.summarize_ignored());
+        if let (Some(path), true) = (&self.evidence.ulog, flight.vehicle.attached.is_some()) {
+            let fetched = self.fetch_ulog(path, &flight.vehicle.link);
+            if let Some(a) = &mut flight.vehicle.attached {
+                a.fetched_ulog = Some(fetched);
+            }
+        }
         let items = plan.map_or(0, |p| p.plan.items.len());
         let link_status = flight.vehicle.link.status();
         report
@@ -99,6 +105,42 @@ impl Command<'_> {
         }
     }
 
+    /// `--ulog` on an attached vehicle: its newest log fetched over MAVLink into `path`, once
+    /// the vehicle has disarmed (PX4 closes its log then); a vehicle still armed is not asked.
+    fn fetch_ulog(
+        &self,
+        path: &std::path::Path,
+        link: &nexus_host::pump::LinkHandle,
+    ) -> Result<nexus_host::ulog::fetch::Fetched, String> {
+        if link.with_status(|s| s.armed) {
+            return Err(
+                "the vehicle was still armed when the program ended: PX4 closes its log at the \
+                 disarm, so it was not fetched (end the program with a `disarmed` step)"
+                    .into(),
+            );
+        }
+        self.out.line(&format!(
+            "fetching the vehicle's log over MAVLink (LOG_REQUEST_LIST, LOG_REQUEST_DATA) into {}",
+            path.display()
+        ));
+        let opts = nexus_host::ulog::fetch::FetchOptions::default();
+        match nexus_host::ulog::fetch::fetch_newest(link, path, &opts) {
+            Ok(f) => {
+                self.out.line(&format!(
+                    "fetched log {} of {}: {} bytes in {:.1} s ({} requests, {} re-requests)",
+                    f.entry.id,
+                    f.listed,
+                    f.entry.size_bytes,
+                    f.download_wall.as_secs_f64(),
+                    f.stats.data_requests,
+                    f.stats.re_requests
+                ));
+                Ok(f)
+            }
+            Err(e) => Err(format!("the vehicle's log could not be fetched: {e}")),
+        }
+    }
+
     /// Say the verdict of `outcome` (with the vehicle's last console lines when it died),
     /// write the reports, and the exit code: 0 passed, 1 failed, 128 + the signal when
     /// interrupted, 2 when a report could not be written.
@@ -112,15 +154,30 @@ impl Command<'_> {
         // log is read and compared with the link; a disagreement fails a run that passed.
         let mut outcome = outcome;
         if let (Some(path), Some(f)) = (&self.evidence.ulog, flight) {
-            let w = match f.vehicle.sim.close_checked() {
-                Err(e) => super::witness::failed(path, e.to_string()),
-                Ok(()) => {
-                    let link = super::witness::LinkFacts::of(
-                        &f.trace,
-                        report.mission.is_some().then(|| f.mission_complete()),
-                    );
-                    super::witness::witness(path, &link)
-                }
+            let link = || {
+                super::witness::LinkFacts::of(
+                    &f.trace,
+                    report.mission.is_some().then(|| f.mission_complete()),
+                )
+            };
+            let w = match &f.vehicle.attached {
+                // Attached: the log fetched over MAVLink before the link closed.
+                Some(a) => match &a.fetched_ulog {
+                    Some(Ok(got)) => {
+                        let mut w = super::witness::witness(path, &link());
+                        w.transfer = Some(got.into());
+                        w
+                    }
+                    Some(Err(e)) => super::witness::failed(path, e.clone()),
+                    None => super::witness::failed(
+                        path,
+                        "the flight ended before the vehicle's log could be fetched".into(),
+                    ),
+                },
+                None => match f.vehicle.sim.close_checked() {
+                    Err(e) => super::witness::failed(path, e.to_string()),
+                    Ok(()) => super::witness::witness(path, &link()),
+                },
             };
             self.out.line(&super::witness::summary(&w));
             if let (Ok(_), Some(why)) = (&outcome, super::witness::failure(&w)) {

@@ -56,6 +56,11 @@ pub struct SimArgs {
     /// SETUP_SIGNING.
     #[arg(long, value_name = "FILE")]
     pub signing_key_store: Option<std::path::PathBuf>,
+    /// Write the vehicle's own log (PX4's ULog: from boot until its first disarm after an
+    /// arming, as PX4 SITL logs) to FILE, and serve it to LOG_REQUEST_LIST / LOG_REQUEST_DATA
+    /// as PX4 serves its logs. With `--count` above 1, a directory: `<instance>.ulg` each.
+    #[arg(long, value_name = "FILE")]
+    pub ulog: Option<std::path::PathBuf>,
 }
 
 /// Start the vehicles and print their console until they all exit (or the process is killed).
@@ -73,6 +78,26 @@ pub fn run(args: &SimArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    let ulog_of = |n: u8| -> Option<std::path::PathBuf> {
+        let p = args.ulog.as_ref()?;
+        Some(if args.count > 1 {
+            p.join(format!("{n}.ulg"))
+        } else {
+            p.clone()
+        })
+    };
+    if let Some(p) = &args.ulog {
+        let checked = if args.count > 1 {
+            std::fs::create_dir_all(p)
+                .map_err(|e| format!("--ulog {}: cannot make the directory: {e}", p.display()))
+        } else {
+            nexus_host::limits::check_output("--ulog", p)
+        };
+        if let Err(e) = checked {
+            eprintln!("nexus sim: {e}");
+            return ExitCode::from(2);
+        }
+    }
     // A signal stops the vehicles in order and exits 128 + its number (nexus_host::interrupt).
     let _interrupts = nexus_host::interrupt::handle();
     let mut sims = Vec::new();
@@ -86,6 +111,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
         cfg.vehicle.hardware_identity = args.identify_as_hardware;
         cfg.vehicle.component_id = args.component_id;
         cfg.offboard_port_per_instance = args.offboard_port_per_instance;
+        cfg.ulog = ulog_of(n);
         match crate::sign::sim_signing(args) {
             Ok(s) => cfg.vehicle.signing = s,
             Err(e) => {

@@ -296,6 +296,8 @@ pub struct Attached {
     pub simulator: Option<bool>,
     /// What the connection did that the report should say (a slow link's stream requests).
     pub notes: Vec<String>,
+    /// `--ulog`: the vehicle's log fetched over MAVLink after the flight, or why it was not.
+    pub fetched_ulog: Option<Result<nexus_host::ulog::fetch::Fetched, String>>,
 }
 
 impl Connected {
@@ -348,11 +350,8 @@ pub fn start(
         opts = opts.tlog(t);
     }
     if let Some(conn) = &args.connect {
-        if ulog.is_some() {
-            return Err(StartError::Setup(format!(
-                "--ulog with --connect {conn}: fetching the vehicle's log over MAVLink                  (LOG_REQUEST_LIST / LOG_REQUEST_DATA) is not done yet; copy its .ulg (SD card,                  SITL working directory) and give it to `nexus check PROGRAM --tlog FLIGHT.tlog                  --ulog FILE.ulg`"
-            )));
-        }
+        // `--ulog`: the vehicle's log is fetched over MAVLink after the flight
+        // ([`super::outcome::Command::fill`]).
         return attach(args, conn, opts, moves);
     }
     let px4 = args.wants_px4();
@@ -535,6 +534,7 @@ pub fn attach(
             component_id: compid,
             simulator,
             notes,
+            fetched_ulog: None,
         }),
     })
 }

@@ -73,6 +73,51 @@ pub struct WitnessReport {
     /// What reading it found: bytes, logged topics of the facts missing, damaged messages
     /// skipped, where it was cut short.
     pub read: Option<ReadReport>,
+    /// How the log came over MAVLink's log transfer (`--connect`); `null` when it was kept
+    /// from PX4's working directory or written by the built-in vehicle.
+    pub transfer: Option<TransferReport>,
+}
+
+/// What fetching the log over MAVLink took.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TransferReport {
+    /// The vehicle's id of the log.
+    pub log_id: u16,
+    /// Its size, bytes (all of them written to the file).
+    pub bytes: u32,
+    /// When the vehicle last wrote it, s since the Unix epoch (its clock).
+    pub time_utc_s: u32,
+    /// Logs the vehicle listed.
+    pub logs_listed: u16,
+    /// Listings made (the newest log's size compared between two).
+    pub listings: u32,
+    /// LOG_REQUEST_DATA sent, the first of each window and every re-request.
+    pub data_requests: u32,
+    /// Of those, requests for missing chunks.
+    pub re_requests: u32,
+    /// Retry timers that ran out (the stream stalled).
+    pub timeouts: u32,
+    /// Chunks that came twice.
+    pub duplicate_chunks: u32,
+    /// The download's wall time, s.
+    pub wall_s: f64,
+}
+
+impl From<&nexus_host::ulog::fetch::Fetched> for TransferReport {
+    fn from(f: &nexus_host::ulog::fetch::Fetched) -> Self {
+        TransferReport {
+            log_id: f.entry.id,
+            bytes: f.entry.size_bytes,
+            time_utc_s: f.entry.time_utc_s,
+            logs_listed: f.listed,
+            listings: f.listings,
+            data_requests: f.stats.data_requests,
+            re_requests: f.stats.re_requests,
+            timeouts: f.stats.timeouts,
+            duplicate_chunks: f.stats.duplicates,
+            wall_s: f.download_wall.as_secs_f64(),
+        }
+    }
 }
 
 /// What reading the ULog found.
@@ -391,6 +436,7 @@ pub fn compare(link: &LinkFacts, log: &Ulog, path: &Path, tol: &Tolerance) -> Wi
             truncated_at: log.truncated_at.map(|t| t as u64),
             span_s: f.span_us.map(|(a, b)| (a as f64 / 1e6, b as f64 / 1e6)),
         }),
+        transfer: None,
     }
 }
 
@@ -404,6 +450,7 @@ pub fn failed(path: &Path, why: String) -> WitnessReport {
         disagreements: Vec::new(),
         error: Some(why),
         read: None,
+        transfer: None,
     }
 }
 

@@ -20,6 +20,8 @@
 //! * [`explain`]: why a wait ended without its condition, in the vehicle's own words;
 //! * [`escape`]: vehicle text shown safely (controls, line breaks, bidi controls escaped);
 //! * [`mission`] and [`plan`]: mission items and the QGroundControl `.plan` reader;
+//! * [`log_transfer`]: listing and downloading the vehicle's own logs (the `log-transfer`
+//!   feature);
 //! * [`client`]: all of the above behind one `handle` / `poll_transmit` / `next_deadline` /
 //!   `poll_event` interface, the thing a driver runs per vehicle link.
 //!
@@ -78,6 +80,8 @@ pub mod escape;
 pub mod explain;
 pub mod frame;
 pub mod ground_truth;
+#[cfg(feature = "log-transfer")]
+pub mod log_transfer;
 pub mod mission;
 pub mod mode;
 pub mod msg;

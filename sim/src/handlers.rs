@@ -1,5 +1,5 @@
 //! Inbound messages other than commands: heartbeats, manual control, offboard setpoints,
-//! parameters and the mission protocol.
+//! parameters, the mission protocol and the log protocol.
 #![allow(deprecated)] // PX4 still speaks SET_MODE, MISSION_SET_CURRENT and the *_INT frames.
 
 use super::navigator::OffboardSp;
@@ -115,6 +115,18 @@ impl Vehicle {
             | mav::MISSION_ACK_DATA::ID
             | mav::MISSION_SET_CURRENT_DATA::ID
             | mav::MISSION_CLEAR_ALL_DATA::ID => self.on_mission_frame(h, v, payload, src),
+            // PX4's log handler reads these whatever their target.
+            mav::LOG_REQUEST_LIST_DATA::ID => {
+                if let Ok(m) = mav::LOG_REQUEST_LIST_DATA::deser(v, payload) {
+                    self.logger.on_request_list(&m);
+                }
+            }
+            mav::LOG_REQUEST_DATA_DATA::ID => {
+                if let Ok(m) = mav::LOG_REQUEST_DATA_DATA::deser(v, payload) {
+                    self.logger.on_request_data(&m);
+                }
+            }
+            mav::LOG_REQUEST_END_DATA::ID => self.logger.on_request_end(),
             mav::REQUEST_EVENT_DATA::ID => {
                 if let Ok(m) = mav::REQUEST_EVENT_DATA::deser(v, payload) {
                     if m.target_system == self.sysid

@@ -125,6 +125,7 @@ pub mod geo;
 pub mod geofence;
 mod handlers;
 pub mod io;
+pub mod logger;
 pub mod mission;
 pub mod modes;
 pub mod navigator;

@@ -14,7 +14,6 @@
 use super::clock::{ClockMode, Pacer};
 use super::config::VehicleConfig;
 use super::faults::{ExitStatus, Fault};
-use super::ulog::FlightLog;
 use super::vehicle::{Vehicle, VehicleSnapshot};
 use std::collections::VecDeque;
 use std::io::ErrorKind;
@@ -57,7 +56,9 @@ pub struct SimConfig {
     /// client that only listens on 14540+N hears any instance (not what PX4 does).
     pub offboard_port_per_instance: bool,
     /// Write the vehicle's own log of its flight here (PX4's ULog format, PX4's topic names:
-    /// [`crate::ulog::FlightLog`]), from boot until the vehicle stops; `None`: no log.
+    /// [`crate::ulog::FlightLog`]), from boot until its first disarm after an arming, or
+    /// until it stops ([`crate::logger`]); the same bytes are served over MAVLink's log
+    /// protocol. `None`: no log.
     pub ulog: Option<std::path::PathBuf>,
 }
 
@@ -223,21 +224,19 @@ impl SimHandle {
             }
         }
         let socket = bind(&cfg)?;
-        let vehicle = Vehicle::new(cfg.vehicle.clone());
+        let mut vehicle = Vehicle::new(cfg.vehicle.clone());
         let ulog = match &cfg.ulog {
             None => None,
             Some(path) => {
-                let file = std::fs::File::create(path).map_err(|source| SimError::Ulog {
+                let err = |source| SimError::Ulog {
                     path: path.clone(),
                     source,
-                })?;
-                let name = format!("nexus-sim instance {}", cfg.vehicle.instance);
-                let log = FlightLog::new(std::io::BufWriter::new(file), vehicle.now_us(), &name)
-                    .map_err(|e| SimError::Ulog {
-                        path: path.clone(),
-                        source: std::io::Error::other(e.to_string()),
-                    })?;
-                Some(log)
+                };
+                let file = std::fs::File::create(path).map_err(err)?;
+                vehicle
+                    .start_flight_log()
+                    .map_err(|e| err(std::io::Error::other(e.to_string())))?;
+                Some(std::io::BufWriter::new(file))
             }
         };
         let ports = Ports {
@@ -452,8 +451,8 @@ struct Server {
     shared: Arc<Mutex<Shared>>,
     buf: Vec<u8>,
     out: [u8; DATAGRAM_LEN],
-    /// The vehicle's own log, while it can be written.
-    ulog: Option<FlightLog<std::io::BufWriter<std::fs::File>>>,
+    /// The file of the vehicle's own log, while it can be written.
+    ulog: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 impl Server {
@@ -466,43 +465,38 @@ impl Server {
             ClockMode::RealTime { speed } => self.run_realtime(speed, rx),
         }
         self.publish();
-        if let Some(mut log) = self.ulog.take() {
-            if let Err(e) = log.flush() {
-                self.log_failed(e);
-            }
-        }
+        self.write_log();
         lock(&self.shared).running = false;
     }
 
-    /// Advance the vehicle by `dt_us` and log it when a sample is due.
+    /// Advance the vehicle by `dt_us`.
     fn step(&mut self, dt_us: u64) {
         self.vehicle.step(dt_us);
-        if let Some(log) = &mut self.ulog {
-            if log.due(self.vehicle.now_us()) {
-                if let Err(e) = log.sample(&self.vehicle.flight_log_sample()) {
-                    self.log_failed(e);
-                }
-            }
-        }
     }
 
-    /// The log could not be written: it stops, and the console says so.
-    fn log_failed(&mut self, e: crate::ulog::WriteError) {
-        self.ulog = None;
-        let mut s = lock(&self.shared);
-        let line = format!("ERROR [logger] the vehicle's ULog stopped: {e}");
-        s.log.push_back(line.clone());
-        s.new_lines.push_back(line);
+    /// Append what the vehicle's log gained to its file, flushed (the file is whole at every
+    /// moment the log is); a failed write stops the file, and the console says so.
+    fn write_log(&mut self) {
+        let Some(file) = &mut self.ulog else {
+            return;
+        };
+        let new = self.vehicle.take_flight_log_written();
+        if new.is_empty() {
+            return;
+        }
+        use std::io::Write as _;
+        if let Err(e) = file.write_all(new).and_then(|()| file.flush()) {
+            self.ulog = None;
+            let mut s = lock(&self.shared);
+            let line = format!("ERROR [logger] the vehicle's ULog file stopped: {e}");
+            s.log.push_back(line.clone());
+            s.new_lines.push_back(line);
+        }
     }
 
     fn publish(&mut self) {
         let lines = self.vehicle.take_console();
-        if let Some(log) = &mut self.ulog {
-            let now = self.vehicle.now_us();
-            if let Some(e) = lines.iter().find_map(|l| log.console(now, l).err()) {
-                self.log_failed(e);
-            }
-        }
+        self.write_log();
         let mut s = lock(&self.shared);
         s.snapshot = self.vehicle.snapshot();
         s.exit = self.vehicle.exit_status();

@@ -1004,6 +1004,8 @@ impl Vehicle {
             self.streams.next_mission_us = now - now % MISSION_MANAGER_US + MISSION_MANAGER_US;
         }
         self.mission.update(now, &mut self.io, view, slow);
+        self.logger
+            .send(self.tick_us, UNIX_EPOCH_BASE_US, &mut self.io.out);
         let connected = !self.cfg.texts_need_gcs_heartbeat
             || self
                 .gcs_heartbeat_us

@@ -305,6 +305,11 @@ impl<W: Write> UlogWriter<W> {
         Ok(())
     }
 
+    /// What it writes into.
+    pub fn get_ref(&self) -> &W {
+        &self.out
+    }
+
     /// The writer, flushed.
     pub fn into_inner(mut self) -> Result<W, WriteError> {
         self.flush()?;
@@ -459,6 +464,11 @@ impl<W: Write> FlightLog<W> {
         if !self.due(s.now_us) {
             return Ok(());
         }
+        self.sample_now(s)
+    }
+
+    /// Log `s` whether a sample is due or not (the last one, at a disarm).
+    pub fn sample_now(&mut self, s: &FlightSample) -> Result<(), WriteError> {
         self.next_us = s.now_us - s.now_us % FLIGHT_LOG_PERIOD_US + FLIGHT_LOG_PERIOD_US;
         let t = s.now_us;
         let id = |i: usize| self.ids.get(i).copied().unwrap_or(u16::MAX);
@@ -555,6 +565,11 @@ impl<W: Write> FlightLog<W> {
     /// Flush the log.
     pub fn flush(&mut self) -> Result<(), WriteError> {
         self.w.flush()
+    }
+
+    /// What it writes into.
+    pub fn get_ref(&self) -> &W {
+        self.w.get_ref()
     }
 
     /// The writer, flushed.

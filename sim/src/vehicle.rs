@@ -204,6 +204,8 @@ pub struct Vehicle {
     pub(super) flight_info: (u64, u64),
     /// PING stream sequence number.
     pub(super) ping_seq: u32,
+    /// Its own log and the MAVLink log handler serving it ([`crate::logger`]).
+    pub(super) logger: crate::logger::Logger,
     decoder: Decoder,
 }
 
@@ -273,6 +275,7 @@ impl Vehicle {
             flight_info: (0, 0),
             rtl_check_next_us: 0,
             shutdown_at_us: None,
+            logger: Default::default(),
             decoder: Decoder::new(),
             cfg,
         }
@@ -308,9 +311,38 @@ impl Vehicle {
         self.exit
     }
 
-    /// Console (stdout) lines printed since the last call.
+    /// Console (stdout) lines printed since the last call (logged in its own log as they are
+    /// taken, as PX4 logs its console).
     pub fn take_console(&mut self) -> Vec<String> {
-        self.io.console.drain(..).collect()
+        let lines: Vec<String> = self.io.console.drain(..).collect();
+        if let Err(e) = self.logger.console(self.now_us, &lines) {
+            self.io.print(e);
+        }
+        lines
+    }
+
+    /// Begin its own log of the flight (PX4's ULog, [`crate::logger`]): from now (boot) until
+    /// its first disarm after an arming; served to LOG_REQUEST_LIST / LOG_REQUEST_DATA.
+    pub fn start_flight_log(&mut self) -> Result<(), crate::ulog::WriteError> {
+        let name = format!("nexus-sim instance {}", self.cfg.instance);
+        self.logger.start(self.now_us, &name)
+    }
+
+    /// Every byte of its own log so far; `None` when none was begun.
+    pub fn flight_log(&self) -> Option<&[u8]> {
+        self.logger.bytes()
+    }
+
+    /// Whether its own log is still being written (it closes at the first disarm after an
+    /// arming).
+    pub fn flight_log_open(&self) -> bool {
+        self.logger.is_open()
+    }
+
+    /// The bytes of its own log written since the last call (what a driver appends to the
+    /// log's file).
+    pub fn take_flight_log_written(&mut self) -> &[u8] {
+        self.logger.take_written()
     }
 
     /// Headline state and ground truth.
@@ -473,8 +505,26 @@ impl Vehicle {
         if !self.stalled {
             self.now_us += self.tick_us;
             self.sim_tick();
+            self.log_tick();
         }
         self.io_tick();
+    }
+
+    /// The logger's tick: a sample when due, the last one and the close at a disarm.
+    fn log_tick(&mut self) {
+        let (now, armed) = (self.now_us, self.commander.armed);
+        // Arming is noted every tick; a sample is made only when one is written.
+        let sample = if self.logger.due(now, armed) {
+            self.flight_log_sample()
+        } else if armed && self.logger.is_open() {
+            self.logger.note_armed();
+            return;
+        } else {
+            return;
+        };
+        if let Err(e) = self.logger.tick(now, armed, &sample) {
+            self.io.print(e);
+        }
     }
 
     pub(super) fn conditions(&self) -> Conditions {

@@ -434,3 +434,100 @@ fn mission_verified_needs_no_mission_current() {
         "met in the step the comparison completed"
     );
 }
+
+/// The vehicle's own log downloaded over the lossy link: the core's log machine
+/// (`nexus_core::log_transfer`) against the simulated PX4's log handler, 20 % of the frames
+/// lost each way, 50 ms each way. The log is listed while the vehicle still writes it (as PX4
+/// lists a log being written, at its size then), so what comes is exactly that many of its
+/// first bytes, and every missing chunk was asked for again.
+#[test]
+fn the_vehicles_log_downloads_whole_over_a_lossy_link() {
+    use nexus_core::log_transfer::{LogConfig, LogEvent, LogTransfer};
+    use nexus_core::offboard::wire::Addr;
+    let mut vehicle = Vehicle::new(VehicleConfig::instance(0));
+    vehicle.start_flight_log().unwrap();
+    // A minute of the vehicle on the pad: its log holds ~100 KB.
+    vehicle.step(60_000_000);
+    let to = Addr {
+        system: vehicle.sysid(),
+        component: 1,
+    };
+    let mut m = LogTransfer::new(LogConfig::default(), to);
+    let mut rng = Rng(0x1065 | 1);
+    let latency_us = 50_000;
+    let mut up: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
+    let mut down: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
+    let mut enc = nexus_core::frame::Encoder::new(255, 190);
+    let mut decoder = Decoder::new();
+    let mut file: Vec<u8> = Vec::new();
+    let mut listed = None;
+    let mut done = None;
+    let (mut lost_down, mut lost_up) = (0u32, 0u32);
+    m.list(Instant::from_micros(vehicle.now_us())).unwrap();
+    let end = vehicle.now_us() + 600_000_000;
+    while vehicle.now_us() < end && done.is_none() {
+        vehicle.step(10_000);
+        let t = vehicle.now_us();
+        let now = Instant::from_micros(t);
+        let mut buf = [0u8; 1400];
+        while let Some(n) = vehicle.poll_transmit(&mut buf) {
+            let mut rest = &buf[..n];
+            while !rest.is_empty() {
+                let (used, raw) = decoder.feed(rest);
+                if let Some(raw) = raw {
+                    if rng.chance(20) {
+                        lost_down += 1;
+                    } else {
+                        down.push_back((t + latency_us, raw.bytes.to_vec()));
+                    }
+                }
+                rest = &rest[used..];
+            }
+        }
+        while down.front().is_some_and(|(at, _)| *at <= t) {
+            let (_, bytes) = down.pop_front().unwrap();
+            let mut d = Decoder::new();
+            let (_, raw) = d.feed(&bytes);
+            let raw = raw.unwrap();
+            m.handle_frame(now, &raw);
+            while let Some(e) = m.poll_event() {
+                match e {
+                    LogEvent::Data { ofs, len, data } => {
+                        let (ofs, len) = (ofs as usize, len as usize);
+                        if file.len() < ofs + len {
+                            file.resize(ofs + len, 0);
+                        }
+                        file[ofs..ofs + len].copy_from_slice(&data[..len]);
+                    }
+                    LogEvent::Listed { newest, .. } => listed = newest,
+                    LogEvent::Downloaded { stats, .. } => done = Some(stats),
+                    LogEvent::Failed(e) => panic!("{e}"),
+                    LogEvent::Entry(_) => {}
+                }
+            }
+        }
+        if let (Some(entry), false) = (listed.take(), m.is_busy()) {
+            m.download(now, entry).unwrap();
+        }
+        let mut out = [0u8; 300];
+        while let Some(n) = m.poll_transmit(now, &mut enc, &mut out) {
+            if rng.chance(20) {
+                lost_up += 1;
+            } else {
+                up.push_back((t + latency_us, out[..n].to_vec()));
+            }
+        }
+        while up.front().is_some_and(|(at, _)| *at <= t) {
+            let (_, bytes) = up.pop_front().unwrap();
+            vehicle.handle_datagram(&bytes);
+        }
+    }
+    let stats = done.expect("the download did not finish in 600 s");
+    let log = vehicle.flight_log().unwrap();
+    assert!(vehicle.flight_log_open(), "still being written");
+    assert!(file.len() > 50_000, "{} bytes", file.len());
+    assert!(log.len() > file.len(), "the log grew after its listing");
+    assert_eq!(&log[..file.len()], &file[..], "the first bytes, exactly");
+    assert!(lost_down > 100 && lost_up > 0, "{lost_down} {lost_up}");
+    assert!(stats.re_requests > 0, "{stats:?}");
+}

@@ -217,9 +217,21 @@ impl LinkHandle {
         &self,
         msg_id: u32,
     ) -> Result<mpsc::Receiver<nexus_core::mav::MavMessage>, PumpError> {
+        self.subscribe_many(&[msg_id])
+    }
+
+    /// [`LinkHandle::subscribe`] to several message ids on one receiver, in the order the
+    /// vehicle sent them.
+    pub fn subscribe_many(
+        &self,
+        msg_ids: &[u32],
+    ) -> Result<mpsc::Receiver<nexus_core::mav::MavMessage>, PumpError> {
         let (tx, rx) = mpsc::channel();
+        let ids = msg_ids.to_vec();
         self.call(move |ctx| {
-            ctx.state.subs.push((msg_id, tx));
+            for id in ids {
+                ctx.state.subs.push((id, tx.clone()));
+            }
             // A subscriber may want any message: the link's framer stops skipping unread ones.
             ctx.state.read_every_frame();
         })?;

@@ -32,6 +32,8 @@
 //! `time_boot_ms` × 1000 in SITL).
 
 pub mod facts;
+pub mod fetch;
+pub mod replay;
 
 pub use nexus_sim::ulog::{FieldType, Topic, UlogWriter, Value as WriteValue, MAGIC};
 
