@@ -128,17 +128,17 @@ fn judge(
     unreachable: usize,
     n: usize,
 ) -> Result<ProgramEnd, String> {
-    let flown = flight.items_flown();
-    match flight.failure(end, meta) {
+    let flown = flight.log.items_flown();
+    match flight.log.failure(end, meta) {
         Some(why) => Err(format!("{why} ({flown} of {n} items flown)")),
         None => {
             let mut not_flown = Vec::new();
-            if !flight.mission_complete() {
+            if !flight.log.mission_complete() {
                 not_flown.push(
                     "PX4 never reported the mission's last reachable item reached".to_string(),
                 );
             }
-            if !flight.airborne() {
+            if !flight.log.airborne() {
                 not_flown.push(
                     "PX4 reported the mission complete, but the vehicle never left the \
                      ground"
@@ -268,10 +268,10 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         format!(
             "mission complete: {} items flown of {}{rtl}, landed and disarmed after {:.1} s sim \
              ({})",
-            flight.items_flown(),
+            flight.log.items_flown(),
             items.len(),
-            flight.sim_s_at_end(),
-            flight.wall_text()
+            flight.log.sim_s_at_end(),
+            flight.log.wall_text()
         )
     });
     cmd.fill(&mut report, &mut flight, &meta, Some(&plan), tlog.as_ref());

@@ -61,7 +61,7 @@ impl Command<'_> {
         report.vehicle = connected.report(vehicle);
         let notes = connected.notes();
         let mut flight = Flight::new(connected, self.out, items, abort_on_give_up);
-        flight.events.extend(notes);
+        flight.log.events.extend(notes);
         Ok((flight, interrupts))
     }
 
@@ -75,13 +75,13 @@ impl Command<'_> {
         plan: Option<&PlanFile>,
         tlog: Option<&Tlog>,
     ) {
-        report.steps = flight.step_reports(meta);
-        report.mission = plan.map(|p| flight.mission_report(p));
-        report.texts = flight.text_reports();
-        report.events = flight.events.clone();
-        report.died = flight.died();
+        report.steps = flight.log.step_reports(meta);
+        report.mission = plan.map(|p| flight.log.mission_report(p));
+        report.texts = flight.log.text_reports();
+        report.events = flight.log.events.clone();
+        report.died = flight.log.died();
         report.final_state = Some(flight.final_snapshot());
-        flight.fill_times(report);
+        flight.log.fill_times(report);
         report.ignored = IgnoredReport::from(&flight.summarize_ignored());
         if let (Some(path), true) = (&self.evidence.ulog, flight.vehicle.attached.is_some()) {
             let fetched = self.fetch_ulog(path, &flight.vehicle.link);
@@ -156,8 +156,8 @@ impl Command<'_> {
         if let (Some(path), Some(f)) = (&self.evidence.ulog, flight) {
             let link = || {
                 super::witness::LinkFacts::of(
-                    &f.trace,
-                    report.mission.is_some().then(|| f.mission_complete()),
+                    &f.log.trace,
+                    report.mission.is_some().then(|| f.log.mission_complete()),
                 )
             };
             let w = match &f.vehicle.attached {
@@ -208,7 +208,7 @@ impl Command<'_> {
         report.passed = code == EXIT_OK;
         report.verdict = verdict;
         report.exit_code = code;
-        let trace: &[Sample] = flight.map_or(&[], |f| &f.trace);
+        let trace: &[Sample] = flight.map_or(&[], |f| &f.log.trace);
         if let Err(e) = self
             .out
             .write_json(&report)

@@ -142,12 +142,12 @@ pub fn main(args: &RunArgs) -> ExitCode {
     }
     let end = flight.run(program, &meta);
     flight.view.finish();
-    let outcome = match flight.failure(end, &meta) {
+    let outcome = match flight.log.failure(end, &meta) {
         Some(why) => Err(why),
         None => Ok(format!(
             "all {total} steps met in {:.1} s sim ({})",
-            flight.sim_s_at_end(),
-            flight.wall_text()
+            flight.log.sim_s_at_end(),
+            flight.log.wall_text()
         )),
     };
     cmd.fill(

@@ -307,13 +307,17 @@ fn conditions_read_as_written() {
         (Condition::sim_time_s(10.0), "sim_time >= 10 s"),
         (
             Condition::sim_time_s(2.0).relative(),
-            "sim_time >= 2 s (from the step's start)",
+            "sim_time >= 2 s from the step's start",
         ),
-        (Condition::time_s(5.0), "time 5 s"),
+        (Condition::time_s(5.0), "5 s of sim time"),
         (Condition::mode_named("land"), "mode Land"),
         (
             Condition::text("Takeoff detected"),
             "text 'Takeoff detected'",
+        ),
+        (
+            Condition::text("Takeoff").since_seq(2),
+            "text 'Takeoff' after text #2",
         ),
         (Condition::armed(), "armed"),
         (Condition::disarmed(), "disarmed"),

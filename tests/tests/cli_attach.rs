@@ -350,7 +350,7 @@ fn sticks_a_then_rc_reaction_and_offboard_are_refused_on_a_real_vehicle_before_a
         }];
         let end = flight.run(program, &meta);
         assert!(matches!(end, ProgramEnd::Aborted { step: 0 }), "{end:?}");
-        let why = flight.failure(end, &meta).expect("a failure");
+        let why = flight.log.failure(end, &meta).expect("a failure");
         assert!(
             why.contains("the program was refused: step 1, its action, can arm"),
             "{why}"

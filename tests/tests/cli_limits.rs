@@ -535,7 +535,7 @@ fn a_stopped_vehicle_clock_ends_the_step_at_its_wall_bound() {
         "{took:?} (bound {bound:?})"
     );
     assert!(matches!(end, ProgramEnd::Aborted { .. }), "{end:?}");
-    let why = flight.failure(end, &metas(1)).expect("a failure");
+    let why = flight.log.failure(end, &metas(1)).expect("a failure");
     assert!(
         why.contains("no progress of the vehicle clock") && why.contains("1 s sim timeout at ×10"),
         "{why}"
@@ -559,16 +559,22 @@ fn a_refused_speedup_at_run_time_is_an_event_not_a_death() {
         ),
     ]);
     let end = flight.run(p, &metas(2));
-    assert_eq!(flight.failure(end, &metas(2)), None, "{:?}", flight.events);
-    assert_eq!(flight.died(), None);
+    assert_eq!(
+        flight.log.failure(end, &metas(2)),
+        None,
+        "{:?}",
+        flight.log.events
+    );
+    assert_eq!(flight.log.died(), None);
     assert!(
         flight
+            .log
             .events
             .iter()
             .any(|e| e.contains("speed-up ×1000000000 not applied")
                 && e.contains(&format!("from 0.1 to {SIM_SPEED_MAX}"))),
         "{:?}",
-        flight.events
+        flight.log.events
     );
 }
 

@@ -297,7 +297,7 @@ timeout_s = 5
     );
     assert_eq!(steps[2].until, Wait::mission_complete().timeout_s(5.0));
     assert!(
-        p.steps[0].until_text.contains("item reached <= 3"),
+        p.steps[0].until_text.contains("reached <= 3"),
         "{}",
         p.steps[0].until_text
     );
@@ -444,8 +444,8 @@ timeout_s = 60
     assert_eq!(s[11].until, w(Condition::gps_fix(GpsFix::RtkFixed)));
     for (i, want) in [
         (0, "distance to home <= 2 m"),
-        (5, "heading within 5 of 90°"),
-        (9, "landed state TAKING_OFF or IN_AIR"),
+        (5, "heading within 5° of 90°"),
+        (9, "landed_state IN_AIR | TAKING_OFF"),
         (10, "at_target"),
     ] {
         assert!(
@@ -615,11 +615,11 @@ fn each_modifier_is_refused_where_it_does_not_apply() {
     .unwrap();
     assert_eq!(
         p.steps[0].until_text,
-        "sim time since step start >= 5 s (timeout 10 s, then stop)"
+        "sim_time >= 5 s from the step's start (timeout 10 s, then stop)"
     );
     assert_eq!(
         p.steps[1].until_text,
-        "text \"Takeoff\" after text #2 (timeout 10 s, then stop)"
+        "text 'Takeoff' after text #2 (timeout 10 s, then stop)"
     );
 }
 

@@ -86,10 +86,10 @@ pub(crate) fn read_until(
 ) -> Result<Until, SourceError> {
     let span = value.span();
     if let Some(s) = value.get_ref().as_str() {
-        let (cond, text) = shorthand(src, s, &span, "until", step_what)?;
+        let cond = shorthand(src, s, &span, "until", step_what)?;
         return Ok(Until {
+            text: cond.to_string(),
             wait: Wait::until(cond),
-            text,
             span,
         });
     }
@@ -110,7 +110,8 @@ pub(crate) fn read_until(
         format!("{step_what}'s until"),
         "until.",
     );
-    let (cond, mut text) = read_condition(&f)?;
+    let cond = read_condition(&f)?;
+    let mut text = cond.to_string();
     let mut wait = Wait::until(cond);
     if let Some(h) = f.nonneg("hold_s", " s")? {
         if h > 0.0 {
@@ -118,40 +119,66 @@ pub(crate) fn read_until(
             text.push_str(&format!(" for {} s", fmt_num(h)));
         }
     }
-    if let Some((guards, gspan)) = f.array("guards")? {
-        if guards.len() > MAX_GUARDS {
-            return Err(f.err_at(
-                &gspan,
-                "guards",
-                format!("at most {MAX_GUARDS} guards, found {}", guards.len()),
-            ));
-        }
-        for (i, g) in guards.iter().enumerate() {
+    for cond in read_guards(src, &f, step_what)? {
+        text.push_str(&format!(", failing if {cond}"));
+        wait = wait.guard(cond);
+    }
+    let wait = read_reactions(src, &f, step_what, wait, &mut text)?;
+    f.finish(&allowed(&WAIT_KEYS))?;
+    Ok(Until { wait, text, span })
+}
+
+/// `guards`: each a condition table or a short form, at most [`MAX_GUARDS`].
+fn read_guards(
+    src: Src<'_>,
+    f: &Fields<'_, '_>,
+    step_what: &str,
+) -> Result<Vec<Condition>, SourceError> {
+    let Some((guards, gspan)) = f.array("guards")? else {
+        return Ok(Vec::new());
+    };
+    if guards.len() > MAX_GUARDS {
+        return Err(f.err_at(
+            &gspan,
+            "guards",
+            format!("at most {MAX_GUARDS} guards, found {}", guards.len()),
+        ));
+    }
+    guards
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
             let key = format!("guards[{i}]");
             let gwhat = format!("{step_what}'s until.{key}");
-            let (cond, gtext) = match g.get_ref() {
+            match g.get_ref() {
                 DeValue::String(s) => {
-                    shorthand(src, s, &g.span(), &format!("until.{key}"), step_what)?
+                    shorthand(src, s, &g.span(), &format!("until.{key}"), step_what)
                 }
                 DeValue::Table(t) => {
                     let gf = Fields::new(src, t, g.span(), gwhat, format!("until.{key}."));
                     let got = read_condition(&gf)?;
                     gf.finish(&allowed(&[]))?;
-                    got
+                    Ok(got)
                 }
-                _ => {
-                    return Err(f.err_at(
-                        &g.span(),
-                        &key,
-                        "a guard is a condition table such as { disarmed = true } or \
-                         \"disarmed\"",
-                    ))
-                }
-            };
-            wait = wait.guard(cond);
-            text.push_str(&format!(", failing if {gtext}"));
-        }
-    }
+                _ => Err(f.err_at(
+                    &g.span(),
+                    &key,
+                    "a guard is a condition table such as { disarmed = true } or \"disarmed\"",
+                )),
+            }
+        })
+        .collect()
+}
+
+/// `then_rc`, `then_mode` and `then_speedup`: the reactions added to `wait`, and said in
+/// `text`.
+fn read_reactions(
+    src: Src<'_>,
+    f: &Fields<'_, '_>,
+    step_what: &str,
+    mut wait: Wait,
+    text: &mut String,
+) -> Result<Wait, SourceError> {
     if let Some((t, tspan)) = f.table("then_rc")? {
         let sticks = read_sticks(
             src,
@@ -164,7 +191,7 @@ pub(crate) fn read_until(
         text.push_str(&format!(", then sticks {}", sticks_text(&sticks)));
     }
     if let Some((name, mspan)) = f.string("then_mode")? {
-        let mode = mode_named(&f, name, &mspan, "then_mode")?;
+        let mode = mode_named(f, name, &mspan, "then_mode")?;
         wait = wait.then_mode(mode);
         text.push_str(&format!(", then mode {mode}"));
     }
@@ -175,8 +202,7 @@ pub(crate) fn read_until(
         wait = wait.then_speedup(x);
         text.push_str(&format!(", then speed-up ×{}", fmt_num(x)));
     }
-    f.finish(&allowed(&WAIT_KEYS))?;
-    Ok(Until { wait, text, span })
+    Ok(wait)
 }
 
 fn shorthand(
@@ -185,14 +211,14 @@ fn shorthand(
     span: &Range<usize>,
     key: &str,
     step_what: &str,
-) -> Result<(Condition, String), SourceError> {
+) -> Result<Condition, SourceError> {
     match s {
-        "armed" => Ok((Condition::armed(), "armed".into())),
-        "disarmed" => Ok((Condition::disarmed(), "disarmed".into())),
-        "landed" => Ok((Condition::landed(), "landed".into())),
-        "mission_complete" => Ok((Condition::mission_complete(), "mission_complete".into())),
-        "mission_verified" => Ok((Condition::mission_verified(), "mission_verified".into())),
-        "at_target" => Ok((Condition::at_target(), "at_target".into())),
+        "armed" => Ok(Condition::armed()),
+        "disarmed" => Ok(Condition::disarmed()),
+        "landed" => Ok(Condition::landed()),
+        "mission_complete" => Ok(Condition::mission_complete()),
+        "mission_verified" => Ok(Condition::mission_verified()),
+        "at_target" => Ok(Condition::at_target()),
         other => Err(src.err(
             span,
             Some(key),
@@ -223,10 +249,10 @@ pub(crate) fn mode_named(
 }
 
 /// One condition and its modifiers from `f` (the caller finishes `f`).
-fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError> {
+fn read_condition(f: &Fields<'_, '_>) -> Result<Condition, SourceError> {
     let (kind, kspan) = which_condition(f)?;
     let m = read_modifiers(f, &kind, &kspan)?;
-    let (mut cond, text) = read_kind(f, &kind, &kspan, &m)?;
+    let mut cond = read_kind(f, &kind, &kspan)?;
     if let Some(op) = m.op {
         cond = cond.op(op);
     }
@@ -239,11 +265,7 @@ fn read_condition(f: &Fields<'_, '_>) -> Result<(Condition, String), SourceError
     if m.relative {
         cond = cond.relative();
     }
-    let text = match m.since_seq {
-        Some(seq) => format!("{text} after text #{seq}"),
-        None => text,
-    };
-    Ok((cond, text))
+    Ok(cond)
 }
 
 /// The one condition key of `f` and where it is written; none or two are errors.
@@ -291,58 +313,8 @@ fn read_modifiers(
     kspan: &Range<usize>,
 ) -> Result<Modifiers, SourceError> {
     let numeric = NUMERIC_KEYS.contains(&kind);
-    let op = match f.string("op")? {
-        None => None,
-        Some((s, span)) => {
-            if !numeric {
-                return Err(f.err_at(
-                    &span,
-                    "op",
-                    format!(
-                        "`{}` does not apply to `{kind}` (only {} compare with an op)",
-                        f.full_key("op"),
-                        NUMERIC_KEYS.join(", ")
-                    ),
-                ));
-            }
-            Some(match s {
-                ">=" => Op::Ge,
-                "<=" => Op::Le,
-                "==" => Op::Eq,
-                other => {
-                    return Err(f.err_at(
-                        &span,
-                        "op",
-                        format!(
-                            "`{}` = \"{other}\": expected \">=\", \"<=\" or \"==\"",
-                            f.full_key("op")
-                        ),
-                    ))
-                }
-            })
-        }
-    };
-    let within = match f.number("within")? {
-        None => None,
-        Some((tol, span)) => {
-            let problem = if !numeric {
-                Some(format!("does not apply to `{kind}`"))
-            } else if op.is_some() {
-                Some(
-                    "cannot go with `op`: within is its own comparison (|value − target| ≤ within)"
-                        .into(),
-                )
-            } else if tol < 0.0 {
-                Some("must not be negative".into())
-            } else {
-                None
-            };
-            if let Some(p) = problem {
-                return Err(f.err_at(&span, "within", format!("`{}` {p}", f.full_key("within"))));
-            }
-            Some(tol)
-        }
-    };
+    let op = read_op(f, kind, numeric)?;
+    let within = read_within(f, kind, numeric, op)?;
     let since_seq = f.int_in("since_seq", 0, u32::MAX as i64)?;
     if since_seq.is_some() && kind != "text" {
         let span = f
@@ -384,68 +356,81 @@ fn read_modifiers(
     })
 }
 
-/// The condition `kind` (written at `kspan`) with its target, and it in words.
+/// `op` (`">="`, `"<="`, `"=="`), on a `numeric` condition only.
+fn read_op(f: &Fields<'_, '_>, kind: &str, numeric: bool) -> Result<Option<Op>, SourceError> {
+    let Some((s, span)) = f.string("op")? else {
+        return Ok(None);
+    };
+    if !numeric {
+        return Err(f.err_at(
+            &span,
+            "op",
+            format!(
+                "`{}` does not apply to `{kind}` (only {} compare with an op)",
+                f.full_key("op"),
+                NUMERIC_KEYS.join(", ")
+            ),
+        ));
+    }
+    match s {
+        ">=" => Ok(Some(Op::Ge)),
+        "<=" => Ok(Some(Op::Le)),
+        "==" => Ok(Some(Op::Eq)),
+        other => Err(f.err_at(
+            &span,
+            "op",
+            format!(
+                "`{}` = \"{other}\": expected \">=\", \"<=\" or \"==\"",
+                f.full_key("op")
+            ),
+        )),
+    }
+}
+
+/// `within` (a tolerance, not negative), on a `numeric` condition without an `op` only.
+fn read_within(
+    f: &Fields<'_, '_>,
+    kind: &str,
+    numeric: bool,
+    op: Option<Op>,
+) -> Result<Option<f32>, SourceError> {
+    let Some((tol, span)) = f.number("within")? else {
+        return Ok(None);
+    };
+    let problem = if !numeric {
+        Some(format!("does not apply to `{kind}`"))
+    } else if op.is_some() {
+        Some("cannot go with `op`: within is its own comparison (|value − target| ≤ within)".into())
+    } else if tol < 0.0 {
+        Some("must not be negative".into())
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => Err(f.err_at(&span, "within", format!("`{}` {p}", f.full_key("within")))),
+        None => Ok(Some(tol)),
+    }
+}
+
+/// The condition `kind` (written at `kspan`) with its target; its modifiers come after.
 fn read_kind(
     f: &Fields<'_, '_>,
     kind: &str,
     kspan: &Range<usize>,
-    m: &Modifiers,
-) -> Result<(Condition, String), SourceError> {
-    let cmp = |unit: &str, v: f32| match (m.within, m.op) {
-        (Some(tol), _) => format!("within {} of {}{unit}", fmt_num(tol), fmt_num(v)),
-        (None, Some(Op::Le)) => format!("<= {}{unit}", fmt_num(v)),
-        (None, Some(Op::Eq)) => format!("== {}{unit}", fmt_num(v)),
-        _ => format!(">= {}{unit}", fmt_num(v)),
-    };
+) -> Result<Condition, SourceError> {
+    let seq =
+        |key: &str| Ok::<_, SourceError>(f.int_in(key, 0, u16::MAX as i64)?.unwrap_or(0) as u16);
+    let nonneg = |key: &str, unit: &str| Ok::<_, SourceError>(f.nonneg(key, unit)?.unwrap_or(0.0));
     Ok(match kind {
-        "altitude" => {
-            let v = number_in(f, "altitude", ALT_MIN_M, ALT_MAX_M, " m")?;
-            (
-                Condition::altitude_m(v),
-                format!("altitude {}", cmp(" m", v)),
-            )
-        }
-        "airspeed" => {
-            let v = number(f, "airspeed")?;
-            (
-                Condition::airspeed_m_s(v),
-                format!("airspeed {}", cmp(" m/s", v)),
-            )
-        }
-        "waypoint" => {
-            let v = f.int_in("waypoint", 0, u16::MAX as i64)?.unwrap_or(0) as u16;
-            (
-                Condition::waypoint(v),
-                format!("waypoint {}", cmp("", v as f32)),
-            )
-        }
-        "reached" => {
-            let v = f.int_in("reached", 0, u16::MAX as i64)?.unwrap_or(0) as u16;
-            (
-                Condition::reached(v),
-                format!("item reached {}", cmp("", v as f32)),
-            )
-        }
-        "sim_time" => {
-            let v = f.nonneg("sim_time", " s")?.unwrap_or(0.0);
-            let what = if m.relative {
-                "sim time since step start"
-            } else {
-                "sim time"
-            };
-            (Condition::sim_time_s(v), format!("{what} {}", cmp(" s", v)))
-        }
-        "time" => {
-            let v = f.nonneg("time", " s")?.unwrap_or(0.0);
-            (
-                Condition::time_s(v),
-                format!("{} s of sim time", fmt_num(v)),
-            )
-        }
+        "altitude" => Condition::altitude_m(number_in(f, kind, ALT_MIN_M, ALT_MAX_M, " m")?),
+        "airspeed" => Condition::airspeed_m_s(number(f, kind)?),
+        "waypoint" => Condition::waypoint(seq(kind)?),
+        "reached" => Condition::reached(seq(kind)?),
+        "sim_time" => Condition::sim_time_s(nonneg(kind, " s")?),
+        "time" => Condition::time_s(nonneg(kind, " s")?),
         "mode" => {
             let (name, span) = f.string("mode")?.unwrap_or(("", kspan.clone()));
-            let m = mode_named(f, name, &span, "mode")?;
-            (Condition::mode(m), format!("mode {m}"))
+            Condition::mode(mode_named(f, name, &span, "mode")?)
         }
         "text" => {
             let (needle, span) = f.string("text")?.unwrap_or(("", kspan.clone()));
@@ -461,68 +446,19 @@ fn read_kind(
                     ),
                 ));
             }
-            (Condition::text(needle), format!("text \"{needle}\""))
+            Condition::text(needle)
         }
-        "distance" => {
-            let v = f.nonneg("distance", " m")?.unwrap_or(0.0);
-            let to = read_place(f, kspan)?;
-            (
-                Condition::distance_m(v, to),
-                format!("distance to {to} {}", cmp(" m", v)),
-            )
-        }
-        "groundspeed" | "climb_rate" => {
-            let v = number(f, kind)?;
-            let cond = if kind == "groundspeed" {
-                Condition::groundspeed_m_s(v)
-            } else {
-                Condition::climb_rate_m_s(v)
-            };
-            (cond, format!("{kind} {}", cmp(" m/s", v)))
-        }
-        "heading" => {
-            let v = number_in(f, "heading", 0.0, 360.0, "°")?;
-            (
-                Condition::heading_deg(v),
-                format!("heading {}", cmp("°", v)),
-            )
-        }
+        "distance" => Condition::distance_m(nonneg(kind, " m")?, read_place(f, kspan)?),
+        "groundspeed" => Condition::groundspeed_m_s(number(f, kind)?),
+        "climb_rate" => Condition::climb_rate_m_s(number(f, kind)?),
+        "heading" => Condition::heading_deg(number_in(f, kind, 0.0, 360.0, "°")?),
         "battery_remaining" => {
-            let v = number_in(f, "battery_remaining", 0.0, 100.0, " %")?;
-            (
-                Condition::battery_remaining_pct(v),
-                format!("battery {}", cmp(" %", v)),
-            )
+            Condition::battery_remaining_pct(number_in(f, kind, 0.0, 100.0, " %")?)
         }
-        "battery_voltage" => {
-            let v = f.nonneg("battery_voltage", " V")?.unwrap_or(0.0);
-            (
-                Condition::battery_voltage_v(v),
-                format!("battery {}", cmp(" V", v)),
-            )
-        }
-        "gps_fix" => {
-            let fix = read_fix(f, kspan)?;
-            (
-                Condition::gps_fix(fix),
-                format!("GPS fix {}", cmp("", fix as u8 as f32)),
-            )
-        }
-        "satellites" => {
-            let v = f.int_in("satellites", 0, 254)?.unwrap_or(0) as u8;
-            (
-                Condition::satellites(v),
-                format!("satellites {}", cmp("", v as f32)),
-            )
-        }
-        "landed_state" => {
-            let states = read_landed_states(f, kspan)?;
-            let names: Vec<&str> = states.iter().map(|s| s.name()).collect();
-            (
-                Condition::landed_state(&states),
-                format!("landed state {}", names.join(" or ")),
-            )
-        }
+        "battery_voltage" => Condition::battery_voltage_v(nonneg(kind, " V")?),
+        "gps_fix" => Condition::gps_fix(read_fix(f, kspan)?),
+        "satellites" => Condition::satellites(f.int_in(kind, 0, 254)?.unwrap_or(0) as u8),
+        "landed_state" => Condition::landed_state(&read_landed_states(f, kspan)?),
         flag => read_flag(f, flag, kspan)?,
     })
 }
@@ -533,7 +469,7 @@ fn read_flag(
     f: &Fields<'_, '_>,
     flag: &str,
     kspan: &Range<usize>,
-) -> Result<(Condition, String), SourceError> {
+) -> Result<Condition, SourceError> {
     let (b, span) = f.boolean(flag)?.unwrap_or((true, kspan.clone()));
     if !b {
         let hint = match flag {
@@ -550,15 +486,14 @@ fn read_flag(
             format!("`{}` can only be true: {hint}", f.full_key(flag)),
         ));
     }
-    let cond = match flag {
+    Ok(match flag {
         "armed" => Condition::armed(),
         "disarmed" => Condition::disarmed(),
         "mission_complete" => Condition::mission_complete(),
         "mission_verified" => Condition::mission_verified(),
         "at_target" => Condition::at_target(),
         _ => Condition::landed(),
-    };
-    Ok((cond, flag.to_string()))
+    })
 }
 
 /// `to` of a distance: `"home"`, `{ lat, lon }` (degrees) or `{ x, y, z }` (world FLU, m).

@@ -116,7 +116,8 @@ mod tests {
         // The core's senders and ACK handlers, by source: a command added to one of them and
         // not to the table would have its ACKs skipped without `raw-send`.
         let sources = [
-            include_str!("../offboard/wire.rs"),
+            include_str!("../offboard/wire/mod.rs"),
+            include_str!("../offboard/wire/payload.rs"),
             include_str!("../ground_truth.rs"),
             include_str!("../offboard/requests/refusals.rs"),
             include_str!("../offboard/requests/mod.rs"),

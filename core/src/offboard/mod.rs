@@ -89,7 +89,6 @@ use clock::{Soonest, Stamp};
 use config::Timing;
 use heapless::Deque;
 use mavlink::dialects::common as mav;
-use mavlink::MessageData;
 use mission::MissionState;
 use requests::Requests;
 use wire::Addr;
@@ -166,76 +165,6 @@ pub(crate) enum Target {
         rel_alt_m: f32,
         yaw_ned_rad: Option<f32>,
     },
-}
-
-/// The longest payload the machine lays out by hand (MISSION_ITEM_INT, extensions included).
-const MAX_PAYLOAD: usize = mav::MISSION_ITEM_INT_DATA::ENCODED_LEN;
-
-/// Our HEARTBEAT's payload ([`wire::gcs_heartbeat`]): custom_mode 0, MAV_TYPE_GCS,
-/// MAV_AUTOPILOT_INVALID, no base mode, MAV_STATE_ACTIVE, MAVLink version 3.
-const GCS_HEARTBEAT: [u8; 9] = [
-    0,
-    0,
-    0,
-    0,
-    mav::MavType::MAV_TYPE_GCS as u8,
-    mav::MavAutopilot::MAV_AUTOPILOT_INVALID as u8,
-    0,
-    mav::MavState::MAV_STATE_ACTIVE as u8,
-    3,
-];
-
-/// Message id, CRC extra and full payload length (extensions included) of `M`.
-fn meta<M: MessageData>() -> (u32, u8, usize) {
-    (M::ID, M::EXTRA_CRC, M::ENCODED_LEN)
-}
-
-/// An `f32` at byte `at` of a payload, little-endian.
-fn put_f32(p: &mut [u8; MAX_PAYLOAD], at: usize, v: f32) {
-    if let Some(d) = p.get_mut(at..at + 4) {
-        d.copy_from_slice(&v.to_le_bytes());
-    }
-}
-
-/// COMMAND_LONG of `command` with params 1..=3 (4..=7 zero), as [`wire::command_long`] lays
-/// it out; returns the message's meta.
-#[inline(never)] // three commands: one copy
-fn command_long(
-    p: &mut [u8; MAX_PAYLOAD],
-    to: Addr,
-    command: mav::MavCmd,
-    params: [f32; 3],
-    confirmation: u8,
-) -> (u32, u8, usize) {
-    for (i, v) in params.into_iter().enumerate() {
-        put_f32(p, 4 * i, v);
-    }
-    p[28..30].copy_from_slice(&(command as u16).to_le_bytes());
-    p[30] = to.system;
-    p[31] = to.component;
-    p[32] = confirmation;
-    meta::<mav::COMMAND_LONG_DATA>()
-}
-
-/// MISSION_COUNT of `count` items of plan `ty`, no opaque id ([`wire::mission_count_of`]).
-fn mission_count(p: &mut [u8; MAX_PAYLOAD], to: Addr, count: u16, ty: mav::MavMissionType) {
-    p[..2].copy_from_slice(&count.to_le_bytes());
-    p[2] = to.system;
-    p[3] = to.component;
-    p[4] = ty as u8;
-}
-
-/// MISSION_ACK of plan `ty` with `result`, no opaque id ([`wire::mission_ack_of`]).
-fn mission_ack(
-    p: &mut [u8; MAX_PAYLOAD],
-    to: Addr,
-    result: mav::MavMissionResult,
-    ty: mav::MavMissionType,
-) {
-    p[0] = to.system;
-    p[1] = to.component;
-    p[2] = result as u8;
-    p[3] = ty as u8;
 }
 
 /// A bounded event queue that drops the oldest when full. It also keeps the newest news of
@@ -458,11 +387,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.req.gesture_sticks().or(self.rc)
     }
 
-    /// Lay out the frame's payload by hand (MAVLink 2 wire order, extensions zero) and encode
-    /// it through one `encode_payload` call: one copy of the framing for every message the
-    /// machine sends, instead of mavlink's serialiser instantiated per message type (~1 KB of
-    /// thumbv7em flash). `tests::hand_laid_payloads_match_the_dialect` holds every layout to
-    /// the [`wire`] builder's bytes (the builders are the ones golden-tested against pymavlink).
+    /// Encode `tx` ([`wire::encode_tx`]) with what the machine knows: the vehicle's address,
+    /// the item a MISSION_ITEM_INT carries (none held is no frame), the vehicle's clock.
     fn encode<const T: usize>(
         &self,
         tx: &Tx,
@@ -474,191 +400,14 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             system: tel.ids().target_sysid,
             component: tel.target_compid(),
         };
-        let mut p = [0u8; MAX_PAYLOAD];
-        let (id, extra, len) = match tx {
-            Tx::Heartbeat => {
-                p[..GCS_HEARTBEAT.len()].copy_from_slice(&GCS_HEARTBEAT);
-                meta::<mav::HEARTBEAT_DATA>()
-            }
-            Tx::Rc(s) => {
-                let (x, y, z, r) = s.to_manual_control();
-                for (i, v) in [x, y, z, r].into_iter().enumerate() {
-                    p[2 * i..2 * i + 2].copy_from_slice(&v.to_le_bytes());
-                }
-                // buttons (8..10) none; the extensions zero.
-                p[10] = to.system;
-                meta::<mav::MANUAL_CONTROL_DATA>()
-            }
-            #[cfg(feature = "setpoints")]
-            Tx::Setpoint(sp) => {
-                let ms = tel.sim_ms().unwrap_or(0) as u32;
-                let r = match setpoint::setpoint_msg(sp, to.system, to.component, ms) {
-                    setpoint::SetpointMsg::Local(m) => enc.encode(&m, buf),
-                    setpoint::SetpointMsg::Global(m) => enc.encode(&m, buf),
-                    setpoint::SetpointMsg::Attitude(m) => enc.encode(&m, buf),
-                };
-                return r.ok();
-            }
-            Tx::SetMode { mode, confirmation } => {
-                let (main, sub) = mode.main_sub();
-                // MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, PX4's main and sub mode (wire::do_set_mode).
-                let params = [1.0, main as f32, sub as f32];
-                command_long(
-                    &mut p,
-                    to,
-                    mav::MavCmd::MAV_CMD_DO_SET_MODE,
-                    params,
-                    *confirmation,
-                )
-            }
-            Tx::Arm { confirmation } => command_long(
-                &mut p,
-                to,
-                mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM,
-                [1.0, 0.0, 0.0],
-                *confirmation,
-            ),
-            // param1 0: disarm, never forced (wire::arm_disarm).
-            Tx::OneShot(OneShot::Disarm) => command_long(
-                &mut p,
-                to,
-                mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM,
-                [0.0; 3],
-                0,
-            ),
-            #[cfg(feature = "failure-injection")]
-            Tx::OneShot(OneShot::InjectFailure {
-                unit,
-                kind,
-                instance,
-            }) => command_long(
-                &mut p,
-                to,
-                mav::MavCmd::MAV_CMD_INJECT_FAILURE,
-                [*unit as f32, *kind as f32, *instance as f32],
-                0,
-            ),
-            Tx::MissionSetCurrent(seq) => {
-                p[..2].copy_from_slice(&seq.to_le_bytes());
-                p[2] = to.system;
-                p[3] = to.component;
-                #[allow(deprecated)]
-                // PX4 still takes MISSION_SET_CURRENT (wire::mission_set_current)
-                meta::<mav::MISSION_SET_CURRENT_DATA>()
-            }
-            Tx::MissionCount(n) => {
-                mission_count(
-                    &mut p,
-                    to,
-                    *n,
-                    mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
-                );
-                meta::<mav::MISSION_COUNT_DATA>()
-            }
-            Tx::MissionItem(seq) => {
-                let item = self.mission.items.get(*seq as usize)?;
-                // By hand: no MAV_CMD enum conversion (items were validated when lodged).
-                let m = wire::mission_item_int_payload(
-                    to,
-                    item,
-                    false,
-                    mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
-                );
-                p[..m.len()].copy_from_slice(&m);
-                meta::<mav::MISSION_ITEM_INT_DATA>()
-            }
-            #[cfg(feature = "mission-download")]
-            Tx::MissionRequestList => return enc.encode(&wire::mission_request_list(to), buf).ok(),
-            #[cfg(feature = "mission-download")]
-            Tx::MissionRequestInt(seq) => {
-                return enc.encode(&wire::mission_request_int(to, *seq), buf).ok()
-            }
-            Tx::MissionAck(r) => {
-                mission_ack(
-                    &mut p,
-                    to,
-                    *r,
-                    mav::MavMissionType::MAV_MISSION_TYPE_MISSION,
-                );
-                meta::<mav::MISSION_ACK_DATA>()
-            }
-            #[cfg(feature = "mission-download")]
-            Tx::MissionClearAll => return enc.encode(&wire::mission_clear_all(to), buf).ok(),
+        let item = match tx {
+            Tx::MissionItem(seq) => Some(self.mission.items.get(*seq as usize)?),
             #[cfg(feature = "geofence")]
-            Tx::Geo(kind, g) => {
-                use geofence::GeoTx;
-                let ty = kind.mission_type();
-                match g {
-                    GeoTx::Count(n) => {
-                        mission_count(&mut p, to, *n, ty);
-                        meta::<mav::MISSION_COUNT_DATA>()
-                    }
-                    GeoTx::Item(seq) => {
-                        let item = self.geo.item(*kind, *seq)?;
-                        let m = wire::mission_item_int_payload(to, item, false, ty);
-                        p[..m.len()].copy_from_slice(&m);
-                        meta::<mav::MISSION_ITEM_INT_DATA>()
-                    }
-                    GeoTx::RequestList => {
-                        return enc.encode(&wire::mission_request_list_of(to, ty), buf).ok()
-                    }
-                    GeoTx::RequestInt(seq) => {
-                        return enc
-                            .encode(&wire::mission_request_int_of(to, *seq, ty), buf)
-                            .ok()
-                    }
-                    GeoTx::Ack(r) => {
-                        mission_ack(&mut p, to, *r, ty);
-                        meta::<mav::MISSION_ACK_DATA>()
-                    }
-                    GeoTx::ClearAll => {
-                        return enc.encode(&wire::mission_clear_all_of(to, ty), buf).ok()
-                    }
-                }
-            }
-            Tx::OneShot(OneShot::Reposition {
-                lat_e7,
-                lon_e7,
-                alt_amsl_m,
-                yaw_ned_rad,
-            }) => {
-                // COMMAND_INT DO_REPOSITION as wire::reposition: param1 -1 (default speed),
-                // param2 1, param4 the yaw; frame GLOBAL_INT; current and autocontinue 0.
-                put_f32(&mut p, 0, -1.0);
-                put_f32(&mut p, 4, 1.0);
-                put_f32(&mut p, 12, *yaw_ned_rad);
-                p[16..20].copy_from_slice(&lat_e7.to_le_bytes());
-                p[20..24].copy_from_slice(&lon_e7.to_le_bytes());
-                put_f32(&mut p, 24, *alt_amsl_m);
-                p[28..30]
-                    .copy_from_slice(&(mav::MavCmd::MAV_CMD_DO_REPOSITION as u16).to_le_bytes());
-                p[30] = to.system;
-                p[31] = to.component;
-                // PX4's DO_REPOSITION takes GLOBAL_INT (docs/px4-wire.md §Reposition).
-                #[allow(deprecated)]
-                let frame = mav::MavFrame::MAV_FRAME_GLOBAL_INT as u8;
-                p[32] = frame;
-                meta::<mav::COMMAND_INT_DATA>()
-            }
-            Tx::OneShot(OneShot::Param { name, bits, int32 }) => {
-                // The name was checked when queued (1..=16 bytes); an empty one is no frame,
-                // as wire::param_set_bits refuses it.
-                if name.is_empty() {
-                    return None;
-                }
-                p[..4].copy_from_slice(&bits.to_le_bytes());
-                p[4] = to.system;
-                p[5] = to.component;
-                p[6..6 + name.len()].copy_from_slice(name.as_bytes());
-                p[22] = if *int32 {
-                    mav::MavParamType::MAV_PARAM_TYPE_INT32
-                } else {
-                    mav::MavParamType::MAV_PARAM_TYPE_REAL32
-                } as u8;
-                meta::<mav::PARAM_SET_DATA>()
-            }
+            Tx::Geo(kind, geofence::GeoTx::Item(seq)) => Some(self.geo.item(*kind, *seq)?),
+            _ => None,
         };
-        enc.encode_payload(id, extra, &p[..len], buf).ok()
+        let time_boot_ms = tel.sim_ms().unwrap_or(0) as u32;
+        wire::encode_tx(tx, to, item, time_boot_ms, enc, buf)
     }
 
     /// When to call `poll_transmit` next if no frame arrives first (wall clock). Covers the

@@ -1,5 +1,6 @@
-//! The machine's hand-laid payloads (`Offboard::encode`) against the [`wire`] builders encoded
-//! by mavlink's serialiser (the builders pymavlink's golden frames check), on random inputs.
+//! The machine's hand-laid payloads (`Offboard::encode`, [`wire::encode_tx`]) against the
+//! [`wire`] builders encoded by mavlink's serialiser (the builders pymavlink's golden frames
+//! check), on random inputs.
 
 extern crate std;
 
@@ -7,6 +8,7 @@ use super::*;
 use crate::frame::MAX_FRAME_LEN;
 use crate::mission::MissionItem;
 use crate::telemetry::LinkIds;
+use mavlink::MessageData;
 use num_traits::FromPrimitive;
 use proptest::prelude::*;
 use std::vec;

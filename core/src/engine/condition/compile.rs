@@ -19,8 +19,10 @@ impl Condition {
         }
     }
 
-    /// Check and compile; `last_seq` is the newest text seq now (the default `since_seq`).
-    pub(crate) fn compile(&self, last_seq: u32) -> Result<Cond, SpecError> {
+    /// Whether the modifiers apply to the row (`op` and `within` to the numeric rows, not
+    /// together; `since_seq` to text, `relative` to sim_time) and the tolerance is a distance:
+    /// the checks before any target is read. A constructor's defect comes first.
+    fn check_modifiers(&self) -> Result<(), SpecError> {
         if let Some(e) = self.defect {
             return Err(e);
         }
@@ -45,6 +47,13 @@ impl Condition {
                 return Err(SpecError::BadValue { field: "within" });
             }
         }
+        Ok(())
+    }
+
+    /// Check and compile; `last_seq` is the newest text seq now (the default `since_seq`).
+    pub(crate) fn compile(&self, last_seq: u32) -> Result<Cond, SpecError> {
+        self.check_modifiers()?;
+        let kind = self.kind;
         let op = self.op.unwrap_or_default();
         let number = |nonneg: bool| self.number(nonneg);
         let cmp = |v: f32| match self.within {
@@ -105,16 +114,7 @@ impl Condition {
             #[cfg(feature = "extra-conditions")]
             ConditionKind::Distance => match self.target {
                 Target::Distance(m, to) if m.is_finite() && m >= 0.0 => {
-                    let ok = match to {
-                        Place::World { x_m, y_m, z_m } => {
-                            x_m.is_finite() && y_m.is_finite() && z_m.is_finite()
-                        }
-                        Place::LatLon { lat_deg, lon_deg } => {
-                            (-90.0..=90.0).contains(&lat_deg) && (-180.0..=180.0).contains(&lon_deg)
-                        }
-                        Place::Home => true,
-                    };
-                    if !ok {
+                    if !to.is_valid() {
                         return Err(SpecError::BadValue { field: "to" });
                     }
                     Cond::Distance(cmp(m), to)
@@ -147,5 +147,20 @@ impl Condition {
                 _ => return Err(SpecError::BadValue { field: "value" }),
             },
         })
+    }
+}
+
+#[cfg(feature = "extra-conditions")]
+impl Place {
+    /// Whether the place is one: a world point of finite coordinates, a latitude in
+    /// [−90, 90] and a longitude in [−180, 180].
+    fn is_valid(&self) -> bool {
+        match *self {
+            Place::World { x_m, y_m, z_m } => x_m.is_finite() && y_m.is_finite() && z_m.is_finite(),
+            Place::LatLon { lat_deg, lon_deg } => {
+                (-90.0..=90.0).contains(&lat_deg) && (-180.0..=180.0).contains(&lon_deg)
+            }
+            Place::Home => true,
+        }
     }
 }

@@ -19,25 +19,34 @@ impl core::fmt::Display for Place {
 }
 
 /// The condition as a person would write it (`altitude <= 3 m`, `mode Hold`,
-/// `text 'Takeoff detected'`, `reached >= 4`): how a guard or a wait is named in a report.
+/// `text 'Takeoff detected' after text #2`, `reached >= 4`, `5 s of sim time`): how a wait and
+/// its guards are named everywhere, in a step's line, a report and an explanation.
 impl core::fmt::Display for Condition {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let kind = self.kind;
+        if let (ConditionKind::Time, Target::Number(v)) = (kind, &self.target) {
+            // A duration, not a reading compared: said with its clock.
+            return write!(f, "{v} s of sim time");
+        }
         f.write_str(kind.name())?;
         match &self.target {
             Target::Number(v) => {
                 let unit = kind.unit();
-                match (self.within, kind) {
-                    (Some(tol), _) => write!(f, " within {tol}{unit} of {v}{unit}")?,
-                    (None, ConditionKind::Time) => write!(f, " {v}{unit}")?,
-                    (None, _) => write!(f, " {} {v}{unit}", self.op.unwrap_or_default().symbol())?,
+                match self.within {
+                    Some(tol) => write!(f, " within {tol}{unit} of {v}{unit}")?,
+                    None => write!(f, " {} {v}{unit}", self.op.unwrap_or_default().symbol())?,
                 }
                 if self.relative {
-                    f.write_str(" (from the step's start)")?;
+                    f.write_str(" from the step's start")?;
                 }
             }
             Target::Mode(m) => write!(f, " {m}")?,
-            Target::Text(t) => write!(f, " '{}'", t.as_str())?,
+            Target::Text(t) => {
+                write!(f, " '{}'", t.as_str())?;
+                if let Some(seq) = self.since_seq {
+                    write!(f, " after text #{seq}")?;
+                }
+            }
             #[cfg(feature = "extra-conditions")]
             Target::Distance(v, to) => match self.within {
                 Some(tol) => write!(f, " to {to} within {tol} m of {v} m")?,

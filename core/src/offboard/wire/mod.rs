@@ -1,11 +1,18 @@
-//! Pure builders for every message the machine sends.
+//! Pure builders for every message the machine sends, and the machine's encoding of them.
 //!
-//! The machine builds its frames only through these, and the golden tests compare what they
-//! build, encoded, with pymavlink's reference frames byte for byte. They are public so a
-//! simulated vehicle or a test can speak the same dialect.
+//! The builders here are typed (the dialect's message structs), and the golden tests compare
+//! what they build, encoded, with pymavlink's reference frames byte for byte. They are public
+//! so a simulated vehicle or a test can speak the same dialect. The machine sends the same
+//! messages through [`encode_tx`] (in `payload`), which lays most payloads out by hand to keep
+//! mavlink's per-message serialisers out of the firmware; each layout names its builder here
+//! and is held to its bytes by the offboard tests.
 
 // MAV_FRAME_GLOBAL_INT is what PX4's DO_REPOSITION takes (docs/px4-wire.md §Reposition).
 #![allow(deprecated)]
+
+mod payload;
+
+pub(crate) use payload::encode_tx;
 
 use crate::mission::{ItemError, MissionItem};
 use crate::mode::Mode;
