@@ -202,15 +202,19 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
             }
         }
     });
-    // Every vehicle this server started stops before it exits (each session's report is
-    // written as it closes).
+    // Every vehicle this server started stops before it exits; then the reports of the
+    // sessions that were open are drawn.
+    records.defer();
     sessions.close_all();
     drop(sessions);
-    records.end();
     // A read of stdin still blocked cannot be cancelled: do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(200));
-    let why = result?;
-    eprintln!("nexus serve: {why}; every vehicle closed");
+    if let Ok(why) = &result {
+        eprintln!("nexus serve: {why}; every vehicle closed");
+    }
+    records.write_deferred();
+    records.end();
+    result?;
     Ok(match nexus_host::interrupt::caught() {
         Some(c) => crate::exit(c.exit_code()),
         None => crate::exit(crate::EXIT_OK),

@@ -9,9 +9,11 @@
 //! ends), or a private directory made in the system's temporary directory and removed when the
 //! server ends. No client chooses a path there. Each session writes `session-ID.tlog` and, when
 //! it closes (`close_sitl`, `kill_instance`, the idle reaper, the end of the server: the close
-//! hook of [`nexus_host::session::Session::on_close`]), `session-ID.html`. The last
+//! hook of [`nexus_host::session::Session::on_close`]), `session-ID.html`; when the server
+//! ends, every vehicle is stopped first and the reports are drawn after. The last
 //! `--keep-closed N` closed sessions' files are kept (older ones are deleted), so a long-lived
-//! server's directory stays bounded.
+//! server's directory stays bounded. A session started with `tlog: false` records nothing: its
+//! report lists its waits, steps and verdict without the flight drawn.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -119,15 +121,16 @@ pub struct Meta {
 }
 
 impl Meta {
-    /// A session's entry: nothing served yet.
+    /// A session's entry: nothing served yet; its tlog (`None`: not recorded).
     pub fn new(
         vehicle: &'static str,
         system_id: u8,
-        tlog: Result<(Tlog, PathBuf), String>,
+        tlog: Option<Result<(Tlog, PathBuf), String>>,
     ) -> Meta {
         let (tlog, tlog_error) = match tlog {
-            Ok(t) => (Some(t), None),
-            Err(e) => (None, Some(e)),
+            None => (None, None),
+            Some(Ok(t)) => (Some(t), None),
+            Some(Err(e)) => (None, Some(e)),
         };
         Meta {
             vehicle,
@@ -267,6 +270,8 @@ pub struct Records {
     /// Closed sessions, oldest first.
     closed: Mutex<VecDeque<Kept>>,
     next_tlog: AtomicU64,
+    /// The server is ending: reports wait until every vehicle has stopped ([`Records::defer`]).
+    deferred: Mutex<Option<Vec<(u64, Closed)>>>,
 }
 
 impl Records {
@@ -304,6 +309,7 @@ impl Records {
             meta: Mutex::new(HashMap::new()),
             closed: Mutex::new(VecDeque::new()),
             next_tlog: AtomicU64::new(1),
+            deferred: Mutex::new(None),
         })
     }
 
@@ -327,8 +333,8 @@ impl Records {
     }
 
     /// A session that did not start: its tlog goes.
-    pub fn discard(&self, tlog: Result<(Tlog, PathBuf), String>) {
-        if let Ok((t, p)) = tlog {
+    pub fn discard(&self, tlog: Option<Result<(Tlog, PathBuf), String>>) {
+        if let Some(Ok((t, p))) = tlog {
             drop(t);
             let _ = std::fs::remove_file(p);
         }
@@ -394,9 +400,31 @@ impl Records {
         lock(&self.closed).iter().cloned().collect()
     }
 
+    /// From now on, a session's report is written by [`Records::write_deferred`], not as it
+    /// closes: when the server ends, every vehicle stops first, then the reports are drawn.
+    pub fn defer(&self) {
+        lock(&self.deferred).get_or_insert_with(Vec::new);
+    }
+
+    /// Write the reports of the sessions that closed since [`Records::defer`].
+    pub fn write_deferred(&self) {
+        let closed = lock(&self.deferred).take().unwrap_or_default();
+        for (id, c) in closed {
+            self.write(id, &c);
+        }
+    }
+
     /// Session `id` closed (its close hook): finish its tlog, write its HTML report, keep
-    /// both (and let the oldest kept go).
+    /// both (and let the oldest kept go); later, when the server is ending.
     pub fn close(&self, id: u64, closed: &Closed) {
+        if let Some(later) = lock(&self.deferred).as_mut() {
+            later.push((id, closed.clone()));
+            return;
+        }
+        self.write(id, closed);
+    }
+
+    fn write(&self, id: u64, closed: &Closed) {
         // Waits and a followed program end `closed` / `aborted` with the session: their
         // calls note how, then the entry is taken (never waiting long: they end at once).
         let t0 = Instant::now();

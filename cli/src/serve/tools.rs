@@ -91,6 +91,11 @@ pub struct StartArgs {
     pub sysid: Option<u8>,
     /// With `connect`: the autopilot's component id (default: the first autopilot heard's).
     pub compid: Option<u8>,
+    /// Record every frame of the session's link in its tlog (the resource
+    /// nexus://session/ID/tlog; its HTML report draws the flight from it). Default true;
+    /// false saves the recording's work (every frame checked and written), and the report
+    /// then lists the waits, steps and verdict without the flight drawn.
+    pub tlog: Option<bool>,
 }
 
 /// A session.
@@ -992,19 +997,20 @@ impl NexusServer {
         if let Some(i) = a.instance {
             limits::instance(i)?;
         }
+        let record = a.tlog.unwrap_or(true);
         let instance = self.reserve(a.instance)?;
         let sessions = Arc::clone(&self.sessions);
         let signing = self.config.signing.clone();
         let starting = Arc::clone(&self.starting);
         let me = self.clone();
         blocking(move || {
-            let tlog = me.records.new_tlog();
+            let tlog = record.then(|| me.records.new_tlog());
             let mut options = match build {
                 Some(b) => SimOptions::px4(instance, Some(b)),
                 None => SimOptions::simulated(instance),
             }
             .speed(speed);
-            if let Ok((t, _)) = &tlog {
+            if let Some(Ok((t, _))) = &tlog {
                 options = options.tlog(t.clone());
             }
             let opened = signing.apply(options).and_then(|o| {
@@ -1028,6 +1034,7 @@ impl NexusServer {
             let mut meta = Meta::new(vehicle, system_id, tlog);
             meta.instance = Some(instance);
             meta.speed = speed;
+            let recorded = meta.tlog.is_some();
             me.adopt(&s, meta);
             let ports = s
                 .sim()
@@ -1043,7 +1050,7 @@ impl NexusServer {
                 "offboard_port": ports,
                 "vehicle_addr": s.sim().vehicle_addr().map(|a| a.to_string()),
                 "report": format!("nexus://session/{}/report", s.id()),
-                "tlog": Kind::Tlog.uri(s.id()),
+                "tlog": recorded.then(|| Kind::Tlog.uri(s.id())),
                 "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
             })))
         })
@@ -1700,15 +1707,16 @@ impl NexusServer {
             listen: nexus_host::run::DEFAULT_LISTEN,
             model: None,
         };
+        let record = a.tlog.unwrap_or(true);
         let sessions = Arc::clone(&self.sessions);
         let starting = Arc::clone(&self.starting);
         let me = self.clone();
         blocking(move || {
-            let tlog = me.records.new_tlog();
+            let tlog = record.then(|| me.records.new_tlog());
             let started = args.options().and_then(|mut opts| {
                 // Listed under no instance: none of ours is its.
                 opts.instance = ATTACHED;
-                if let Ok((t, _)) = &tlog {
+                if let Some(Ok((t, _))) = &tlog {
                     opts = opts.tlog(t.clone());
                 }
                 vehicle::attach(&args, &conn, opts, None).map_err(|e| e.message().to_string())
@@ -1734,6 +1742,7 @@ impl NexusServer {
             meta.simulator = simulator;
             meta.connection = attached.as_ref().map(|a| a.connection.clone());
             meta.component_id = attached.as_ref().map(|a| a.component_id);
+            let recorded = meta.tlog.is_some();
             me.adopt(&s, meta);
             Ok(to_text(json!({
                 "session": s.id(),
@@ -1745,7 +1754,7 @@ impl NexusServer {
                 "simulator": simulator,
                 "may_move": c.may_move,
                 "report": format!("nexus://session/{}/report", s.id()),
-                "tlog": Kind::Tlog.uri(s.id()),
+                "tlog": recorded.then(|| Kind::Tlog.uri(s.id())),
                 "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
             })))
         })
