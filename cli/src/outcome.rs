@@ -112,6 +112,12 @@ impl Command<'_> {
         path: &std::path::Path,
         link: &nexus_host::pump::LinkHandle,
     ) -> Result<nexus_host::ulog::fetch::Fetched, String> {
+        if let Some(c) = nexus_host::interrupt::caught() {
+            return Err(format!(
+                "the vehicle's log was not fetched: the run was {}",
+                c.reason()
+            ));
+        }
         if link.with_status(|s| s.armed) {
             return Err(
                 "the vehicle was still armed when the program ended: PX4 closes its log at the \

@@ -37,7 +37,7 @@
 //! **Timers.** A request is resent (a list from its first gap, data from its first missing
 //! chunk) after the retry timer of the link's measured round trip
 //! ([`crate::offboard::RttEstimator`]: first reply to a request sent once), floored at
-//! [`LogConfig::retry_floor_ms`]; [`LogConfig::max_sends`] requests in a row that bring
+//! [`LogConfig::retry_floor_ms`], its back-off capped at [`BACKOFF_CAP_MS`] once measured; [`LogConfig::max_sends`] requests in a row that bring
 //! nothing new end the transfer ([`LogError::ListTimeout`], [`LogError::DataTimeout`]).
 //!
 //! **Back-pressure.** At most [`EVENTS_LEN`] events wait for `poll_event`; a LOG_ENTRY or
@@ -69,6 +69,10 @@ pub const MERGE_BINS: u32 = 32;
 pub const EVENTS_LEN: usize = 4;
 /// The default [`LogConfig::max_bytes`]: 1 GiB.
 pub const DEFAULT_MAX_BYTES: u32 = 1 << 30;
+/// Once the round trip is measured, a stalled stream's timer is backed off to at most this,
+/// ms (or the measured timer, when longer): a stall mid-download is a lost chunk or request far
+/// more often than a slower link, and each one waits the whole timer.
+pub const BACKOFF_CAP_MS: u64 = 1_000;
 
 /// How a transfer paces and bounds itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +91,7 @@ impl Default for LogConfig {
     fn default() -> Self {
         LogConfig {
             max_bytes: DEFAULT_MAX_BYTES,
-            retry_floor_ms: 250,
+            retry_floor_ms: 100,
             max_sends: 8,
         }
     }
@@ -743,7 +747,8 @@ impl LogTransfer {
 
     /// The retry timer now, ms of the caller's clock.
     pub fn retry_timer_ms(&self) -> u64 {
-        self.rtt.timer_ms(self.cfg.retry_floor_ms)
+        self.rtt
+            .timer_capped_ms(self.cfg.retry_floor_ms, BACKOFF_CAP_MS)
     }
 
     /// When the retry timer runs out: the later of the last request and the last reply, plus

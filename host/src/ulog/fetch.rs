@@ -109,6 +109,9 @@ pub enum FetchError {
     /// The fetch took longer than [`FetchOptions::wall_cap`].
     #[error("the log transfer took longer than {} s", .0.as_secs())]
     WallCap(Duration),
+    /// A signal the process handles ([`crate::interrupt`]) came during the fetch.
+    #[error("the log transfer was {0}")]
+    Interrupted(String),
 }
 
 /// The caller's clock for the machine: µs since the fetch began.
@@ -228,6 +231,13 @@ impl Driver<'_> {
             }
             if WallInstant::now() >= self.deadline {
                 return Err(FetchError::WallCap(self.cap));
+            }
+            if let Some(c) = crate::interrupt::caught() {
+                self.m.cancel();
+                while let Some(r) = self.m.poll_request(self.clock.now()) {
+                    self.send(r, to)?;
+                }
+                return Err(FetchError::Interrupted(c.reason()));
             }
             // Sleep until a message or the machine's deadline (at most 100 ms: the link's
             // death and the wall cap are looked at in between).
