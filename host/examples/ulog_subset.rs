@@ -1,7 +1,10 @@
 //! Keep the witness facts' topics of a ULog, at most 10 Hz each, as a small ULog (how
 //! `fixtures/px4-ulog/` was made from PX4's full log):
 //!
-//! `cargo run -p nexus-host --example ulog_subset -- PX4.ulg OUT.ulg`
+//! `cargo run -p nexus-host --example ulog_subset -- PX4.ulg OUT.ulg [--plots]`
+//!
+//! `--plots` also keeps what the HTML report draws from the log (ground-truth height, the
+//! position setpoint, the battery).
 
 use nexus_host::ulog::{FieldType, Topic, Ulog, UlogWriter, WriteValue};
 
@@ -34,6 +37,26 @@ const KEEP: &[(&str, &[(FieldType, &str)])] = &[
     ),
 ];
 
+/// With `--plots`, also what the HTML report draws from PX4's log beyond the link.
+const PLOTS: &[(&str, &[(FieldType, &str)])] = &[
+    (
+        "vehicle_local_position_groundtruth",
+        &[(FieldType::F32, "z")],
+    ),
+    (
+        "vehicle_local_position_setpoint",
+        &[
+            (FieldType::F32, "x"),
+            (FieldType::F32, "y"),
+            (FieldType::F32, "z"),
+        ],
+    ),
+    (
+        "battery_status",
+        &[(FieldType::F32, "voltage_v"), (FieldType::F32, "remaining")],
+    ),
+];
+
 fn value(t: FieldType, v: f64) -> WriteValue {
     match t {
         FieldType::U8 => WriteValue::U8(v as u8),
@@ -48,8 +71,15 @@ fn value(t: FieldType, v: f64) -> WriteValue {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let [_, from, to] = args.as_slice() else {
-        return Err("usage: ulog_subset PX4.ulg OUT.ulg".into());
+    let (from, to, plots) = match args.as_slice() {
+        [_, from, to] => (from, to, false),
+        [_, from, to, flag] if flag == "--plots" => (from, to, true),
+        _ => return Err("usage: ulog_subset PX4.ulg OUT.ulg [--plots]".into()),
+    };
+    let keep: Vec<&(&str, &[(FieldType, &str)])> = if plots {
+        KEEP.iter().chain(PLOTS).collect()
+    } else {
+        KEEP.iter().collect()
     };
     let log = Ulog::open(from)?;
     let mut w = UlogWriter::new(std::fs::File::create(to)?, log.start_us)?;
@@ -59,7 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let mut ids = Vec::new();
-    for (name, fields) in KEEP {
+    for (name, fields) in &keep {
         ids.push(w.format(Topic::new(name, fields))?);
     }
     let ids: Vec<u16> = ids
@@ -68,7 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect::<Result<_, _>>()?;
     // Every kept sample, time-ordered: a change of a state is kept, else one per 100 ms.
     let mut rows: Vec<(u64, u16, Vec<WriteValue>)> = Vec::new();
-    for ((name, fields), id) in KEEP.iter().zip(&ids) {
+    for ((name, fields), id) in keep.iter().zip(&ids) {
         let series: Vec<Vec<(u64, f64)>> =
             fields.iter().map(|(_, f)| log.series(name, f)).collect();
         let n = series.iter().map(Vec::len).min().unwrap_or(0);
@@ -76,14 +106,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for i in 0..n {
             let t = series[0][i].0;
             let vals: Vec<f64> = series.iter().map(|s| s[i].1).collect();
-            let keep = match &last {
+            let kept = match &last {
                 None => true,
                 // A position changes every sample: only its rate is cut.
                 Some((lt, lv)) => {
-                    t >= lt + 100_000 || (*name != "vehicle_local_position" && *lv != vals)
+                    t >= lt + 100_000
+                        || (!name.starts_with("vehicle_local_position") && *lv != vals)
                 }
             };
-            if keep {
+            if kept {
                 let v = fields
                     .iter()
                     .zip(&vals)

@@ -185,6 +185,19 @@ fn the_second_witness_agrees_on_a_good_flight_and_fails_a_doctored_tlog() {
         page.contains("id=\"ulog-height-line\""),
         "no height from the log"
     );
+    // What only the log has: the built-in vehicle logs its battery, drawn; it has no ground
+    // truth or setpoint topics, and the page names them instead of drawing zeros.
+    assert!(
+        page.contains("<svg id=\"ulog-battery\""),
+        "no battery chart"
+    );
+    assert!(page.contains("<polyline id=\"ulog-battery-remaining\""));
+    assert!(!page.contains("<svg id=\"ulog-setpoints\""));
+    assert!(
+        page.contains("Not drawn: PX4's log has no vehicle_local_position_groundtruth")
+            && page.contains("vehicle_local_position_setpoint"),
+        "missing topics not named"
+    );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("second witness: PX4's log"), "{xml}");
     assert!(!xml.contains("<failure"), "{xml}");

@@ -8,11 +8,15 @@
 //! * `#height`: height above the pad against sim time, each step's span shaded by its result
 //!   (green met, red not), PX4's texts as ticks on the time axis;
 //! * `#timeline`: mode, armed and landed state against the same time axis;
+//! * with PX4's log (`--ulog`), what only it has: the estimate against the true height, the
+//!   position setpoint against the position, the battery ([`super::ulog_plots`]);
 //! * the steps and PX4's texts as tables.
 
 use super::junit::escape;
+use super::ulog_plots::UlogPlots;
 use super::Sample;
 use crate::report::Report;
+use nexus_host::ulog::Ulog;
 use std::fmt::Write;
 
 const W: f64 = 800.0;
@@ -20,12 +24,18 @@ const PAD: f64 = 40.0;
 
 /// The HTML of a report and the samples of its flight.
 pub fn render(report: &Report, trace: &[Sample]) -> String {
-    render_with_ulog(report, trace, &[])
+    render_with_ulog(report, trace, None)
 }
 
-/// [`render`], with the height PX4's own log has (`--ulog`: (sim s, m), at its own rate,
-/// usually more often than the link) drawn beside the link's.
-pub fn render_with_ulog(report: &Report, trace: &[Sample], ulog_height: &[(f64, f64)]) -> String {
+/// [`render`], with PX4's own log (`--ulog`) drawn too: its height beside the link's (at its
+/// own rate, usually more often than the link), and the charts only the log can draw.
+pub fn render_with_ulog(report: &Report, trace: &[Sample], log: Option<&Ulog>) -> String {
+    let ulog_height: Vec<(f64, f64)> = log
+        .map(crate::witness::ulog_heights)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(t, m)| (t as f64 / 1e6, m as f64))
+        .collect();
     let title = report.name.clone().unwrap_or_else(|| report.file.clone());
     let mut h = String::new();
     let _ = write!(
@@ -79,8 +89,11 @@ pub fn render_with_ulog(report: &Report, trace: &[Sample], ulog_height: &[(f64, 
     h.push_str("</section>\n");
     track(&mut h, report, trace);
     let (t0, t1) = time_span(report, trace);
-    height(&mut h, report, trace, ulog_height, t0, t1);
+    height(&mut h, report, trace, &ulog_height, t0, t1);
     timeline(&mut h, trace, t0, t1);
+    if let Some(log) = log {
+        UlogPlots::of(log).render(&mut h, t0, t1);
+    }
     tables(&mut h, report);
     h.push_str("</body></html>\n");
     h

@@ -8,6 +8,7 @@
 
 pub mod html;
 pub mod junit;
+pub mod ulog_plots;
 
 use super::report::Report;
 use nexus_core::telemetry::Snapshot;
@@ -78,20 +79,14 @@ impl EvidenceArgs {
     /// Write the HTML report and the JUnit file asked for.
     pub fn write(&self, report: &Report, trace: &[Sample]) -> Result<(), String> {
         if let Some(p) = &self.html {
-            // With a second witness, PX4's log's height is drawn too.
-            let ulog: Vec<(f64, f64)> = report
+            // With a second witness, PX4's log is drawn too: its height beside the link's, and
+            // what only it has (ground truth, setpoints, battery).
+            let ulog = report
                 .second_witness
                 .as_ref()
                 .filter(|w| w.error.is_none())
-                .and_then(|w| nexus_host::ulog::Ulog::open(&w.ulog).ok())
-                .map(|l| {
-                    crate::witness::ulog_heights(&l)
-                        .into_iter()
-                        .map(|(t, m)| (t as f64 / 1e6, m as f64))
-                        .collect()
-                })
-                .unwrap_or_default();
-            write_file(p, &html::render_with_ulog(report, trace, &ulog))?;
+                .and_then(|w| nexus_host::ulog::Ulog::open(&w.ulog).ok());
+            write_file(p, &html::render_with_ulog(report, trace, ulog.as_ref()))?;
         }
         if let Some(p) = &self.junit {
             let v = serde_json::to_value(report).map_err(|e| e.to_string())?;
