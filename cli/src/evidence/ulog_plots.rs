@@ -288,9 +288,9 @@ impl UlogPlots {
                 .iter()
                 .map(|(t, what)| format!("{t} ({what})"))
                 .collect();
-            let _ = write!(
+            let _ = writeln!(
                 h,
-                "<p class=\"meta\" id=\"ulog-missing\">Not drawn: PX4's log has no {}.</p>\n",
+                "<p class=\"meta\" id=\"ulog-missing\">Not drawn: PX4's log has no {}.</p>",
                 escape(&names.join(", "))
             );
         }
@@ -361,13 +361,13 @@ fn chart(h: &mut String, c: &Chart, t0: f64, t1: f64) {
             escape(l.label)
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
         "<text x=\"{PAD}\" y=\"{}\" font-size=\"11\">{t0:.0} s</text>\
          <text x=\"{:.1}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{t1:.0} s sim</text>\
          <text x=\"2\" y=\"{:.1}\" font-size=\"11\">{hi:.1} {u}</text>\
          <text x=\"2\" y=\"{:.1}\" font-size=\"11\">{lo:.1} {u}</text></svg>\
-         <p class=\"meta\">{}</p></section>\n",
+         <p class=\"meta\">{}</p></section>",
         hh - 12.0,
         W - PAD,
         hh - 12.0,
