@@ -64,7 +64,12 @@ impl Logger {
         sys_name: &str,
         vehicle: crate::VehicleType,
     ) -> Result<(), WriteError> {
-        self.open = Some(FlightLog::for_vehicle(Vec::new(), now_us, sys_name, vehicle)?);
+        self.open = Some(FlightLog::for_vehicle(
+            Vec::new(),
+            now_us,
+            sys_name,
+            vehicle,
+        )?);
         self.closed = None;
         self.armed_seen = false;
         self.last_write_us = now_us;

@@ -223,11 +223,7 @@ impl Navigator {
         self.fw.land = None;
         self.fw.approach_d = None;
         match i.mode {
-            Mode::Hold => {
-                if !i.landed {
-                    self.fw_loiter_here(i);
-                }
-            }
+            Mode::Hold if !i.landed => self.fw_loiter_here(i),
             Mode::Takeoff => {
                 let home_alt = i.frame.origin().alt_amsl_m - i.home_ned[2];
                 let alt = self
