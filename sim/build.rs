@@ -1,6 +1,7 @@
-//! Turns `data/sih-quadx.tsv` (PX4 SITL's parameter list for the SIH quadrotor, as PX4 lists it)
-//! into the parameter table the simulated vehicle serves: `$OUT_DIR/px4_table.rs`, a slice
-//! literal of `(name, ParamKind, value)` sorted by name (byte order, as PX4 indexes them).
+//! Turns `data/sih-quadx.tsv` and `data/sih-airplane.tsv` (PX4 SITL's parameter lists for the SIH
+//! quadrotor and airplane, as PX4 lists them) into the parameter tables the simulated vehicle
+//! serves: `$OUT_DIR/px4_table.rs` and `$OUT_DIR/px4_table_airplane.rs`, slice literals of
+//! `(name, ParamKind, value)` sorted by name (byte order, as PX4 indexes them).
 //! A malformed row fails the build with its line number. `_HASH_CHECK`, which PX4 sends ahead
 //! of the list (a checksum of the values, not a parameter), is left out.
 
@@ -8,10 +9,14 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 fn main() {
-    let src =
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("data/sih-quadx.tsv");
-    println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-changed=build.rs");
+    table("data/sih-quadx.tsv", "px4_table.rs");
+    table("data/sih-airplane.tsv", "px4_table_airplane.rs");
+}
+
+fn table(tsv: &str, out_name: &str) {
+    let src = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join(tsv);
+    println!("cargo:rerun-if-changed={}", src.display());
     let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
     let mut rows: Vec<(String, &str, f64)> = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -60,6 +65,6 @@ fn main() {
         writeln!(out, "    ({name:?}, ParamKind::{kind}, {v:?}),").unwrap();
     }
     out.push_str("]\n");
-    let dst = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("px4_table.rs");
+    let dst = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join(out_name);
     std::fs::write(&dst, out).unwrap_or_else(|e| panic!("{}: {e}", dst.display()));
 }

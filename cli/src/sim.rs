@@ -61,6 +61,10 @@ pub struct SimArgs {
     /// as PX4 serves its logs. With `--count` above 1, a directory: `<instance>.ulg` each.
     #[arg(long, value_name = "FILE")]
     pub ulog: Option<std::path::PathBuf>,
+    /// The airframe: quad (default), hex or airplane (PX4 SIH's, as the built-in vehicle
+    /// models them); the VTOLs and the rover fly on PX4 SITL only.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<nexus_host::launcher::Airframe>,
 }
 
 /// Start the vehicles and print their console until they all exit (or the process is killed).
@@ -98,6 +102,14 @@ pub fn run(args: &SimArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    let model = args.model.unwrap_or_default();
+    let Some(vehicle) = model.simulated() else {
+        eprintln!(
+            "nexus sim: --model {model}: the built-in vehicle models the quad, the hex and the \
+             airplane, not the {model}; fly it on PX4 SITL (nexus fly/run --px4 BUILD_DIR)"
+        );
+        return ExitCode::from(2);
+    };
     // A signal stops the vehicles in order and exits 128 + its number (nexus_host::interrupt).
     let _interrupts = nexus_host::interrupt::handle();
     let mut sims = Vec::new();
@@ -105,6 +117,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
         // In range: checked above.
         let n = args.instance + k;
         let mut cfg = SimConfig::realtime(n, args.speed);
+        cfg.vehicle.vehicle = vehicle;
         cfg.bind_ip = args.bind;
         cfg.remote_ip = args.remote;
         cfg.vehicle.relative_alt_steps = !args.smooth_relative_alt;

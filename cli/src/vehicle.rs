@@ -50,7 +50,7 @@ pub struct VehicleArgs {
     pub px4: Option<PathBuf>,
     /// The airframe nexus starts: quad (default), hex, airplane, tailsitter, vtol or rover,
     /// PX4 SITL's SIH vehicles (PX4's names, such as sihsim_hex, work too). The built-in
-    /// vehicle is the quadrotor only: another model needs --px4.
+    /// vehicle models the quad, the hex and the airplane: the others need --px4.
     #[arg(long, value_name = "MODEL", conflicts_with = "connect")]
     pub model: Option<Airframe>,
     /// Fly the built-in simulated vehicle even when NEXUS_PX4_BUILD is set.
@@ -209,13 +209,19 @@ impl VehicleArgs {
             let mut o = SimOptions::px4(self.instance, self.px4.clone());
             o.launch = Some(LaunchOptions::new(self.instance).airframe(model));
             o
-        } else if model != Airframe::Quad {
-            return Err(format!(
-                "--model {model}: the built-in vehicle is the SIH quadrotor only; fly the \
-                 {model} on PX4 SITL with --px4 BUILD_DIR (or $NEXUS_PX4_BUILD)"
-            ));
         } else {
-            SimOptions::simulated(self.instance)
+            let Some(vehicle) = model.simulated() else {
+                return Err(format!(
+                    "--model {model}: the built-in vehicle models the quad, the hex and the \
+                     airplane, not the {model}; fly it on PX4 SITL with --px4 BUILD_DIR (or \
+                     $NEXUS_PX4_BUILD)"
+                ));
+            };
+            let mut o = SimOptions::simulated(self.instance);
+            if vehicle != nexus_sim::VehicleType::Quadrotor {
+                o.vehicle_config = Some(nexus_sim::VehicleConfig::vehicle(self.instance, vehicle));
+            }
+            o
         };
         let opts = match self.speed {
             Speed::Factor(f) => opts.speed(f),

@@ -43,6 +43,8 @@ impl Default for BootTimings {
 pub struct VehicleConfig {
     /// SITL instance N: system id N + 1.
     pub instance: u8,
+    /// Which SIH vehicle flies: its parameter list, HEARTBEAT type and flight model.
+    pub vehicle: crate::VehicleType,
     /// Where the pad is.
     pub origin: GeoPoint,
     /// Physics and controller rate, Hz (sim time).
@@ -81,6 +83,7 @@ impl VehicleConfig {
     pub fn instance(n: u8) -> Self {
         VehicleConfig {
             instance: n,
+            vehicle: crate::VehicleType::Quadrotor,
             origin: GeoPoint::SIH_DEFAULT,
             physics_hz: 250,
             relative_alt_steps: true,
@@ -97,6 +100,14 @@ impl VehicleConfig {
             component_id: super::vehicle::COMPID,
             random_start: 0x5eed_0000 + n as u64,
             signing: None,
+        }
+    }
+
+    /// Defaults for instance `n` flying `vehicle`.
+    pub fn vehicle(n: u8, vehicle: crate::VehicleType) -> Self {
+        VehicleConfig {
+            vehicle,
+            ..VehicleConfig::instance(n)
         }
     }
 

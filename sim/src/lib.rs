@@ -121,6 +121,7 @@ pub mod config;
 pub mod dynamics;
 pub mod events;
 pub mod faults;
+pub mod fixed_wing;
 pub mod geo;
 pub mod geofence;
 mod handlers;
@@ -137,6 +138,7 @@ pub mod statustext;
 pub mod streams;
 pub mod ulog;
 mod vehicle;
+pub mod vehicle_type;
 pub mod wire;
 
 #[cfg(test)]
@@ -150,3 +152,4 @@ pub use faults::{ExitStatus, Fault};
 pub use geo::GeoPoint;
 pub use server::{OffboardLink, Ports, SimConfig, SimError, SimHandle};
 pub use vehicle::{Vehicle, VehicleSnapshot};
+pub use vehicle_type::VehicleType;

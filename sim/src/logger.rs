@@ -57,9 +57,19 @@ pub struct Logger {
 }
 
 impl Logger {
-    /// Begin the log at `now_us` (boot), as the vehicle `sys_name`.
-    pub fn start(&mut self, now_us: u64, sys_name: &str) -> Result<(), WriteError> {
-        self.open = Some(FlightLog::new(Vec::new(), now_us, sys_name)?);
+    /// Begin the log at `now_us` (boot), as the vehicle `sys_name` flying `vehicle`.
+    pub fn start(
+        &mut self,
+        now_us: u64,
+        sys_name: &str,
+        vehicle: crate::VehicleType,
+    ) -> Result<(), WriteError> {
+        self.open = Some(FlightLog::for_vehicle(
+            Vec::new(),
+            now_us,
+            sys_name,
+            vehicle,
+        )?);
         self.closed = None;
         self.armed_seen = false;
         self.last_write_us = now_us;

@@ -25,6 +25,9 @@ use mavlink::dialects::common::MavCmd::*;
 use nexus_core::offboard::geo::wrap_pi_open_below_f32 as wrap_pi;
 use nexus_core::{Mode, RcSticks};
 
+#[path = "navigator_fw.rs"]
+mod fw;
+
 /// What kind of setpoint is flown (drives EXTENDED_SYS_STATE.landed_state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SpType {
@@ -148,6 +151,7 @@ pub struct Navigator {
     climb_start_us: u64,
     /// Kind of setpoint in force.
     pub sp_type: SpType,
+    fw: fw::FwNav,
 }
 
 impl Default for Navigator {
@@ -171,6 +175,7 @@ impl Default for Navigator {
             jumps_done: Vec::new(),
             climb_start_us: 0,
             sp_type: SpType::Idle,
+            fw: fw::FwNav::default(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! that sends `1.0` for an INT32 sets 1065353216. The table is sorted by name, as PX4 indexes its
 //! parameters.
 
+use crate::vehicle_type::VehicleType;
 use mavlink::dialects::common::MavParamType;
 
 /// Wire type of a parameter.
@@ -99,11 +100,24 @@ modelled! {
     COM_RC_LOSS_T,
     COM_SPOOLUP_TIME,
     COM_TAKEOFF_ACT,
+    FW_AIRSPD_MIN,
+    FW_AIRSPD_TRIM,
+    FW_LND_ANG,
+    FW_LND_FLALT,
+    FW_LND_FL_SINK,
+    FW_R_LIM,
+    FW_TKO_AIRSPD,
+    FW_T_ALT_TC,
+    FW_T_CLMB_MAX,
+    FW_T_SINK_MAX,
     GF_ACTION,
     GF_MAX_HOR_DIST,
     GF_MAX_VER_DIST,
+    LNDFW_TRIG_TIME,
+    LNDFW_VEL_XY_MAX,
     MAV_HASH_CHK_EN,
     MAV_SYS_ID,
+    MAV_TYPE,
     MIS_TAKEOFF_ALT,
     MPC_ACC_DOWN_MAX,
     MPC_ACC_HOR,
@@ -122,13 +136,20 @@ modelled! {
     MPC_Z_V_AUTO_UP,
     NAV_ACC_RAD,
     NAV_DLL_ACT,
+    NAV_FW_ALT_RAD,
+    NAV_LOITER_RAD,
     NAV_MC_ALT_RAD,
+    NPFG_DAMPING,
+    NPFG_PERIOD,
+    NPFG_ROLL_TC,
+    NPFG_SW_DST_MLT,
     RTL_CONE_ANG,
     RTL_DESCEND_ALT,
     RTL_LAND_DELAY,
     RTL_MIN_DIST,
     RTL_RETURN_ALT,
     RTL_TYPE,
+    RWTO_RAMP_TIME,
     SIM_BAT_DRAIN,
     SIM_BAT_ENABLE,
     SIM_BAT_MIN_PCT,
@@ -142,6 +163,46 @@ modelled! {
 /// MAV_SYS_ID and UXRCE_DDS_KEY are per instance (the instance + 1, as SITL's startup sets
 /// them): [`Params::new`] sets both to the vehicle's system id.
 pub static TABLE: &[(&str, ParamKind, f64)] = include!(concat!(env!("OUT_DIR"), "/px4_table.rs"));
+
+/// The same for the SIH airplane (airframe 10041, `rc.fw_defaults`): the 964 parameters PX4
+/// SITL lists for it (the fixed-wing controllers' instead of the multicopter's), from
+/// `data/sih-airplane.tsv`.
+pub static AIRPLANE_TABLE: &[(&str, ParamKind, f64)] =
+    include!(concat!(env!("OUT_DIR"), "/px4_table_airplane.rs"));
+
+/// Where the SIH hexarotor's list differs from the quadrotor's: its airframe file's defaults
+/// (`10044_sihsim_hex`: six rotors in X, SIH_VEHICLE_TYPE 4). Its list has the quadrotor's 897
+/// names (measured on PX4 SITL; every other value the same, calibration offsets aside).
+pub const HEX_DEFAULTS: &[(&str, f64)] = &[
+    ("SYS_AUTOSTART", 10044.0),
+    ("SIH_VEHICLE_TYPE", 4.0),
+    ("CA_ROTOR_COUNT", 6.0),
+    ("CA_ROTOR0_PX", 0.866),
+    ("CA_ROTOR0_PY", 0.5),
+    ("CA_ROTOR1_PX", 0.0),
+    ("CA_ROTOR1_PY", 1.0),
+    ("CA_ROTOR1_KM", -0.05),
+    ("CA_ROTOR2_PX", -0.866),
+    ("CA_ROTOR2_PY", 0.5),
+    ("CA_ROTOR3_PX", -0.866),
+    ("CA_ROTOR3_PY", -0.5),
+    ("CA_ROTOR3_KM", -0.05),
+    ("CA_ROTOR4_PX", 0.0),
+    ("CA_ROTOR4_PY", -1.0),
+    ("CA_ROTOR5_PX", 0.866),
+    ("CA_ROTOR5_PY", -0.5),
+    ("CA_ROTOR5_KM", -0.05),
+    ("PWM_MAIN_FUNC5", 105.0),
+    ("PWM_MAIN_FUNC6", 106.0),
+];
+
+/// The parameter list PX4 SITL serves for a vehicle.
+pub fn table_for(vehicle: VehicleType) -> &'static [(&'static str, ParamKind, f64)] {
+    match vehicle {
+        VehicleType::Quadrotor | VehicleType::Hexarotor => TABLE,
+        VehicleType::FixedWing => AIRPLANE_TABLE,
+    }
+}
 
 /// Why a PARAM_SET was not applied (PX4 answers none of these with a PARAM_VALUE).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,9 +218,13 @@ pub enum SetError {
 /// The vehicle's parameter values.
 #[derive(Debug, Clone)]
 pub struct Params {
+    table: &'static [(&'static str, ParamKind, f64)],
     values: Vec<ParamValue>,
-    /// Row in [`TABLE`] of each [`P`], resolved once by name.
-    rows: Vec<usize>,
+    /// Row in the table of each [`P`], resolved once by name; `None` for a parameter this
+    /// airframe's PX4 does not list (a multicopter's on the airplane, a fixed-wing controller's
+    /// on a multicopter), whose PX4 default the model reads from `unlisted` and no client sees.
+    rows: Vec<Option<usize>>,
+    unlisted: Vec<ParamValue>,
 }
 
 fn initial(kind: ParamKind, v: f64) -> ParamValue {
@@ -170,23 +235,48 @@ fn initial(kind: ParamKind, v: f64) -> ParamValue {
 }
 
 impl Params {
-    /// PX4 SITL's values; `MAV_SYS_ID` and `UXRCE_DDS_KEY` set to `sysid` (the instance + 1).
+    /// PX4 SITL's values for the quadrotor; `MAV_SYS_ID` and `UXRCE_DDS_KEY` set to `sysid`
+    /// (the instance + 1).
     pub fn new(sysid: u8) -> Self {
+        Params::for_vehicle(sysid, VehicleType::Quadrotor)
+    }
+
+    /// PX4 SITL's list and values for `vehicle`; `MAV_SYS_ID` and `UXRCE_DDS_KEY` set to
+    /// `sysid` (the instance + 1).
+    pub fn for_vehicle(sysid: u8, vehicle: VehicleType) -> Self {
+        let table = table_for(vehicle);
         let mut values: Vec<ParamValue> =
-            TABLE.iter().map(|&(_, kind, v)| initial(kind, v)).collect();
-        // Every modelled name is in PX4's list (the unit test below checks it), so the lookup
-        // cannot miss.
-        let rows: Vec<usize> = P::ALL
+            table.iter().map(|&(_, kind, v)| initial(kind, v)).collect();
+        let find = |t: &[(&str, ParamKind, f64)], name: &str| {
+            t.binary_search_by(|(n, _, _)| (*n).cmp(name)).ok()
+        };
+        let rows: Vec<Option<usize>> = P::ALL.iter().map(|p| find(table, p.name())).collect();
+        // Every modelled name is in one of PX4's lists (the unit test below checks it).
+        let unlisted = P::ALL
             .iter()
             .map(|p| {
-                TABLE
-                    .binary_search_by(|(n, _, _)| (*n).cmp(p.name()))
-                    .unwrap_or(0)
+                [TABLE, AIRPLANE_TABLE]
+                    .into_iter()
+                    .find_map(|t| find(t, p.name()).map(|r| initial(t[r].1, t[r].2)))
+                    .unwrap_or(ParamValue::Int(0))
             })
             .collect();
-        values[rows[P::MAV_SYS_ID as usize]] = ParamValue::Int(sysid as i32);
-        values[rows[P::UXRCE_DDS_KEY as usize]] = ParamValue::Int(sysid as i32);
-        Params { values, rows }
+        if vehicle == VehicleType::Hexarotor {
+            for (name, v) in HEX_DEFAULTS {
+                if let Some(r) = find(table, name) {
+                    values[r] = initial(table[r].1, *v);
+                }
+            }
+        }
+        let mut params = Params {
+            table,
+            values,
+            rows,
+            unlisted,
+        };
+        params.set_int(P::MAV_SYS_ID, sysid as i32);
+        params.set_int(P::UXRCE_DDS_KEY, sysid as i32);
+        params
     }
 
     /// Number of parameters (PARAM_VALUE.param_count).
@@ -196,28 +286,36 @@ impl Params {
 
     /// Index of `name`, if known.
     pub fn index_of(&self, name: &str) -> Option<usize> {
-        TABLE.binary_search_by(|(n, _, _)| (*n).cmp(name)).ok()
+        self.table.binary_search_by(|(n, _, _)| (*n).cmp(name)).ok()
     }
 
     /// Name, type and value at `index`.
     pub fn entry(&self, index: usize) -> Option<(&'static str, ParamKind, ParamValue)> {
-        let (name, kind, _) = TABLE.get(index)?;
+        let (name, kind, _) = self.table.get(index)?;
         Some((name, *kind, self.values[index]))
     }
 
-    /// Index in [`TABLE`] (and in PARAM_VALUE.param_index) of a modelled parameter.
-    pub fn row(&self, p: P) -> usize {
+    /// Index in the list (and in PARAM_VALUE.param_index) of a modelled parameter, if this
+    /// airframe's PX4 lists it.
+    pub fn row(&self, p: P) -> Option<usize> {
         self.rows[p as usize]
+    }
+
+    fn value(&self, p: P) -> ParamValue {
+        match self.rows[p as usize] {
+            Some(r) => self.values[r],
+            None => self.unlisted[p as usize],
+        }
     }
 
     /// A REAL32 parameter's value (INT32 ones converted numerically).
     pub fn f(&self, p: P) -> f32 {
-        self.values[self.rows[p as usize]].as_f32()
+        self.value(p).as_f32()
     }
 
     /// An INT32 parameter's value (REAL32 ones truncated).
     pub fn i(&self, p: P) -> i32 {
-        match self.values[self.rows[p as usize]] {
+        match self.value(p) {
             ParamValue::Int(i) => i,
             ParamValue::Real(v) => v as i32,
         }
@@ -229,7 +327,7 @@ impl Params {
         if !v.is_finite() {
             return Err(SetError::NotFinite);
         }
-        self.values[idx] = initial(TABLE[idx].1, v);
+        self.values[idx] = initial(self.table[idx].1, v);
         Ok(idx)
     }
 
@@ -241,7 +339,7 @@ impl Params {
         ty: MavParamType,
     ) -> Result<usize, SetError> {
         let idx = self.index_of(name).ok_or(SetError::Unknown)?;
-        let value = match (TABLE[idx].1, ty) {
+        let value = match (self.table[idx].1, ty) {
             (ParamKind::Real32, MavParamType::MAV_PARAM_TYPE_REAL32) if !wire.is_finite() => {
                 return Err(SetError::NotFinite)
             }
@@ -261,7 +359,7 @@ impl Params {
     /// station can reuse a cached list. (PX4 leaves out its volatile parameters, which are not
     /// marked in its list: the value is this vehicle's, not PX4's.)
     pub fn hash(&self) -> u32 {
-        TABLE
+        self.table
             .iter()
             .zip(&self.values)
             .fold(0, |crc, ((name, _, _), v)| {
@@ -276,7 +374,10 @@ impl Params {
 
     /// Set an INT32 parameter internally (e.g. COM_FLIGHT_UUID at disarm).
     pub fn set_int(&mut self, p: P, v: i32) {
-        self.values[self.rows[p as usize]] = ParamValue::Int(v);
+        match self.rows[p as usize] {
+            Some(r) => self.values[r] = ParamValue::Int(v),
+            None => self.unlisted[p as usize] = ParamValue::Int(v),
+        }
     }
 }
 
@@ -289,10 +390,15 @@ mod tests {
         for w in TABLE.windows(2) {
             assert!(w[0].0 < w[1].0, "{} !< {}", w[0].0, w[1].0);
         }
+        for w in AIRPLANE_TABLE.windows(2) {
+            assert!(w[0].0 < w[1].0, "{} !< {}", w[0].0, w[1].0);
+        }
         for p in P::ALL {
             assert!(
-                TABLE.iter().any(|(n, _, _)| *n == p.name()),
-                "{} missing from PX4's list",
+                [TABLE, AIRPLANE_TABLE]
+                    .iter()
+                    .any(|t| t.iter().any(|(n, _, _)| *n == p.name())),
+                "{} missing from PX4's lists",
                 p.name()
             );
         }

@@ -5,6 +5,7 @@
 //! vehicle's clock is stalled), stamped with the vehicle's clock.
 
 use super::commander::Conditions;
+use super::params::P;
 use super::vehicle::Vehicle;
 use mav::{MavModeFlag, MavSysStatusSensor};
 use mavlink::dialects::common as mav;
@@ -319,7 +320,11 @@ impl Vehicle {
         };
         mav::HEARTBEAT_DATA {
             custom_mode: m.custom_mode(),
-            mavtype: mav::MavType::MAV_TYPE_QUADROTOR,
+            // PX4 sends its MAV_TYPE parameter (`vehicle_status.system_type`).
+            mavtype: <mav::MavType as num_traits::FromPrimitive>::from_i32(
+                self.params.i(P::MAV_TYPE),
+            )
+            .unwrap_or(mav::MavType::MAV_TYPE_GENERIC),
             autopilot: mav::MavAutopilot::MAV_AUTOPILOT_PX4,
             base_mode: self.base_mode(m),
             system_status: status,

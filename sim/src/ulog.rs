@@ -6,7 +6,9 @@
 //! enumerations (`vehicle_status.arming_state` 1 disarmed / 2 armed, `nav_state` as
 //! `NAVIGATION_STATE_*`), at [`FLIGHT_LOG_PERIOD_US`] of the vehicle's clock, every timestamp in
 //! µs of that clock (PX4's boot clock: `time_boot_ms` × 1000):
-//! * `vehicle_status`: `arming_state`, `nav_state`, `failsafe`, `armed_time`, `takeoff_time`;
+//! * `vehicle_status`: `arming_state`, `nav_state`, `failsafe`, `armed_time`, `takeoff_time`,
+//!   `vehicle_type` and `system_type` (the airframe, with SYS_AUTOSTART and MAV_TYPE among the
+//!   header's parameters);
 //! * `vehicle_land_detected`: `landed`, `maybe_landed`, `ground_contact`, `freefall`;
 //! * `vehicle_local_position`: `x`, `y`, `z`, `vx`, `vy`, `vz`, `heading` (NED of the pad, m,
 //!   m/s, rad), `xy_valid`, `z_valid`, `ref_lat`, `ref_lon` (deg), `ref_alt` (m AMSL);
@@ -331,6 +333,7 @@ pub fn flight_topics() -> Vec<Topic> {
                 (U8, "nav_state"),
                 (U8, "nav_state_user_intention"),
                 (U8, "vehicle_type"),
+                (U8, "system_type"),
                 (Bool, "failsafe"),
             ],
         ),
@@ -404,6 +407,10 @@ pub struct FlightSample {
     pub takeoff_time_us: u64,
     /// The land detector says landed.
     pub landed: bool,
+    /// `vehicle_status.vehicle_type`: 1 rotary wing, 2 fixed wing.
+    pub vehicle_type: u8,
+    /// `vehicle_status.system_type`: the MAV_TYPE (2 quadrotor, 1 fixed wing).
+    pub system_type: u8,
     /// Local position NED of the pad, m.
     pub ned_m: [f32; 3],
     /// Velocity NED, m/s.
@@ -432,13 +439,29 @@ pub struct FlightLog<W: Write> {
 }
 
 impl<W: Write> FlightLog<W> {
-    /// Start the log at `start_us` (the vehicle's clock): header, infos, formats,
-    /// subscriptions.
+    /// Start the log of the quadrotor at `start_us` (the vehicle's clock): header, infos,
+    /// parameters, formats, subscriptions.
     pub fn new(out: W, start_us: u64, sys_name: &str) -> Result<FlightLog<W>, WriteError> {
+        Self::for_vehicle(out, start_us, sys_name, crate::VehicleType::Quadrotor)
+    }
+
+    /// The same for `vehicle`, whose airframe the log names as PX4's does: the parameters
+    /// SYS_AUTOSTART and MAV_TYPE in its header (PX4 logs every parameter there), and
+    /// `vehicle_status.vehicle_type` / `system_type` in its samples.
+    pub fn for_vehicle(
+        out: W,
+        start_us: u64,
+        sys_name: &str,
+        vehicle: crate::VehicleType,
+    ) -> Result<FlightLog<W>, WriteError> {
         let mut w = UlogWriter::new(out, start_us)?;
         w.info("sys_name", sys_name)?;
         w.info("ver_hw", "SITL")?;
         w.info("ver_sw", "nexus-sim")?;
+        let params = crate::params::Params::for_vehicle(1, vehicle);
+        for p in [crate::params::P::SYS_AUTOSTART, crate::params::P::MAV_TYPE] {
+            w.parameter(p.name(), Value::I32(params.i(p)))?;
+        }
         let mut ids = Vec::new();
         let topics: Vec<usize> = flight_topics()
             .into_iter()
@@ -483,8 +506,8 @@ impl<W: Write> FlightLog<W> {
                 Value::U8(if s.armed { 2 } else { 1 }),
                 Value::U8(s.nav_state),
                 Value::U8(s.nav_state),
-                // VEHICLE_TYPE_ROTARY_WING
-                Value::U8(1),
+                Value::U8(s.vehicle_type),
+                Value::U8(s.system_type),
                 Value::Bool(s.failsafe),
             ],
         )?;

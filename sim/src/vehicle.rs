@@ -10,6 +10,7 @@ use super::config::VehicleConfig;
 use super::dynamics::{Body, Limits, Setpoint};
 use super::events::level;
 use super::faults::{ExitStatus, Fault};
+use super::fixed_wing::FwState;
 use super::geo::LocalFrame;
 use super::geofence::{Fence, GeofenceAction};
 use super::io::Io;
@@ -17,6 +18,7 @@ use super::mission::{MissionManager, VehicleView};
 use super::navigator::{Inputs, NavEvent, Navigator, OffboardSp, SpType};
 use super::params::{Params, P};
 use super::streams::Streams;
+use super::vehicle_type::VehicleType;
 
 /// Seconds of takeoff thrust after the spool-up at which the land detector reports the takeoff:
 /// "Takeoff detected" comes 1.6–1.9 s after arming in the traces, while still on the ground.
@@ -25,6 +27,9 @@ const TAKEOFF_DETECT_THRUST_S: f32 = 0.95;
 /// detector's hysteresis with SIH's thrust), 5–6 s in PX4's Land-mode runs. PX4 1.18 has
 /// no LNDMC_TRIG_TIME parameter to set it.
 const LAND_DETECT_S: f32 = 6.0;
+/// The same for the hexarotor: "Landing detected" 2.9 s after touchdown in hex-box-x4 (its
+/// six rotors' thrust drops below the land detector's threshold sooner).
+const HEX_LAND_DETECT_S: f32 = 2.9;
 /// The same for a vehicle that never left the ground since arming: Land commanded on the
 /// ground gives "Landing detected" 1.48 s later (wait-for-text-with-reaction-x4: Land at
 /// 16.27 s, the text at 17.748 s, ON_GROUND in the next EXTENDED_SYS_STATE at 17.868 s).
@@ -34,6 +39,9 @@ const LAND_DETECT_UNFLOWN_S: f32 = 1.48;
 const STICK_GESTURE_HOLD_US: u64 = 1_000_000;
 /// Height above the pad that counts as having flown, m.
 const FLEW_HEIGHT_M: f32 = 0.3;
+/// Ground speed on the takeoff roll at which the fixed-wing land detector reports the
+/// takeoff, m/s (plane-mission-x4: 7.0 m/s, 2.0 s after arming).
+const FW_TAKEOFF_DETECT_M_S: f32 = 7.0;
 use super::wire::{Command, TxFault, XorShift64Star};
 use nexus_core::frame::Decoder;
 use nexus_core::{Mode, RcSticks};
@@ -177,6 +185,8 @@ pub struct Vehicle {
     /// Home set or moved this many times (PX4's home update count).
     pub(super) home_updates: u32,
     pub(super) body: Body,
+    /// The fixed-wing controllers' state (the airplane only).
+    pub(super) fw: FwState,
     pub(super) commander: Commander,
     pub(super) nav: Navigator,
     pub(super) mission: MissionManager,
@@ -213,7 +223,7 @@ impl Vehicle {
     /// A vehicle at sim time 0 ("exec"), on the pad, disarmed, in Hold.
     pub fn new(cfg: VehicleConfig) -> Vehicle {
         let sysid = cfg.sysid();
-        let mut params = Params::new(sysid);
+        let mut params = Params::for_vehicle(sysid, cfg.vehicle);
         let compid = cfg.component_id;
         let mut io = Io::new(sysid, compid, cfg.random_start);
         io.out.signing = cfg.signing.clone().map(crate::signing::SimSigning::new);
@@ -254,6 +264,7 @@ impl Vehicle {
             tick_us,
             params,
             body: Body::default(),
+            fw: FwState::default(),
             commander: Commander::default(),
             nav: Navigator::default(),
             mission: MissionManager::new(sysid, compid),
@@ -325,7 +336,7 @@ impl Vehicle {
     /// its first disarm after an arming; served to LOG_REQUEST_LIST / LOG_REQUEST_DATA.
     pub fn start_flight_log(&mut self) -> Result<(), crate::ulog::WriteError> {
         let name = format!("nexus-sim instance {}", self.cfg.instance);
-        self.logger.start(self.now_us, &name)
+        self.logger.start(self.now_us, &name, self.cfg.vehicle)
     }
 
     /// Every byte of its own log so far; `None` when none was begun.
@@ -465,6 +476,8 @@ impl Vehicle {
             armed_time_us: self.flight_info.0,
             takeoff_time_us: self.flight_info.1,
             landed: self.commander.landed,
+            vehicle_type: self.cfg.vehicle.px4_vehicle_type(),
+            system_type: self.params.i(P::MAV_TYPE) as u8,
             ned_m: self.body.pos_ned_m,
             vel_ned_m_s: self.body.vel_ned_m_s,
             yaw_rad: self.body.yaw_rad,
@@ -650,7 +663,9 @@ impl Vehicle {
         } else if self.body.height_m() > FLEW_HEIGHT_M {
             self.flew = true;
         }
-        let trig = if self.flew {
+        let trig = if self.flew && self.cfg.vehicle == VehicleType::Hexarotor {
+            HEX_LAND_DETECT_S
+        } else if self.flew {
             LAND_DETECT_S
         } else {
             LAND_DETECT_UNFLOWN_S
@@ -663,11 +678,23 @@ impl Vehicle {
                 && !self.commander.nav_state().needs_manual_control()
                 && self.commander.nav_state() != Mode::Offboard
                 && self.nav.target().is_some());
-        let contact = self.body.on_ground && !held_up;
-        let thrust = self
+        let mut contact = self.body.on_ground && !held_up;
+        let mut thrust = self
             .nav
             .takeoff_thrust_s(now, self.params.f(P::COM_SPOOLUP_TIME))
             .is_some_and(|t| t >= TAKEOFF_DETECT_THRUST_S);
+        let mut trig = trig;
+        if self.cfg.vehicle.is_fixed_wing() {
+            // `FixedwingLandDetector`: landed while the runway takeoff rolls; landed again
+            // LNDFW_TRIG_TIME after touchdown (plane-mission-x4: 2.2 s, still rolling out).
+            let rolling = self.nav.sp_type == SpType::Takeoff && !self.fw.rotated();
+            contact = self.body.on_ground && !rolling;
+            // "Takeoff detected" 2.0 s after arming in plane-mission-x4, at ~7 m/s on the roll
+            // (where PX4's filtered speeds pass LNDFW_VEL_XY_MAX / LNDFW_AIRSPD_MAX).
+            thrust = self.nav.sp_type == SpType::Takeoff
+                && self.body.ground_speed_m_s() > FW_TAKEOFF_DETECT_M_S;
+            trig = self.params.f(P::LNDFW_TRIG_TIME);
+        }
         match self
             .commander
             .update_land_detector(now, contact, self.body.height_m(), trig, thrust)
@@ -1101,7 +1128,14 @@ impl Vehicle {
             sticks,
             offboard: self.offboard.sp,
         };
-        let (sp, event) = self.nav.update(&inputs, &mut self.mission, &mut self.io);
+        let fixed_wing = self.cfg.vehicle.is_fixed_wing();
+        let (sp, fw_sp, event) = if fixed_wing {
+            let (f, e) = self.nav.update_fw(&inputs, &mut self.mission, &mut self.io);
+            (Setpoint::Idle, f, e)
+        } else {
+            let (s, e) = self.nav.update(&inputs, &mut self.mission, &mut self.io);
+            (s, super::fixed_wing::FwSetpoint::Idle, e)
+        };
         match event {
             Some(NavEvent::TakeoffDone)
                 if armed && !self.commander.landed && mode == Mode::Takeoff =>
@@ -1119,8 +1153,13 @@ impl Vehicle {
                 self.commander.change_mode(Mode::Hold, true, c);
             }
             Some(NavEvent::MissionFinished)
-                if armed && self.commander.landed && mode == Mode::Mission =>
+                if armed
+                    && self.commander.landed
+                    && mode == Mode::Mission
+                    && !self.cfg.vehicle.is_fixed_wing() =>
             {
+                // (The airplane waits COM_DISARM_LAND: "Disarmed by landing" 2.0 s after
+                // "Mission finished, landed" in plane-mission-x4.)
                 // The trace (box-x4): a mission that ends landed disarms at once, 0.1 s after
                 // "Landing detected", not COM_DISARM_LAND later.
                 self.disarm(Reason::Landing, false);
@@ -1136,8 +1175,16 @@ impl Vehicle {
         } else {
             sp
         };
-        let thrust = spooled && !matches!(sp, Setpoint::Idle);
         let dt = self.tick_us as f32 * 1e-6;
+        if fixed_wing {
+            // The airplane's throttle ramp starts at arming (RWTO_RAMP_TIME; plane-mission-x4
+            // rolls at 1.2 m/s 1.0 s after arming): no spool-up wait.
+            let engine = armed && !self.commander.terminated();
+            let lim = Navigator::fw_limits(&self.params);
+            super::fixed_wing::step(&mut self.body, &mut self.fw, &fw_sp, engine, &lim, dt);
+            return;
+        }
+        let thrust = spooled && !matches!(sp, Setpoint::Idle);
         self.body.step(&sp, thrust, &limits, dt);
     }
 
@@ -1264,7 +1311,7 @@ impl Vehicle {
             self.nav.reactivate();
             self.params
                 .set_int(P::COM_FLIGHT_UUID, self.commander.flights as i32);
-            self.streams.unsolicited_param = Some(self.params.row(P::COM_FLIGHT_UUID));
+            self.streams.unsolicited_param = self.params.row(P::COM_FLIGHT_UUID);
             self.alt_steps.active = false;
         }
         ok

@@ -193,13 +193,15 @@ fn model_picks_the_sih_airframe_px4_starts() {
 
 #[test]
 fn a_model_the_built_in_vehicle_lacks_is_refused_naming_px4() {
-    nexus(&["fly", "examples/box.plan", "--sim", "--model", "airplane"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "--model airplane: the built-in vehicle is the SIH quadrotor only; fly the airplane \
-             on PX4 SITL with --px4 BUILD_DIR",
-        ));
+    for model in ["tailsitter", "vtol", "rover"] {
+        nexus(&["fly", "examples/box.plan", "--sim", "--model", model])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "--model {model}: the built-in vehicle models the quad, the hex and the \
+                 airplane, not the {model}; fly it on PX4 SITL with --px4 BUILD_DIR"
+            )));
+    }
     nexus(&["fly", "examples/box.plan", "--sim", "--model", "octo"])
         .assert()
         .code(2)

@@ -71,7 +71,7 @@ pub use geo::Anchor;
 pub use geofence::{GeoKind, GeoStatus, FENCE_ITEMS, RALLY_ITEMS};
 #[cfg(feature = "confirmed-params")]
 pub use param_sets::{param_error_name, ParamSetEnd, ParamSetOutcome, PARAM_SETS_LEN};
-pub use queries::{News, Pending};
+pub use queries::{News, Pending, FW_ALT_ACCEPT_M, FW_LOITER_REACH_M};
 pub use requests::{ArmWait, ACK_WAIT_MS};
 pub use rtt::{RttEstimator, MAX_BACKOFF_SHIFT, RTO_CEILING_MS};
 #[cfg(feature = "setpoints")]

@@ -10,6 +10,14 @@ use crate::mode::Mode;
 use crate::telemetry::{LandedState, Telemetry};
 use crate::time::Instant;
 
+/// How near a fixed-wing's goto point counts as there, horizontally, m: PX4's loiter radius
+/// (NAV_LOITER_RAD, 80 m) plus its acceptance radius (NPFG's switch distance, ~34 m at cruise):
+/// `mission_block.cpp` counts a loiter reached from that distance.
+pub const FW_LOITER_REACH_M: f64 = 115.0;
+/// The altitude tolerance of a fixed-wing's goto point, m (NAV_FW_ALT_RAD: PX4's TECS flies
+/// the SIH airplane's loiter 2–3 m short of it).
+pub const FW_ALT_ACCEPT_M: f64 = 10.0;
+
 /// The newest failing news of each kind, with the sim time it came at (`None` inside: the
 /// clock was not known then), kept whether or not the application drained the events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -73,6 +81,12 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 let here = (pos.lat as f64 / 1e7, pos.lon as f64 / 1e7);
                 let (dn, de) = ne_offset_m(anchor.lat0_deg, (lat_deg, lon_deg), here);
                 let dz = (rel_alt - rel_alt_m) as f64;
+                if super::verbs::fixed_wing(tel) {
+                    // A fixed-wing circles the point: there once on the circle, at the
+                    // altitude within NAV_FW_ALT_RAD; it has no heading to hold.
+                    return libm::sqrt(dn * dn + de * de) <= FW_LOITER_REACH_M
+                        && libm::fabs(dz) <= FW_ALT_ACCEPT_M;
+                }
                 if libm::sqrt(dn * dn + de * de + dz * dz) >= self.cfg.arrive_m as f64 {
                     return false;
                 }

@@ -232,7 +232,9 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// point), with an optional world yaw (rad, right-handed about +z: +π/2 faces west).
     ///
     /// One DO_REPOSITION (PX4 latches it). The world origin is anchored on the first goto at
-    /// the vehicle's position then (see [`Anchor::from_position`]); `set_anchor` overrides it.
+    /// the vehicle's position then (see [`Anchor::from_position`]), horizontally at home for a
+    /// fixed-wing (HEARTBEAT type 1), which flies there as a loiter point: it circles the
+    /// point at NAV_LOITER_RAD; `set_anchor` overrides it.
     /// Fails with [`OffboardError::NoPosition`] before the first GLOBAL_POSITION_INT.
     pub fn goto<const T: usize>(
         &mut self,
@@ -250,10 +252,24 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         }
         let anchor = match self.anchor {
             Some(a) => a,
-            None => Anchor::from_position(
-                tel.global_position().ok_or(OffboardError::NoPosition)?,
-                tel.height_m(),
-            ),
+            None => {
+                let here = Anchor::from_position(
+                    tel.global_position().ok_or(OffboardError::NoPosition)?,
+                    tel.height_m(),
+                );
+                match (fixed_wing(tel), tel.home_position()) {
+                    // A fixed-wing is far from its pad by the first goto (the runway roll and
+                    // climb-out cover a few hundred metres): its world origin is home, where
+                    // LOCAL_POSITION_NED's is, so `distance` to a world point and the goto
+                    // agree.
+                    (true, Some(h)) => Anchor {
+                        lat0_deg: h.lat_deg,
+                        lon0_deg: h.lon_deg,
+                        ..here
+                    },
+                    _ => here,
+                }
+            }
         };
         let (lat, lon) = anchor.to_global(x_m as f64, y_m as f64);
         let (Some(lat_e7), Some(lon_e7)) = (geo::deg_to_e7(lat), geo::deg_to_e7(lon)) else {
@@ -482,4 +498,10 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             }
         }
     }
+}
+
+/// The vehicle says it is a fixed-wing (HEARTBEAT.type MAV_TYPE_FIXED_WING).
+pub(crate) fn fixed_wing<const T: usize>(tel: &Telemetry<T>) -> bool {
+    tel.heartbeat()
+        .is_some_and(|hb| hb.mavtype == crate::mav::MavType::MAV_TYPE_FIXED_WING)
 }

@@ -65,6 +65,17 @@ impl Airframe {
         }
     }
 
+    /// The built-in vehicle's model of this airframe, if it has one (the quad, the hex and the
+    /// airplane; the VTOLs and the rover fly on PX4 SITL only).
+    pub fn simulated(self) -> Option<nexus_sim::VehicleType> {
+        match self {
+            Airframe::Quad => Some(nexus_sim::VehicleType::Quadrotor),
+            Airframe::Hex => Some(nexus_sim::VehicleType::Hexarotor),
+            Airframe::Airplane => Some(nexus_sim::VehicleType::FixedWing),
+            Airframe::Tailsitter | Airframe::Vtol | Airframe::Rover => None,
+        }
+    }
+
     /// SYS_AUTOSTART: the airframe file's number in PX4's `etc/init.d-posix/airframes/`.
     pub fn sys_autostart(self) -> u32 {
         match self {

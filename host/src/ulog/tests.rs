@@ -11,6 +11,8 @@ fn sample(now_us: u64, armed: bool, landed: bool, z: f32, nav_state: u8) -> Flig
         armed_time_us: 0,
         takeoff_time_us: 0,
         landed,
+        vehicle_type: 1,
+        system_type: 2,
         ned_m: [1.0, 2.0, z],
         vel_ned_m_s: [0.0; 3],
         yaw_rad: 0.5,

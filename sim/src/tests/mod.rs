@@ -4,6 +4,7 @@
 
 mod failsafes;
 mod faults;
+mod fixed_wing;
 mod flight;
 mod geofence;
 mod mission;
