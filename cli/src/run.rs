@@ -160,7 +160,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
             Ok(f) => f,
             Err(code) => return code,
         };
-    flight.events.extend(notes);
+    flight.log.events.extend(notes);
     if let Some(plan) = &prog.plan {
         if let Err(e) = flight.lodge(plan) {
             return cmd.finish(report, Err(e), Some(&flight));
