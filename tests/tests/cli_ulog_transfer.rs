@@ -292,7 +292,11 @@ fn check_against_px4s_own_log_alone() {
         why,
         "PX4's log cannot answer `airspeed >= 5 m/s`: PX4's log has no airspeed_validated"
     );
-    assert!(r["verdict"].as_str().unwrap().contains(why), "{}", r["verdict"]);
+    assert!(
+        r["verdict"].as_str().unwrap().contains(why),
+        "{}",
+        r["verdict"]
+    );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("has no airspeed_validated"), "{xml}");
 }
