@@ -177,6 +177,23 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
+    // The airframe: --model, else the plan's vehicleType (an attached vehicle is what it is).
+    let mut vehicle = args.vehicle.clone();
+    let mut airframe_line = None;
+    if vehicle.connect.is_none() {
+        match super::airframe::choose(vehicle.model, None, Some((&args.plan, &*plan.plan))) {
+            Ok(c) => {
+                if c.source != super::airframe::Source::Default {
+                    airframe_line = Some(format!("airframe: {}", c.words()));
+                }
+                vehicle.model = Some(c.model);
+            }
+            Err(e) => {
+                eprintln!("nexus fly: {e}");
+                return exit(EXIT_SETUP);
+            }
+        }
+    }
     let timeout_ok = super::limits::duration_s("--timeout-s", args.timeout_s as f64);
     if !(timeout_ok.is_ok() && args.timeout_s > 0.0) {
         eprintln!(
@@ -190,9 +207,9 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         files.push(Named::output("--json", j));
     }
     files.extend(args.evidence.named());
-    files.extend(args.vehicle.signing.named());
+    files.extend(vehicle.signing.named());
     if let Err(e) = super::output::distinct(&files)
-        .and_then(|()| super::vehicle::before_flight(&args.vehicle, args.json.as_deref()))
+        .and_then(|()| super::vehicle::before_flight(&vehicle, args.json.as_deref()))
         .and_then(|()| args.evidence.check())
     {
         eprintln!("nexus fly: {e}");
@@ -219,11 +236,14 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         items.len(),
         args.vehicle.speed
     ));
+    if let Some(line) = &airframe_line {
+        out.line(line);
+    }
     let mut report = Report::new(
         "fly",
         args.plan.display().to_string(),
         None,
-        args.vehicle.report(),
+        vehicle.report(),
         4,
     );
     let tlog = match args.evidence.open_tlog() {
@@ -240,7 +260,7 @@ pub fn main(args: &FlyArgs) -> ExitCode {
     };
     // Every `fly` uploads a mission, arms and starts it.
     let (mut flight, _interrupts) = match cmd.start(
-        &args.vehicle,
+        &vehicle,
         Some("it uploads a mission, arms the vehicle and starts it".into()),
         tlog.clone(),
         &mut report,

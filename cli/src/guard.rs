@@ -95,6 +95,9 @@ pub fn action_moves(action: &Action) -> Option<&'static str> {
         Action::InjectFailure { .. } => {
             Some("injects a failure (PX4's failsafe flies the vehicle: Hold, Land, RTL)")
         }
+        Action::VtolTransition { .. } => {
+            Some("changes how it flies (a VTOL transition: hover or wing-borne flight)")
+        }
         Action::SetMode(_)
         | Action::None
         | Action::Disarm

@@ -13,7 +13,8 @@
 //!
 //! [`evidence`] writes `--tlog`, `--report` (HTML) and `--junit` beside the `--json` report.
 //!
-//! Shared pieces: [`vehicle`] starts the simulated vehicle or PX4 as a host run
+//! Shared pieces: [`airframe`] picks the airframe a flight flies (`--model`, a program's
+//! `model`, a plan's `vehicleType`) and checks a program against it; [`vehicle`] starts the simulated vehicle or PX4 as a host run
 //! ([`nexus_host::run::Sim`]) and connects to it, [`guard`] judges what a program can make a
 //! vehicle do (the `--real-vehicle` guard); [`exec`] flies a program on the run's link (the
 //! host pump); [`driver`] is `watch`'s own small loop; [`progress`] shows what happens,
@@ -25,6 +26,7 @@
 //! use, bad arguments); 128 + the signal's number when interrupted (130 SIGINT, 143 SIGTERM,
 //! 129 SIGHUP: [`nexus_host::interrupt`]).
 
+pub mod airframe;
 pub mod bridge;
 pub mod check;
 pub mod diag;

@@ -56,6 +56,34 @@ pub fn main(args: &RunArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
+    // The airframe: --model, the program's model, its plan's vehicleType; the program checked
+    // against it before anything flies. An attached vehicle (--connect) is what it is.
+    let mut vehicle = args.vehicle.clone();
+    let mut notes = Vec::new();
+    let mut airframe_line = None;
+    if vehicle.connect.is_none() {
+        let chosen = super::airframe::choose(
+            vehicle.model,
+            prog.model.map(|m| (args.program.as_path(), m)),
+            prog.plan.as_ref().map(|p| (p.path.as_path(), &*p.plan)),
+        )
+        .and_then(|c| {
+            notes = super::airframe::check_program(&prog, &prog.to_program(), c.model)?;
+            Ok(c)
+        });
+        match chosen {
+            Ok(c) => {
+                if c.source != super::airframe::Source::Default {
+                    airframe_line = Some(format!("airframe: {}", c.words()));
+                }
+                vehicle.model = Some(c.model);
+            }
+            Err(e) => {
+                eprintln!("nexus run: {}: {e}", args.program.display());
+                return exit(EXIT_SETUP);
+            }
+        }
+    }
     let total = prog.steps.len();
     let meta: Vec<StepMeta> = prog.steps.iter().map(StepMeta::from).collect();
     let title = prog.name.as_deref().unwrap_or("flight program");
@@ -63,6 +91,9 @@ pub fn main(args: &RunArgs) -> ExitCode {
         "nexus run: {} — {title}, {total} steps",
         args.program.display()
     ));
+    for line in airframe_line.iter().chain(&notes) {
+        out.line(line);
+    }
     if args.check {
         for (i, m) in meta.iter().enumerate() {
             out.line(&format!(
@@ -84,9 +115,9 @@ pub fn main(args: &RunArgs) -> ExitCode {
         files.push(Named::output("--json", j));
     }
     files.extend(args.evidence.named());
-    files.extend(args.vehicle.signing.named());
+    files.extend(vehicle.signing.named());
     if let Err(e) = super::output::distinct(&files)
-        .and_then(|()| super::vehicle::before_flight(&args.vehicle, args.json.as_deref()))
+        .and_then(|()| super::vehicle::before_flight(&vehicle, args.json.as_deref()))
         .and_then(|()| args.evidence.check())
     {
         eprintln!("nexus run: {e}");
@@ -103,7 +134,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
         "run",
         args.program.display().to_string(),
         prog.name.clone(),
-        args.vehicle.report(),
+        vehicle.report(),
         total,
     );
     // A program that can arm, move or reconfigure the vehicle is refused on a real one
@@ -124,17 +155,12 @@ pub fn main(args: &RunArgs) -> ExitCode {
         evidence: &args.evidence,
     };
     let items = prog.plan.as_ref().map_or(0, |p| p.plan.items.len());
-    let (mut flight, _interrupts) = match cmd.start(
-        &args.vehicle,
-        moves,
-        tlog.clone(),
-        &mut report,
-        items,
-        false,
-    ) {
-        Ok(f) => f,
-        Err(code) => return code,
-    };
+    let (mut flight, _interrupts) =
+        match cmd.start(&vehicle, moves, tlog.clone(), &mut report, items, false) {
+            Ok(f) => f,
+            Err(code) => return code,
+        };
+    flight.log.events.extend(notes);
     if let Some(plan) = &prog.plan {
         if let Err(e) = flight.lodge(plan) {
             return cmd.finish(report, Err(e), Some(&flight));

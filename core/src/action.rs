@@ -6,6 +6,8 @@
 
 use crate::mode::Mode;
 use crate::rc::RcSticks;
+#[cfg(feature = "vtol")]
+use crate::vehicle::VtolState;
 use heapless::String;
 
 /// Longest PX4 parameter name (PARAM_SET.param_id), bytes.
@@ -90,6 +92,16 @@ pub enum Action {
     /// Request Hold and stop the setpoint stream.
     #[cfg(feature = "setpoints")]
     StopOffboard,
+    /// MAV_CMD_DO_VTOL_TRANSITION, sent once: change a VTOL to `to`, [`VtolState::Fw`] (wing-borne
+    /// flight) or [`VtolState::Mc`] (hover). PX4 answers ACCEPTED and EXTENDED_SYS_STATE shows
+    /// the transition state, then `to`; it refuses a transition to fixed-wing in Takeoff, Land,
+    /// RTL and Orbit (TEMPORARILY_REJECTED). Refused before it is sent on a vehicle that is no
+    /// VTOL ([`crate::offboard::OffboardError::NotForVehicle`]): PX4 sends no answer there.
+    #[cfg(feature = "vtol")]
+    VtolTransition {
+        /// [`VtolState::Fw`] or [`VtolState::Mc`]; any other state is an invalid argument.
+        to: VtolState,
+    },
     /// MAV_CMD_INJECT_FAILURE, sent once: make the autopilot behave as if `unit` failed in
     /// manner `kind` (PX4 SITL honours it with SYS_FAILURE_EN = 1, its default there). PX4
     /// acknowledges a battery failure; a GPS or RC-signal failure gets no COMMAND_ACK at all,

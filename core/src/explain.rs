@@ -14,6 +14,7 @@ use crate::mode::Mode;
 use crate::offboard::{ArmWait, GaveUp, MissionError, Offboard, Pending, Refusal};
 use crate::telemetry::{LandedState, Snapshot, Telemetry, MAX_ERROR_LEN};
 use crate::time::Instant;
+use crate::vehicle::{VehicleKind, VtolState};
 use core::fmt;
 use heapless::String;
 
@@ -42,6 +43,8 @@ pub enum Reading {
     Armed(bool),
     /// The landed state.
     Landed(LandedState),
+    /// The VTOL state.
+    Vtol(VtolState),
     /// Whether the mission was complete.
     Complete(bool),
     /// Whether a verifying download found the vehicle's mission identical to the upload.
@@ -62,6 +65,7 @@ impl fmt::Display for Reading {
             Reading::Armed(true) => f.write_str("armed"),
             Reading::Armed(false) => f.write_str("disarmed"),
             Reading::Landed(l) => f.write_str(l.name()),
+            Reading::Vtol(v) => f.write_str(v.name()),
             Reading::Complete(true) => f.write_str("complete"),
             Reading::Complete(false) => f.write_str("not complete"),
             Reading::Verified(true) => f.write_str("verified"),
@@ -147,6 +151,9 @@ pub enum Explanation {
         condition: Condition,
         /// What it read.
         reading: Reading,
+        /// The class of the vehicle's HEARTBEAT.type, if one came: a condition that means
+        /// something else on it ([`unsuited`]) says so.
+        vehicle: Option<VehicleKind>,
     },
     /// The vehicle or link died.
     Died {
@@ -163,6 +170,9 @@ pub enum Explanation {
         reading: Reading,
         /// PX4's recent warnings.
         texts: Words,
+        /// The class of the vehicle's HEARTBEAT.type, if one came: a condition that cannot
+        /// be met on it, or means something else there ([`unsuited`]), says so.
+        vehicle: Option<VehicleKind>,
     },
     /// The wait was aborted or closed with nothing outstanding.
     Ended {
@@ -184,6 +194,51 @@ pub fn mav_state_name(s: u8) -> &'static str {
         7 => "POWEROFF",
         8 => "FLIGHT_TERMINATION",
         _ => "unknown",
+    }
+}
+
+/// What PX4's land detector says of a rover (`RoverLandDetector`, measured on PX4 SITL's
+/// Ackermann rover): it never flies, so "landed" is a state of its autopilot, not of its wheels.
+const ROVER_LANDED: &str = "PX4's land detector reports a rover ON_GROUND only while it is \
+    disarmed, in Land mode or at the end of an RTL, and IN_AIR whenever else it is armed";
+
+/// What a condition of row `kind` reads on a vehicle of class `vehicle` when that is not what
+/// it reads on a multicopter, or why it cannot be met there: the words an explanation adds,
+/// and `nexus run` prints when it checks a program against the airframe it flies. From PX4
+/// SITL's SIH rover and VTOLs (docs/cli.md §Airframes).
+pub fn unsuited(kind: ConditionKind, vehicle: VehicleKind) -> Option<&'static str> {
+    match (kind, vehicle) {
+        (ConditionKind::Landed, VehicleKind::Rover) => Some(ROVER_LANDED),
+        #[cfg(feature = "extra-conditions")]
+        (ConditionKind::LandedState, VehicleKind::Rover) => Some(ROVER_LANDED),
+        (ConditionKind::Altitude, VehicleKind::Rover) => {
+            Some("a rover does not fly: its height stays at the ground's")
+        }
+        #[cfg(feature = "extra-conditions")]
+        (ConditionKind::ClimbRate, VehicleKind::Rover) => {
+            Some("a rover does not fly: it climbs only with the ground")
+        }
+        (ConditionKind::Airspeed, VehicleKind::Rover | VehicleKind::Multicopter) => Some(
+            "PX4 reports no airspeed (NaN) on a vehicle without an airspeed sensor: the SIH \
+             airplane and VTOLs have one, the multicopters and the rover do not",
+        ),
+        #[cfg(feature = "extra-conditions")]
+        (ConditionKind::VtolState, k) if k != VehicleKind::Vtol => {
+            Some("only a VTOL has a VTOL state: PX4 reports `undefined` on any other vehicle")
+        }
+        _ => None,
+    }
+}
+
+/// `"; the vehicle is a rover: …"` when [`unsuited`] has words for `condition` on `vehicle`.
+fn unsuited_suffix<W: fmt::Write>(
+    f: &mut W,
+    condition: &Condition,
+    vehicle: Option<VehicleKind>,
+) -> fmt::Result {
+    match vehicle.and_then(|v| Some((v, unsuited(condition.kind(), v)?))) {
+        Some((v, why)) => write!(f, "; the vehicle is {v}: {why}"),
+        None => Ok(()),
     }
 }
 
@@ -278,8 +333,13 @@ impl Explanation {
                 f.write_str("takeoff: PX4 accepted but never left the ground")?;
                 texts_suffix(f, texts, "; ")
             }
-            Explanation::Guard { condition, reading } => {
-                write!(f, "guard `{condition}` fired at {reading}")
+            Explanation::Guard {
+                condition,
+                reading,
+                vehicle,
+            } => {
+                write!(f, "guard `{condition}` fired at {reading}")?;
+                unsuited_suffix(f, condition, *vehicle)
             }
             Explanation::Died { error, pending } => {
                 write!(f, "the vehicle died: {error}")?;
@@ -307,11 +367,13 @@ impl Explanation {
                 condition,
                 reading,
                 texts,
+                vehicle,
             } => {
                 write!(
                     f,
                     "nothing outstanding; `{condition}` read {reading} at the end"
                 )?;
+                unsuited_suffix(f, condition, *vehicle)?;
                 texts_suffix(f, texts, "; ")
             }
             Explanation::Ended { reason } => {
@@ -379,6 +441,11 @@ fn reading<const T: usize, const ITEMS: usize>(
         #[cfg(feature = "extra-conditions")]
         ConditionKind::LandedState => match tel.extended_sys_state() {
             Some(_) => Reading::Landed(tel.landed_state()),
+            None => Reading::Unknown,
+        },
+        #[cfg(feature = "extra-conditions")]
+        ConditionKind::VtolState => match tel.extended_sys_state() {
+            Some(_) => Reading::Vtol(tel.vtol_state()),
             None => Reading::Unknown,
         },
         #[cfg(feature = "extra-conditions")]
@@ -470,7 +537,11 @@ impl Explanation {
             Reason::Guard => {
                 let condition = wait.guards().get(result.guard? as usize)?.clone();
                 let reading = reading(&condition, snap, tel, offboard);
-                return Some(Explanation::Guard { condition, reading });
+                return Some(Explanation::Guard {
+                    condition,
+                    reading,
+                    vehicle: tel.vehicle_kind(),
+                });
             }
             Reason::Died => {
                 return Some(Explanation::Died {
@@ -556,6 +627,7 @@ impl Explanation {
             reading,
             // Nothing was pending: only what PX4 said during the wait can bear on it.
             texts: recent_words(tel, start_ms),
+            vehicle: tel.vehicle_kind(),
         })
     }
 }

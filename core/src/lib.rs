@@ -15,6 +15,7 @@
 //!   since arm, never `relative_alt`), [`telemetry::Snapshot`];
 //! * [`ground_truth`]: recognising PX4 SITL and asking it for its true state;
 //! * [`mode`]: PX4's flight-mode table;
+//! * [`vehicle`]: the vehicle's class (HEARTBEAT.type) and PX4's VTOL state;
 //! * [`engine`]: wait conditions, reactions, reasons and step programs;
 //! * [`offboard`]: the PX4 offboard state machine (the Python `OffboardClient`'s, in Rust);
 //! * [`explain`]: why a wait ended without its condition, in the vehicle's own words;
@@ -90,6 +91,7 @@ pub mod plan;
 pub mod rc;
 pub mod telemetry;
 pub mod time;
+pub mod vehicle;
 
 pub use action::Action;
 pub use client::{Client, ClientConfig, ClientError, Event};
@@ -99,6 +101,7 @@ pub use msg::{Frame, Msg};
 pub use rc::RcSticks;
 pub use telemetry::{HeightSource, LandedState, Snapshot, Telemetry};
 pub use time::{Duration, Instant};
+pub use vehicle::{VehicleKind, VtolState};
 
 /// What a driver of the core imports: `use nexus_core::prelude::*;`.
 pub mod prelude {

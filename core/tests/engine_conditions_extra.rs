@@ -8,7 +8,7 @@ mod engine_support;
 use engine_support::*;
 use nexus_core::engine::{Condition, ConditionKind, Op, Place, Reason, SpecError, Wait};
 use nexus_core::telemetry::GpsFix;
-use nexus_core::{mav, LandedState, Msg};
+use nexus_core::{mav, LandedState, Msg, VtolState};
 
 fn clock(r: &mut Rig) {
     r.sim_ms = 1000;
@@ -117,6 +117,7 @@ const WORLD: Place = Place::World {
 fn cases() -> Vec<Case> {
     use mav::GpsFixType as F;
     use mav::MavLandedState as L;
+    use mav::MavVtolState as V;
     vec![
         // groundspeed: VFR_HUD.groundspeed
         case!(
@@ -399,6 +400,28 @@ fn cases() -> Vec<Case> {
             },
             |r| r.feed(landed_state(L::MAV_LANDED_STATE_LANDING))
         ),
+        // vtol_state: EXTENDED_SYS_STATE.vtol_state, any of
+        case!(
+            "vtol_state one",
+            || until(Condition::vtol_state(&[VtolState::Fw])),
+            |r| {
+                clock(r);
+                r.feed(vtol_state(V::MAV_VTOL_STATE_TRANSITION_TO_FW))
+            },
+            |r| r.feed(vtol_state(V::MAV_VTOL_STATE_FW))
+        ),
+        case!(
+            "vtol_state any of",
+            || until(Condition::vtol_state(&[
+                VtolState::TransitionToMc,
+                VtolState::Mc
+            ])),
+            |r| {
+                clock(r);
+                r.feed(vtol_state(V::MAV_VTOL_STATE_FW))
+            },
+            |r| r.feed(vtol_state(V::MAV_VTOL_STATE_TRANSITION_TO_MC))
+        ),
         // distance to home: GLOBAL_POSITION_INT and HOME_POSITION, horizontal
         case!(
             "distance home >=",
@@ -670,6 +693,10 @@ fn no_new_row_is_met_before_its_message_arrives() {
             )],
         ),
         (
+            Condition::vtol_state(&[VtolState::Undefined]),
+            vec![vtol_state(mav::MavVtolState::MAV_VTOL_STATE_UNDEFINED)],
+        ),
+        (
             Condition::distance_m(100.0, Place::Home).op(Op::Le),
             vec![north_of_home(0.0), home()],
         ),
@@ -768,6 +795,14 @@ fn bad_specs_are_refused() {
             SpecError::BadValue { field: "value" },
         ),
         (
+            Condition::vtol_state(&[]),
+            SpecError::BadValue { field: "value" },
+        ),
+        (
+            Condition::vtol_state(&[VtolState::Fw]).op(Op::Eq),
+            SpecError::OpNotApplicable(ConditionKind::VtolState),
+        ),
+        (
             Condition::at_target().op(Op::Le),
             SpecError::OpNotApplicable(ConditionKind::AtTarget),
         ),
@@ -799,6 +834,10 @@ fn new_rows_say_what_they_wait_for() {
     assert_eq!(
         Condition::landed_state(&[LandedState::InAir, LandedState::TakingOff]).to_string(),
         "landed_state IN_AIR | TAKING_OFF"
+    );
+    assert_eq!(
+        Condition::vtol_state(&[VtolState::TransitionToFw, VtolState::Fw]).to_string(),
+        "vtol_state transition_to_fw | fw"
     );
     assert_eq!(
         Condition::battery_remaining_pct(30.0)

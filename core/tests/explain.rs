@@ -502,3 +502,59 @@ fn a_failed_step_is_explained_as_it_was_when_it_settled_not_after_the_next_step_
         d.step_whys
     );
 }
+
+#[test]
+fn a_condition_that_means_something_else_on_the_airframe_says_so() {
+    // A rover: PX4's land detector calls it in the air whenever it is armed.
+    let mut d = Drive::with(FakePx4 {
+        ready_at_ms: 0,
+        arm_ok_at_ms: 0,
+        mavtype: mav::MavType::MAV_TYPE_GROUND_ROVER,
+        landed: mav::MavLandedState::MAV_LANDED_STATE_IN_AIR,
+        ..FakePx4::default()
+    });
+    d.boot();
+    let (r, why) = d.settle(Wait::landed().timeout_s(2.0), 5_000);
+    assert_eq!(r.reason, Reason::Timeout);
+    assert_eq!(
+        why.unwrap().to_string(),
+        "nothing outstanding; `landed` read IN_AIR at the end; the vehicle is a rover: PX4's \
+         land detector reports a rover ON_GROUND only while it is disarmed, in Land mode or at \
+         the end of an RTL, and IN_AIR whenever else it is armed"
+    );
+    let (_, why) = d.settle(Wait::altitude_m(5.0).timeout_s(2.0), 5_000);
+    assert!(why.unwrap().to_string().ends_with(
+        "the vehicle is a rover: a rover does not fly: its height stays at the ground's"
+    ));
+    // A guard too.
+    let wait = Wait::time_s(30.0)
+        .guard(Condition::altitude_m(1.0).op(Op::Le))
+        .timeout_s(60.0);
+    let (r, why) = d.settle(wait, 5_000);
+    assert_eq!(r.reason, Reason::Guard);
+    assert_eq!(
+        why.unwrap().to_string(),
+        "guard `altitude <= 1 m` fired at 0.0 m; the vehicle is a rover: a rover does not fly: \
+         its height stays at the ground's"
+    );
+    // A multicopter: no VTOL state and no airspeed, and the reading says which.
+    let mut d = Drive::new();
+    d.boot();
+    #[cfg(feature = "extra-conditions")]
+    {
+        let wait = Wait::until(Condition::vtol_state(&[nexus_core::VtolState::Fw])).timeout_s(2.0);
+        let (_, why) = d.settle(wait, 5_000);
+        assert_eq!(
+            why.unwrap().to_string(),
+            "nothing outstanding; `vtol_state fw` read undefined at the end; the vehicle is a \
+             multicopter: only a VTOL has a VTOL state: PX4 reports `undefined` on any other \
+             vehicle"
+        );
+    }
+    // A condition that reads the same on every airframe adds nothing.
+    let (_, why) = d.settle(Wait::altitude_m(50.0).timeout_s(2.0), 5_000);
+    assert_eq!(
+        why.unwrap().to_string(),
+        "nothing outstanding; `altitude >= 50 m` read 0.0 m at the end"
+    );
+}

@@ -5,7 +5,7 @@
 
 mod cli_support;
 
-use cli_support::{json, nexus, nexus_exe, repo};
+use cli_support::{json, nexus, nexus_exe, repo, Scratch};
 use predicates::prelude::*;
 
 fn fake_px4() -> String {
@@ -193,13 +193,19 @@ fn model_picks_the_sih_airframe_px4_starts() {
 
 #[test]
 fn a_model_the_built_in_vehicle_lacks_is_refused_naming_px4() {
-    for model in ["tailsitter", "vtol", "rover"] {
-        nexus(&["fly", "examples/box.plan", "--sim", "--model", model])
+    // A program flown on the airframes that take off; the rover's own plan (a rover program
+    // that takes off is refused for the takeoff, a plan's vehicleType is checked first).
+    for (verb, file, model) in [
+        ("run", "examples/takeoff-hover-land.toml", "tailsitter"),
+        ("run", "examples/takeoff-hover-land.toml", "vtol"),
+        ("fly", "examples/rover-mission.plan", "rover"),
+    ] {
+        nexus(&[verb, file, "--sim", "--model", model])
             .assert()
             .code(2)
             .stderr(predicate::str::contains(format!(
                 "--model {model}: the built-in vehicle models the quad, the hex and the \
-                 airplane, not the {model}; fly it on PX4 SITL with --px4 BUILD_DIR"
+             airplane, not the {model}; fly it on PX4 SITL with --px4 BUILD_DIR"
             )));
     }
     nexus(&["fly", "examples/box.plan", "--sim", "--model", "octo"])
@@ -219,4 +225,125 @@ fn a_model_the_built_in_vehicle_lacks_is_refused_naming_px4() {
     .assert()
     .code(2)
     .stderr(predicate::str::contains("--model"));
+}
+
+/// The VTOL, tailsitter and rover examples name their airframe (a plan's vehicleType, a
+/// program's `model`): PX4 is started with that airframe's SIH model, and the built-in vehicle,
+/// which models none of them, refuses each naming `--px4`.
+#[test]
+fn the_px4_only_examples_start_their_own_airframe() {
+    let cases = [
+        (
+            "fly",
+            "examples/vtol-mission.plan",
+            "vtol",
+            "sihsim_standard_vtol",
+            "airframe: vtol (the plan's vehicleType 22)",
+        ),
+        (
+            "fly",
+            "examples/rover-mission.plan",
+            "rover",
+            "sihsim_rover_ackermann",
+            "airframe: rover (the plan's vehicleType 10)",
+        ),
+        (
+            "run",
+            "examples/tailsitter-transition.toml",
+            "tailsitter",
+            "sihsim_xvert",
+            "airframe: tailsitter (the program's model)",
+        ),
+    ];
+    for (verb, file, model, sih, line) in cases {
+        nexus(&[verb, file, "--sim"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "--model {model}: the built-in vehicle models the quad, the hex and the \
+                 airplane, not the {model}; fly it on PX4 SITL with --px4"
+            )));
+        // The stand-in exits 3 at once when told another model; told this one it boots
+        // half-way and exits 5: the flight fails with PX4's exit, not the model's.
+        let out = nexus(&[
+            verb,
+            file,
+            "--px4",
+            &fake_px4(),
+            "--speed",
+            "10",
+            "--instance",
+            "159",
+        ])
+        .env("FAKE_PX4_MODE", "exit:5")
+        .env("FAKE_PX4_EXPECT_MODEL", sih)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stdout.contains(line), "{file}: {stdout}");
+        assert!(!stdout.contains("PX4_SIM_MODEL is"), "{file}: {stdout}");
+        assert!(!stderr.contains("PX4_SIM_MODEL is"), "{file}: {stderr}");
+        assert!(
+            stdout.contains("PX4 exited with code 5"),
+            "{file}: {stdout}"
+        );
+    }
+}
+
+/// A rover takes no takeoff: a program that asks for one is refused before anything starts,
+/// naming the step and what to do instead; so is a transition on a vehicle that is no VTOL.
+#[test]
+fn a_rover_program_that_takes_off_is_refused_before_it_starts() {
+    let dir = Scratch::new("rover-takeoff");
+    let prog = dir.file(
+        "rover.toml",
+        "model = \"rover\"\n\n[[step]]\naction = \"takeoff\"\nalt_m = 5\nuntil = { altitude = 4 }\ntimeout_s = 30\n",
+    );
+    nexus(&["run", prog.to_str().unwrap(), "--sim"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "step 1 of 1 cannot be flown on the rover: takeoff: the vehicle is a rover \
+             (HEARTBEAT type 10): a rover does not take off",
+        ));
+    let prog = dir.file(
+        "hex.toml",
+        "model = \"hex\"\n\n[[step]]\naction = \"vtol_transition\"\nto = \"fw\"\nuntil = { vtol_state = \"fw\" }\ntimeout_s = 30\n",
+    );
+    nexus(&["run", prog.to_str().unwrap(), "--sim"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "cannot be flown on the hex: vtol_transition: the vehicle is a multicopter \
+             (HEARTBEAT type 13): only a VTOL transitions",
+        ));
+}
+
+/// `scripts/px4-check` takes the built-in vehicle's refusal of an airframe as expected: the
+/// file is "PX4 only", no verdicts differ, and its instance goes to the PX4 flight.
+#[test]
+fn px4_check_takes_a_refused_airframe_as_px4_only() {
+    let out = std::process::Command::new(repo("scripts/px4-check"))
+        .args([
+            "--nexus",
+            nexus_exe().to_str().unwrap(),
+            "--sim-only",
+            "--speed",
+            "4",
+            "examples/vtol-mission.plan",
+        ])
+        .env_remove("NEXUS_PX4_BUILD")
+        .current_dir(repo(""))
+        .output()
+        .expect("run scripts/px4-check");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{out:?}");
+    assert!(stdout.contains("refused (PX4 only)"), "{stdout}");
+    assert!(
+        stdout.contains("1 rows, 0 with differing verdicts, 1 PX4 only"),
+        "{stdout}"
+    );
 }

@@ -62,6 +62,7 @@ use fields::{Fields, Src};
 use nexus_core::engine::Program;
 use nexus_core::offboard::{FENCE_ITEMS, RALLY_ITEMS};
 use nexus_core::plan::{read_geo, read_plan, GeoPlan, Plan};
+use nexus_host::launcher::Airframe;
 use std::path::{Path, PathBuf};
 use toml::de::DeTable;
 
@@ -129,6 +130,9 @@ pub struct ProgramFile {
     pub steps: Vec<StepSpec>,
     /// The plan its `upload` steps name, read.
     pub plan: Option<PlanFile>,
+    /// Its `model`: the airframe it is written for (`--model` must agree; see
+    /// [`crate::airframe`]).
+    pub model: Option<Airframe>,
 }
 
 impl ProgramFile {
@@ -160,6 +164,12 @@ impl ProgramFile {
         let top = Fields::new(src, doc.get_ref(), 0..0, "the program", "");
         let name = top.string("name")?.map(|(s, _)| s.to_string());
         let _ = top.string("description")?;
+        let model = match top.string("model")? {
+            None => None,
+            Some((m, span)) => Some(m.parse::<Airframe>().map_err(|e| {
+                SourceError::at(path, text, span.start, Some("model"), e.to_string())
+            })?),
+        };
         let Some((steps_val, steps_span)) = top.array("step")? else {
             return Err(top
                 .err_table(
@@ -168,7 +178,7 @@ impl ProgramFile {
                 )
                 .into());
         };
-        top.finish(&["name", "description", "step"])?;
+        top.finish(&["name", "description", "model", "step"])?;
         if steps_val.len() > STEPS {
             let at = steps_val[STEPS].span();
             return Err(src
@@ -203,6 +213,7 @@ impl ProgramFile {
             name,
             steps,
             plan,
+            model,
         };
         // The engine's own check, so a program that loads also starts.
         if let Err(e) = program.to_program().validate() {

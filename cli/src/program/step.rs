@@ -7,7 +7,7 @@ use nexus_core::action::{param_name, PARAM_NAME_LEN};
 pub use nexus_core::action::{FAILURE_KINDS, FAILURE_UNITS};
 use nexus_core::engine::{OnTimeout, Step};
 use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
-use nexus_core::Action;
+use nexus_core::{Action, VtolState};
 use std::ops::Range;
 use std::path::PathBuf;
 use toml::de::DeTable;
@@ -21,11 +21,16 @@ pub const XY_MAX_M: f64 = 100_000.0;
 /// mission over a lossy 57 600 baud radio takes about a minute.
 pub const VERIFY_TIMEOUT_S: f32 = 300.0;
 
+/// How long a `vtol_transition` step waits for the VTOL state it asks for by default, sim s:
+/// PX4 gives a front transition VT_TRANS_TIMEOUT (15 s) before it falls back to hover; the
+/// SIH VTOLs take about 5 s either way.
+pub const TRANSITION_TIMEOUT_S: f32 = 60.0;
+
 const COMMON: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"];
 
 /// The actions and the keys each takes (besides `name`, `action`, `until`, `timeout_s`,
 /// `on_timeout`, which every step may have).
-pub const ACTIONS: [(&str, &[&str]); 21] = [
+pub const ACTIONS: [(&str, &[&str]); 22] = [
     ("none", &[]),
     ("mode", &["mode"]),
     ("arm", &["gesture"]),
@@ -58,6 +63,7 @@ pub const ACTIONS: [(&str, &[&str]); 21] = [
     ),
     ("stop_offboard", &[]),
     ("inject_failure", &["unit", "failure", "instance"]),
+    ("vtol_transition", &["to"]),
 ];
 
 /// A step read from a program.
@@ -215,6 +221,28 @@ fn read_action(
         "pause" => (Action::PauseMission, "pause the mission".into()),
         "resume" => (Action::ResumeMission, "resume the mission".into()),
         "inject_failure" => read_inject_failure(f)?,
+        "vtol_transition" => {
+            let got = f.string("to")?;
+            let (to, s) = f.required("to", got, " (\"fw\" or \"mc\")")?;
+            let (state, words) = match to {
+                "fw" => (VtolState::Fw, "fixed-wing"),
+                "mc" => (VtolState::Mc, "multicopter"),
+                other => {
+                    return Err(f.err_at(
+                        &s,
+                        "to",
+                        format!(
+                            "`to` = \"{other}\": a VTOL transitions to \"fw\" (fixed-wing \
+                             flight) or \"mc\" (multicopter flight)"
+                        ),
+                    ))
+                }
+            };
+            (
+                Action::VtolTransition { to: state },
+                format!("VTOL transition to {words} ({to})"),
+            )
+        }
         "speedup" => {
             let got = f.number("factor")?;
             let (x, s) = f.required("factor", got, " (the simulator's speed factor)")?;
@@ -255,6 +283,20 @@ fn read_wait(
     Ok(match until {
         // A verification waits for its own verdict by default; a difference fails the run at
         // once with the first differing item (the CLI's reaction to the MissionMismatch event).
+        // A transition waits for the state it asks for by default; a refusal ends it early
+        // with PX4's answer in its explanation.
+        None if matches!(action, Action::VtolTransition { .. }) => {
+            let Action::VtolTransition { to } = action else {
+                unreachable!("matched above")
+            };
+            let timeout_s = timeout.unwrap_or(TRANSITION_TIMEOUT_S);
+            let on = on_timeout.map(|(o, _)| o).unwrap_or(OnTimeout::Stop);
+            let wait =
+                nexus_core::engine::Wait::until(nexus_core::engine::Condition::vtol_state(&[to]))
+                    .timeout_s(timeout_s);
+            let text = format!("VTOL state {to} (timeout {} s)", fmt_num(timeout_s));
+            (Step::new(action, wait).on_timeout(on), text)
+        }
         None if matches!(action, Action::VerifyMission) => {
             let timeout_s = timeout.unwrap_or(VERIFY_TIMEOUT_S);
             let on = on_timeout.map(|(o, _)| o).unwrap_or(OnTimeout::Stop);

@@ -5,12 +5,12 @@ use crate::diag::SourceError;
 use nexus_core::engine::{Condition, Op, Place, Wait, MAX_GUARDS, MAX_NEEDLE_LEN};
 use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::telemetry::GpsFix;
-use nexus_core::{LandedState, Mode, RcSticks};
+use nexus_core::{LandedState, Mode, RcSticks, VtolState};
 use std::ops::Range;
 use toml::de::DeValue;
 
 /// The condition keys, one per row of the wait engine's condition table.
-pub const CONDITION_KEYS: [&str; 23] = [
+pub const CONDITION_KEYS: [&str; 24] = [
     "altitude",
     "airspeed",
     "waypoint",
@@ -34,6 +34,7 @@ pub const CONDITION_KEYS: [&str; 23] = [
     "gps_fix",
     "satellites",
     "landed_state",
+    "vtol_state",
 ];
 
 /// The conditions that compare a number with `op` or `within`.
@@ -459,6 +460,7 @@ fn read_kind(
         "gps_fix" => Condition::gps_fix(read_fix(f, kspan)?),
         "satellites" => Condition::satellites(f.int_in(kind, 0, 254)?.unwrap_or(0) as u8),
         "landed_state" => Condition::landed_state(&read_landed_states(f, kspan)?),
+        "vtol_state" => Condition::vtol_state(&read_vtol_states(f, kspan)?),
         flag => read_flag(f, flag, kspan)?,
     })
 }
@@ -618,6 +620,53 @@ fn read_landed_states(
                         &item.span(),
                         "landed_state",
                         format!("`{}`: expected any of {NAMES}", f.full_key("landed_state")),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// `vtol_state`: a name or an array of names (`mc`, `fw`, `transition_to_fw`,
+/// `transition_to_mc`, `undefined`), any of which meets the condition.
+fn read_vtol_states(
+    f: &Fields<'_, '_>,
+    kspan: &Range<usize>,
+) -> Result<Vec<VtolState>, SourceError> {
+    const NAMES: &str = "mc, fw, transition_to_fw, transition_to_mc, undefined";
+    let Some(v) = f.get("vtol_state") else {
+        return Ok(Vec::new());
+    };
+    let items: Vec<&Val<'_>> = match v.get_ref().as_array() {
+        Some(a) => {
+            let _ = f.array("vtol_state")?;
+            a.iter().collect()
+        }
+        None => {
+            let _ = f.string("vtol_state")?;
+            vec![v]
+        }
+    };
+    if items.is_empty() {
+        return Err(f.err_at(
+            kspan,
+            "vtol_state",
+            format!(
+                "`{}` names no state; give any of {NAMES}",
+                f.full_key("vtol_state")
+            ),
+        ));
+    }
+    items
+        .into_iter()
+        .map(|item| {
+            item.get_ref()
+                .as_str()
+                .and_then(VtolState::from_name)
+                .ok_or_else(|| {
+                    f.err_at(
+                        &item.span(),
+                        "vtol_state",
+                        format!("`{}`: expected any of {NAMES}", f.full_key("vtol_state")),
                     )
                 })
         })

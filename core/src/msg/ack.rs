@@ -16,15 +16,17 @@ use num_traits::FromPrimitive;
 
 /// Every command the core sends (COMMAND_LONG / COMMAND_INT), so every command whose ACK it
 /// reads: mode, arm/disarm and reposition (the offboard machine), message interval and
-/// message request (ground truth, and a firmware's own link check), failure injection. A test
-/// checks that every command named in the core's senders and ACK handlers is here.
-pub const OWN_COMMANDS: [mav::MavCmd; 6] = [
+/// message request (ground truth, and a firmware's own link check), failure injection, VTOL
+/// transition. A test checks that every command named in the core's senders and ACK handlers
+/// is here.
+pub const OWN_COMMANDS: [mav::MavCmd; 7] = [
     mav::MavCmd::MAV_CMD_DO_SET_MODE,
     mav::MavCmd::MAV_CMD_DO_REPOSITION,
     mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM,
     mav::MavCmd::MAV_CMD_SET_MESSAGE_INTERVAL,
     mav::MavCmd::MAV_CMD_REQUEST_MESSAGE,
     mav::MavCmd::MAV_CMD_INJECT_FAILURE,
+    mav::MavCmd::MAV_CMD_DO_VTOL_TRANSITION,
 ];
 
 /// The one of [`OWN_COMMANDS`] numbered `v`, if any.

@@ -37,6 +37,16 @@ pub enum OffboardError {
     /// This action belongs to the driver, not the vehicle (Speedup: only a simulator's clock
     /// can be sped up).
     DriverAction,
+    /// The vehicle's HEARTBEAT.type says the verb does not apply to it (a takeoff or land on a
+    /// rover, a VTOL transition on a vehicle that is no VTOL): refused before anything is sent.
+    NotForVehicle {
+        /// The verb, as a program names it (`"takeoff"`, `"vtol_transition"`).
+        verb: &'static str,
+        /// HEARTBEAT.type (MAV_TYPE).
+        mav_type: u8,
+        /// What PX4 does with it there, and what to do instead.
+        why: &'static str,
+    },
 }
 
 impl fmt::Display for OffboardError {
@@ -62,6 +72,15 @@ impl fmt::Display for OffboardError {
             OffboardError::DriverAction => {
                 f.write_str("speedup is the driver's action, not the vehicle's")
             }
+            OffboardError::NotForVehicle {
+                verb,
+                mav_type,
+                why,
+            } => write!(
+                f,
+                "{verb}: the vehicle is {} (HEARTBEAT type {mav_type}): {why}",
+                crate::vehicle::VehicleKind::from_mav_type(*mav_type)
+            ),
         }
     }
 }

@@ -25,6 +25,9 @@ pub enum Command {
     /// INJECT_FAILURE.
     #[cfg(feature = "failure-injection")]
     InjectFailure,
+    /// DO_VTOL_TRANSITION.
+    #[cfg(feature = "vtol")]
+    VtolTransition,
 }
 
 impl fmt::Display for Command {
@@ -37,6 +40,8 @@ impl fmt::Display for Command {
             Command::Reposition => f.write_str("reposition"),
             #[cfg(feature = "failure-injection")]
             Command::InjectFailure => f.write_str("failure injection"),
+            #[cfg(feature = "vtol")]
+            Command::VtolTransition => f.write_str("VTOL transition"),
         }
     }
 }

@@ -76,7 +76,7 @@ pub use requests::{ArmWait, ACK_WAIT_MS};
 pub use rtt::{RttEstimator, MAX_BACKOFF_SHIFT, RTO_CEILING_MS};
 #[cfg(feature = "setpoints")]
 pub use setpoint::{Setpoint, Yaw};
-pub use verbs::TAKEOFF_ALT_PARAM;
+pub use verbs::{check_action_for, TAKEOFF_ALT_PARAM};
 
 use crate::action::ParamName;
 use crate::frame::Encoder;
@@ -150,6 +150,11 @@ pub(crate) enum OneShot {
         unit: u8,
         kind: u8,
         instance: u8,
+    },
+    /// DO_VTOL_TRANSITION to fixed-wing (`fw`) or multicopter flight.
+    #[cfg(feature = "vtol")]
+    VtolTransition {
+        fw: bool,
     },
 }
 
@@ -320,6 +325,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 OneShot::Param { .. } => {}
                 #[cfg(feature = "failure-injection")]
                 OneShot::InjectFailure { .. } => self.req.sent_inject(st, tel),
+                #[cfg(feature = "vtol")]
+                OneShot::VtolTransition { .. } => self.req.sent_transition(st, tel),
             }
             return Some(Tx::OneShot(one));
         }

@@ -94,6 +94,10 @@ proptest! {
         same(&ob, &tel, Tx::SetMode { mode, confirmation }, &wire::do_set_mode(to, mode, confirmation), seq);
         same(&ob, &tel, Tx::Arm { confirmation }, &wire::arm_disarm(to, true, confirmation), seq);
         same(&ob, &tel, Tx::OneShot(OneShot::Disarm), &wire::arm_disarm(to, false, 0), seq);
+        #[cfg(feature = "vtol")]
+        for fw in [false, true] {
+            same(&ob, &tel, Tx::OneShot(OneShot::VtolTransition { fw }), &wire::vtol_transition(to, fw), seq);
+        }
         same(&ob, &tel, Tx::MissionSetCurrent(n), &wire::mission_set_current(to, n), seq);
         same(&ob, &tel, Tx::MissionCount(n), &wire::mission_count(to, n), seq);
         same(&ob, &tel, Tx::MissionAck(result), &wire::mission_ack(to, result), seq);

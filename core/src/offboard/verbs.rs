@@ -16,6 +16,9 @@ use crate::plan::Plan;
 use crate::rc::RcSticks;
 use crate::telemetry::Telemetry;
 use crate::time::Instant;
+use crate::vehicle::VehicleKind;
+#[cfg(feature = "vtol")]
+use crate::vehicle::VtolState;
 
 /// PX4's takeoff altitude parameter (REAL32, m over home).
 pub const TAKEOFF_ALT_PARAM: &str = "MIS_TAKEOFF_ALT";
@@ -31,6 +34,55 @@ fn finite(v: f32, what: &'static str) -> Result<f32, OffboardError> {
 fn param_name(name: &str) -> Result<ParamName, OffboardError> {
     super::wire::param_id(name).map_err(|_| OffboardError::BadParamName)?;
     crate::action::param_name(name).ok_or(OffboardError::BadParamName)
+}
+
+/// What a rover does with a takeoff: PX4 switches to Takeoff mode, says "Already higher than
+/// takeoff altitude" once armed, and does not move (measured on PX4 SITL's Ackermann rover).
+const ROVER_TAKEOFF: &str = "a rover does not take off (PX4 would take Takeoff mode and stay \
+    where it is): arm and drive it with a mission or goto";
+/// What a rover does with a land: PX4's Land mode stops it and its land detector disarms it
+/// ("Landing detected", "Disarmed by landing" 2 s later; measured on PX4 SITL's Ackermann
+/// rover).
+const ROVER_LAND: &str = "a rover does not land (PX4's Land mode stops it and disarms it): \
+    use hold to stop, then disarm";
+/// What PX4 does with a transition on a vehicle that is no VTOL: nothing, and no answer
+/// (measured on PX4 SITL's Ackermann rover; its vtol_att_control, which answers it, runs on
+/// VTOLs only).
+#[cfg(feature = "vtol")]
+const NOT_VTOL: &str = "only a VTOL transitions (PX4 would not answer)";
+
+/// Whether PX4 carries out `action` on a vehicle whose HEARTBEAT.type is `mav_type`: a rover
+/// takes no takeoff or land, and only a VTOL transitions. The verbs check it against the
+/// vehicle's heartbeat before they send anything; a driver that knows the airframe before it
+/// connects (`nexus run --model rover`) checks a program's actions with it before flying.
+/// `Err` is an [`OffboardError::NotForVehicle`] saying what PX4 would do instead.
+pub fn check_action_for(action: &Action, mav_type: u8) -> Result<(), OffboardError> {
+    let kind = VehicleKind::from_mav_type(mav_type);
+    let refuse = |verb, why| {
+        Err(OffboardError::NotForVehicle {
+            verb,
+            mav_type,
+            why,
+        })
+    };
+    match action {
+        Action::Takeoff { .. } if kind == VehicleKind::Rover => refuse("takeoff", ROVER_TAKEOFF),
+        Action::Land if kind == VehicleKind::Rover => refuse("land", ROVER_LAND),
+        #[cfg(feature = "vtol")]
+        Action::VtolTransition { .. } if kind != VehicleKind::Vtol => {
+            refuse("vtol_transition", NOT_VTOL)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// [`check_action_for`] against the vehicle's HEARTBEAT.type; nothing to check before the
+/// first heartbeat (PX4 then answers for itself).
+fn check_action<const T: usize>(tel: &Telemetry<T>, action: &Action) -> Result<(), OffboardError> {
+    match tel.heartbeat() {
+        Some(h) => check_action_for(action, h.mavtype as u8),
+        None => Ok(()),
+    }
 }
 
 impl<const ITEMS: usize> Offboard<ITEMS> {
@@ -189,6 +241,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 "takeoff altitude must be finite and positive",
             ));
         }
+        check_action(tel, &Action::Takeoff { alt_m })?;
         self.param_set(TAKEOFF_ALT_PARAM, alt_m)?;
         self.req.restart = None;
         #[cfg(feature = "setpoints")]
@@ -294,6 +347,30 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             yaw_ned_rad: yaw_ned,
         });
         Ok(())
+    }
+
+    /// Change a VTOL to fixed-wing (`to` = [`VtolState::Fw`]) or multicopter
+    /// ([`VtolState::Mc`]) flight: one DO_VTOL_TRANSITION; PX4's ack or refusal is reported
+    /// ([`crate::Action::VtolTransition`] says what PX4 does). Refused before it is sent when
+    /// the HEARTBEAT says the vehicle is no VTOL ([`OffboardError::NotForVehicle`]), and for
+    /// any other `to` ([`OffboardError::InvalidArgument`]).
+    #[cfg(feature = "vtol")]
+    pub fn vtol_transition<const T: usize>(
+        &mut self,
+        tel: &Telemetry<T>,
+        to: VtolState,
+    ) -> Result<(), OffboardError> {
+        let fw = match to {
+            VtolState::Fw => true,
+            VtolState::Mc => false,
+            _ => {
+                return Err(OffboardError::InvalidArgument(
+                    "a VTOL transition goes to fw or mc",
+                ))
+            }
+        };
+        check_action(tel, &Action::VtolTransition { to })?;
+        self.queue(OneShot::VtolTransition { fw })
     }
 
     /// Fix the world origin instead of capturing it on the first goto.
@@ -439,9 +516,12 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 yaw_rad,
             } => self.goto(tel, *x_m, *y_m, *z_m, *yaw_rad),
             Action::Land => {
+                check_action(tel, action)?;
                 self.land();
                 Ok(())
             }
+            #[cfg(feature = "vtol")]
+            Action::VtolTransition { to } => self.vtol_transition(tel, *to),
             Action::ReturnToLaunch => {
                 self.return_to_launch();
                 Ok(())

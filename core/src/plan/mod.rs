@@ -17,6 +17,8 @@
 //!   y must fit MISSION_ITEM_INT's `i32`), every altitude finite within
 //!   [`ALT_MIN_M`]..=[`ALT_MAX_M`], params 1–4 finite as `f32` or `null` (as QGroundControl
 //!   writes them); `plannedHomePosition` likewise;
+//! * `vehicleType` (a MAV_TYPE, a whole number 0 to 255, or `null`) is kept as
+//!   [`Plan::vehicle_type`];
 //! * unknown keys (`AMSLAltAboveTerrain`, `Altitude`, `doJumpId`, `cruiseSpeed`, …) and the
 //!   `geoFence` and `rallyPoints` sections are skipped.
 //!
@@ -75,6 +77,11 @@ pub struct Plan<const N: usize> {
     pub home: Home,
     /// The mission items in file order, `seq` equal to the index.
     pub items: Vec<MissionItem, N>,
+    /// `mission.vehicleType`: the MAV_TYPE the plan was made for (QGroundControl writes 2 for
+    /// every multirotor, 1 fixed wing, 20 for every VTOL, 10 ground rover;
+    /// [`crate::vehicle::VehicleKind::from_mav_type`] gives the class); `None` when absent or
+    /// `null`.
+    pub vehicle_type: Option<u8>,
 }
 
 /// Text of a value quoted in an error (the start of it, at most this many bytes).
@@ -425,6 +432,7 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
     Ok(Plan {
         home,
         items: m.items,
+        vehicle_type: m.vehicle_type,
     })
 }
 
@@ -511,6 +519,36 @@ mod tests {
         assert_eq!((b.seq, b.autocontinue), (1, false));
         assert_eq!(&b.params, &[1.5, 2.0, 0.0, 90.0]);
         assert_eq!((b.x, b.y, b.z), (-338_688_000, 1_512_093_000, 0.0));
+    }
+
+    #[test]
+    fn the_vehicle_type_is_kept_and_a_bad_one_is_refused_at_its_value() {
+        extern crate std;
+        use std::format;
+        assert_eq!(read_plan::<4>(MINI.as_bytes()).unwrap().vehicle_type, None);
+        let with = |v: &str| MINI.replace("\"items\"", &format!("\"vehicleType\": {v}, \"items\""));
+        assert_eq!(
+            read_plan::<4>(with("22").as_bytes()).unwrap().vehicle_type,
+            Some(22)
+        );
+        assert_eq!(
+            read_plan::<4>(with("null").as_bytes())
+                .unwrap()
+                .vehicle_type,
+            None
+        );
+        for bad in ["2.5", "256", "-1", "\"vtol\""] {
+            let doc = with(bad);
+            let e = read_plan::<4>(doc.as_bytes()).unwrap_err();
+            assert_eq!(
+                e,
+                PlanError::Type {
+                    offset: doc.find(bad).unwrap(),
+                    expected: "a MAV_TYPE (0 to 255)"
+                },
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -166,6 +166,8 @@ pub(crate) struct Mission<'a, const N: usize> {
     /// The first `plannedHomePosition` value out of range: offset, field, what is allowed
     /// (a [`PARTS`] index, as in an item's problem).
     pub home_range: Option<(usize, &'static str, u8)>,
+    /// The (last) `vehicleType`: MAV_TYPE.
+    pub vehicle_type: Option<u8>,
 }
 
 /// A number field as read: absent, `null`, or the number's text range.
@@ -224,6 +226,7 @@ impl<const N: usize> Mission<'_, N> {
             first_problem: None,
             home: None,
             home_range: None,
+            vehicle_type: None,
         }
     }
 }
@@ -259,9 +262,23 @@ fn read_object<'a, const N: usize>(
             return Ok(());
         }
         let value = t.tok();
-        match key.one_of(src, &[b"items", b"plannedHomePosition"]) {
+        match key.one_of(src, &[b"items", b"plannedHomePosition", b"vehicleType"]) {
             0 => read_items(src, t, &value, m)?,
             1 => read_home(src, t, &value, m)?,
+            2 => {
+                // A MAV_TYPE, as QGroundControl writes it (2 for every multirotor, 20 for
+                // every VTOL); `null` is no type.
+                m.vehicle_type = match value.tok {
+                    Tok::Null => None,
+                    Tok::Num => Some(
+                        Decimal::parse(value.inner(src))
+                            .to_whole(u8::MAX as u32)
+                            .ok_or_else(|| type_error(&value, "a MAV_TYPE (0 to 255)"))?
+                            as u8,
+                    ),
+                    _ => return Err(type_error(&value, "a MAV_TYPE (0 to 255)")),
+                };
+            }
             _ => {
                 t.pass(&value);
             }

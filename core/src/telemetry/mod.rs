@@ -24,6 +24,7 @@ pub use typed::{heading_rad, Attitude, Battery, Gps, GpsFix, Home, LocalNed, Pos
 use crate::mode::Mode;
 use crate::msg::{Frame, Msg};
 use crate::time::Instant;
+use crate::vehicle::{VehicleKind, VtolState};
 use height::PadHeights;
 use mavlink::dialects::common as mav;
 
@@ -490,6 +491,21 @@ impl<const TEXTS: usize> Telemetry<TEXTS> {
             .as_ref()
             .map(|e| LandedState::from_mav(e.landed_state as u8))
             .unwrap_or_default()
+    }
+
+    /// EXTENDED_SYS_STATE.vtol_state ([`VtolState::Undefined`] before one, and on a vehicle
+    /// that is no VTOL).
+    pub fn vtol_state(&self) -> VtolState {
+        self.extended_sys_state
+            .as_ref()
+            .map(|e| VtolState::from_mav(e.vtol_state as u8))
+            .unwrap_or_default()
+    }
+
+    /// The class of the vehicle's HEARTBEAT.type; `None` before the first heartbeat.
+    pub fn vehicle_kind(&self) -> Option<VehicleKind> {
+        self.heartbeat()
+            .map(|h| VehicleKind::from_mav_type(h.mavtype as u8))
     }
 
     /// On the ground: EXTENDED_SYS_STATE says so; before that message has ever arrived,

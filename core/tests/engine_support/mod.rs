@@ -105,6 +105,14 @@ pub fn landed_state(state: mav::MavLandedState) -> Frame {
     }))
 }
 
+/// EXTENDED_SYS_STATE of a VTOL in the air in `state`.
+pub fn vtol_state(state: mav::MavVtolState) -> Frame {
+    frame(Msg::ExtendedSysState(mav::EXTENDED_SYS_STATE_DATA {
+        vtol_state: state,
+        landed_state: mav::MavLandedState::MAV_LANDED_STATE_IN_AIR,
+    }))
+}
+
 /// A message no condition reads (PARAM_VALUE).
 pub fn neutral() -> Frame {
     frame(Msg::ParamValue(mav::PARAM_VALUE_DATA::default()))

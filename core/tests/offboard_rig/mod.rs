@@ -97,6 +97,8 @@ pub struct FakePx4 {
     pub param_errors: Vec<(String, mav::MavParamError)>,
     /// Echo these bits instead of the value set (a vehicle that stored something else).
     pub param_echo_bits: Option<u32>,
+    /// HEARTBEAT.type: the airframe (PX4's SIH quadrotor by default).
+    pub mavtype: mav::MavType,
 }
 
 pub struct Upload {
@@ -157,6 +159,7 @@ impl Default for FakePx4 {
             param_sets_seen: 0,
             param_errors: Vec::new(),
             param_echo_bits: None,
+            mavtype: mav::MavType::MAV_TYPE_QUADROTOR,
         }
     }
 }
@@ -208,7 +211,7 @@ impl FakePx4 {
         };
         Msg::Heartbeat(mav::HEARTBEAT_DATA {
             custom_mode: self.mode.custom_mode(),
-            mavtype: mav::MavType::MAV_TYPE_QUADROTOR,
+            mavtype: self.mavtype,
             autopilot: mav::MavAutopilot::MAV_AUTOPILOT_PX4,
             base_mode: self.base_mode(),
             system_status: status,

@@ -146,6 +146,11 @@ impl Condition {
                 Target::Landed(mask) if mask != 0 => Cond::LandedState(mask),
                 _ => return Err(SpecError::BadValue { field: "value" }),
             },
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::VtolState => match self.target {
+                Target::Vtol(mask) if mask != 0 => Cond::VtolState(mask),
+                _ => return Err(SpecError::BadValue { field: "value" }),
+            },
         })
     }
 }

@@ -6,6 +6,8 @@ use super::spec::Place;
 use super::spec::{Condition, Target};
 #[cfg(feature = "extra-conditions")]
 use crate::telemetry::LandedState;
+#[cfg(feature = "extra-conditions")]
+use crate::vehicle::VtolState;
 
 #[cfg(feature = "extra-conditions")]
 impl core::fmt::Display for Place {
@@ -59,6 +61,17 @@ impl core::fmt::Display for Condition {
                     if mask & (1 << v) != 0 {
                         let sep = if first { " " } else { " | " };
                         write!(f, "{sep}{}", LandedState::from_mav(v).name())?;
+                        first = false;
+                    }
+                }
+            }
+            #[cfg(feature = "extra-conditions")]
+            Target::Vtol(mask) => {
+                let mut first = true;
+                for s in VtolState::ALL {
+                    if mask & (1 << s.to_mav()) != 0 {
+                        let sep = if first { " " } else { " | " };
+                        write!(f, "{sep}{s}")?;
                         first = false;
                     }
                 }

@@ -109,6 +109,15 @@ pub(crate) enum Cond {
     Satellites(Cmp),
     #[cfg(feature = "extra-conditions")]
     LandedState(u8),
+    #[cfg(feature = "extra-conditions")]
+    VtolState(u8),
+}
+
+/// Whether a reported state (a MAV_LANDED_STATE, a MAV_VTOL_STATE) is in `mask`
+/// (bit `1 << state`); never before the first report.
+#[cfg(feature = "extra-conditions")]
+fn in_set(state: Option<u8>, mask: u8) -> bool {
+    state.is_some_and(|v| v < 8 && mask & (1 << v) != 0)
 }
 
 /// Whether a text after seq `after` contains `needle`: only called when a new text arrived.
@@ -211,12 +220,9 @@ impl Cond {
                 })
             }
             #[cfg(feature = "extra-conditions")]
-            Cond::LandedState(mask) => {
-                return r
-                    .extra
-                    .landed_state
-                    .is_some_and(|v| v < 8 && *mask & (1 << v) != 0)
-            }
+            Cond::LandedState(mask) => return in_set(r.extra.landed_state, *mask),
+            #[cfg(feature = "extra-conditions")]
+            Cond::VtolState(mask) => return in_set(r.extra.vtol_state, *mask),
         };
         v.is_some_and(|v| c.test(v))
     }
@@ -247,7 +253,7 @@ impl Cond {
             #[cfg(feature = "extra-conditions")]
             Cond::GpsFix(_) | Cond::Satellites(_) => dep::GPS,
             #[cfg(feature = "extra-conditions")]
-            Cond::LandedState(_) => dep::LANDED_STATE,
+            Cond::LandedState(_) | Cond::VtolState(_) => dep::LANDED_STATE,
         }
     }
 

@@ -86,6 +86,9 @@ pub enum ConditionKind {
     /// EXTENDED_SYS_STATE.landed_state is any of a set.
     #[cfg(feature = "extra-conditions")]
     LandedState,
+    /// EXTENDED_SYS_STATE.vtol_state is any of a set.
+    #[cfg(feature = "extra-conditions")]
+    VtolState,
 }
 
 impl ConditionKind {
@@ -125,6 +128,8 @@ impl ConditionKind {
             ConditionKind::Satellites => "satellites",
             #[cfg(feature = "extra-conditions")]
             ConditionKind::LandedState => "landed_state",
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::VtolState => "vtol_state",
         }
     }
 

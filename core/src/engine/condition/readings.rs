@@ -32,7 +32,7 @@ pub(crate) mod dep {
     /// GPS_RAW_INT.
     #[cfg(feature = "extra-conditions")]
     pub const GPS: Deps = 1 << 11;
-    /// EXTENDED_SYS_STATE's landed state.
+    /// EXTENDED_SYS_STATE's landed and VTOL states.
     #[cfg(feature = "extra-conditions")]
     pub const LANDED_STATE: Deps = 1 << 12;
     /// Global and local position, home.
@@ -58,6 +58,8 @@ pub(crate) struct Extra {
     pub satellites: Option<u8>,
     /// MAV_LANDED_STATE, raw.
     pub landed_state: Option<u8>,
+    /// MAV_VTOL_STATE, raw.
+    pub vtol_state: Option<u8>,
     /// GLOBAL_POSITION_INT (lat, lon), 1e7 degrees.
     pub global: Option<(i32, i32)>,
     /// LOCAL_POSITION_NED (x, y, z), m.
@@ -78,6 +80,7 @@ impl Extra {
         gps_fix: None,
         satellites: None,
         landed_state: None,
+        vtol_state: None,
         global: None,
         local: None,
         home: None,
@@ -110,7 +113,9 @@ impl Extra {
             e.satellites = gps.map(|g| g.satellites_visible).filter(|&n| n != u8::MAX);
         }
         if need & dep::LANDED_STATE != 0 {
-            e.landed_state = tel.extended_sys_state().map(|x| x.landed_state as u8);
+            let x = tel.extended_sys_state();
+            e.landed_state = x.map(|x| x.landed_state as u8);
+            e.vtol_state = x.map(|x| x.vtol_state as u8);
         }
         if need & dep::POSITION != 0 {
             e.global = tel.global_position().map(|g| (g.lat, g.lon));
@@ -140,7 +145,10 @@ impl Extra {
                 self.gps_fix != prev.gps_fix || self.satellites != prev.satellites,
                 dep::GPS,
             )
-            | bit(self.landed_state != prev.landed_state, dep::LANDED_STATE)
+            | bit(
+                self.landed_state != prev.landed_state || self.vtol_state != prev.vtol_state,
+                dep::LANDED_STATE,
+            )
             | bit(
                 self.global != prev.global
                     || local(self.local) != local(prev.local)

@@ -6,6 +6,8 @@ use super::kind::{ConditionKind, Op};
 use crate::mode::Mode;
 #[cfg(feature = "extra-conditions")]
 use crate::telemetry::{GpsFix, LandedState};
+#[cfg(feature = "extra-conditions")]
+use crate::vehicle::VtolState;
 use heapless::String;
 
 /// What a `distance` condition measures to.
@@ -57,6 +59,9 @@ pub(super) enum Target {
     /// A set of landed states, bit `1 << MAV_LANDED_STATE`.
     #[cfg(feature = "extra-conditions")]
     Landed(u8),
+    /// A set of VTOL states, bit `1 << MAV_VTOL_STATE`.
+    #[cfg(feature = "extra-conditions")]
+    Vtol(u8),
 }
 
 /// One condition as written: a row of the condition table plus its modifiers.
@@ -262,6 +267,16 @@ impl Condition {
     pub fn landed_state(states: &[LandedState]) -> Self {
         let mask = states.iter().fold(0u8, |m, s| m | 1 << s.to_mav());
         Self::new(ConditionKind::LandedState, Target::Landed(mask))
+    }
+
+    /// EXTENDED_SYS_STATE.vtol_state is any of `states` (`[VtolState::Fw]`: flying on the
+    /// wing; `[VtolState::TransitionToFw, VtolState::Fw]`: the transition has begun). Never met
+    /// before the first EXTENDED_SYS_STATE; on a vehicle that is no VTOL PX4 reports
+    /// [`VtolState::Undefined`]. An empty set is a [`SpecError::BadValue`].
+    #[cfg(feature = "extra-conditions")]
+    pub fn vtol_state(states: &[VtolState]) -> Self {
+        let mask = states.iter().fold(0u8, |m, s| m | 1 << s.to_mav());
+        Self::new(ConditionKind::VtolState, Target::Vtol(mask))
     }
 
     /// Compare with `op` instead of `>=` (the numeric rows only: altitude, airspeed, waypoint,

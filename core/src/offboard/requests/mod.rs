@@ -125,6 +125,8 @@ pub(crate) struct Requests {
     reposition: Option<Awaiting>,
     #[cfg(feature = "failure-injection")]
     inject: Option<Awaiting>,
+    #[cfg(feature = "vtol")]
+    transition: Option<Awaiting>,
     /// A goto PX4's commander accepted, watched for the navigator's refusal text (see
     /// [`REPOSITION_REFUSED`]) until [`ACK_WAIT_MS`] after it was sent.
     #[cfg(feature = "geofence")]
@@ -207,6 +209,17 @@ impl Requests {
     pub fn sent_inject<const T: usize>(&mut self, now: Stamp, tel: &Telemetry<T>) {
         let order = self.next_order();
         self.inject = Some(Awaiting {
+            sent: now,
+            text_seq: tel.texts().last_seq(),
+            order,
+        });
+    }
+
+    /// A VTOL transition went out: attribute the next ack for it.
+    #[cfg(feature = "vtol")]
+    pub fn sent_transition<const T: usize>(&mut self, now: Stamp, tel: &Telemetry<T>) {
+        let order = self.next_order();
+        self.transition = Some(Awaiting {
             sent: now,
             text_seq: tel.texts().last_seq(),
             order,
@@ -380,6 +393,8 @@ impl Requests {
         expire(&mut self.reposition, now, Command::Reposition, ev);
         #[cfg(feature = "failure-injection")]
         expire(&mut self.inject, now, Command::InjectFailure, ev);
+        #[cfg(feature = "vtol")]
+        expire(&mut self.transition, now, Command::VtolTransition, ev);
         #[cfg(feature = "geofence")]
         if self
             .reposition_accepted
@@ -518,6 +533,10 @@ impl Requests {
         }
         #[cfg(feature = "failure-injection")]
         if let Some(a) = &self.inject {
+            d.timer(Some(&a.sent), ACK_WAIT_MS);
+        }
+        #[cfg(feature = "vtol")]
+        if let Some(a) = &self.transition {
             d.timer(Some(&a.sent), ACK_WAIT_MS);
         }
         if let Some(m) = &self.mode {

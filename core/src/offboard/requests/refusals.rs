@@ -177,6 +177,12 @@ impl Requests {
                 let ack = (accepted, result);
                 self.one_shot_ack(now, tel, ev, awaited, Command::InjectFailure, ack);
             }
+            #[cfg(feature = "vtol")]
+            mav::MavCmd::MAV_CMD_DO_VTOL_TRANSITION => {
+                let awaited = self.transition.take();
+                let ack = (accepted, result);
+                self.one_shot_ack(now, tel, ev, awaited, Command::VtolTransition, ack);
+            }
             mav::MavCmd::MAV_CMD_DO_REPOSITION => {
                 let awaited = self.reposition.take();
                 let ack = (accepted, result);

@@ -104,6 +104,23 @@ pub fn arm_disarm(to: Addr, arm: bool, confirmation: u8) -> mav::COMMAND_LONG_DA
     )
 }
 
+/// DO_VTOL_TRANSITION (3000): param1 = the MAV_VTOL_STATE to reach (4 fixed-wing, 3
+/// multicopter), param2 = 0 (PX4's normal transition; 1 would be its immediate one).
+#[cfg(feature = "vtol")]
+pub fn vtol_transition(to: Addr, fw: bool) -> mav::COMMAND_LONG_DATA {
+    let state = if fw {
+        mav::MavVtolState::MAV_VTOL_STATE_FW
+    } else {
+        mav::MavVtolState::MAV_VTOL_STATE_MC
+    };
+    command_long(
+        to,
+        mav::MavCmd::MAV_CMD_DO_VTOL_TRANSITION,
+        [state as u8 as f32, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        0,
+    )
+}
+
 /// A COMMAND_INT (current = 0, autocontinue = 0).
 pub fn command_int(
     to: Addr,

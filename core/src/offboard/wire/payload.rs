@@ -99,6 +99,18 @@ pub(crate) fn encode_tx(
             let params = [*unit as f32, *kind as f32, *instance as f32];
             command_long(&mut p, to, mav::MavCmd::MAV_CMD_INJECT_FAILURE, params, 0)
         }
+        // param1 MAV_VTOL_STATE (4 fixed-wing, 3 multicopter), param2 0: the normal
+        // transition, not PX4's immediate one (super::vtol_transition).
+        #[cfg(feature = "vtol")]
+        Tx::OneShot(OneShot::VtolTransition { fw }) => {
+            let state = if *fw {
+                mav::MavVtolState::MAV_VTOL_STATE_FW
+            } else {
+                mav::MavVtolState::MAV_VTOL_STATE_MC
+            };
+            let cmd = mav::MavCmd::MAV_CMD_DO_VTOL_TRANSITION;
+            command_long(&mut p, to, cmd, [state as u8 as f32, 0.0, 0.0], 0)
+        }
         Tx::MissionSetCurrent(seq) => mission_set_current(&mut p, to, *seq),
         Tx::MissionCount(n) => mission_count(&mut p, to, *n, mission),
         Tx::MissionItem(_) => mission_item(&mut p, to, item?, mission),
