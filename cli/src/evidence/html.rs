@@ -92,7 +92,7 @@ pub fn render_with_ulog(report: &Report, trace: &[Sample], log: Option<&Ulog>) -
     height(&mut h, report, trace, &ulog_height, t0, t1);
     timeline(&mut h, trace, t0, t1);
     if let Some(log) = log {
-        UlogPlots::of(log).render(&mut h, t0, t1);
+        UlogPlots::of(log, (t0, t1)).render(&mut h, t0, t1);
     }
     tables(&mut h, report);
     h.push_str("</body></html>\n");
