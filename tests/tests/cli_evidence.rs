@@ -8,22 +8,10 @@
 
 mod cli_support;
 
-use cli_support::{json, nexus, reasons, repo, root, Scratch, SPEED};
+use cli_support::{json, nexus, python, reasons, repo, Scratch, SPEED};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn python() -> PathBuf {
-    let p = std::env::var_os("NEXUS_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".venv/bin/python"));
-    assert!(
-        p.exists(),
-        "no Python at {} (set NEXUS_PYTHON)",
-        p.display()
-    );
-    p
-}
 
 /// Run a Python snippet with `args`; its stdout as JSON.
 fn py(code: &str, args: &[&Path]) -> Value {

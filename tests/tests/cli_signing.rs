@@ -19,21 +19,9 @@
 
 mod cli_support;
 
-use cli_support::{json, nexus, root, Bg, Scratch, SPEED};
+use cli_support::{json, nexus, python, root, Bg, Scratch, SPEED};
 use std::path::PathBuf;
 use std::process::Command;
-
-fn python() -> PathBuf {
-    let p = std::env::var_os("NEXUS_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".venv/bin/python"));
-    assert!(
-        p.exists(),
-        "no Python at {} (set NEXUS_PYTHON)",
-        p.display()
-    );
-    p
-}
 
 /// A key file of 64 hex digits.
 fn key_file(scratch: &Scratch, name: &str, byte: u8) -> PathBuf {

@@ -9,45 +9,13 @@
 
 mod cli_support;
 
-use cli_support::{json, nexus, repo, root, Scratch, SPEED};
+use cli_support::{json, nexus, pyulog_topics, repo, Scratch, SPEED};
 use nexus_core::frame::Encoder;
 use nexus_core::mav;
 use nexus_host::tlog::TlogReader;
 use nexus_host::ulog::facts::Facts;
 use nexus_host::ulog::Ulog;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn python() -> PathBuf {
-    let p = std::env::var_os("NEXUS_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".venv/bin/python"));
-    assert!(
-        p.exists(),
-        "no Python at {} (set NEXUS_PYTHON)",
-        p.display()
-    );
-    p
-}
-
-/// What pyulog reads of `ulg`: {topic: samples}.
-fn pyulog_topics(ulg: &Path) -> serde_json::Value {
-    let code = "import json, sys, pyulog\n\
-                u = pyulog.ULog(sys.argv[1])\n\
-                print(json.dumps({d.name: len(d.data['timestamp']) for d in u.data_list}))";
-    let out = Command::new(python())
-        .args(["-c", code])
-        .arg(ulg)
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "pyulog failed on {}: {}",
-        ulg.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json(&out.stdout)
-}
+use std::path::Path;
 
 /// Take off and hover: the vehicle is still in the air when the program (and the recording)
 /// ends.

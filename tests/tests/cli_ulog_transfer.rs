@@ -10,41 +10,9 @@
 
 mod cli_support;
 
-use cli_support::{json, nexus, repo, root, Bg, Scratch, SPEED};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use cli_support::{json, nexus, pyulog_topics, repo, Bg, Scratch, SPEED};
+use std::path::Path;
 use std::time::Duration;
-
-fn python() -> PathBuf {
-    let p = std::env::var_os("NEXUS_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".venv/bin/python"));
-    assert!(
-        p.exists(),
-        "no Python at {} (set NEXUS_PYTHON)",
-        p.display()
-    );
-    p
-}
-
-/// The topics pyulog reads in `ulg`, with their sample counts.
-fn pyulog_topics(ulg: &Path) -> serde_json::Value {
-    let code = "import json, sys, pyulog\n\
-                u = pyulog.ULog(sys.argv[1])\n\
-                print(json.dumps({d.name: len(d.data['timestamp']) for d in u.data_list}))";
-    let out = Command::new(python())
-        .args(["-c", code])
-        .arg(ulg)
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "pyulog failed on {}: {}",
-        ulg.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json(&out.stdout)
-}
 
 fn s(p: &Path) -> String {
     p.to_str().unwrap().to_string()

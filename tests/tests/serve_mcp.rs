@@ -22,24 +22,12 @@
 
 mod cli_support;
 
-use cli_support::{nexus_exe, root, Scratch};
+use cli_support::{nexus_exe, python, root, Scratch};
 use std::io::{BufRead, BufReader, Write};
 use std::net::UdpSocket;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn python() -> PathBuf {
-    let p = std::env::var_os("NEXUS_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".venv/bin/python"));
-    assert!(
-        p.exists(),
-        "no Python at {} (set NEXUS_PYTHON)",
-        p.display()
-    );
-    p
-}
 
 fn client() -> PathBuf {
     root().join("tests/py/mcp_client.py")

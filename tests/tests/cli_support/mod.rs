@@ -162,6 +162,39 @@ pub fn json(text: &[u8]) -> Value {
     })
 }
 
+/// The Python with the test peers (pymavlink, mavsdk, pyulog, mcp): `$NEXUS_PYTHON`, else the
+/// repository's `.venv` (scripts/env.sh makes it).
+pub fn python() -> PathBuf {
+    let p = std::env::var_os("NEXUS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join(".venv/bin/python"));
+    assert!(
+        p.exists(),
+        "no Python at {} (set NEXUS_PYTHON)",
+        p.display()
+    );
+    p
+}
+
+/// The topics pyulog reads in the ULog `ulg`, with their sample counts: {topic: samples}.
+pub fn pyulog_topics(ulg: &Path) -> Value {
+    let code = "import json, sys, pyulog\n\
+                u = pyulog.ULog(sys.argv[1])\n\
+                print(json.dumps({d.name: len(d.data['timestamp']) for d in u.data_list}))";
+    let out = std::process::Command::new(python())
+        .args(["-c", code])
+        .arg(ulg)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "pyulog failed on {}: {}",
+        ulg.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out.stdout)
+}
+
 /// The `reason` of every step in a report.
 pub fn reasons(report: &Value) -> Vec<String> {
     report["steps"]
