@@ -13,7 +13,8 @@
 //!   waypoint until it is); NAV_LOITER_TO_ALT circles its point at its radius, at the altitude
 //!   it came with until on the circle, then to the item's, leaving on the course to the next
 //!   item (within 5°) when its param4 asks; NAV_LAND is the approach from the previous point,
-//!   reached when landed.
+//!   reached when landed; a NAV_DELAY (or CONDITION_DELAY) waits where the vehicle is: still
+//!   on the ground (armed, idle), circling there in the air.
 //! * Land: the approach straight ahead from where the vehicle is, on FW_LND_ANG.
 //! * RTL: to home at RTL_RETURN_ALT above it (or higher, as it is), then a loiter over home
 //!   (the fixed-wing's RTL_LAND_DELAY -1: it does not land by itself).
@@ -425,6 +426,20 @@ impl Navigator {
             ) {
                 self.fw.loiter = None;
             }
+        }
+        if matches!(it.cmd(), Some(MAV_CMD_NAV_DELAY | MAV_CMD_CONDITION_DELAY)) {
+            // A delay under way (`run_instant_items` counts it): wait where the vehicle is,
+            // idle on the ground (PX4 keeps the airplane still there until the takeoff item),
+            // circling here in the air.
+            if i.landed {
+                self.sp_type = SpType::Idle;
+                return (FwSetpoint::Idle, None);
+            }
+            if self.fw.loiter.is_none() {
+                self.fw_loiter_here(i);
+            }
+            self.sp_type = SpType::Position;
+            return (self.fw_loiter_sp(p), None);
         }
         let t = self.item_target(i, &it);
         let here = i.body.pos_ned_m;

@@ -128,3 +128,41 @@ fn goto_is_a_loiter_point_and_land_lands_ahead_and_disarms() {
         ],
     );
 }
+
+/// A NAV_DELAY before the takeoff (examples/plane-mission.plan's 170 s): the airplane waits
+/// armed and still where it is, then rolls from there (it used to roll along its heading at
+/// cruise speed for the whole delay and take off kilometres away).
+#[test]
+fn a_delay_before_the_takeoff_waits_still_on_the_ground() {
+    let mut g = booted(VehicleType::FixedWing);
+    let mut delay = super::mission::item(0, MAV_CMD_NAV_DELAY, 0.0, 0.0, 0.0);
+    delay.frame = MavFrame::MAV_FRAME_MISSION;
+    delay.param1 = 20.0;
+    delay.x = 0;
+    delay.y = 0;
+    super::mission::upload(
+        &mut g,
+        &[
+            delay,
+            super::mission::item(1, MAV_CMD_NAV_TAKEOFF, 0.0, 200.0, 30.0),
+        ],
+    );
+    g.run(10_000);
+    g.set_mode(Mode::Mission);
+    g.arm();
+    assert!(g.run_until(5_000, |g| g.armed()), "{:?}", g.texts());
+    let start = g.v.snapshot().position_ned_m;
+    g.run(15_000);
+    let s = g.v.snapshot();
+    assert!(
+        g.v.body.on_ground && g.v.body.ground_speed_m_s() == 0.0,
+        "{s:?}"
+    );
+    let moved = (s.position_ned_m[0] - start[0]).hypot(s.position_ned_m[1] - start[1]);
+    assert!(moved < 0.5, "moved {moved} m during the delay");
+    // After the delay: the takeoff, from where it waited.
+    assert!(g.run_until(30_000, |g| g.v.true_height_m() > 10.0));
+    let p = g.v.snapshot().position_ned_m;
+    let away = (p[0] - start[0]).hypot(p[1] - start[1]);
+    assert!(away < 250.0, "{away} m from the pad");
+}

@@ -8,7 +8,7 @@ use mav::MavFrame;
 const D2R: f64 = std::f64::consts::PI / 180.0;
 use nexus_core::offboard::geo::M_PER_DEG;
 
-fn item(
+pub fn item(
     seq: u16,
     cmd: mav::MavCmd,
     north_m: f64,
