@@ -32,7 +32,7 @@ struct Look {
 impl Flight {
     /// Run `program` to its end, printing each step as it starts and settles.
     ///
-    /// Every step is also bounded in wall time (see [`super::bound`]: its timeout at the
+    /// Every step is also bounded in wall time (see `exec::bound`: its timeout at the
     /// slowest speed factor of the run so far, twice, plus 10 s): a vehicle whose clock stops
     /// would otherwise leave the step waiting forever for its sim-time timeout. Past the bound
     /// the program is aborted with "no progress of the vehicle clock: …".

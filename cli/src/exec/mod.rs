@@ -3,10 +3,10 @@
 //! the tick their condition is met), show progress, and turn the outcome into lines, a verdict
 //! and a report.
 //!
-//! - [`upload`]: the plan lodged with the offboard machine and sent up, fence and rally after;
-//! - [`flight`]: the loop that follows the program on the link and shows it;
-//! - [`bound`]: the wall-time bound on each step (a vehicle whose clock stops);
-//! - [`log`]: what the flight saw and did ([`FlightLog`]), and the report's parts built from it.
+//! - `upload`: the plan lodged with the offboard machine and sent up, fence and rally after;
+//! - `flight`: the loop that follows the program on the link and shows it;
+//! - `bound`: the wall-time bound on each step (a vehicle whose clock stops);
+//! - `log`: what the flight saw and did ([`FlightLog`]), and the report's parts built from it.
 
 mod bound;
 mod flight;

@@ -3,7 +3,7 @@
 //! The builders here are typed (the dialect's message structs), and the golden tests compare
 //! what they build, encoded, with pymavlink's reference frames byte for byte. They are public
 //! so a simulated vehicle or a test can speak the same dialect. The machine sends the same
-//! messages through [`encode_tx`] (in `payload`), which lays most payloads out by hand to keep
+//! messages through `payload::encode_tx`, which lays most payloads out by hand to keep
 //! mavlink's per-message serialisers out of the firmware; each layout names its builder here
 //! and is held to its bytes by the offboard tests.
 
