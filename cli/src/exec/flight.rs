@@ -268,9 +268,19 @@ impl Flight {
         let log = &mut self.log;
         log.status = self.vehicle.link.status();
         let s = &log.status.snapshot;
-        if s.sim_ms.is_some() && log.trace.last().is_none_or(|l| Some(l.sim_ms) != s.sim_ms) {
-            log.trace
-                .push(crate::evidence::Sample::new(s, self.position_deg));
+        if s.sim_ms.is_some() {
+            let now = crate::evidence::Sample::new(s, self.position_deg);
+            match log.trace.last_mut() {
+                // A change of state with no newer sim time (the frames that carry the clock
+                // lost on a lossy link) replaces the sample of that time: the last disarm
+                // must not be lost from the trace the second witness reads.
+                Some(l) if l.sim_ms == now.sim_ms => {
+                    if (l.armed, l.landed, &l.mode) != (now.armed, now.landed, &now.mode) {
+                        *l = now;
+                    }
+                }
+                _ => log.trace.push(now),
+            }
         }
         if log.status.airborne_seen {
             log.airborne = true;
