@@ -18,7 +18,7 @@
 
 mod cli_support;
 
-use cli_support::{json, nexus, repo, root, Scratch};
+use cli_support::{json, nexus, pyulog_json, repo, Scratch};
 use std::path::{Path, PathBuf};
 
 /// What a flight's tlog says, on the vehicle's clock.
@@ -178,18 +178,6 @@ fn calibrated(
     (sim, px4, ulog)
 }
 
-fn python() -> PathBuf {
-    let p = std::env::var_os("NEXUS_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".venv/bin/python"));
-    assert!(
-        p.exists(),
-        "no Python at {} (set NEXUS_PYTHON)",
-        p.display()
-    );
-    p
-}
-
 /// What pyulog reads of `ulg`: the airframe's parameters, `vehicle_status`'s types and the
 /// samples of each topic.
 fn pyulog_reads(ulg: &Path) -> serde_json::Value {
@@ -201,18 +189,7 @@ fn pyulog_reads(ulg: &Path) -> serde_json::Value {
                   'vehicle_type': sorted(set(int(v) for v in s['vehicle_type'])), \
                   'system_type': sorted(set(int(v) for v in s['system_type'])), \
                   'samples': {d.name: len(d.data['timestamp']) for d in u.data_list}}))";
-    let out = std::process::Command::new(python())
-        .args(["-c", code])
-        .arg(ulg)
-        .output()
-        .expect("python runs");
-    assert!(
-        out.status.success(),
-        "pyulog failed on {}: {}",
-        ulg.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    json(&out.stdout)
+    pyulog_json(ulg, code)
 }
 
 /// pyulog reads the built-in vehicle's log as the airframe's: PX4's SYS_AUTOSTART and

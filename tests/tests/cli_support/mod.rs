@@ -178,9 +178,16 @@ pub fn python() -> PathBuf {
 
 /// The topics pyulog reads in the ULog `ulg`, with their sample counts: {topic: samples}.
 pub fn pyulog_topics(ulg: &Path) -> Value {
-    let code = "import json, sys, pyulog\n\
-                u = pyulog.ULog(sys.argv[1])\n\
-                print(json.dumps({d.name: len(d.data['timestamp']) for d in u.data_list}))";
+    pyulog_json(
+        ulg,
+        "import json, sys, pyulog\n\
+         u = pyulog.ULog(sys.argv[1])\n\
+         print(json.dumps({d.name: len(d.data['timestamp']) for d in u.data_list}))",
+    )
+}
+
+/// What the Python snippet `code` prints as JSON with the ULog `ulg` as its `sys.argv[1]`.
+pub fn pyulog_json(ulg: &Path, code: &str) -> Value {
     let out = std::process::Command::new(python())
         .args(["-c", code])
         .arg(ulg)
