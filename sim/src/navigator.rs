@@ -958,16 +958,10 @@ impl Navigator {
         mission: &mut MissionManager,
         io: &mut Io,
     ) -> (Setpoint, Option<NavEvent>) {
-        let last = mission.mission().len().saturating_sub(1) as u16;
-        mission.progress.current = last;
-        mission.progress.finished = true;
-        if i.landed {
-            io.info(i.now, "navigator", "Mission finished, landed\t");
-            io.event(i.now, "mission_finished", level::INFO_INFO, &[]);
+        if finish_mission(i, mission, io) {
             self.sp_type = SpType::Idle;
             (Setpoint::Idle, Some(NavEvent::MissionFinished))
         } else {
-            io.info(i.now, "navigator", "Mission finished, loitering\t");
             self.last_target = self.target;
             self.can_loiter_at_sp = true;
             self.sp_type = SpType::Position;
@@ -987,4 +981,20 @@ impl Navigator {
         self.can_loiter_at_sp = false;
         self.mission_speed = None;
     }
+}
+
+/// The mission's end, as PX4's navigator marks and says it (any airframe): the last item
+/// current, the mission finished, "Mission finished, landed" (with its event) or "…,
+/// loitering". Whether the vehicle is landed, for the caller's setpoint.
+fn finish_mission(i: &Inputs<'_>, mission: &mut MissionManager, io: &mut Io) -> bool {
+    let last = mission.mission().len().saturating_sub(1) as u16;
+    mission.progress.current = last;
+    mission.progress.finished = true;
+    if i.landed {
+        io.info(i.now, "navigator", "Mission finished, landed\t");
+        io.event(i.now, "mission_finished", level::INFO_INFO, &[]);
+    } else {
+        io.info(i.now, "navigator", "Mission finished, loitering\t");
+    }
+    i.landed
 }

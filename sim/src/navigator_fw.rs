@@ -607,16 +607,10 @@ impl Navigator {
         mission: &mut MissionManager,
         io: &mut Io,
     ) -> (FwSetpoint, Option<NavEvent>) {
-        let last = mission.mission().len().saturating_sub(1) as u16;
-        mission.progress.current = last;
-        mission.progress.finished = true;
-        if i.landed {
-            io.info(i.now, "navigator", "Mission finished, landed\t");
-            io.event(i.now, "mission_finished", level::INFO_INFO, &[]);
+        if super::finish_mission(i, mission, io) {
             self.sp_type = SpType::Idle;
             (FwSetpoint::Idle, Some(NavEvent::MissionFinished))
         } else {
-            io.info(i.now, "navigator", "Mission finished, loitering\t");
             self.fw_loiter_here(i);
             self.sp_type = SpType::Position;
             (self.fw_loiter_sp(i.params), Some(NavEvent::MissionFinished))
