@@ -139,6 +139,8 @@ impl MissionFlight {
                 offboard: Default::default(),
                 ground_truth: Default::default(),
                 target_compid: None,
+                // The link is watched here (LINK_LOST_MS, CLOCK_STALL_MS).
+                stall: None,
             }),
             phase: Phase::Connect,
             deadline: now + Duration::from_millis(CONNECT_WALL_MS),
