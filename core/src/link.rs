@@ -18,9 +18,9 @@
 //! ([`RxStats`]), never a panic.
 //!
 //! **Supervision.** With a stall limit ([`crate::ClientConfig::stall`]) the client watches the
-//! link in driver time, as its own timers (in [`Client::next_deadline`]
-//! (crate::Client::next_deadline), serviced by [`Client::poll_transmit`]
-//! (crate::Client::poll_transmit)):
+//! link in driver time, as its own timers (in
+//! [`Client::next_deadline`](crate::Client::next_deadline), serviced by
+//! [`Client::poll_transmit`](crate::Client::poll_transmit)):
 //!
 //! * nothing taken from the vehicle for the stall limit: [`Event::Silent`](crate::Event::Silent);
 //! * the autopilot clock (SYSTEM_TIME and the other `time_boot_ms` stamps) standing still for
