@@ -45,6 +45,8 @@ pub struct Driver {
     origin: std::time::Instant,
     texts: Vec<TextRecord>,
     epoch: u64,
+    /// Times the loop woke for the client's deadline (nothing arrived before it).
+    wakes: u64,
     /// Where every frame received and sent is recorded (`watch --tlog`).
     pub tlog: Option<nexus_host::tlog::Tlog>,
     /// Sign what is sent and verify what is received (`watch --signing-key`): a frame failing
@@ -61,9 +63,20 @@ impl Driver {
     /// [`Driver::from_link`] whose clock reads zero at `origin` (the zero of a signing clock
     /// made before the driver).
     pub fn from_link_since(
+        link: Link,
+        ids: LinkIds,
+        origin: std::time::Instant,
+    ) -> Result<Driver, OpenError> {
+        Self::with_stall(link, ids, origin, SILENT_AFTER)
+    }
+
+    /// [`Driver::from_link_since`] reporting silence after `stall` (driver time) instead of
+    /// [`SILENT_AFTER`].
+    pub fn with_stall(
         mut link: Link,
         ids: LinkIds,
         origin: std::time::Instant,
+        stall: nexus_core::Duration,
     ) -> Result<Driver, OpenError> {
         let conn = link.conn().clone();
         let poll =
@@ -72,7 +85,7 @@ impl Driver {
             .map_err(|e| OpenError::new(&conn, "cannot register the link with the I/O poll", e))?;
         let mut client = Box::new(CliClient::new(ClientConfig {
             ids,
-            stall: Some(SILENT_AFTER),
+            stall: Some(stall),
             ..ClientConfig::default()
         }));
         // A tlog holds every frame the vehicle sent.
@@ -87,6 +100,7 @@ impl Driver {
             origin,
             texts: Vec::new(),
             epoch: 0,
+            wakes: 0,
             tlog: None,
             signing: None,
         })
@@ -107,6 +121,12 @@ impl Driver {
         &self.link
     }
 
+    /// Times the loop woke for the client's deadline, nothing having arrived before it (a
+    /// loop that never spins wakes only as often as the client has something to do).
+    pub fn wakes(&self) -> u64 {
+        self.wakes
+    }
+
     /// Every STATUSTEXT so far.
     pub fn texts(&self) -> &[TextRecord] {
         &self.texts
@@ -119,13 +139,18 @@ impl Driver {
     pub fn step(&mut self, max: Duration) -> io::Result<()> {
         let now = self.now();
         let mut sleep = max.min(MAX_SLEEP);
+        let mut for_deadline = false;
         if let Some(d) = self.client.next_deadline() {
-            sleep = sleep.min(Duration::from_micros(
-                d.saturating_since(now).total_micros(),
-            ));
+            let until = Duration::from_micros(d.saturating_since(now).total_micros());
+            for_deadline = until <= sleep;
+            sleep = sleep.min(until);
         }
         match self.poll.poll(&mut self.events, Some(sleep)) {
-            Ok(()) => {}
+            Ok(()) => {
+                if for_deadline && self.events.is_empty() {
+                    self.wakes += 1;
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }

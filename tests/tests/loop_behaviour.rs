@@ -1,8 +1,8 @@
 //! The loop-behaviour suite, written once and run against every driver of the core client:
 //! the core itself (as a driver in virtual time, both framings), the firmware's loop (the core
 //! with the firmware's capacities, fed as its UART loop feeds it: 64-byte chunks and single
-//! bytes), the threaded pump (UDP and TCP), nexus-tokio (UDP and TCP) and the replay of a
-//! recording (`nexus check`'s driver).
+//! bytes), the threaded pump (UDP and TCP), nexus-tokio (UDP and TCP), `nexus watch`'s
+//! single-threaded loop (UDP and TCP) and the replay of a recording (`nexus check`'s driver).
 //!
 //! Each scenario plays a vehicle that hands the driver bytes as its transport would receive
 //! them, lets time pass, and reads what the driver made of it:
@@ -573,8 +573,10 @@ impl TokioHarness {
             .build()
             .unwrap();
         let (conn, listener) = loopback(framing);
-        let mut options = nexus_host::offboard_client::OffboardOptions::default();
-        options.stall = Some(Duration::from_millis(STALL_MS));
+        let options = nexus_host::offboard_client::OffboardOptions {
+            stall: Some(Duration::from_millis(STALL_MS)),
+            ..Default::default()
+        };
         let op = rt
             .block_on(nexus_tokio::AsyncClient::open(&conn, options))
             .unwrap();
@@ -646,6 +648,97 @@ impl Harness for TokioHarness {
             wakes: op.wakes(),
         }
     }
+}
+
+/// `nexus watch`'s loop, stepped by the harness (it has no thread of its own).
+struct WatchHarness {
+    framing: Framing,
+    driver: nexus_cli::driver::Driver,
+    peer: Peer,
+    /// Silence was reported at some point.
+    was_silent: bool,
+}
+
+impl WatchHarness {
+    fn new(framing: Framing) -> Self {
+        let (conn, listener) = loopback(framing);
+        let conn: nexus_host::transport::ConnString = conn.parse().unwrap();
+        let link = nexus_host::transport::Link::open(&conn).unwrap();
+        let local = link.local_addr();
+        let driver = nexus_cli::driver::Driver::with_stall(
+            link,
+            IDS,
+            std::time::Instant::now(),
+            nexus_core::Duration::from_millis(STALL_MS),
+        )
+        .unwrap();
+        let peer = peer_of(listener, local);
+        WatchHarness {
+            framing,
+            driver,
+            peer,
+            was_silent: false,
+        }
+    }
+
+    /// Run the loop for `ms` of wall time.
+    fn step_for(&mut self, ms: u64) {
+        let end = std::time::Instant::now() + Duration::from_millis(ms);
+        loop {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            self.driver.step(left).unwrap();
+            self.was_silent |= self.driver.client().is_silent();
+            if left.is_zero() {
+                return;
+            }
+        }
+    }
+}
+
+impl Harness for WatchHarness {
+    fn name(&self) -> String {
+        format!("nexus watch's loop ({:?})", self.framing)
+    }
+    fn framing(&self) -> Framing {
+        self.framing
+    }
+    fn virtual_time(&self) -> bool {
+        false
+    }
+    fn receive(&mut self, bytes: &[u8]) {
+        self.peer.send(bytes);
+        self.step_for(2);
+    }
+    fn pass(&mut self, ms: u64) {
+        self.step_for(ms);
+        self.peer.drain();
+    }
+    fn request(&mut self) {
+        // A watcher commands nothing: its only deadlines are its heartbeat and the silence.
+    }
+    fn seen(&mut self) -> Seen {
+        self.step_for(1);
+        let c = self.driver.client();
+        let silent = c.is_silent();
+        Seen {
+            connected: c.telemetry().connected(),
+            texts: self.driver.texts().iter().map(|t| t.text.clone()).collect(),
+            silent: silent || self.was_silent,
+            resumed: Some(self.was_silent && !silent),
+            dropped: u64::from(c.rx_stats().framer.dropped_bytes),
+            wakes: self.driver.wakes(),
+        }
+    }
+}
+
+#[test]
+fn nexus_watch_on_udp() {
+    every_scenario(&|| Box::new(WatchHarness::new(Framing::Datagram)));
+}
+
+#[test]
+fn nexus_watch_on_tcp() {
+    every_scenario(&|| Box::new(WatchHarness::new(Framing::Stream)));
 }
 
 #[test]
