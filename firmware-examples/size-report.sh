@@ -83,7 +83,7 @@ fi
 ram=$((static_ram + stack))
 
 kib() { awk -v b="$1" 'BEGIN { printf "%.1f KiB", b / 1024 }'; }
-echo "firmware $bin (release: opt-level s, mavlink z, inline-threshold 10, machine outliner, ICF, LTO, codegen-units 1, panic abort)"
+echo "firmware $bin (release: opt-level s, mavlink z, inline-threshold 12, machine outliner, ICF, LTO, codegen-units 1, panic abort)"
 printf '  flash %6d B (%s) of %s: .vector_table %d + .text %d + .rodata %d + .data %d\n' \
   "$flash" "$(kib "$flash")" "$(kib $flash_budget)" \
   "$(s .vector_table)" "$(s .text)" "$(s .rodata)" "$(s .data)"

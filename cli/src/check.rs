@@ -45,11 +45,11 @@ use super::evidence::{EvidenceArgs, Sample};
 use super::exec::{failure_text, StepMeta};
 use super::output::Out;
 use super::program::ProgramFile;
+use super::replay::{frame_of, Replay};
 use super::report::{Report, StepReport, TextReport, VehicleReport};
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use nexus_core::client::{ClientConfig, Event};
 use nexus_core::engine::{ProgramEnd, ProgramState};
-use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
 use nexus_core::ground_truth::GroundTruth;
 use nexus_core::msg::{Frame, Msg};
 use nexus_core::telemetry::LinkIds;
@@ -105,19 +105,6 @@ pub const MAX_TLOG_TOTAL_BYTES: u64 = nexus_host::tlog::MAX_TLOG_BYTES;
 /// Sim time between two samples of the `--report` drawing, ms (the live run samples at
 /// 20 Hz of wall time): a long recording's drawing stays small.
 const TRACE_STEP_MS: u64 = 50;
-
-/// The frame of one record: the record's own, from its first byte to its last, never one
-/// found inside it (the tlog reader checked the frame's checksum; a message the core does not
-/// decode is `None`).
-fn decode(rec: &TlogFrame) -> Option<Frame> {
-    let mut dec = Decoder::new();
-    let (used, raw) = dec.feed(&rec.bytes);
-    let raw = raw?;
-    if used != rec.bytes.len() || raw.bytes.len() != rec.bytes.len() {
-        return None;
-    }
-    Frame::decode(&raw).ok().flatten()
-}
 
 /// One `--tlog` being read.
 pub(crate) struct Input {
@@ -208,7 +195,7 @@ impl Recordings {
     /// The next frame the core decodes, with its record's timestamp.
     pub(crate) fn next_frame(&mut self) -> Result<Option<(u64, Frame)>, String> {
         while let Some(rec) = self.next_record()? {
-            if let Some(f) = decode(&rec) {
+            if let Some(f) = frame_of(&rec) {
                 return Ok(Some((rec.epoch_us, f)));
             }
         }
@@ -495,6 +482,9 @@ pub(crate) fn replay_client(target: u8) -> Box<CheckClient> {
         },
         // Nothing is sent: ground truth counts when the recording holds it.
         ground_truth: GroundTruth::Never,
+        // A recording's wall-clock gaps are not judged: a lockstep run's vehicle is silent
+        // between its steps, and a check sees only what was recorded.
+        stall: None,
         ..OffboardOptions::default().client_config()
     };
     Box::new(Client::new(config))
@@ -614,14 +604,12 @@ fn replay(
 ) -> Result<Replayed, ExitCode> {
     let total = meta.len();
     let mut tracer = Tracer::default();
-    let mut t0: Option<u64> = None;
+    let mut replay = Replay::default();
     let mut started = false;
     let mut end: Option<ProgramEnd> = None;
     let mut explanations = std::collections::HashMap::new();
     let mut shown = None;
     let mut ended_early = None;
-    let mut tx = [0u8; MAX_FRAME_LEN];
-    let mut now = Instant::ZERO;
     loop {
         let (ts, f) = match recordings.next_frame() {
             Ok(Some(next)) => next,
@@ -631,11 +619,8 @@ fn replay(
                 return Err(exit(EXIT_SETUP));
             }
         };
-        // The recording's time from its first frame; a record stamped earlier than one already
-        // replayed (a clock stepped back) counts as at that time.
-        let t0 = *t0.get_or_insert(ts);
-        now = now.max(Instant::from_micros(ts.saturating_sub(t0)));
-        client.handle(now, &f);
+        replay.frame(client, ts, &f);
+        let now = replay.now();
         if !started && client.telemetry().connected() {
             let mut program = nexus_core::engine::Program::new();
             for (i, spec) in prog.steps.iter().enumerate() {
@@ -653,8 +638,8 @@ fn replay(
             }
             started = true;
         }
-        // Shown, not performed.
-        while client.poll_transmit(now, &mut tx).is_some() {}
+        // Shown, not performed: the replay drops what the client would send.
+        replay.pass(client, now);
         while let Some(ev) = client.poll_event() {
             match ev {
                 Event::Step { step, passed, .. } => {
@@ -707,6 +692,7 @@ fn replay(
             break;
         }
     }
+    let now = replay.now();
     if end.is_none() && started {
         // The recording ended first: the step running is aborted with that reason.
         let step = client.program().records().len();

@@ -1,21 +1,25 @@
-//! A small single-threaded loop around one link, for `nexus watch`: the transport [`Link`], the
-//! core [`Decoder`] and a core client, driven the way the core asks (handle every frame, send
-//! what is due, wake at the next deadline), plus a copy of every STATUSTEXT.
+//! A small single-threaded loop around one link, for `nexus watch`: the transport [`Link`] and
+//! a core client, the loop only moving bytes (each read to the client as the transport read
+//! it, what it gives sent, a sleep until its deadline), plus a copy of every STATUSTEXT.
 //!
 //! `fly` and `run` fly on the host pump instead (through a [`nexus_host::run::Sim`]), which adds the
 //! run's supervision; a watcher commands nothing and needs none of it.
 
 use super::CliClient;
 use nexus_core::client::ClientConfig;
-use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
+use nexus_core::frame::{RawFrame, MAX_FRAME_LEN};
+use nexus_core::link::{Reads, Tap};
 use nexus_core::telemetry::LinkIds;
-use nexus_core::{Frame, Instant};
+use nexus_core::Instant;
 use nexus_host::transport::{mio, Link, OpenError, RECV_BUF_LEN};
 use std::io;
 use std::time::Duration;
 
 /// Longest single sleep, so the caller's display stays live.
 const MAX_SLEEP: Duration = Duration::from_millis(50);
+
+/// Silence after which the status line says so (the core's supervision of the link).
+pub const SILENT_AFTER: nexus_core::Duration = nexus_core::Duration::from_millis(2000);
 
 /// A STATUSTEXT the vehicle sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,13 +39,14 @@ pub struct Driver {
     poll: mio::Poll,
     events: mio::Events,
     link: Link,
-    decoder: Decoder,
     rx: Vec<u8>,
     tx: [u8; MAX_FRAME_LEN],
     client: Box<CliClient>,
     origin: std::time::Instant,
     texts: Vec<TextRecord>,
     epoch: u64,
+    /// Times the loop woke for the client's deadline (nothing arrived before it).
+    wakes: u64,
     /// Where every frame received and sent is recorded (`watch --tlog`).
     pub tlog: Option<nexus_host::tlog::Tlog>,
     /// Sign what is sent and verify what is received (`watch --signing-key`): a frame failing
@@ -58,30 +63,44 @@ impl Driver {
     /// [`Driver::from_link`] whose clock reads zero at `origin` (the zero of a signing clock
     /// made before the driver).
     pub fn from_link_since(
+        link: Link,
+        ids: LinkIds,
+        origin: std::time::Instant,
+    ) -> Result<Driver, OpenError> {
+        Self::with_stall(link, ids, origin, SILENT_AFTER)
+    }
+
+    /// [`Driver::from_link_since`] reporting silence after `stall` (driver time) instead of
+    /// [`SILENT_AFTER`].
+    pub fn with_stall(
         mut link: Link,
         ids: LinkIds,
         origin: std::time::Instant,
+        stall: nexus_core::Duration,
     ) -> Result<Driver, OpenError> {
         let conn = link.conn().clone();
         let poll =
             mio::Poll::new().map_err(|e| OpenError::new(&conn, "cannot create the I/O poll", e))?;
         link.register(poll.registry(), mio::Token(0))
             .map_err(|e| OpenError::new(&conn, "cannot register the link with the I/O poll", e))?;
-        let client = Box::new(CliClient::new(ClientConfig {
+        let mut client = Box::new(CliClient::new(ClientConfig {
             ids,
+            stall: Some(stall),
             ..ClientConfig::default()
         }));
+        // A tlog holds every frame the vehicle sent.
+        client.set_reads(Reads::All);
         Ok(Driver {
             poll,
             events: mio::Events::with_capacity(64),
             link,
-            decoder: Decoder::new(),
             rx: vec![0u8; RECV_BUF_LEN],
             tx: [0u8; MAX_FRAME_LEN],
             client,
             origin,
             texts: Vec::new(),
             epoch: 0,
+            wakes: 0,
             tlog: None,
             signing: None,
         })
@@ -102,73 +121,57 @@ impl Driver {
         &self.link
     }
 
+    /// Times the loop woke for the client's deadline, nothing having arrived before it (a
+    /// loop that never spins wakes only as often as the client has something to do).
+    pub fn wakes(&self) -> u64 {
+        self.wakes
+    }
+
     /// Every STATUSTEXT so far.
     pub fn texts(&self) -> &[TextRecord] {
         &self.texts
     }
 
-    /// Run the loop until something arrives or `max` passes (at most 50 ms): read and handle
-    /// every frame, send what is due (our heartbeat), copy new texts, drop the core's events
-    /// (a watcher registers no waits). Errors are the link's: it is lost.
+    /// Run the loop until something arrives or `max` passes (at most 50 ms): hand every read
+    /// to the client, send what is due (our heartbeat), copy new texts, drop the core's events
+    /// (a watcher registers no waits; silence shows in the status line). Errors are the
+    /// link's: it is lost.
     pub fn step(&mut self, max: Duration) -> io::Result<()> {
-        self.transmit();
         let now = self.now();
         let mut sleep = max.min(MAX_SLEEP);
+        let mut for_deadline = false;
         if let Some(d) = self.client.next_deadline() {
-            let until = d.total_micros().saturating_sub(now.total_micros());
-            sleep = sleep.min(Duration::from_micros(until));
+            let until = Duration::from_micros(d.saturating_since(now).total_micros());
+            for_deadline = until <= sleep;
+            sleep = sleep.min(until);
         }
         match self.poll.poll(&mut self.events, Some(sleep)) {
-            Ok(()) => {}
+            Ok(()) => {
+                if for_deadline && self.events.is_empty() {
+                    self.wakes += 1;
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
-        if !self.events.is_empty() {
-            self.read_all()?;
-        }
-        self.transmit();
-        while self.client.poll_event().is_some() {}
-        Ok(())
-    }
-
-    fn read_all(&mut self) -> io::Result<()> {
         while let Some(n) = self.link.recv(&mut self.rx)? {
             let epoch = self.link.peer_epoch();
             if epoch != self.epoch {
-                // A new peer starts a new byte stream.
                 self.epoch = epoch;
-                self.decoder = Decoder::new();
+                self.client.restart_framer();
             }
-            let mut input = &self.rx[..n];
-            while !input.is_empty() {
-                let (used, raw) = self.decoder.feed(input);
-                input = &input[used..];
-                let Some(raw) = raw else {
-                    if used == 0 {
-                        break;
-                    }
-                    continue;
-                };
-                if let Some(t) = &self.tlog {
-                    t.record(nexus_host::tlog::Direction::Received, raw.bytes);
-                }
-                let now = Instant::from_micros(self.origin.elapsed().as_micros() as u64);
-                if let Some(s) = &mut self.signing {
-                    if !s.check(now, &raw).accepted() {
-                        continue;
-                    }
-                }
-                let Ok(Some(frame)) = Frame::decode(&raw) else {
-                    continue;
-                };
-                self.client.handle(now, &frame);
-                while let Some(len) = self.client.poll_transmit(now, &mut self.tx) {
-                    let len = sign(self.signing.as_mut(), now, &mut self.tx, len);
-                    send(&mut self.link, &self.tx[..len], self.tlog.as_ref());
-                }
-            }
-            self.copy_texts();
+            let (now, framing) = (self.now(), self.link.framing());
+            let mut tap = WatchTap {
+                tlog: self.tlog.as_ref(),
+                signing: self.signing.as_mut(),
+            };
+            self.client
+                .handle_bytes(now, &self.rx[..n], framing, &mut tap);
+            self.transmit();
         }
+        self.transmit();
+        while self.client.poll_event().is_some() {}
+        self.copy_texts();
         self.link.flush()
     }
 
@@ -178,7 +181,6 @@ impl Driver {
             let len = sign(self.signing.as_mut(), now, &mut self.tx, len);
             send(&mut self.link, &self.tx[..len], self.tlog.as_ref());
         }
-        let _ = self.link.flush();
     }
 
     fn copy_texts(&mut self) {
@@ -191,6 +193,25 @@ impl Driver {
                 text: t.text.as_str().to_string(),
             });
         }
+    }
+}
+
+/// What the watcher does with each frame on its way in: the tlog records it, the signature
+/// check (`--signing-key`) admits it or not (a refused frame is recorded and counted, never
+/// handled).
+struct WatchTap<'a> {
+    tlog: Option<&'a nexus_host::tlog::Tlog>,
+    signing: Option<&'a mut nexus_host::signing::LinkSigning>,
+}
+
+impl Tap for WatchTap<'_> {
+    fn admit(&mut self, now: Instant, raw: &RawFrame<'_>) -> bool {
+        if let Some(t) = self.tlog {
+            t.record(nexus_host::tlog::Direction::Received, raw.bytes);
+        }
+        self.signing
+            .as_mut()
+            .is_none_or(|s| s.check(now, raw).accepted())
     }
 }
 

@@ -17,7 +17,8 @@
 //! `model`, a plan's `vehicleType`) and checks a program against it; [`vehicle`] starts the simulated vehicle or PX4 as a host run
 //! ([`nexus_host::run::Sim`]) and connects to it, [`guard`] judges what a program can make a
 //! vehicle do (the `--real-vehicle` guard); [`exec`] flies a program on the run's link (the
-//! host pump); [`driver`] is `watch`'s own small loop; [`progress`] shows what happens,
+//! host pump); [`driver`] is `watch`'s own small loop and [`replay`] `check`'s (both only
+//! I/O around the core client); [`progress`] shows what happens,
 //! [`report`] writes the `--json` report, [`diag`] words errors in the user's files as
 //! `file:line:col`; [`limits`] bounds every input (speeds, durations, instances, files).
 //!
@@ -41,6 +42,7 @@ pub mod outcome;
 pub mod output;
 pub mod program;
 pub mod progress;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod serve;

@@ -278,11 +278,10 @@ fn status_line(driver: &Driver) -> String {
     if let Some(wp) = tel.waypoint() {
         parts.push(format!("wp={wp}"));
     }
-    if let Some(silent) = tel.last_rx() {
-        let age_s = driver.now().saturating_since(silent).total_micros() as f64 / 1e6;
-        if age_s > 2.0 {
-            parts.push(format!("SILENT {age_s:.0} s"));
-        }
+    // The core's supervision says when the vehicle went silent (`driver::SILENT_AFTER`).
+    if let (true, Some(last)) = (driver.client().is_silent(), tel.last_rx()) {
+        let age_s = driver.now().saturating_since(last).total_micros() as f64 / 1e6;
+        parts.push(format!("SILENT {age_s:.0} s"));
     }
     parts.join(" ")
 }

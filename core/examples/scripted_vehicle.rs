@@ -42,6 +42,7 @@ fn main() {
         offboard: Default::default(),
         ground_truth: GroundTruth::Never,
         target_compid: None,
+        stall: None,
     };
     // 4 waits, 16 texts, 8 mission items, 4 program steps: fixed capacity, no heap.
     let mut client: Client<4, 16, 8, 4> = Client::new(config);

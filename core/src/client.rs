@@ -12,14 +12,21 @@
 //!   in the same call;
 //! * an autopilot reboot (its clock jumping back) ends every wait with `died`.
 //!
-//! A driver loop (firmware main loop or host pump) is:
+//! It also takes what a transport received, as bytes ([`crate::link`]): it frames them, keeps
+//! the vehicle's frames, counts loss, and supervises the link (silence, a standing autopilot
+//! clock) with timers of its own. A driver loop (firmware main loop, host pump, tokio task,
+//! the replay of a recording) is then only I/O:
 //!
 //! ```text
-//! for each frame received: client.handle(now, &frame)
+//! for each read: client.handle_datagram(now, &datagram)   // UDP
+//!            or: client.handle_stream_bytes(now, &chunk)  // TCP, serial
 //! while let Some(n) = client.poll_transmit(now, &mut buf) { send(&buf[..n]) }
 //! while let Some(ev) = client.poll_event() { … }
-//! sleep until client.next_deadline() or the next byte
+//! sleep until client.next_deadline() or the next read
 //! ```
+//!
+//! After the sends, [`Client::next_deadline`] is never a time already due: a driver that
+//! sleeps until it never spins.
 
 use crate::action::Action;
 use crate::engine::{
@@ -29,13 +36,16 @@ use crate::engine::{
 use crate::explain::{Explanation, Outstanding};
 use crate::frame::{BufferTooSmall, Encoder, RawFrame};
 use crate::ground_truth::{GroundTruth, GroundTruthRequest};
+use crate::link::{Note, Rx, Watch};
 use crate::mission::MissionProgress;
 use crate::msg::{Frame, ParserError};
 use crate::offboard::{Offboard, OffboardConfig, OffboardError, OffboardEvent};
 use crate::telemetry::{LinkIds, Snapshot, Telemetry};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use core::fmt;
 use heapless::Deque;
+
+mod rx;
 
 /// `snapshot.error` of the waits an autopilot reboot ended.
 pub const REBOOT_ERROR: &str = "autopilot rebooted (time_boot_ms went back)";
@@ -59,6 +69,10 @@ pub struct ClientConfig {
     /// autopilot HEARTBEAT of the target system, latched (1, PX4's autopilot, until then). A
     /// vehicle may run its autopilot as another component (behind a companion, a router).
     pub target_compid: Option<u8>,
+    /// The link's supervision ([`crate::link`]): driver time of silence, or of an autopilot
+    /// clock standing still while frames flow, after which [`Event::Silent`] or
+    /// [`Event::ClockStalled`] comes. `None` (the default): not watched.
+    pub stall: Option<Duration>,
 }
 
 /// What the driver learns from [`Client::poll_event`].
@@ -90,6 +104,20 @@ pub enum Event {
     ProgramFinished(ProgramEnd),
     /// The offboard machine reports a refusal, a give-up, or a mission transfer's outcome.
     Offboard(OffboardEvent),
+    /// Nothing from the vehicle for the stall limit ([`ClientConfig::stall`]); reported once,
+    /// until [`Event::Resumed`].
+    Silent {
+        /// Driver time since the vehicle's last frame.
+        silent: Duration,
+    },
+    /// The autopilot clock stood still for the stall limit while frames still flowed (its
+    /// simulation hangs: waits counting its clock would never end); reported once.
+    ClockStalled {
+        /// Driver time since the clock last moved.
+        stalled: Duration,
+    },
+    /// Frames (and the clock) again after [`Event::Silent`] or [`Event::ClockStalled`].
+    Resumed,
 }
 
 /// A request the client could not take.
@@ -225,6 +253,8 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         let payload = heapless::Vec::from_slice(payload).map_err(|_| {
             OffboardError::InvalidArgument("a MAVLink payload is at most 255 bytes")
         })?;
+        // Due now, whatever the last poll found.
+        self.drained = None;
         self.raw
             .push_back(RawOut {
                 id,
@@ -252,12 +282,20 @@ pub struct Client<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, co
     program_events_lost: u32,
     steps_reported: usize,
     reboots_seen: u32,
-    decode_errors: u32,
     /// A failed step and what was outstanding when it settled (before the next step's action).
     failed_step: Option<(usize, Outstanding)>,
     /// A `param` step's met wait, held until PX4 answers its set.
     #[cfg(feature = "confirmed-params")]
     held_step: Option<(WaitId, WaitResult)>,
+    /// The framer of [`Client::handle_datagram`] and [`Client::handle_stream_bytes`].
+    rx: Rx,
+    watch: Watch,
+    /// The last [`Client::poll_transmit`] that found nothing due, and no frame since: a raw
+    /// message or ground-truth request due at or before it waits on something other than
+    /// time. (The offboard machine keeps its own such mark; the supervision never reports a
+    /// window it has judged.)
+    #[cfg(any(feature = "raw-send", feature = "ground-truth"))]
+    drained: Option<Instant>,
 }
 
 impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: usize>
@@ -283,10 +321,13 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             program_events_lost: 0,
             steps_reported: 0,
             reboots_seen: 0,
-            decode_errors: 0,
             failed_step: None,
             #[cfg(feature = "confirmed-params")]
             held_step: None,
+            rx: Rx::new(),
+            watch: Watch::new(config.stall),
+            #[cfg(any(feature = "raw-send", feature = "ground-truth"))]
+            drained: None,
         }
     }
 
@@ -296,6 +337,11 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         if !self.tel.handle(now, frame) {
             return false;
         }
+        #[cfg(any(feature = "raw-send", feature = "ground-truth"))]
+        {
+            self.drained = None;
+        }
+        self.watch.on_rx(now, self.tel.sim_ms());
         self.offboard.handle(now, &self.tel, frame);
         if cfg!(feature = "ground-truth") {
             self.truth.handle(&self.tel, frame);
@@ -318,7 +364,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
             Ok(Some(frame)) => Ok(self.handle(now, &frame)),
             Ok(None) => Ok(false),
             Err(e) => {
-                self.decode_errors = self.decode_errors.wrapping_add(1);
+                self.rx.count_malformed();
                 Err(e)
             }
         }
@@ -326,9 +372,20 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
 
     /// Encode the next frame due into `buf` (at least [`crate::frame::MAX_FRAME_LEN`] bytes);
     /// its length, or `None` when nothing is due. Call until `None` after every `handle`, verb
-    /// or wait registration.
+    /// or wait registration, and at [`Client::next_deadline`]: it also runs the link's
+    /// supervision (its news comes from [`Client::poll_event`]).
     #[must_use = "the frame written into `buf` must be sent"]
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        self.watch.poll(now);
+        let n = self.next_frame(now, buf);
+        #[cfg(any(feature = "raw-send", feature = "ground-truth"))]
+        if n.is_none() {
+            self.drained = Some(now);
+        }
+        n
+    }
+
+    fn next_frame(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         if let Some(n) = self
             .offboard
             .poll_transmit(now, &self.tel, &mut self.encoder, buf)
@@ -368,27 +425,35 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         self.encoder.encode(msg, buf)
     }
 
-    /// When to call [`Client::poll_transmit`] again if nothing arrives (driver time).
+    /// When to call [`Client::poll_transmit`] again if nothing arrives (driver time): the
+    /// offboard machine's streams and retries, the ground-truth request, the link's
+    /// supervision. Once `poll_transmit` found nothing due, a deadline at or before that poll
+    /// is not reported: it waits on something other than time (a frame, a verb), and a driver
+    /// sleeping until it would spin.
     #[must_use = "the driver must call back by then"]
     pub fn next_deadline(&self) -> Option<Instant> {
-        #[cfg(feature = "raw-send")]
-        if !self.raw.is_empty() {
-            return Some(Instant::ZERO); // queued messages go now
-        }
-        let a = self.offboard.next_deadline();
-        let b = if cfg!(feature = "ground-truth") {
-            self.truth.next_deadline(&self.tel)
-        } else {
-            None
+        let mut soonest = self.offboard.next_deadline();
+        let mut take = |d: Option<Instant>| {
+            if let Some(d) = d {
+                soonest = Some(soonest.map_or(d, |s| s.min(d)));
+            }
         };
-        match (a, b) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
+        take(self.watch.deadline());
+        #[cfg(any(feature = "raw-send", feature = "ground-truth"))]
+        {
+            let fresh = |d: Instant| self.drained.is_none_or(|p| d > p);
+            #[cfg(feature = "raw-send")]
+            if !self.raw.is_empty() {
+                take(Some(Instant::ZERO).filter(|&d| fresh(d))); // queued messages go now
+            }
+            #[cfg(feature = "ground-truth")]
+            take(self.truth.next_deadline(&self.tel).filter(|&d| fresh(d)));
         }
+        soonest
     }
 
-    /// The next thing the driver must know, most urgent first: a speed factor to apply, program
-    /// progress, offboard events, then settled waits (oldest first).
+    /// The next thing the driver must know, most urgent first: a speed factor to apply, the
+    /// link's health, program progress, offboard events, then settled waits (oldest first).
     ///
     /// Not inlined: moving a settled wait's result out of the engine takes a few temporaries of
     /// its size (~350 B each on thumbv7em), which would otherwise stay in the driver's frame
@@ -398,6 +463,13 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     pub fn poll_event(&mut self) -> Option<Event> {
         if let Some(f) = self.speedup.take() {
             return Some(Event::Speedup(f));
+        }
+        if let Some(n) = self.watch.pop() {
+            return Some(match n {
+                Note::Silent(silent) => Event::Silent { silent },
+                Note::ClockStalled(stalled) => Event::ClockStalled { stalled },
+                Note::Resumed => Event::Resumed,
+            });
         }
         if let Some(e) = self.program_events.pop_front() {
             return Some(e.event());
@@ -575,7 +647,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// Payloads that failed to decode, and program notifications dropped because the driver
     /// did not poll them in time.
     pub fn counters(&self) -> (u32, u32) {
-        (self.decode_errors, self.program_events_lost)
+        (self.rx.stats().malformed, self.program_events_lost)
     }
 
     /// Hand the offboard machine's mission progress to the engine (a verb such as a mission

@@ -23,6 +23,8 @@
 //! * [`mission`] and [`plan`]: mission items and the QGroundControl `.plan` reader;
 //! * [`log_transfer`]: listing and downloading the vehicle's own logs (the `log-transfer`
 //!   feature);
+//! * [`link`]: what a transport received (a datagram, a chunk of a byte stream) as the client
+//!   takes it, and the link's supervision (silence, a standing autopilot clock);
 //! * [`client`]: all of the above behind one `handle` / `poll_transmit` / `next_deadline` /
 //!   `poll_event` interface, the thing a driver runs per vehicle link.
 //!
@@ -81,6 +83,7 @@ pub mod escape;
 pub mod explain;
 pub mod frame;
 pub mod ground_truth;
+pub mod link;
 #[cfg(feature = "log-transfer")]
 pub mod log_transfer;
 pub mod mission;

@@ -1,22 +1,18 @@
 //! The async driver: [`crate::pump`]'s loop as one task on embassy-executor, over any
 //! `embedded-io-async` byte stream ([`Pump::run_async`]).
 //!
-//! The task reads whatever bytes the UART has (its receive interrupt wakes the task), frames
-//! them with the core's [`Decoder::feed`](nexus_core::frame::Decoder::feed), hands each decoded
-//! frame to the [`Node`] (the same path as the blocking loop's), writes what the node wants
-//! sent, and otherwise sleeps until the node's next deadline ([`clock::sleep_until`], woken by
-//! SysTick). With nothing to do the executor sleeps the core (WFE), as the blocking loop does
-//! with WFI.
+//! The task reads whatever bytes the UART has (its receive interrupt wakes the task), hands
+//! them to the [`Node`] as a chunk of a byte stream (the core frames them: the same path as
+//! the blocking loop's), writes what the node wants sent, and otherwise sleeps until the
+//! node's next deadline ([`clock::sleep_until`], woken by SysTick). With nothing to do the
+//! executor sleeps the core (WFE), as the blocking loop does with WFI.
 
 use embassy_futures::select::{select, Either};
 use embedded_io_async::{Read, Write};
 use nexus_core::{Duration, Instant};
 
 use crate::clock;
-use crate::pump::{next_frame, Node, Outcome, Pump};
-
-/// Bytes taken from the stream per read (the UART queue holds more; the rest waits).
-const READ_CHUNK: usize = 256;
+use crate::pump::{next_frame, Node, Outcome, Pump, READ_CHUNK};
 
 impl<IO: Read + Write> Pump<IO> {
     /// Drive `node` until it finishes or `wall_cap` of driver time has passed, awaiting the
@@ -37,26 +33,12 @@ impl<IO: Read + Write> Pump<IO> {
             }
             let wake = node.next_deadline().map_or(give_up, |d| d.min(give_up));
             match select(self.io.read(&mut chunk), clock::sleep_until(wake)).await {
-                Either::First(Ok(n)) => self.feed(node, chunk.get(..n).unwrap_or_default()),
-                Either::First(Err(_)) => {
-                    self.stats.read_errors = self.stats.read_errors.saturating_add(1)
+                Either::First(Ok(n)) => {
+                    let bytes = chunk.get(..n).unwrap_or_default();
+                    node.handle_stream_bytes(clock::now(), bytes, &mut self.signing)
                 }
+                Either::First(Err(_)) => self.read_errors = self.read_errors.saturating_add(1),
                 Either::Second(()) => {}
-            }
-        }
-    }
-
-    /// Frame `input` and hand every decoded frame to `node`.
-    fn feed<N: Node>(&mut self, node: &mut N, mut input: &[u8]) {
-        let now = clock::now();
-        while !input.is_empty() {
-            let (used, raw) = self.decoder.feed(input);
-            input = input.get(used..).unwrap_or_default();
-            match raw {
-                Some(raw) if !self.signing.accepts(now, &raw) => {}
-                Some(raw) => self.stats.deliver(node, now, &raw),
-                None if used == 0 => break,
-                None => {}
             }
         }
     }
@@ -69,7 +51,7 @@ impl<IO: Read + Write> Pump<IO> {
             if self.io.write_all(&self.tx[..m]).await.is_err() {
                 return;
             }
-            self.stats.sent = self.stats.sent.wrapping_add(1);
+            self.sent = self.sent.wrapping_add(1);
         }
     }
 }

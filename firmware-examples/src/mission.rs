@@ -19,13 +19,14 @@
 //! ends the run with a failure and a logged reason.
 
 use nexus_core::engine::{Reason, Wait, WaitId, WaitResult};
+use nexus_core::link::{Framing, RxStats};
 use nexus_core::mission::{last_reachable, MissionItem};
 use nexus_core::offboard::{ArmWait, OffboardEvent};
 use nexus_core::plan::read_plan;
 use nexus_core::telemetry::LinkIds;
-use nexus_core::{Client, ClientConfig, Duration, Event, Frame, Instant, Mode};
+use nexus_core::{Client, ClientConfig, Duration, Event, Instant, Mode};
 
-use crate::pump::{Node, Outcome};
+use crate::pump::{LinkSigning, Node, Outcome};
 use crate::{error, info, report};
 
 /// Concurrent waits: at most two are pending at once (Settle).
@@ -73,21 +74,19 @@ pub const UPLOAD_WALL_MS: u64 = 60_000;
 pub const FLIGHT_WALL_MS: u64 = 30 * 60_000;
 /// Backstop for the whole run, ms of driver time (each phase has its own, shorter limits).
 pub const RUN_CAP_MS: u64 = FLIGHT_WALL_MS + 120_000;
-/// No frame from the autopilot for this long (wall ms) after connecting: the link is lost.
-pub const LINK_LOST_MS: u64 = 5_000;
-/// The autopilot's clock standing still this long (wall ms) while frames still arrive: its
-/// simulation hangs, and waits counting its clock would never end.
-pub const CLOCK_STALL_MS: u64 = 5_000;
+/// The core's supervision of the link (`ClientConfig::stall`), wall ms: no frame from the
+/// autopilot for this long, or its clock standing still this long while frames still arrive
+/// (its simulation hangs, and waits counting its clock would never end), fails the flight.
+pub const STALL_MS: u64 = 5_000;
 
-/// The failures of [`LINK_LOST_MS`] and [`CLOCK_STALL_MS`], each with its limit in the words
-/// (a static string, not a log line of its own; the asserts keep words and limits together, as
-/// for the phases' wall limits).
+/// The failures of [`STALL_MS`], each with its limit in the words (a static string, not a log
+/// line of its own; the asserts keep words and limits together, as for the phases' wall
+/// limits).
 const LINK_LOST: &str = "autopilot link lost: no frame for 5 s";
 /// See [`LINK_LOST`].
 const CLOCK_STALLED: &str = "autopilot clock stalled for 5 s";
 const _: () = assert!(
-    LINK_LOST_MS == 5_000
-        && CLOCK_STALL_MS == 5_000
+    STALL_MS == 5_000
         && CONNECT_WALL_MS == 60_000
         && UPLOAD_WALL_MS == 60_000
         && FLIGHT_WALL_MS == 30 * 60_000,
@@ -121,8 +120,6 @@ pub struct MissionFlight {
     logged_item: Option<u16>,
     /// Frames the client accepted from the autopilot.
     accepted: u32,
-    /// The autopilot clock last seen (ms) and the driver time it last moved.
-    clock: Option<(u64, Instant)>,
 }
 
 impl MissionFlight {
@@ -139,13 +136,13 @@ impl MissionFlight {
                 offboard: Default::default(),
                 ground_truth: Default::default(),
                 target_compid: None,
+                stall: Some(Duration::from_millis(STALL_MS)),
             }),
             phase: Phase::Connect,
             deadline: now + Duration::from_millis(CONNECT_WALL_MS),
             last_reachable: None,
             logged_item: None,
             accepted: 0,
-            clock: None,
         }
     }
 
@@ -341,6 +338,8 @@ impl MissionFlight {
                     }
                 }
                 Event::Offboard(e) => return Err(Outcome::Failure(report::offboard_event(&e))),
+                Event::Silent { .. } => return Err(Outcome::Failure(LINK_LOST)),
+                Event::ClockStalled { .. } => return Err(Outcome::Failure(CLOCK_STALLED)),
                 // No programs run here, and no simulator to speed up.
                 Event::Step { .. } | Event::ProgramFinished(_) | Event::Speedup(_) => {}
                 // News this driver does not act on (the enum grows).
@@ -405,33 +404,9 @@ impl MissionFlight {
         }
     }
 
-    /// Note when the autopilot clock moves.
-    fn watch_clock(&mut self, now: Instant) {
-        let Some(ms) = self.client.telemetry().sim_ms() else {
-            return;
-        };
-        if self.clock.is_none_or(|(last, _)| last != ms) {
-            self.clock = Some((ms, now));
-        }
-    }
-
-    /// The backstops: a phase over its wall limit, an autopilot gone silent or its clock
-    /// standing still.
+    /// The backstop: a phase over its wall limit (silence and a standing clock are the core's
+    /// news, [`STALL_MS`]).
     fn check_wall(&self, now: Instant) -> Result<(), Outcome> {
-        let over = |t: Instant, ms: u64| now.saturating_since(t) > Duration::from_millis(ms);
-        if self.phase != Phase::Connect {
-            if self
-                .client
-                .telemetry()
-                .last_rx()
-                .is_some_and(|t| over(t, LINK_LOST_MS))
-            {
-                return Err(Outcome::Failure(LINK_LOST));
-            }
-            if self.clock.is_some_and(|(_, t)| over(t, CLOCK_STALL_MS)) {
-                return Err(Outcome::Failure(CLOCK_STALLED));
-            }
-        }
         if now >= self.deadline {
             // The phase's wall limit (its constant, in the words).
             return Err(Outcome::Failure(match self.phase {
@@ -452,11 +427,9 @@ impl MissionFlight {
 // the other instead of all piling up in the loop's frame for the whole flight.
 impl Node for MissionFlight {
     #[inline(never)]
-    fn handle(&mut self, now: Instant, frame: &Frame) {
-        if self.client.handle(now, frame) {
-            self.accepted = self.accepted.wrapping_add(1);
-            self.watch_clock(now);
-        }
+    fn handle_stream_bytes(&mut self, now: Instant, chunk: &[u8], tap: &mut LinkSigning) {
+        let n = self.client.handle_bytes(now, chunk, Framing::Stream, tap);
+        self.accepted = self.accepted.wrapping_add(n as u32);
     }
 
     #[inline(never)]
@@ -466,6 +439,10 @@ impl Node for MissionFlight {
 
     fn next_deadline(&self) -> Option<Instant> {
         self.client.next_deadline()
+    }
+
+    fn rx_stats(&self) -> RxStats {
+        self.client.rx_stats()
     }
 
     #[inline(never)]

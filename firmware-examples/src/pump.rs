@@ -1,33 +1,46 @@
-//! The firmware's main loop around a sans-IO node: bytes in, frames to the node, frames out.
+//! The firmware's main loop around a sans-IO node: bytes in, bytes out, sleep.
 //!
-//! nexus-core is driven the same way everywhere (docs/design.md §Sans-IO core): hand it
-//! every frame with the time, ask it what to send, sleep until its deadline or the next byte.
-//! [`Node`] is that contract as the firmware sees it: the bring-up check (`link_check`) and the
-//! mission firmware (`mission::MissionFlight`, over `nexus_core::client::Client`, whose
-//! `handle`, `poll_transmit` and `next_deadline` map one to one) implement it; the outcome
-//! comes from the node's events.
+//! nexus-core is driven the same way everywhere (docs/design.md §One path): hand it what the
+//! transport read, ask it what to send, sleep until its deadline or the next byte. [`Node`] is
+//! that contract as the firmware sees it: the bring-up check (`link_check`, over bare
+//! telemetry) and the mission firmware (`mission::MissionFlight`, over
+//! `nexus_core::client::Client`, whose `handle_stream_bytes`, `poll_transmit` and
+//! `next_deadline` map one to one) implement it; the outcome comes from the node's events.
 //!
-//! [`Pump::run`] owns the loop: it reads the UART through the resynchronising
-//! [`Decoder::poll_read`], decodes each checked frame with [`Frame::decode`] (messages outside
-//! the core's subset are skipped, malformed payloads counted), hands the rest to the node,
-//! writes whatever the node wants sent, and sleeps with WFI when there is nothing to do. A
-//! wall-clock cap ends any run that the node does not end itself.
+//! [`Pump::run`] owns the loop and only moves bytes: it reads what the UART holds, hands it
+//! over as a chunk of a byte stream (the core frames it, checks each frame, decodes its subset
+//! and counts the rest: [`nexus_core::link`]), writes whatever the node wants sent, and sleeps
+//! with WFI when there is nothing to do. A wall-clock cap ends any run that the node does not
+//! end itself.
 
 use embedded_io::{Read, ReadReady, Write};
-use nexus_core::frame::{Decoder, DecoderStats, RawFrame, ReadError, MAX_FRAME_LEN};
-use nexus_core::{Duration, Frame, Instant};
+use nexus_core::frame::{DecoderStats, MAX_FRAME_LEN};
+use nexus_core::link::{RxStats, Tap};
+use nexus_core::{Duration, Instant};
 
 use crate::clock;
 
 /// The link's signing (feature `signing`): a signer for what goes out, a verifier of what comes
 /// in, and the frames refused.
 #[cfg(feature = "signing")]
-pub(crate) struct LinkSigning {
+pub struct LinkSigning {
     signer: nexus_core::frame::signing::Signer,
     verifier: nexus_core::frame::signing::Verifier<2>,
     clock: nexus_core::frame::signing::SigningClock,
     /// Frames that failed the check (never handed to the node).
     pub rejected: u32,
+}
+
+/// The core's byte path asks it of every checked frame: only frames that pass reach the node.
+#[cfg(feature = "signing")]
+impl Tap for LinkSigning {
+    fn admit(&mut self, now: Instant, raw: &nexus_core::frame::RawFrame<'_>) -> bool {
+        let ok = self.verifier.check(raw, self.clock.at(now)).accepted();
+        if !ok {
+            self.rejected = self.rejected.saturating_add(1);
+        }
+        ok
+    }
 }
 
 #[cfg(feature = "signing")]
@@ -48,15 +61,6 @@ impl LinkSigning {
         }
     }
 
-    /// Whether a checked frame may reach the node.
-    pub(crate) fn accepts(&mut self, now: Instant, raw: &RawFrame<'_>) -> bool {
-        let ok = self.verifier.check(raw, self.clock.at(now)).accepted();
-        if !ok {
-            self.rejected = self.rejected.saturating_add(1);
-        }
-        ok
-    }
-
     /// Sign the frame `tx[..len]` in place: its new length, `None` if it cannot be signed
     /// (never a frame of the core's).
     pub(crate) fn seal(&mut self, now: Instant, tx: &mut [u8], len: usize) -> Option<usize> {
@@ -66,17 +70,15 @@ impl LinkSigning {
 
 /// Without the `signing` feature: every frame in, every frame out as it is (no code).
 #[cfg(not(feature = "signing"))]
-pub(crate) struct LinkSigning;
+pub struct LinkSigning;
+
+#[cfg(not(feature = "signing"))]
+impl Tap for LinkSigning {}
 
 #[cfg(not(feature = "signing"))]
 impl LinkSigning {
     fn new() -> Self {
         LinkSigning
-    }
-
-    #[inline(always)]
-    pub(crate) fn accepts(&mut self, _now: Instant, _raw: &RawFrame<'_>) -> bool {
-        true
     }
 
     #[inline(always)]
@@ -116,8 +118,11 @@ const BUILD_KEY: [u8; 32] = {
     }
 };
 
-/// Frames handled per loop turn before the node gets a chance to transmit.
-const FRAMES_PER_TURN: usize = 8;
+/// Reads of the UART per loop turn before the node gets a chance to transmit.
+const READS_PER_TURN: usize = 8;
+
+/// Bytes taken from the UART per read (its receive queue holds more; the rest waits).
+pub(crate) const READ_CHUNK: usize = 64;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,19 +145,24 @@ impl Outcome {
 
 /// A sans-IO protocol machine the pump can drive.
 pub trait Node {
-    /// One decoded frame from the link, from any sender (the node filters, as
-    /// `Telemetry::handle` does).
-    fn handle(&mut self, now: Instant, frame: &Frame);
+    /// A chunk of the byte stream the UART read at `now`; `tap` admits each checked frame
+    /// (the link's signature check) before the node takes it from any sender (the node
+    /// filters, as `Telemetry::handle` does).
+    fn handle_stream_bytes(&mut self, now: Instant, chunk: &[u8], tap: &mut LinkSigning);
 
     /// The next frame the node wants sent now, encoded into `buf` (at least
     /// [`MAX_FRAME_LEN`] bytes); its length, or `None` when nothing is due.
     fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize>;
 
-    /// The driver time at which the node wants to run again if nothing arrives.
+    /// The driver time at which the node wants to run again if nothing arrives (never one
+    /// already due once `poll_transmit` found nothing).
     fn next_deadline(&self) -> Option<Instant>;
 
     /// `Some` once the node has finished.
     fn poll_outcome(&mut self, now: Instant) -> Option<Outcome>;
+
+    /// What its byte path has seen.
+    fn rx_stats(&self) -> RxStats;
 }
 
 /// Counters of the link, for the exit report.
@@ -173,22 +183,6 @@ pub struct LinkStats {
     pub sent: u32,
 }
 
-impl LinkStats {
-    /// Decode one checked frame and hand it to `node`, counting what became of it: the one
-    /// path from framer to node, for both loops ([`Pump::run`], and `run_async` in
-    /// [`crate::apump`]).
-    pub(crate) fn deliver<N: Node>(&mut self, node: &mut N, now: Instant, raw: &RawFrame<'_>) {
-        match Frame::decode(raw) {
-            Ok(Some(frame)) => {
-                self.handled = self.handled.wrapping_add(1);
-                node.handle(now, &frame);
-            }
-            Ok(None) => self.skipped = self.skipped.wrapping_add(1),
-            Err(_) => self.malformed = self.malformed.saturating_add(1),
-        }
-    }
-}
-
 /// The next frame `node` wants sent now, encoded into `tx`.
 pub(crate) fn next_frame<'t, N: Node>(
     tx: &'t mut [u8; MAX_FRAME_LEN],
@@ -204,14 +198,14 @@ pub(crate) fn next_frame<'t, N: Node>(
     }
 }
 
-/// The loop: a byte stream, a decoder, a transmit buffer and the counters. [`Pump::run`]
-/// drives it over a blocking (`embedded-io`) stream; [`crate::apump`] adds `run_async`, the
-/// same loop over an `embedded-io-async` stream.
+/// The loop: a byte stream, a transmit buffer and the counters. [`Pump::run`] drives it over
+/// a blocking (`embedded-io`) stream; [`crate::apump`] adds `run_async`, the same loop over an
+/// `embedded-io-async` stream.
 pub struct Pump<IO> {
     pub(crate) io: IO,
-    pub(crate) decoder: Decoder,
     pub(crate) tx: [u8; MAX_FRAME_LEN],
-    pub(crate) stats: LinkStats,
+    pub(crate) read_errors: u32,
+    pub(crate) sent: u32,
     /// MAVLink 2 signing of the link (nothing without the `signing` feature).
     pub(crate) signing: LinkSigning,
 }
@@ -221,9 +215,9 @@ impl<IO> Pump<IO> {
     pub fn new(io: IO) -> Self {
         Pump {
             io,
-            decoder: Decoder::new(),
             tx: [0; MAX_FRAME_LEN],
-            stats: LinkStats::default(),
+            read_errors: 0,
+            sent: 0,
             signing: LinkSigning::new(),
         }
     }
@@ -233,11 +227,16 @@ impl<IO> Pump<IO> {
         &self.io
     }
 
-    /// Link counters so far.
-    pub fn stats(&self) -> LinkStats {
+    /// Link counters so far: the node's byte path and the pump's own.
+    pub fn stats<N: Node>(&self, node: &N) -> LinkStats {
+        let rx = node.rx_stats();
         LinkStats {
-            decoder: self.decoder.stats(),
-            ..self.stats
+            decoder: rx.framer,
+            handled: rx.decoded,
+            skipped: rx.unread,
+            malformed: rx.malformed,
+            read_errors: self.read_errors,
+            sent: self.sent,
         }
     }
 }
@@ -258,7 +257,7 @@ impl<IO: Read + ReadReady + Write> Pump<IO> {
                 let _ = self.io.flush();
                 return Outcome::WallCap;
             }
-            let due = node.next_deadline().is_some_and(|d| d <= now);
+            let due = node.next_deadline().is_some_and(|d| d <= clock::now());
             if !due {
                 let io = &mut self.io;
                 // Wakes on the next byte or the next millisecond tick.
@@ -268,13 +267,21 @@ impl<IO: Read + ReadReady + Write> Pump<IO> {
     }
 
     fn receive<N: Node>(&mut self, node: &mut N, now: Instant) {
-        for _ in 0..FRAMES_PER_TURN {
-            match self.decoder.poll_read(&mut self.io) {
-                Ok(raw) if !self.signing.accepts(now, &raw) => {}
-                Ok(raw) => self.stats.deliver(node, now, &raw),
-                Err(nb::Error::WouldBlock) => return,
-                Err(nb::Error::Other(ReadError::Io(_) | ReadError::Eof)) => {
-                    self.stats.read_errors = self.stats.read_errors.saturating_add(1);
+        let mut chunk = [0u8; READ_CHUNK];
+        for _ in 0..READS_PER_TURN {
+            let n = match self.io.read_ready() {
+                Ok(false) => return,
+                Ok(true) => self.io.read(&mut chunk),
+                Err(e) => Err(e),
+            };
+            match n {
+                Ok(n) if n > 0 => node.handle_stream_bytes(
+                    now,
+                    chunk.get(..n).unwrap_or_default(),
+                    &mut self.signing,
+                ),
+                _ => {
+                    self.read_errors = self.read_errors.saturating_add(1);
                     return;
                 }
             }
@@ -289,15 +296,15 @@ impl<IO: Read + ReadReady + Write> Pump<IO> {
             if self.io.write_all(&self.tx[..m]).is_err() {
                 return;
             }
-            self.stats.sent = self.stats.sent.wrapping_add(1);
+            self.sent = self.sent.wrapping_add(1);
         }
     }
 }
 
 /// Log the run's outcome, link counters and stack high-water mark, then exit: status 0 on
 /// [`Outcome::Success`], 1 otherwise.
-pub fn finish(outcome: Outcome, pump: &Pump<crate::uart::Uart0>) -> ! {
-    let (s, u) = (pump.stats(), pump.io().stats());
+pub fn finish<N: Node>(outcome: Outcome, pump: &Pump<crate::uart::Uart0>, node: &N) -> ! {
+    let (s, u) = (pump.stats(node), pump.io().stats());
     crate::info!(
         "link: frames {} handled {} skipped {} malformed {} crc_errors {} unknown_ids {} dropped_bytes {} sent {}",
         s.decoder.frames,

@@ -124,6 +124,10 @@ impl OffboardOptions {
             offboard: self.offboard,
             ground_truth: self.ground_truth,
             target_compid: self.component_id,
+            stall: self
+                .stall
+                .filter(|s| !s.is_zero())
+                .map(crate::pump::core_duration),
         }
     }
 }

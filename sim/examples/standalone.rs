@@ -21,6 +21,7 @@ fn main() {
         offboard: Default::default(),
         ground_truth: GroundTruth::Always, // a simulator: ask for its true state
         target_compid: None,
+        stall: None,
     };
     let mut client: Client<4, 16, 8, 4> = Client::new(config);
     let mut decoder = Decoder::new();

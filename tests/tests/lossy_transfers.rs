@@ -75,6 +75,7 @@ impl Pair {
             offboard,
             ground_truth: GroundTruth::Always,
             target_compid: None,
+            stall: None,
         };
         Pair {
             vehicle: Vehicle::new(VehicleConfig::instance(0)),

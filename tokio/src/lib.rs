@@ -1,9 +1,12 @@
 //! # nexus-tokio
 //!
-//! The tokio driver of [`nexus_core::Client`]: one task per vehicle link runs the core's
-//! `handle` / `poll_transmit` / `next_deadline` / `poll_event` loop over a tokio UDP socket,
-//! TCP stream or serial port, and [`AsyncClient`] offers the `OffboardClient` verbs and
-//! `wait(…).await`, which ends with the same [`WaitResult`] as the threaded pump's waits.
+//! The tokio driver of [`nexus_core::Client`]: one task per vehicle link only moves bytes —
+//! each read handed to the core as it came (a datagram, a chunk of a stream), what the core
+//! gives sent, a sleep until the core's deadline — over a tokio UDP socket, TCP stream or
+//! serial port, and [`AsyncClient`] offers the `OffboardClient` verbs and `wait(…).await`,
+//! which ends with the same [`WaitResult`] as the threaded pump's waits. The framing, the
+//! vehicle's frames, loss and the link's supervision (silence, a standing clock) are the
+//! core's, as on every driver.
 //!
 //! * Many links on one runtime: each [`AsyncClient::open`] spawns its own task.
 //! * Cancellation-safe: dropping a [`WaitFuture`] aborts its wait in the engine and frees the
@@ -38,7 +41,8 @@ use std::time::Duration;
 
 use nexus_core::client::Event;
 use nexus_core::engine::{Wait, WaitId, WaitResult};
-use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
+use nexus_core::frame::MAX_FRAME_LEN;
+use nexus_core::link::Framing;
 use nexus_core::mission::MissionItem;
 use nexus_core::{Client, Instant, Mode};
 use nexus_host::error::ClientError;
@@ -104,6 +108,8 @@ struct State {
     peer: Option<std::net::SocketAddr>,
     foreign: ForeignTraffic,
     tx_frames: u64,
+    /// Times the task woke with nothing read (a deadline, a verb's kick).
+    wakes: u64,
 }
 
 #[derive(Default)]
@@ -119,7 +125,6 @@ struct Shared {
     /// Bumped after each batch the task handled: [`AsyncClient::until`] looks again.
     changed: watch::Sender<u64>,
     start: tokio::time::Instant,
-    stall: Option<Duration>,
 }
 
 impl Shared {
@@ -164,6 +169,16 @@ impl State {
                 } => LinkEvent::step(&self.client, now, step, passed, reason),
                 Event::ProgramFinished(end) => LinkEvent::ProgramFinished(end),
                 Event::Offboard(e) => LinkEvent::Offboard(e),
+                Event::Silent { silent } => {
+                    let silent = Duration::from_micros(silent.total_micros());
+                    self.die(now, DeathCause::LinkSilent { silent });
+                    continue;
+                }
+                Event::ClockStalled { stalled } => {
+                    let stalled = Duration::from_micros(stalled.total_micros());
+                    self.die(now, DeathCause::ClockStalled { stalled });
+                    continue;
+                }
                 // News of a newer core this client does not route yet.
                 _ => continue,
             };
@@ -237,13 +252,13 @@ impl AsyncClient {
             peer: io.peer(),
             foreign: ForeignTraffic::default(),
             tx_frames: 0,
+            wakes: 0,
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             kick: Notify::new(),
             changed: watch::channel(0).0,
             start: tokio::time::Instant::now(),
-            stall: options.stall.filter(|s| !s.is_zero()),
         });
         let local_addr = io.local_addr();
         tokio::spawn(drive(Arc::clone(&shared), io));
@@ -382,6 +397,12 @@ impl AsyncClient {
     /// Frames sent so far.
     pub fn tx_frames(&self) -> u64 {
         self.shared.lock().tx_frames
+    }
+
+    /// Times the link's task woke with nothing read (its deadline came, or a verb's kick): a
+    /// few a second on a healthy link; a driver that spun on a deadline would show it here.
+    pub fn wakes(&self) -> u64 {
+        self.shared.lock().wakes
     }
 
     /// The link's log: offboard events, program steps, death (the newest [`EVENTS_KEPT`]).
@@ -607,69 +628,40 @@ impl Drop for WaitFuture {
     }
 }
 
-/// The link's task: read, hand frames to the client, send what it owes, route its events,
-/// sleep until its next deadline or the next bytes or a kick.
+/// The link's task: read, hand the bytes to the client, send what it gives, route its
+/// events, sleep until its next deadline or the next bytes or a kick.
 async fn drive(shared: Arc<Shared>, mut io: io::Io) {
     let mut buf = vec![0u8; RECV_BUF_LEN];
-    let mut decoder = Decoder::new();
     let mut out = Vec::with_capacity(4 * MAX_FRAME_LEN);
     let mut ends = Vec::new();
-    let mut last_rx: Option<tokio::time::Instant> = None;
+    let framing = match io {
+        io::Io::Udp(_) => Framing::Datagram,
+        io::Io::Stream { .. } => Framing::Stream,
+    };
     let mut generation = 0u64;
     loop {
         let (deadline, closed) = {
             let st = shared.lock();
-            let mut d = st.client.next_deadline().map(|t| shared.at(t));
-            if let (Some(stall), Some(rx), None) = (shared.stall, last_rx, &st.died) {
-                d = Some(d.map_or(rx + stall, |d| d.min(rx + stall)));
-            }
-            (d, st.closed)
+            (st.client.next_deadline().map(|t| shared.at(t)), st.closed)
         };
         if closed {
             return;
         }
         let far = shared.start + Duration::from_secs(86_400 * 365);
-        // A deadline the client still reports as due after it was serviced waits on something
-        // other than time: do not spin on it (the pump's rule).
-        let soonest = tokio::time::Instant::now() + Duration::from_micros(500);
-        let wake = deadline.map_or(far, |d| d.max(soonest));
         let got = tokio::select! {
             r = io.recv(&mut buf) => Some(r),
-            _ = tokio::time::sleep_until(wake) => None,
+            _ = tokio::time::sleep_until(deadline.unwrap_or(far)) => None,
             _ = shared.kick.notified() => None,
         };
         let now = shared.now();
         {
             let mut st = shared.lock();
             match got {
-                Some(Ok(n)) if n > 0 => {
-                    let mut input = &buf[..n];
-                    let mut any = false;
-                    while !input.is_empty() {
-                        let (used, raw) = decoder.feed(input);
-                        input = &input[used..];
-                        match raw {
-                            Some(raw) => {
-                                any |= st.client.handle_raw(now, &raw).unwrap_or(false);
-                                // Each frame's consequences (a reaction's command) leave now.
-                                st.transmit(now, &mut out, &mut ends);
-                            }
-                            None if used == 0 => break,
-                            None => {}
-                        }
-                    }
-                    if any {
-                        last_rx = Some(tokio::time::Instant::now());
-                    }
+                Some(Ok(n)) => {
+                    st.client.handle_bytes(now, &buf[..n], framing, &mut ());
                 }
-                Some(Ok(_)) => {}
                 Some(Err(e)) => st.die(now, DeathCause::link_lost(&e)),
-                None => {}
-            }
-            if let (Some(stall), Some(rx), None) = (shared.stall, last_rx, &st.died) {
-                if rx.elapsed() >= stall {
-                    st.die(now, DeathCause::LinkSilent { silent: stall });
-                }
+                None => st.wakes += 1,
             }
             st.transmit(now, &mut out, &mut ends);
             st.route(now);

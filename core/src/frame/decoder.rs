@@ -7,7 +7,8 @@
 //! Interpreting the payload is [`crate::msg`]'s job.
 //!
 //! Three ways to drive it, all sharing one buffered partial frame:
-//! * [`Decoder::feed`]: a slice at a time (UDP datagrams, DMA buffers);
+//! * [`Decoder::feed`]: a slice of a byte stream at a time (TCP, serial, DMA buffers), and
+//!   [`Decoder::feed_datagram`]: one UDP datagram at a time, never joined with the next;
 //! * [`Decoder::read_frame`]: blocking, over [`embedded_io::Read`];
 //! * [`Decoder::poll_read`]: non-blocking, over [`embedded_io::ReadReady`], returning
 //!   [`nb::Error::WouldBlock`] with the partial frame kept for the next call.
@@ -329,8 +330,10 @@ impl Decoder {
     /// [`Decoder::feed`] for an input that is one whole datagram (UDP: one `recv`), or the
     /// unconsumed rest of one: the end of the input is then a frame boundary, as a start byte
     /// after a frame is, so a skipping decoder passes over an unread frame that ends the
-    /// datagram without its checksum (see the module docs). A partial frame at the end is
-    /// kept, as `feed` keeps it. On a byte stream (TCP, serial), whose reads end anywhere, use
+    /// datagram without its checksum (see the module docs). A datagram is never joined with
+    /// the next: a partial frame at its end is searched for frames behind a false start, then
+    /// dropped (counted in [`DecoderStats::dropped_bytes`]); call again with the rest (empty at
+    /// the end) until `None`. On a byte stream (TCP, serial), whose reads end anywhere, use
     /// `feed`.
     #[inline]
     pub fn feed_datagram<'a>(&'a mut self, input: &'a [u8]) -> (usize, Option<RawFrame<'a>>) {
@@ -343,39 +346,49 @@ impl Decoder {
         end_is_boundary: bool,
     ) -> (usize, Option<RawFrame<'a>>) {
         self.discard_ready();
-        if self.settle() {
-            return (0, Some(self.frame()));
-        }
         let mut used = 0;
-        if self.len == 0 {
+        // On a host, a frame lying whole in the input is checked where it lies. An MCU's reads
+        // are short and its flash dear: there every byte takes the buffered path.
+        if cfg!(not(target_os = "none")) && self.len == 0 {
             match self.scan(input, end_is_boundary) {
                 Scan::Frame(end, frame) => return (end, Some(frame)),
                 Scan::Partial(at) => used = at,
             }
         }
-        while used < input.len() {
-            if self.len == 0 {
-                let rest = &input[used..];
-                match rest.iter().position(|&b| is_magic(b)) {
-                    Some(p) => {
-                        self.drop_count(p);
-                        used += p;
-                    }
-                    None => {
-                        self.drop_count(rest.len());
-                        return (input.len(), None);
-                    }
-                }
-            }
-            let n = self.needed().min(input.len() - used);
-            self.buf[self.len..self.len + n].copy_from_slice(&input[used..used + n]);
-            self.len += n;
-            used += n;
+        loop {
             if self.settle() {
                 return (used, Some(self.frame()));
             }
+            match input.get(used..).filter(|rest| !rest.is_empty()) {
+                Some(rest) => {
+                    // Hunting (nothing buffered) takes one byte at a time, as `read_some` does.
+                    let n = self.needed().min(rest.len());
+                    self.buf[self.len..self.len + n].copy_from_slice(&rest[..n]);
+                    used += n;
+                    if self.len == 0 && !is_magic(self.buf[0]) {
+                        self.drop_count(n);
+                    } else {
+                        self.len += n;
+                    }
+                }
+                // A datagram holds whole frames: what is left of one at its end is never
+                // completed by the next datagram. It is searched as a false start is, so a
+                // real frame behind a false start still comes out; the rest is dropped and
+                // counted.
+                None if end_is_boundary && self.len > 0 => self.resync(),
+                None => return (used, None),
+            }
         }
-        (used, None)
+    }
+
+    /// Start over on a new byte stream (a new peer): a partial frame is dropped (its rest will
+    /// never come) and the senders' sequence numbers are forgotten (a new sender's first
+    /// frame is no gap); the counters stay.
+    pub fn restart(&mut self) {
+        self.drop_count(self.len - self.ready);
+        self.len = 0;
+        self.ready = 0;
+        self.seqs = Sequences::new();
     }
 
     /// Read until one checked frame is complete, blocking as the reader does.

@@ -594,15 +594,19 @@ mod skip_prop {
         ) {
             let mut enc = Encoder::new(1, 1);
             let mut stream = Vec::new();
+            // Each piece (garbage, then a frame) whole, as a datagram holds whole frames.
+            let mut wholes: Vec<Vec<u8>> = Vec::new();
             let mut read_frames = 0;
             for (garbage, read) in &pieces {
-                stream.extend_from_slice(garbage);
+                let mut piece = garbage.clone();
                 if *read {
-                    stream.extend(heartbeat_frame(&mut enc));
+                    piece.extend(heartbeat_frame(&mut enc));
                     read_frames += 1;
                 } else {
-                    stream.extend(unread_frame(&mut enc));
+                    piece.extend(unread_frame(&mut enc));
                 }
+                stream.extend_from_slice(&piece);
+                wholes.push(piece);
             }
             stream.extend_from_slice(&[0u8; MAX_FRAME_LEN]);
             let checking: Vec<_> = feed_all(&mut Decoder::new(), &stream)
@@ -614,12 +618,12 @@ mod skip_prop {
             for chunk in stream.chunks(split) {
                 skipping.extend(feed_all(&mut dec, chunk));
             }
-            // The same chunks taken as datagrams (their ends trusted as frame boundaries,
-            // though here they cut frames and garbage anywhere: harder than UDP).
+            // The pieces as datagrams of a few whole pieces each (their ends trusted as frame
+            // boundaries; garbage anywhere inside them).
             let mut dec = Decoder::skipping(crate::msg::is_decoded);
             let mut datagrams = Vec::new();
-            for chunk in stream.chunks(split) {
-                datagrams.extend(feed_datagram_all(&mut dec, chunk));
+            for group in wholes.chunks(1 + split % 4) {
+                datagrams.extend(feed_datagram_all(&mut dec, &group.concat()));
             }
             prop_assert!(checking.len() >= read_frames);
             for skipping in [&skipping, &datagrams] {
@@ -650,15 +654,28 @@ mod skip_prop {
         };
         let mut enc = Encoder::new(1, 1);
         let mut stream = Vec::new();
+        // Datagrams of whole pieces (garbage, then a frame), up to 1400 bytes each.
+        let mut datagrams: Vec<Vec<u8>> = std::vec![Vec::new()];
         for i in 0..20_000 {
+            let mut piece = Vec::new();
             for _ in 0..next() % 64 {
                 let r = next();
-                stream.push(if r % 8 == 0 { 0xFE } else { r as u8 });
+                piece.push(if r % 8 == 0 { 0xFE } else { r as u8 });
             }
             if i % 2 == 0 {
-                stream.extend(heartbeat_frame(&mut enc));
+                piece.extend(heartbeat_frame(&mut enc));
             } else {
-                stream.extend(unread_frame(&mut enc));
+                piece.extend(unread_frame(&mut enc));
+            }
+            stream.extend_from_slice(&piece);
+            if datagrams
+                .last()
+                .is_some_and(|d| d.len() + piece.len() > 1400)
+            {
+                datagrams.push(Vec::new());
+            }
+            if let Some(d) = datagrams.last_mut() {
+                d.extend(piece);
             }
         }
         let checking = feed_all(&mut Decoder::new(), &stream)
@@ -670,14 +687,28 @@ mod skip_prop {
         for datagram in [false, true] {
             let mut dec = Decoder::skipping(crate::msg::is_decoded);
             let mut skipping = 0;
-            for chunk in stream.chunks(1400) {
-                skipping += if datagram {
-                    feed_datagram_all(&mut dec, chunk).len()
-                } else {
-                    feed_all(&mut dec, chunk).len()
-                };
+            if datagram {
+                for d in &datagrams {
+                    skipping += feed_datagram_all(&mut dec, d).len();
+                }
+            } else {
+                for chunk in stream.chunks(1400) {
+                    skipping += feed_all(&mut dec, chunk).len();
+                }
             }
-            let lost = checking - skipping;
+            // Datagram ends also end a false start's reach: the checking decoder fed the same
+            // datagrams is the measure there.
+            let checking = if datagram {
+                let mut dec = Decoder::new();
+                datagrams
+                    .iter()
+                    .flat_map(|d| feed_datagram_all(&mut dec, d))
+                    .filter(|(h, _)| crate::msg::is_decoded(h.msgid))
+                    .count()
+            } else {
+                checking
+            };
+            let lost = checking.saturating_sub(skipping);
             assert!(
                 lost * 100 <= checking,
                 "lost {lost} of {checking} read frames (> 1 %), datagram: {datagram}"
@@ -828,4 +859,64 @@ fn deferred_sequences_count_only_the_frames_handed_back() {
     }
     assert_eq!(d.stats().seq_lost, 1, "{:?}", d.stats());
     assert_eq!(d.stats().seq_frames, genuine.len() as u32);
+}
+
+#[test]
+fn a_frame_cut_across_two_datagrams_is_not_joined_but_across_two_stream_reads_it_is() {
+    let mut enc = Encoder::new(1, 1);
+    let hb = heartbeat_frame(&mut enc);
+    let (head, tail) = hb.split_at(10);
+    let mut dec = Decoder::new();
+    assert!(feed_datagram_all(&mut dec, head).is_empty());
+    assert!(feed_datagram_all(&mut dec, tail).is_empty());
+    assert_eq!(dec.buffered(), 0, "nothing carried into the next datagram");
+    assert_eq!(
+        dec.stats().dropped_bytes as usize,
+        hb.len(),
+        "every byte counted"
+    );
+    // The next whole datagram is read as it is.
+    let next = heartbeat_frame(&mut enc);
+    assert_eq!(feed_datagram_all(&mut dec, &next).len(), 1);
+
+    let mut dec = Decoder::new();
+    assert!(feed_all(&mut dec, head).is_empty());
+    assert_eq!(
+        feed_all(&mut dec, tail).len(),
+        1,
+        "a stream's frame spans reads"
+    );
+}
+
+#[test]
+fn a_false_start_at_a_datagrams_end_does_not_hide_the_frame_behind_it() {
+    // A start byte claiming more than the datagram holds, then a real frame: at the
+    // datagram's end the claim is dropped and the frame behind it found.
+    let mut enc = Encoder::new(1, 1);
+    let mut datagram = std::vec![0xFD, 200, 0, 0, 0, 1, 1, 0, 0, 0];
+    datagram.extend(heartbeat_frame(&mut enc));
+    for mut dec in [Decoder::new(), Decoder::skipping(crate::msg::is_decoded)] {
+        assert_eq!(feed_datagram_all(&mut dec, &datagram).len(), 1);
+        assert_eq!(dec.buffered(), 0);
+    }
+}
+
+#[test]
+fn restart_drops_a_partial_frame_and_forgets_sequences_but_keeps_counters() {
+    let mut enc = Encoder::new(1, 1);
+    let hb = heartbeat_frame(&mut enc);
+    let mut dec = Decoder::new();
+    assert_eq!(feed_all(&mut dec, &hb).len(), 1);
+    assert!(feed_all(&mut dec, &hb[..7]).is_empty());
+    dec.restart();
+    assert_eq!(dec.buffered(), 0);
+    let s = dec.stats();
+    assert_eq!((s.frames, s.dropped_bytes), (1, 7));
+    // A new sender numbered anywhere: no gap.
+    let mut other = Encoder::new(1, 1);
+    for _ in 0..100 {
+        heartbeat_frame(&mut other);
+    }
+    assert_eq!(feed_all(&mut dec, &heartbeat_frame(&mut other)).len(), 1);
+    assert_eq!(dec.stats().seq_lost, 0);
 }

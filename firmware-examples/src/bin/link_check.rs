@@ -17,11 +17,12 @@
 
 use cortex_m_rt::entry;
 use nexus_core::frame::Encoder;
+use nexus_core::link::{self, Framing, Rx, RxStats, Sink};
 use nexus_core::mav;
 use nexus_core::offboard::wire;
 use nexus_core::telemetry::LinkIds;
 use nexus_core::{Duration, Frame, Instant, Msg, Telemetry};
-use nexus_firmware::pump::{self, Node, Outcome, Pump};
+use nexus_firmware::pump::{self, LinkSigning, Node, Outcome, Pump};
 use nexus_firmware::{board, clock, info};
 
 /// Who we are, and the autopilot we expect.
@@ -39,8 +40,10 @@ const TIMEOUT_MS: u64 = 5000;
 /// STATUSTEXTs kept by the telemetry cache.
 const TEXTS: usize = 2;
 
-/// The check's state: telemetry of the autopilot plus our two periodic sends.
+/// The check's state: the byte path and telemetry of the autopilot, plus our two periodic
+/// sends.
 struct LinkCheck {
+    rx: Rx,
     tel: Telemetry<TEXTS>,
     enc: Encoder,
     heartbeats: u32,
@@ -52,6 +55,7 @@ struct LinkCheck {
 impl LinkCheck {
     fn new(now: Instant) -> Self {
         LinkCheck {
+            rx: Rx::new(),
             tel: Telemetry::new(IDS),
             enc: Encoder::new(IDS.own_sysid, IDS.own_compid),
             heartbeats: 0,
@@ -80,14 +84,31 @@ impl LinkCheck {
     }
 }
 
-impl Node for LinkCheck {
-    fn handle(&mut self, now: Instant, frame: &Frame) {
-        if self.tel.handle(now, frame) && matches!(frame.msg, Msg::Heartbeat(_)) {
+/// The core's byte path hands the check its frames.
+impl Sink for LinkCheck {
+    fn rx(&mut self) -> &mut Rx {
+        &mut self.rx
+    }
+
+    fn take(&mut self, now: Instant, frame: &Frame) -> bool {
+        let ours = self.tel.handle(now, frame);
+        if ours && matches!(frame.msg, Msg::Heartbeat(_)) {
             self.heartbeats = self.heartbeats.saturating_add(1);
             if self.next_request.is_none() {
                 self.next_request = Some(now);
             }
         }
+        ours
+    }
+}
+
+impl Node for LinkCheck {
+    fn handle_stream_bytes(&mut self, now: Instant, chunk: &[u8], tap: &mut LinkSigning) {
+        link::feed(self, now, chunk, Framing::Stream, tap);
+    }
+
+    fn rx_stats(&self) -> RxStats {
+        self.rx.stats()
     }
 
     fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
@@ -161,5 +182,5 @@ fn main() -> ! {
     let mut node = LinkCheck::new(clock::now());
     // The node's own timeout ends the run; the cap is a backstop.
     let outcome = pump.run(&mut node, Duration::from_millis(TIMEOUT_MS + 1000));
-    pump::finish(outcome, &pump)
+    pump::finish(outcome, &pump, &node)
 }

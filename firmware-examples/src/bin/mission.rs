@@ -32,5 +32,5 @@ fn fly(node: &mut MissionFlight, uart: Uart0) -> ! {
     let mut pump = Pump::new(uart);
     let outcome = pump.run(node, Duration::from_millis(RUN_CAP_MS));
     info!("frames accepted from the autopilot: {}", node.accepted());
-    pump::finish(outcome, &pump)
+    pump::finish(outcome, &pump, node)
 }

@@ -34,5 +34,5 @@ async fn flight(_spawner: Spawner) {
     let outcome = pump
         .run_async(&mut node, Duration::from_millis(RUN_CAP_MS))
         .await;
-    pump::finish(outcome, &pump)
+    pump::finish(outcome, &pump, &node)
 }

@@ -151,10 +151,11 @@ impl Driver {
             .flatten()
             .filter_map(|l| l.deadline())
             .min()?;
-        // A deadline already due was just serviced in `timers`; one the client still reports
-        // as due waits on something other than time: do not spin on it.
-        let us = d.total_micros().saturating_sub(now.total_micros()).max(500);
-        Some(Duration::from_micros(us))
+        // Every deadline due was just serviced in `timers`, and the client never reports one
+        // still due after that (`Client::next_deadline`).
+        Some(Duration::from_micros(
+            d.saturating_since(now).total_micros(),
+        ))
     }
 
     /// Apply every queued command; false once the pump must stop.

@@ -14,7 +14,8 @@
 //!                                       after the batch: poll_event → Settled → the caller's
 //!   PendingWait::wait_timeout ◀──slot── slot; Speedup → the run's speed control; the rest to
 //!                                       the link's event log; the status published first
-//!                                       timers: client.next_deadline, watchdog, probe, params
+//!                                       timers: client.next_deadline (its supervision
+//!                                       included), probe, params
 //! ```
 //!
 //! Reactions (`then_rc`, `then_mode`) are applied by the core in the `handle` call that meets
@@ -119,6 +120,16 @@ pub enum PumpError {
     /// A blocking pump call made from the pump thread itself (it would wait on itself).
     #[error("a blocking pump call from the pump thread itself")]
     Reentrant,
+}
+
+/// A wall-time span as the core counts it (µs, saturating).
+pub(crate) fn core_duration(d: Duration) -> nexus_core::Duration {
+    nexus_core::Duration::from_micros(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// A span of the core's driver time as a wall-time span.
+pub(crate) fn std_duration(d: nexus_core::Duration) -> Duration {
+    Duration::from_micros(d.total_micros())
 }
 
 /// The pump's clock: wall microseconds since it started.
@@ -502,14 +513,17 @@ mod tests {
         let mut forged = frame(1, &px4_heartbeat(true));
         forged.extend(frame(1, &text("forged text")));
         impostor.send_to(&forged, to).unwrap();
-        // The vehicle's own text, cut across two datagrams with the impostor's between:
-        // the impostor's bytes never reach the vehicle's decoder.
-        let real = frame(1, &text("from the vehicle"));
-        px4.send_to(&real[..10], to).unwrap();
+        // A text of the vehicle's cut across two datagrams, the impostor's between: a datagram
+        // is never joined with the next, so neither half is applied (nor are the impostor's
+        // bytes); the vehicle's next whole datagram is.
+        let cut = frame(1, &text("cut in two"));
+        px4.send_to(&cut[..10], to).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         impostor.send_to(&forged, to).unwrap();
         std::thread::sleep(Duration::from_millis(20));
-        px4.send_to(&real[10..], to).unwrap();
+        px4.send_to(&cut[10..], to).unwrap();
+        px4.send_to(&frame(1, &text("from the vehicle")), to)
+            .unwrap();
         until("the vehicle's text", || {
             link.call(|ctx| ctx.client().telemetry().texts().after(0).count())
                 .unwrap()
@@ -538,6 +552,10 @@ mod tests {
         );
         assert_eq!(s.counters.peer_changes, 1);
         assert_eq!(s.counters.crc_errors, 0);
+        assert!(
+            s.counters.dropped_bytes >= cut.len() as u64,
+            "the halves are dropped and counted"
+        );
         let bad = s
             .foreign
             .sources

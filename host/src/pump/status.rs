@@ -118,6 +118,9 @@ pub struct LinkCounters {
     pub tx_requests: TxRequests,
     /// A signed link's verdicts on received frames, by cause (`None`: the link does not sign).
     pub signing: Option<crate::signing::SigningStats>,
+    /// Times the pump woke for this link's timers (its deadline came): a few a second on a
+    /// healthy link; a driver that spun on a deadline would show it here.
+    pub timer_wakes: u64,
 }
 
 /// Frames sent of the kinds a lossy link makes the client repeat. Each count includes the

@@ -90,15 +90,10 @@ impl Default for LinkOptions {
     }
 }
 
-/// Whether one `recv` is one message or a slice of a byte stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive] // more variants may come; match with a `_` arm
-pub enum Framing {
-    /// UDP: one `recv` returns one datagram (one or more whole frames).
-    Datagram,
-    /// TCP and serial: `recv` returns whatever arrived; frames may span calls.
-    Stream,
-}
+/// Whether one `recv` is one datagram (UDP: whole frames, never joined with the next) or a
+/// slice of a byte stream (TCP, serial: frames span calls): the core's own
+/// [`nexus_core::link::Framing`], which [`Link::framing`] hands the client with every read.
+pub use nexus_core::link::Framing;
 
 /// What happened to one `send`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,12 +1,14 @@
 //! One link on the pump thread: the transport, the framer, the core [`Client`] and everything
 //! that routes the client's news to the user threads waiting for it.
 //!
-//! Per readable datagram (or stream read): bytes → `Decoder::feed` → one `Client::handle` per
-//! frame → `poll_transmit` until `None`, each frame sent at once (a reaction's command leaves
-//! in the tick its condition was met) → after the batch, `poll_event` routed (settled waits to
-//! their callers, speed factors to the vehicle, the rest to the event log) and the status
-//! published *before* any waiting caller is woken, so what a caller reads after its wait
-//! returns is at least as new as the settle.
+//! Per readable datagram (or stream read): the bytes to the client as the transport read them
+//! (`Client::handle_bytes`: it frames them, keeps the vehicle's frames, counts loss; the pump's
+//! tap records, verifies and answers parameter reads on the way) → `poll_transmit` until
+//! `None`, each frame sent at once (a reaction's command leaves before the next read) → after
+//! the batch, `poll_event` routed (settled waits to their callers, speed factors to the
+//! vehicle, silence to a death, the rest to the event log) and the status published *before*
+//! any waiting caller is woken, so what a caller reads after its wait returns is at least as
+//! new as the settle.
 //!
 //! By concept: [`rx`] (receiving), [`tx`] (sending), [`waits`] (waits and programs),
 //! [`param_reads`] (parameter reads and their retries), [`supervision`] (timers, death, close),
@@ -17,13 +19,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use nexus_core::client::ClientConfig;
 use nexus_core::engine::{ProgramEnd, Reason, Wait, WaitId, WaitResult};
-use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
+use nexus_core::frame::MAX_FRAME_LEN;
 use nexus_core::{Client, Instant};
 
 use super::params::{Owed, ParamError, ParamRead, ParamValue};
 use super::slot::Slot;
 use super::status::{EventLog, LinkStatus, ProgramReport};
-use super::supervise::{Supervision, VehicleProbe, Watchdog};
+use super::supervise::{Supervision, VehicleProbe};
 use super::HostClient;
 use crate::launcher::DeathCause;
 use crate::transport::{ConnString, Link};
@@ -36,8 +38,8 @@ mod tx;
 mod waits;
 
 use crate::sync::lock;
+use rx::ForeignSeen;
 pub(crate) use rx::Subscribers;
-use rx::{link_decoder, ForeignSeen};
 
 /// What user threads read without asking the pump: the status and the event log.
 #[derive(Debug)]
@@ -77,13 +79,11 @@ pub(crate) type ParamSlot = Arc<Slot<Result<ParamValue, ParamError>>>;
 /// The pump thread's side of one link.
 pub(crate) struct LinkState {
     link: Link,
-    decoder: Decoder,
     pub client: Box<HostClient>,
     pub shared: Arc<LinkShared>,
     probe: Option<Arc<dyn VehicleProbe>>,
     probe_polled: bool,
     next_probe: Instant,
-    watchdog: Watchdog,
     waits: HashMap<WaitId, WaitEntry>,
     program: Option<ProgramSlot>,
     params: Vec<ParamRead>,
@@ -116,24 +116,27 @@ impl LinkState {
             .probe
             .as_ref()
             .is_some_and(|p| !p.add_waker(Arc::clone(waker)));
-        let watchdog = Watchdog::new(
-            supervision
+        // The core supervises the link, unless the vehicle is silent between steps (lockstep):
+        // the stepping run watches its clock then.
+        let config = ClientConfig {
+            stall: supervision
                 .stall
-                .filter(|_| supervision.probe.as_ref().is_none_or(|p| p.free_running())),
-        );
+                .filter(|s| !s.is_zero())
+                .filter(|_| supervision.probe.as_ref().is_none_or(|p| p.free_running()))
+                .map(crate::pump::core_duration),
+            ..config
+        };
         // Loss detection, except on a vehicle we started (loopback: see slow_link.rs).
         let slow = crate::pump::slow_link::LossMonitor::new(supervision.probe.is_none());
-        LinkState {
+        let mut state = LinkState {
             slow,
             epoch: link.peer_epoch(),
             link,
-            decoder: link_decoder(supervision.tlog.is_some(), supervision.signing.is_some()),
             client: Box::new(Client::new(config)),
             shared,
             probe: supervision.probe,
             probe_polled,
             next_probe: Instant::ZERO,
-            watchdog,
             waits: HashMap::new(),
             program: None,
             params: Vec::new(),
@@ -151,7 +154,9 @@ impl LinkState {
                 .signing
                 .as_ref()
                 .map(|s| crate::signing::LinkSigning::new(s, Instant::ZERO)),
-        }
+        };
+        state.client.set_reads(state.reads());
+        state
     }
 
     pub fn link_mut(&mut self) -> &mut Link {

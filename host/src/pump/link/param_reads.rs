@@ -9,26 +9,30 @@ use nexus_core::offboard::wire;
 use nexus_core::Instant;
 
 use super::{LinkState, ParamSlot};
-use crate::pump::params::{param_error_name, param_name_of, ParamError, ParamRead, ParamValue};
+use crate::pump::params::{
+    param_error_name, param_name_of, Owed, ParamError, ParamRead, ParamValue,
+};
+
+/// A frame from the vehicle: a PARAM_VALUE or PARAM_ERROR answers the reads of its name.
+pub(super) fn on_param_answer(
+    params: &mut Vec<ParamRead>,
+    owed: &mut Owed,
+    now: Instant,
+    frame: &Frame,
+) {
+    match &frame.msg {
+        Msg::ParamValue(pv) => {
+            answer_params(params, pv);
+            if let Some(name) = param_name_of(pv) {
+                owed.paid(name, now);
+            }
+        }
+        Msg::ParamError(pe) => refuse_params(params, pe),
+        _ => {}
+    }
+}
 
 impl LinkState {
-    /// A frame from the vehicle: a PARAM_VALUE or PARAM_ERROR answers the reads of its name.
-    pub(super) fn on_param_answer(&mut self, now: Instant, frame: &Frame) {
-        if frame.header.sysid != self.client.telemetry().ids().target_sysid {
-            return;
-        }
-        match &frame.msg {
-            Msg::ParamValue(pv) => {
-                answer_params(&mut self.params, pv);
-                if let Some(name) = param_name_of(pv) {
-                    self.owed.paid(name, now);
-                }
-            }
-            Msg::ParamError(pe) => refuse_params(&mut self.params, pe),
-            _ => {}
-        }
-    }
-
     /// Start reading parameter `name`; the answer (or the give-up) goes to `slot`.
     pub fn read_param(&mut self, now: Instant, name: String, timeout: Duration, slot: ParamSlot) {
         if wire::param_id(&name).is_err() {

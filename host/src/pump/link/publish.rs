@@ -2,6 +2,7 @@
 //! factors to the vehicle, the rest to the event log) and the status published before any
 //! waiting caller is woken.
 
+use crate::launcher::DeathCause;
 use nexus_core::client::Event;
 use nexus_core::engine::WaitResult;
 use nexus_core::telemetry::error_text;
@@ -14,7 +15,7 @@ use crate::sync::lock;
 impl LinkState {
     /// Route the client's events and publish the status; wake waiting callers last.
     pub fn after_batch(&mut self, now: Instant) {
-        let (st, wall) = (self.decoder.stats(), std::time::Instant::now());
+        let (st, wall) = (self.client.rx_stats().framer, std::time::Instant::now());
         let (frames, lost) = (st.seq_frames as u64, st.seq_lost as u64);
         let slow = self
             .slow
@@ -53,6 +54,14 @@ impl LinkState {
                     }
                 }
                 Event::Offboard(e) => log.push(LinkEvent::Offboard(e)),
+                Event::Silent { silent } => {
+                    let silent = crate::pump::std_duration(silent);
+                    self.on_stall(now, DeathCause::LinkSilent { silent });
+                }
+                Event::ClockStalled { stalled } => {
+                    let stalled = crate::pump::std_duration(stalled);
+                    self.on_stall(now, DeathCause::ClockStalled { stalled });
+                }
                 // News of a newer core this link does not route yet.
                 _ => {}
             }
@@ -79,6 +88,14 @@ impl LinkState {
         let ob = c.offboard();
         let (_, program_lost) = c.counters();
         self.counters.events_lost = ob.events_lost() as u64 + program_lost as u64;
+        let rx = c.rx_stats();
+        // Frames of messages the client does not read are passed over, not returned.
+        self.counters.frames = u64::from(rx.framer.frames) + u64::from(rx.framer.skipped);
+        self.counters.accepted = u64::from(tel.counts().0);
+        self.counters.decode_errors = u64::from(rx.malformed);
+        self.counters.crc_errors = u64::from(rx.framer.crc_errors);
+        self.counters.dropped_bytes = u64::from(rx.framer.dropped_bytes);
+        self.counters.signing = self.signing.as_ref().map(|s| s.stats());
         let mut snapshot = c.snapshot();
         if let Some(r) = &self.died {
             snapshot.error = Some(error_text(&r.to_string()));

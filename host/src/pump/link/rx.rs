@@ -1,7 +1,8 @@
 //! Receiving: datagrams (or stream reads) → the framer → the core client, with the link's
 //! counters, the tlog, the subscribers and the notes on foreign traffic.
 
-use nexus_core::frame::Decoder;
+use nexus_core::frame::RawFrame;
+use nexus_core::link::{Reads, Tap};
 use nexus_core::mav;
 use nexus_core::msg::Frame;
 use nexus_core::Instant;
@@ -9,7 +10,6 @@ use nexus_core::Instant;
 use super::LinkState;
 use crate::launcher::DeathCause;
 use crate::pump::status::LinkEvent;
-use crate::transport::Framing;
 
 /// What the pump has told about the link's foreign traffic (see [`LinkEvent::Ignored`]).
 #[derive(Debug, Default)]
@@ -89,99 +89,87 @@ impl LinkState {
         true
     }
 
-    pub(super) fn on_bytes(&mut self, now: Instant, mut input: &[u8]) {
+    pub(super) fn on_bytes(&mut self, now: Instant, input: &[u8]) {
         let epoch = self.link.peer_epoch();
         if epoch != self.epoch {
-            // A new peer starts a new byte stream: a half frame from the old one is garbage.
             self.epoch = epoch;
-            self.decoder = link_decoder(
-                self.tlog.is_some() || !self.subs.is_empty(),
-                self.signing.is_some(),
-            );
+            self.client.restart_framer();
             self.counters.peer_changes += 1;
             let peer = self.link.peer();
             self.shared.events().push(LinkEvent::PeerChanged(peer));
         }
         self.counters.rx_reads += 1;
         self.counters.rx_bytes += input.len() as u64;
-        let mut accepted = false;
-        let skipped_before = self.decoder.stats().skipped;
-        // A UDP read is one datagram of whole frames: its end is a frame boundary the skipping
-        // decoder may trust (`Decoder::feed_datagram`); a stream read ends anywhere.
-        let datagram = self.link.framing() == Framing::Datagram;
-        loop {
-            let (used, raw) = if datagram {
-                self.decoder.feed_datagram(input)
-            } else {
-                self.decoder.feed(input)
-            };
-            input = &input[used..];
-            let Some(raw) = raw else { break };
-            self.counters.frames += 1;
-            if !self.subs.is_empty() {
-                let sysid = self.client.telemetry().ids().target_sysid;
-                deliver(&mut self.subs, sysid, &raw);
-            }
-            if let Some(t) = &self.tlog {
-                t.record(crate::tlog::Direction::Received, raw.bytes);
-            }
-            let header = raw.header;
-            if let Some(s) = &mut self.signing {
-                if !s.check(now, &raw).accepted() {
-                    continue;
-                }
-            }
-            let decoded = Frame::decode(&raw);
-            if self.signing.is_some() {
-                // Sequence gaps only from frames that passed the signature check.
-                self.decoder.count_sequence(&header);
-            }
-            match decoded {
-                Ok(Some(frame)) => {
-                    self.on_param_answer(now, &frame);
-                    if self.client.handle(now, &frame) {
-                        self.counters.accepted += 1;
-                        accepted = true;
-                    }
-                }
-                Ok(None) => {}
-                Err(_) => self.counters.decode_errors += 1,
-            }
-        }
-        let stats = self.decoder.stats();
-        // Frames of messages the client does not read are passed over, not returned.
-        self.counters.frames += stats.skipped.wrapping_sub(skipped_before) as u64;
-        self.counters.crc_errors = stats.crc_errors as u64;
-        self.counters.dropped_bytes = stats.dropped_bytes as u64;
-        self.counters.signing = self.signing.as_ref().map(|s| s.stats());
-        if accepted {
-            self.watchdog.on_rx(now, self.client.telemetry().sim_ms());
+        let mut tap = PumpTap {
+            tlog: self.tlog.as_ref(),
+            subs: &mut self.subs,
+            signing: self.signing.as_mut(),
+            params: &mut self.params,
+            owed: &mut self.owed,
+            target_sysid: self.client.telemetry().ids().target_sysid,
+        };
+        let framing = self.link.framing();
+        if self.client.handle_bytes(now, input, framing, &mut tap) > 0 {
             self.last_rx_wall = Some(std::time::Instant::now());
         }
         self.transmit(now);
     }
 
+    /// Which frames the client's framer hands on: every frame, verified, on a signed link;
+    /// every frame while a tlog records the link (it holds every frame the vehicle sent) or a
+    /// subscriber may want any message; else only the client's (the cheap path).
+    pub(super) fn reads(&self) -> Reads {
+        if self.signing.is_some() {
+            Reads::Verified
+        } else if self.tlog.is_some() || !self.subs.is_empty() {
+            Reads::All
+        } else {
+            Reads::Decoded
+        }
+    }
+
     /// Hand on every checked frame from now on, not only those the core reads (a subscriber
     /// may want any message).
     pub fn read_every_frame(&mut self) {
-        self.decoder.set_reads(None);
+        let reads = match self.reads() {
+            Reads::Decoded => Reads::All,
+            other => other,
+        };
+        self.client.set_reads(reads);
     }
 }
 
-/// The link's framer: one that skips frames the core does not read (the cheap path), unless a
-/// tlog records the link — a tlog holds every frame the vehicle sent, so then every frame is
-/// checked and handed on — or the link verifies signatures: then every frame is checked and
-/// verified, and only those that pass count in the sequence-gap loss figures (a forged frame
-/// with the vehicle's ids must neither open a gap nor close one).
-pub(super) fn link_decoder(recording: bool, signing: bool) -> Decoder {
-    if signing {
-        let mut d = Decoder::new();
-        d.set_sequences_deferred(true);
-        d
-    } else if recording {
-        Decoder::new()
-    } else {
-        Decoder::skipping(nexus_core::msg::is_decoded)
+/// What the pump does with each frame on its way into the client: the tlog records every
+/// checked frame, the signature check admits it or not, subscribers get the vehicle's
+/// admitted frames, and parameter reads take their answers.
+struct PumpTap<'a> {
+    tlog: Option<&'a crate::tlog::Tlog>,
+    subs: &'a mut Subscribers,
+    signing: Option<&'a mut crate::signing::LinkSigning>,
+    params: &'a mut Vec<crate::pump::params::ParamRead>,
+    owed: &'a mut crate::pump::params::Owed,
+    target_sysid: u8,
+}
+
+impl Tap for PumpTap<'_> {
+    fn admit(&mut self, now: Instant, raw: &RawFrame<'_>) -> bool {
+        if let Some(t) = self.tlog {
+            t.record(crate::tlog::Direction::Received, raw.bytes);
+        }
+        let admitted = match &mut self.signing {
+            Some(s) => s.check(now, raw).accepted(),
+            None => true,
+        };
+        if admitted && !self.subs.is_empty() {
+            deliver(self.subs, self.target_sysid, raw);
+        }
+        admitted
+    }
+
+    fn decoded(&mut self, now: Instant, frame: &Frame, _accepted: bool) {
+        if frame.header.sysid == self.target_sysid {
+            super::param_reads::on_param_answer(self.params, self.owed, now, frame);
+        }
     }
 }
 

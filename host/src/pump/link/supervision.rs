@@ -10,44 +10,47 @@ use crate::pump::status::LinkEvent;
 use crate::pump::supervise::PROBE_PERIOD_MS;
 
 impl LinkState {
-    /// When this link needs the pump if nothing arrives.
+    /// When this link needs the pump if nothing arrives: the client's timers (streams,
+    /// retries, the link's supervision), the probe, parameter reads. None is ever already due
+    /// once [`LinkState::on_timer`] ran at it (a read waits for the vehicle to connect before
+    /// it sends).
     pub fn deadline(&self) -> Option<Instant> {
         let mut d = self.client.next_deadline();
-        let mut take = |x: Option<Instant>| {
-            if let Some(x) = x {
-                d = Some(d.map_or(x, |d| d.min(x)));
-            }
-        };
-        if self.died.is_none() {
-            take(self.watchdog.deadline());
-            if self.probe_polled {
-                take(Some(self.next_probe));
-            }
+        let mut take = |x: Instant| d = Some(d.map_or(x, |d| d.min(x)));
+        if self.died.is_none() && self.probe_polled {
+            take(self.next_probe);
         }
+        let connected = self.client.telemetry().connected();
         for p in &self.params {
-            take(Some(p.due()));
+            take(if connected { p.due() } else { p.deadline });
         }
         d
     }
 
-    /// Timers: streams and retries, the watchdog, the probe, parameter reads.
+    /// Timers: streams, retries and the link's supervision (the client's), the probe,
+    /// parameter reads.
     pub fn on_timer(&mut self, now: Instant) {
+        self.counters.timer_wakes += 1;
         self.transmit(now);
-        if self.died.is_none() {
-            if let Some(cause) = self.watchdog.check(now) {
-                let cause = match &self.probe {
-                    Some(p) => p.declare_dead(cause),
-                    None => cause,
-                };
-                self.die(now, cause);
-            }
-        }
         if self.probe_polled && self.died.is_none() && now >= self.next_probe {
             self.next_probe = Instant::from_micros(now.total_micros() + PROBE_PERIOD_MS * 1000);
             self.check_probe(now);
         }
         self.service_params(now);
         self.after_batch(now);
+    }
+
+    /// The client reported silence or a standing clock: the vehicle is dead (the probe may
+    /// know a better cause, a process that exited).
+    pub(super) fn on_stall(&mut self, now: Instant, cause: DeathCause) {
+        if self.died.is_some() {
+            return;
+        }
+        let cause = match &self.probe {
+            Some(p) => p.declare_dead(cause),
+            None => cause,
+        };
+        self.die(now, cause);
     }
 
     /// The pump was woken: a probe that wakes it (rather than being polled) may have news.
@@ -85,14 +88,15 @@ impl LinkState {
     }
 
     /// The pump came back `late_us` after its sleep should have ended: see
-    /// [`crate::pump::supervise::Watchdog::on_late`].
+    /// [`nexus_core::Client::after_pause`].
     pub fn on_late(&mut self, now: Instant, late_us: u64) {
-        self.watchdog.on_late(now, late_us);
+        self.client
+            .after_pause(now, nexus_core::Duration::from_micros(late_us));
     }
 
     /// A lockstep vehicle is about to be stepped: silence until now was expected.
     pub fn rearm_watchdog(&mut self, now: Instant) {
-        self.watchdog.rearm(now);
+        self.client.rearm_supervision(now);
     }
 
     /// The link is closing: waits end `closed`, a program `aborted`, reads fail.
