@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// Most programs flown at once.
@@ -162,11 +162,12 @@ pub fn main(args: &RunArgs) -> ExitCode {
                     _ => format!("exit {}: {}", o.code, last_line(&o.output)),
                 };
                 eprintln!("  {} (instance {}): {line}", p.display(), o.instance);
-                nexus_host::sync::lock(results)[i] = Some(o);
+                // A worker that panicked leaves the other slots as they were: still used.
+                results.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(o);
             });
         }
     });
-    let results = nexus_host::sync::into_inner(results);
+    let results = results.into_inner().unwrap_or_else(PoisonError::into_inner);
     summarize(args, &set, results)
 }
 

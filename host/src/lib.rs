@@ -55,7 +55,7 @@ pub mod pump;
 pub mod run;
 pub mod session;
 pub mod signing;
-pub mod sync;
+mod sync;
 pub mod tlog;
 pub mod transport;
 pub mod ulog;
