@@ -95,7 +95,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
             std::fs::create_dir_all(p)
                 .map_err(|e| format!("--ulog {}: cannot make the directory: {e}", p.display()))
         } else {
-            nexus_host::limits::check_output("--ulog", p)
+            crate::limits::check_output("--ulog", p)
         };
         if let Err(e) = checked {
             eprintln!("nexus sim: {e}");

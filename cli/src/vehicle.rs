@@ -638,7 +638,7 @@ pub fn json_output(json: Option<&std::path::Path>) -> Result<(), String> {
     match json {
         // `-` is stdout: always writable.
         Some(p) if p == std::path::Path::new(super::output::STDOUT) => Ok(()),
-        Some(p) => nexus_host::limits::check_output("--json", p),
+        Some(p) => crate::limits::check_output("--json", p),
         None => Ok(()),
     }
 }

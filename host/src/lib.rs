@@ -11,7 +11,8 @@
 //! * [`offboard_client`]: the Python `OffboardClient` for PX4, in Rust; [`run`]: a run (`Sim`) that
 //!   owns the vehicle; [`session`]: the wait engine as a service with wall-clock caps and an idle
 //!   reaper; [`error`]: their errors.
-//! * [`tlog`]: records a link's frames as a QGroundControl `.tlog` and reads one back.
+//! * [`tlog`]: records a link's frames as a QGroundControl `.tlog` and reads one back;
+//!   [`input_file`]: how a file a user names is read (regular, bounded in bytes).
 //! * [`bridge`]: forwards MAVLink between a serial/TCP byte stream and UDP (`nexus bridge`).
 //!
 //! The `nexus` command is the nexus-cli package, so this library carries no command-line crates.
@@ -47,9 +48,9 @@
 
 pub mod bridge;
 pub mod error;
+pub mod input_file;
 pub mod interrupt;
 pub mod launcher;
-pub mod limits;
 pub mod offboard_client;
 pub mod pump;
 pub mod run;
