@@ -15,7 +15,10 @@
 //!   [`input_file`]: how a file a user names is read (regular, bounded in bytes).
 //! * [`bridge`]: forwards MAVLink between a serial/TCP byte stream and UDP (`nexus bridge`).
 //!
-//! The `nexus` command is the nexus-cli package, so this library carries no command-line crates.
+//! The `nexus` command is the nexus-cli package, so this library carries no command-line crates
+//! and no command-line policy: the limits on the command's inputs and what a signal does to it
+//! are the command's; a wait's wall-time bound ([`run::wall_bound`]) and the speed factors the
+//! built-in vehicle keeps up with ([`run::SIM_SPEED_MAX`]) are the library's.
 //!
 //! Start with [`prelude`]: one import for a program like the Python client's.
 //!
@@ -49,7 +52,6 @@
 pub mod bridge;
 pub mod error;
 pub mod input_file;
-pub mod interrupt;
 pub mod launcher;
 pub mod offboard_client;
 pub mod pump;
