@@ -196,7 +196,7 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     // A signal stops the bridge in order (last figures, ports freed) and exits 128 + its
-    // number (nexus_host::interrupt).
+    // number (crate::interrupt).
     let mut options = args.options();
     match args.signing() {
         Ok(s) => options.signing = s,
@@ -219,7 +219,7 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
         }
     }
     let recording = options.tlog.clone();
-    let _interrupts = nexus_host::interrupt::handle();
+    let _interrupts = crate::interrupt::handle();
     let b = match bridge(&args.from, &args.to, options) {
         Ok(b) => b,
         Err(e) => {
@@ -238,7 +238,7 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
     );
     let every = (args.stats_s > 0.0).then(|| Duration::from_secs_f64(args.stats_s));
     let mut next = every.map(|d| Instant::now() + d);
-    while b.is_running() && nexus_host::interrupt::caught().is_none() {
+    while b.is_running() && crate::interrupt::caught().is_none() {
         std::thread::sleep(Duration::from_millis(100));
         if let (Some(t), Some(d)) = (next, every) {
             if Instant::now() >= t {
@@ -259,7 +259,7 @@ pub fn run(args: &BridgeArgs) -> ExitCode {
             Err(e) => eprintln!("nexus bridge: --tlog: recording stopped: {e}"),
         }
     }
-    let interrupted = nexus_host::interrupt::caught();
+    let interrupted = crate::interrupt::caught();
     if let Some(c) = interrupted {
         eprintln!("nexus bridge: {}: stopped", c.reason());
     }

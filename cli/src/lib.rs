@@ -20,12 +20,13 @@
 //! host pump); [`driver`] is `watch`'s own small loop and [`replay`] `check`'s (both only
 //! I/O around the core client); [`progress`] shows what happens,
 //! [`report`] writes the `--json` report, [`diag`] words errors in the user's files as
-//! `file:line:col`; [`limits`] bounds every input (speeds, durations, instances, files).
+//! `file:line:col`; [`limits`] bounds every input (speeds, durations, instances, files);
+//! [`interrupt`] is what SIGINT, SIGTERM and SIGHUP do to a command.
 //!
 //! Exit codes: 0 the flight did what was asked; 1 it did not (a step timed out, a refusal, an
 //! upload rejected, the vehicle died); 2 it could not start (bad file, no PX4 build, port in
 //! use, bad arguments); 128 + the signal's number when interrupted (130 SIGINT, 143 SIGTERM,
-//! 129 SIGHUP: [`nexus_host::interrupt`]).
+//! 129 SIGHUP: [`interrupt`]).
 
 pub mod airframe;
 pub mod bridge;
@@ -36,8 +37,9 @@ pub mod evidence;
 pub mod exec;
 pub mod fly;
 pub mod guard;
+pub mod interrupt;
+pub mod limits;
 pub mod multi;
-pub use nexus_host::limits;
 pub mod outcome;
 pub mod output;
 pub mod program;

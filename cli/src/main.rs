@@ -40,9 +40,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // SIGINT, SIGTERM and SIGHUP end every command cleanly (see nexus_host::interrupt); if
+    // SIGINT, SIGTERM and SIGHUP end every command cleanly (see nexus_cli::interrupt); if
     // they cannot be taken, they keep their default action.
-    if let Err(e) = nexus_host::interrupt::install() {
+    if let Err(e) = nexus_cli::interrupt::install() {
         eprintln!("nexus: interrupts keep their default action: {e}");
     }
     match cli.command {

@@ -30,7 +30,7 @@ use super::output::Named;
 use super::run::RunArgs;
 use super::vehicle::VehicleArgs;
 use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
-use nexus_host::interrupt::Caught;
+use crate::interrupt::Caught;
 use serde_json::Value;
 use std::ffi::OsString;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// Most programs flown at once.
@@ -144,14 +144,14 @@ pub fn main(args: &RunArgs) -> ExitCode {
     };
     // From here a signal is ours to act on: it is passed to the running programs, and the set
     // ends with its reports (module docs).
-    let _interrupts = nexus_host::interrupt::handle();
+    let _interrupts = crate::interrupt::handle();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..set.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for w in 0..jobs.min(set.len()) {
             let (next, results, set, exe, tmp) = (&next, &results, &set, &exe, tmp.path());
             s.spawn(move || loop {
-                if nexus_host::interrupt::caught().is_some() {
+                if crate::interrupt::caught().is_some() {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::SeqCst);
@@ -162,11 +162,12 @@ pub fn main(args: &RunArgs) -> ExitCode {
                     _ => format!("exit {}: {}", o.code, last_line(&o.output)),
                 };
                 eprintln!("  {} (instance {}): {line}", p.display(), o.instance);
-                nexus_host::sync::lock(results)[i] = Some(o);
+                // A worker that panicked leaves the other slots as they were: still used.
+                results.lock().unwrap_or_else(PoisonError::into_inner)[i] = Some(o);
             });
         }
     });
-    let results = nexus_host::sync::into_inner(results);
+    let results = results.into_inner().unwrap_or_else(PoisonError::into_inner);
     summarize(args, &set, results)
 }
 
@@ -464,7 +465,7 @@ fn run_one(
         }
         // Not reaped yet, so the pid is still this child's.
         if !passed_on {
-            if let Some(sig) = nexus_host::interrupt::caught() {
+            if let Some(sig) = crate::interrupt::caught() {
                 pass_on(child.id(), sig);
                 passed_on = true;
             }
@@ -542,7 +543,7 @@ fn not_run(args: &RunArgs, program: &Path, sig: Option<Caught>) -> Value {
 }
 
 fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> ExitCode {
-    let sig = nexus_host::interrupt::caught();
+    let sig = crate::interrupt::caught();
     let mut reports = Vec::new();
     let mut summary = Vec::new();
     let (mut passed, mut failed, mut interrupted, mut not_started) = (0, 0, 0, 0);

@@ -41,8 +41,8 @@ impl Command<'_> {
         report: &mut Report,
         items: usize,
         abort_on_give_up: bool,
-    ) -> Result<(Flight, nexus_host::interrupt::Handling), ExitCode> {
-        let interrupts = nexus_host::interrupt::handle();
+    ) -> Result<(Flight, crate::interrupt::Handling), ExitCode> {
+        let interrupts = crate::interrupt::handle();
         let connected = match start_interruptible(vehicle, moves, tlog, self.evidence.ulog.clone())
         {
             Ok(v) => v,
@@ -112,7 +112,7 @@ impl Command<'_> {
         path: &std::path::Path,
         link: &nexus_host::pump::LinkHandle,
     ) -> Result<nexus_host::ulog::fetch::Fetched, String> {
-        if let Some(c) = nexus_host::interrupt::caught() {
+        if let Some(c) = crate::interrupt::caught() {
             return Err(format!(
                 "the vehicle's log was not fetched: the run was {}",
                 c.reason()
@@ -129,7 +129,9 @@ impl Command<'_> {
             "fetching the vehicle's log over MAVLink (LOG_REQUEST_LIST, LOG_REQUEST_DATA) into {}",
             path.display()
         ));
-        let opts = nexus_host::ulog::fetch::FetchOptions::default();
+        // A signal during the fetch ends it with "… was interrupted by SIGINT".
+        let opts = nexus_host::ulog::fetch::FetchOptions::default()
+            .cancel_when(|| crate::interrupt::caught().map(|c| c.reason()));
         match nexus_host::ulog::fetch::fetch_newest(link, path, &opts) {
             Ok(f) => {
                 self.out.line(&format!(
@@ -197,7 +199,7 @@ impl Command<'_> {
             Ok(v) => (EXIT_OK, format!("PASS: {}", Escaped(&v))),
             // Interrupted: the shell's 128 + signal number (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
             Err(e) => (
-                nexus_host::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
+                crate::interrupt::caught().map_or(EXIT_FAILED, |c| c.exit_code()),
                 format!("FAIL: {}", Escaped(&e)),
             ),
         };

@@ -95,7 +95,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
             std::fs::create_dir_all(p)
                 .map_err(|e| format!("--ulog {}: cannot make the directory: {e}", p.display()))
         } else {
-            nexus_host::limits::check_output("--ulog", p)
+            crate::limits::check_output("--ulog", p)
         };
         if let Err(e) = checked {
             eprintln!("nexus sim: {e}");
@@ -110,8 +110,8 @@ pub fn run(args: &SimArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     };
-    // A signal stops the vehicles in order and exits 128 + its number (nexus_host::interrupt).
-    let _interrupts = nexus_host::interrupt::handle();
+    // A signal stops the vehicles in order and exits 128 + its number (crate::interrupt).
+    let _interrupts = crate::interrupt::handle();
     let mut sims = Vec::new();
     for k in 0..args.count.max(1) {
         // In range: checked above.
@@ -158,7 +158,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
     }
     let many = sims.len() > 1;
     loop {
-        if let Some(c) = nexus_host::interrupt::caught() {
+        if let Some(c) = crate::interrupt::caught() {
             eprintln!("nexus sim: {}: stopping", c.reason());
             drop(sims);
             return ExitCode::from(c.exit_code());

@@ -577,7 +577,7 @@ fn identify(link: &LinkHandle, slow: bool) -> Option<bool> {
 /// [`start`], but a signal (SIGINT, SIGTERM, SIGHUP) while the vehicle starts (PX4 booting,
 /// the first heartbeat awaited) ends it at once with [`StartError::Interrupted`], so the
 /// command still writes its verdict and report. The caller holds an
-/// [`nexus_host::interrupt::Handling`] from before this call; a PX4 being launched is ended
+/// [`crate::interrupt::Handling`] from before this call; a PX4 being launched is ended
 /// ([`nexus_host::launcher::end_all_now`]).
 pub fn start_interruptible(
     args: &VehicleArgs,
@@ -597,7 +597,7 @@ pub fn start_interruptible(
         match rx.recv_timeout(std::time::Duration::from_millis(50)) {
             Ok(started) => return started,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                if let Some(c) = nexus_host::interrupt::caught() {
+                if let Some(c) = crate::interrupt::caught() {
                     nexus_host::launcher::end_all_now();
                     return Err(StartError::Interrupted(format!(
                         "{} while the vehicle was starting: nothing flew",
@@ -638,7 +638,7 @@ pub fn json_output(json: Option<&std::path::Path>) -> Result<(), String> {
     match json {
         // `-` is stdout: always writable.
         Some(p) if p == std::path::Path::new(super::output::STDOUT) => Ok(()),
-        Some(p) => nexus_host::limits::check_output("--json", p),
+        Some(p) => crate::limits::check_output("--json", p),
         None => Ok(()),
     }
 }

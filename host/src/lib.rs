@@ -11,10 +11,14 @@
 //! * [`offboard_client`]: the Python `OffboardClient` for PX4, in Rust; [`run`]: a run (`Sim`) that
 //!   owns the vehicle; [`session`]: the wait engine as a service with wall-clock caps and an idle
 //!   reaper; [`error`]: their errors.
-//! * [`tlog`]: records a link's frames as a QGroundControl `.tlog` and reads one back.
+//! * [`tlog`]: records a link's frames as a QGroundControl `.tlog` and reads one back;
+//!   [`input_file`]: how a file a user names is read (regular, bounded in bytes).
 //! * [`bridge`]: forwards MAVLink between a serial/TCP byte stream and UDP (`nexus bridge`).
 //!
-//! The `nexus` command is the nexus-cli package, so this library carries no command-line crates.
+//! The `nexus` command is the nexus-cli package, so this library carries no command-line crates
+//! and no command-line policy: the limits on the command's inputs and what a signal does to it
+//! are the command's; a wait's wall-time bound ([`run::wall_bound`]) and the speed factors the
+//! built-in vehicle keeps up with ([`run::SIM_SPEED_MAX`]) are the library's.
 //!
 //! Start with [`prelude`]: one import for a program like the Python client's.
 //!
@@ -47,15 +51,14 @@
 
 pub mod bridge;
 pub mod error;
-pub mod interrupt;
+pub mod input_file;
 pub mod launcher;
-pub mod limits;
 pub mod offboard_client;
 pub mod pump;
 pub mod run;
 pub mod session;
 pub mod signing;
-pub mod sync;
+mod sync;
 pub mod tlog;
 pub mod transport;
 pub mod ulog;

@@ -1,5 +1,5 @@
 //! Locks that outlive a panic: every mutex, read-write lock and condition variable of this
-//! crate (and of nexus-tokio and the `nexus` command) is taken through these.
+//! crate is taken through these (private to it).
 //!
 //! A thread that panicked while holding a lock leaves plain data behind (counters, slots,
 //! status): there is no invariant a half-done update could break that matters more than
@@ -10,27 +10,27 @@ use std::sync::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWrite
 use std::time::Duration;
 
 /// Lock `m`, poisoned or not.
-pub fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Take `l` for reading, poisoned or not.
-pub fn read<T: ?Sized>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+pub(crate) fn read<T: ?Sized>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Take `l` for writing, poisoned or not.
-pub fn write<T: ?Sized>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+pub(crate) fn write<T: ?Sized>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Wait on `cv` until notified (or woken spuriously), poisoned or not.
-pub fn wait<'a, T>(cv: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+pub(crate) fn wait<'a, T>(cv: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
     cv.wait(guard).unwrap_or_else(|p| p.into_inner())
 }
 
 /// Wait on `cv` until notified or `timeout` (wall) passes, poisoned or not.
-pub fn wait_timeout<'a, T>(
+pub(crate) fn wait_timeout<'a, T>(
     cv: &Condvar,
     guard: MutexGuard<'a, T>,
     timeout: Duration,
@@ -39,9 +39,4 @@ pub fn wait_timeout<'a, T>(
         Ok((g, _)) => g,
         Err(p) => p.into_inner().0,
     }
-}
-
-/// The value of `m`, which nobody else holds any more, poisoned or not.
-pub fn into_inner<T>(m: Mutex<T>) -> T {
-    m.into_inner().unwrap_or_else(|p| p.into_inner())
 }

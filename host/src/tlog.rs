@@ -426,10 +426,10 @@ impl<R: io::Read> Iterator for TlogReader<R> {
 
 impl TlogReader<io::Take<File>> {
     /// Open the tlog at `path` to read it record by record: a regular file of at most
-    /// [`MAX_TLOG_BYTES`] ([`crate::limits::open_input_max`]), read as long as it was when
+    /// [`MAX_TLOG_BYTES`] ([`crate::input_file::open`]), read as long as it was when
     /// opened. Its length is returned too.
     pub fn open(path: &Path) -> io::Result<(Self, u64)> {
-        let (file, len) = crate::limits::open_input_max(path, MAX_TLOG_BYTES)?;
+        let (file, len) = crate::input_file::open(path, MAX_TLOG_BYTES)?;
         Ok((TlogReader::new(io::Read::take(file, len)), len))
     }
 }
@@ -441,11 +441,11 @@ pub fn parse(data: &[u8]) -> Vec<TlogFrame> {
     TlogReader::new(data).map_while(Result::ok).collect()
 }
 
-/// Read the tlog at `path` (an input file: [`crate::limits::read_input`]'s checks, with a
-/// larger bound) into frames. It is held whole in memory: [`TlogReader`] reads a large one in
+/// Read the tlog at `path` (an input file: [`crate::input_file::read`]'s checks, at most
+/// [`MAX_TLOG_BYTES`]) into frames. It is held whole in memory: [`TlogReader`] reads a large one in
 /// bounded memory.
 pub fn read(path: &Path) -> Result<Vec<TlogFrame>, TlogError> {
-    let data = crate::limits::read_input_max(path, MAX_TLOG_BYTES)?;
+    let data = crate::input_file::read(path, MAX_TLOG_BYTES)?;
     let frames = parse(&data);
     if frames.is_empty() {
         return Err(TlogError::Empty);

@@ -52,9 +52,9 @@ fn chunk_ms(sim: &HostSim) -> u64 {
 fn bounded(sim: &HostSim, timeout_s: f64, cap: Option<Duration>) -> Option<Duration> {
     let bound = match sim.options().clock {
         RunClock::RealTime { speed } if !sim.is_lockstep() => {
-            Some(nexus_host::limits::wall_bound(timeout_s, speed))
+            Some(nexus_host::run::wall_bound(timeout_s, speed))
         }
-        RunClock::Max => Some(nexus_host::limits::wall_bound(timeout_s, 1.0)),
+        RunClock::Max => Some(nexus_host::run::wall_bound(timeout_s, 1.0)),
         _ => None,
     };
     match (cap, bound) {

@@ -1,4 +1,4 @@
-//! Limits on every input of `nexus` (`host/src/limits.rs`, docs/cli.md): generated speeds,
+//! Limits on every input of `nexus` (`cli/src/limits.rs`, docs/cli.md): generated speeds,
 //! durations, instances, plan values and program values never panic and never hang; out of range
 //! they exit 2 with a message, in range they are accepted (shown by an unwritable `--json` or an
 //! unopenable link refusing the command next, so nothing flies). Input files that are not regular
@@ -10,10 +10,10 @@
 mod cli_support;
 
 use cli_support::{nexus, repo, Scratch};
-use nexus_host::launcher::DeathCause;
-use nexus_host::limits::{
+use nexus_cli::limits::{
     INSTANCE_MAX, MAX_DURATION_S, MAX_INPUT_BYTES, PX4_SPEED_MAX, SIM_SPEED_MAX, SPEED_MIN,
 };
+use nexus_host::launcher::DeathCause;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
@@ -513,7 +513,7 @@ fn a_stopped_vehicle_clock_ends_the_step_at_its_wall_bound() {
     use nexus_cli::output::Out;
     use nexus_core::engine::{ProgramEnd, Step, Wait};
     use nexus_core::Action;
-    use nexus_host::limits::wall_bound;
+    use nexus_host::run::wall_bound;
     let speed = 10.0;
     let vehicle = connected(246, speed);
     vehicle
@@ -592,7 +592,7 @@ fn a_library_wait_on_a_stopped_clock_ends_at_its_wall_bound() {
     let t0 = Instant::now();
     let r = sim.wait_until(Wait::altitude_m(100.0), 1.0);
     let took = t0.elapsed();
-    let bound = nexus_host::limits::wall_bound(1.0, 10.0);
+    let bound = nexus_host::run::wall_bound(1.0, 10.0);
     assert!(
         took >= bound && took < bound + Duration::from_secs(5),
         "{took:?}"

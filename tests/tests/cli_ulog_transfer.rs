@@ -2,9 +2,11 @@
 //! vehicle nexus attached to (`run --connect … --ulog FILE`), byte for byte the file the
 //! vehicle wrote, also over a link that loses a fifth of its frames; and `check PROGRAM --ulog
 //! FILE` against a ULog alone, which passes a flight the log shows, fails one it contradicts
-//! with the explanation, and never passes a condition the log has no topic for.
+//! with the explanation, and never passes a condition the log has no topic for. A library
+//! fetch ends when its caller's cancellation check says so, leaving no file, and the vehicle
+//! serves the next one.
 //!
-//! Instances 190 and 192 (ports 14730/14770 and 14732/14772). Python is `NEXUS_PYTHON`
+//! Instances 190, 191 and 192 (ports 14730/14770, 14731/14771 and 14732/14772). Python is `NEXUS_PYTHON`
 //! (default the repository's `.venv`, made by `scripts/env.sh`, with pyulog); a missing one
 //! fails the test.
 
@@ -267,4 +269,47 @@ fn check_against_px4s_own_log_alone() {
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("has no airspeed_validated"), "{xml}");
+}
+
+#[test]
+fn a_fetch_ends_when_its_caller_cancels_it_and_leaves_no_file() {
+    use nexus_host::offboard_client::OffboardClient;
+    use nexus_host::run::{Sim, SimOptions};
+    use nexus_host::ulog::fetch::{fetch_newest, FetchError, FetchOptions};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let scratch = Scratch::new("ulog-fetch-cancel");
+    let path = scratch.path("fetched.ulg");
+    // The built-in vehicle serves the log it writes.
+    let options = SimOptions::simulated(191)
+        .speed(10.0)
+        .ulog(scratch.path("vehicle.ulg"));
+    let sim = Sim::started(options).expect("start the vehicle");
+    let op = OffboardClient::connect(&sim, 60.0).expect("connect");
+    let link = op.link().expect("the client's link");
+    // Cancelled by its caller: the error says why, in the caller's words; nothing is written.
+    let opts = FetchOptions::default().cancel_when(|| Some("cancelled by its caller".into()));
+    let t0 = std::time::Instant::now();
+    match fetch_newest(&link, &path, &opts) {
+        Err(e @ FetchError::Interrupted(_)) => {
+            assert_eq!(
+                e.to_string(),
+                "the log transfer was cancelled by its caller"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    assert!(!path.exists() && !path.with_extension("ulg.part").exists());
+    // A check that never fires leaves the fetch to the vehicle: its log comes whole.
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    let opts = FetchOptions::default()
+        .cancel_when(move || flag.load(Ordering::SeqCst).then(|| "cancelled".to_owned()));
+    let got = fetch_newest(&link, &path, &opts).expect("the log fetched");
+    assert!(got.entry.size_bytes > 0, "{got:?}");
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        u64::from(got.entry.size_bytes)
+    );
 }

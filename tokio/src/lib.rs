@@ -35,7 +35,7 @@ mod io;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -129,7 +129,8 @@ struct Shared {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        nexus_host::sync::lock(&self.state)
+        // Poisoned or not: a panic while holding it leaves plain slots and queues behind.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The driver's clock: wall µs since the link opened (engine timeouts count the

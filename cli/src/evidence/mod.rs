@@ -47,7 +47,7 @@ impl EvidenceArgs {
             ("--ulog", &self.ulog),
         ] {
             if let Some(p) = p {
-                nexus_host::limits::check_output(what, p)?;
+                crate::limits::check_output(what, p)?;
             }
         }
         Ok(())

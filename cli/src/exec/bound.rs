@@ -2,14 +2,13 @@
 //! step waiting forever for its sim-time timeout.
 //!
 //! A step may take its timeout at the slowest speed factor of the run so far, twice, plus
-//! [`crate::limits::WALL_MARGIN_S`] ([`crate::limits::wall_bound`]); past that the program is
-//! aborted with "no progress of the vehicle clock: …".
+//! [`nexus_host::run::WALL_MARGIN_S`] (a wait's bound, [`nexus_host::run::wall_bound`]); past
+//! that the program is aborted with "no progress of the vehicle clock: …".
 
-use crate::limits::{wall_bound, WALL_MARGIN_S};
 use crate::program::STEPS;
 use nexus_core::action::Action;
 use nexus_core::engine::Program;
-use nexus_host::run::RunClock;
+use nexus_host::run::{wall_bound, RunClock, WALL_MARGIN_S};
 use std::time::Instant;
 
 /// The bound of the steps of one program.

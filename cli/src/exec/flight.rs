@@ -190,11 +190,11 @@ impl Flight {
         }
     }
 
-    /// A signal came (SIGINT, SIGTERM, SIGHUP: [`nexus_host::interrupt`]): the first time, the
+    /// A signal came (SIGINT, SIGTERM, SIGHUP: [`crate::interrupt`]): the first time, the
     /// running program is aborted with "interrupted by SIGINT" as its reason, and that is
     /// said on a line and among the events. Whether the flight was interrupted.
     pub(super) fn interrupt(&mut self) -> bool {
-        let Some(caught) = nexus_host::interrupt::caught() else {
+        let Some(caught) = crate::interrupt::caught() else {
             return false;
         };
         let reason = caught.reason();

@@ -179,7 +179,7 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
         real_vehicle: args.real_vehicle,
     };
     // We end on SIGINT / SIGTERM / SIGHUP ourselves (closing every vehicle first).
-    let _handling = nexus_host::interrupt::handle();
+    let _handling = crate::interrupt::handle();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -215,16 +215,16 @@ fn serve(args: &ServeArgs) -> Result<ExitCode, String> {
     records.write_deferred();
     records.end();
     result?;
-    Ok(match nexus_host::interrupt::caught() {
+    Ok(match crate::interrupt::caught() {
         Some(c) => crate::exit(c.exit_code()),
         None => crate::exit(crate::EXIT_OK),
     })
 }
 
-/// Resolves when SIGINT, SIGTERM or SIGHUP came (polled: nexus_host::interrupt receives them).
+/// Resolves when SIGINT, SIGTERM or SIGHUP came (polled: crate::interrupt receives them).
 pub(crate) async fn interrupted() -> String {
     loop {
-        if let Some(c) = nexus_host::interrupt::caught() {
+        if let Some(c) = crate::interrupt::caught() {
             return c.reason();
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -18,20 +18,25 @@
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use nexus_core::engine::{StepRecord, WaitResult};
 use nexus_core::mission::MissionItem;
 use nexus_host::pump::{LinkEvent, LinkHandle, PendingProgram, ProgramReport};
 use nexus_host::session::Closed;
-use nexus_host::sync::lock;
 use nexus_host::tlog::Tlog;
 use serde_json::Value;
 
 use crate::evidence::{html, LinkReport};
 use crate::exec::StepMeta;
 use crate::report::{Report, SnapshotReport, StepReport, VehicleReport};
+
+/// Lock `m`, poisoned or not: a thread that panicked holding it left plain lists behind,
+/// still good to list and clean up.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Closed sessions whose files are kept, by default.
 pub const KEEP_CLOSED_DEFAULT: usize = 16;

@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::limits;
 use nexus_core::action::Action;
 use nexus_core::engine::{SnapshotAt, Wait, WaitResult};
 use nexus_core::mode::Mode;
 use nexus_core::offboard::GeoKind;
 use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::telemetry::{Snapshot, Text};
-use nexus_host::limits;
 use nexus_host::pump::ProgramReport;
 use nexus_host::run::{RunClock, SimOptions};
 use nexus_host::session::{Session, Sessions};
@@ -1074,7 +1074,9 @@ impl NexusServer {
         blocking(move || {
             // Bounded in wall time as every wait of the `nexus` command, too.
             let cap = match s.sim().options().clock {
-                RunClock::RealTime { speed } => cap.min(limits::wall_bound(timeout, speed)),
+                RunClock::RealTime { speed } => {
+                    cap.min(nexus_host::run::wall_bound(timeout, speed))
+                }
                 _ => cap,
             };
             let id = s.id();

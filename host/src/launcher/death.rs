@@ -64,7 +64,7 @@ pub enum DeathCause {
     /// The built-in simulated vehicle was stopped (its run closed) or stopped stepping.
     SimStopped,
     /// The vehicle's clock did not advance as it should: a real-time wait's wall bound
-    /// (`timeout / speed × 2 + margin`) passed first.
+    /// ([`crate::run::wall_bound`]: `timeout / speed × 2 + margin`) passed first.
     NoClockProgress {
         /// Sim time waited, s.
         waited_sim_s: f64,
@@ -170,7 +170,7 @@ impl fmt::Display for DeathCause {
                 write!(
                     f,
                     " (bound: timeout / speed × 2 + {} s)",
-                    crate::limits::WALL_MARGIN_S
+                    crate::run::WALL_MARGIN_S
                 )
             }
             DeathCause::Other(text) => f.write_str(text),

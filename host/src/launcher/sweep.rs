@@ -10,8 +10,8 @@
 //! (A process that rewrites its own environment escapes the sweep; PX4 and its helpers do not.)
 //!
 //! The running launches are also listed process-wide, so an exit that cannot wait for the
-//! owners to close them (a second interrupt: [`crate::interrupt`]) can end them all at once
-//! ([`end_all_now`]).
+//! owners to close them (the `nexus` command's, on a second interrupt) can end them all at
+//! once ([`end_all_now`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -27,8 +27,14 @@
 //! height above the pad is measured over the wire for both vehicles alike: clients of a run
 //! ask for ground truth ([`GroundTruth::Always`]: the run started a simulator), which PX4 SITL
 //! and the built-in vehicle both stream as HIL_STATE_QUATERNION.
+//!
+//! **Bounds.** A real-time wait is bounded in wall time too ([`wall_bound`]: its sim timeout at
+//! the speed, twice, plus [`WALL_MARGIN_S`]), so a vehicle clock that stopped ends it with
+//! [`DeathCause::NoClockProgress`] instead of holding it forever. The built-in vehicle keeps up
+//! with speed factors [`SPEED_MIN`]..=[`SIM_SPEED_MAX`]; [`Sim::set_speed`] refuses others.
 
 mod probe;
+mod speed;
 mod wait;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -38,7 +44,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub use probe::{LOCKSTEP_SPEED, SIM_STOPPED};
-pub use wait::{Until, Waited, BARRIER_SLACK_MS};
+pub use speed::{check_speed, SIM_SPEED_MAX, SPEED_MIN};
+pub use wait::{wall_bound, Until, Waited, BARRIER_SLACK_MS, WALL_MARGIN_S};
 
 use crate::error::RunError;
 use crate::launcher::{DeathCause, LaunchOptions, OffboardPort, PortMap, Px4Build, Px4Process};

@@ -82,7 +82,7 @@ impl VehicleProbe for SimProbe {
         }
         // A factor the vehicle cannot keep up with would stop its clock (and look like a
         // death): refused, with the reason, as the program reader refuses a literal one.
-        crate::limits::speed("the speed factor", factor as f64, false)?;
+        super::speed::check_sim_speed("the speed factor", factor as f64)?;
         match self.with(|h| h.set_speed(factor as f64)) {
             Some(r) => r.map_err(|e| e.to_string()),
             None => Err(SIM_STOPPED.to_owned()),

@@ -23,6 +23,38 @@ const BARRIER_MAX: Duration = Duration::from_millis(250);
 /// Real time: how often a predicate is polled (wall).
 const POLL_PERIOD: Duration = Duration::from_millis(2);
 
+/// Wall-time margin added to every wait's bound ([`wall_bound`]), s: a loaded machine, the
+/// start of a run.
+pub const WALL_MARGIN_S: f64 = 10.0;
+
+/// Longest sim timeout a wall-time bound is computed for, s (10^6 s, 11.6 days): a longer one
+/// (or an infinite one) is bounded as this, far from the wall clock's overflow.
+const BOUNDED_TIMEOUT_MAX_S: f64 = 1e6;
+
+/// The wall-time bound of a real-time wait: longest a wait of `timeout_s` sim seconds may take
+/// in wall time at `speed`, its sim timeout at the speed, twice, plus [`WALL_MARGIN_S`]:
+/// `timeout_s / speed × 2 + 10 s`. A vehicle whose clock runs at even half the asked speed ends
+/// the wait by its own timeout first; past this bound its clock has (nearly) stopped, and the
+/// wait ends with that reason ([`DeathCause::NoClockProgress`]) instead of hanging. Every wait
+/// of a real-time [`Sim`] is bounded so, and so is every step of the `nexus` command.
+///
+/// Any value gives a finite bound, never a panic: a speed that is not a positive number counts
+/// as 1, a positive one below [`super::SPEED_MIN`] as that minimum; a timeout is clamped to
+/// 0..=10^6 s (an infinite or NaN one counts as 10^6 s).
+pub fn wall_bound(timeout_s: f64, speed: f64) -> Duration {
+    let speed = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    };
+    let t = if timeout_s.is_finite() {
+        timeout_s.clamp(0.0, BOUNDED_TIMEOUT_MAX_S)
+    } else {
+        BOUNDED_TIMEOUT_MAX_S
+    };
+    Duration::from_secs_f64(t / speed.max(super::SPEED_MIN) * 2.0 + WALL_MARGIN_S)
+}
+
 /// How a `wait_until` went.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive] // more fields may come
@@ -71,7 +103,7 @@ impl Until for Wait {
             RunClock::Max => Some(1.0),
             _ => None,
         };
-        let bound = speed.map(|s| crate::limits::wall_bound(sim_timeout_s, s));
+        let bound = speed.map(|s| wall_bound(sim_timeout_s, s));
         let r = sim.wait_on_link(&link, &wait, bound)?;
         match r.reason {
             Reason::Cap => Err(RunError::Died {
@@ -170,7 +202,7 @@ impl Sim {
         let timeout_s = wait.timeout().map(f64::from);
         let cap = match (self.options.clock, timeout_s) {
             (RunClock::RealTime { speed }, Some(t)) if !self.is_lockstep() && t.is_finite() => {
-                Some(crate::limits::wall_bound(t.max(0.0), speed))
+                Some(wall_bound(t.max(0.0), speed))
             }
             _ => None,
         };
@@ -229,7 +261,7 @@ impl Sim {
                 RunClock::Lockstep => None,
             };
             if let Some(speed) = bound_speed {
-                let bound = crate::limits::wall_bound(sim_timeout_s, speed);
+                let bound = wall_bound(sim_timeout_s, speed);
                 if wall0.elapsed() > bound {
                     return Err(RunError::Died {
                         cause: DeathCause::NoClockProgress {
@@ -481,6 +513,22 @@ impl Sim {
             {
                 return Ok(pending.wait(Some(Duration::from_secs(2))));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wall_bound_follows_the_timeout_and_the_speed() {
+        assert_eq!(wall_bound(60.0, 2.0), Duration::from_secs(60 + 10));
+        assert_eq!(wall_bound(0.0, 50.0), Duration::from_secs(10));
+        assert_eq!(wall_bound(1.0, 0.01), Duration::from_secs(20 + 10));
+        // Bad values give a finite bound, never a panic.
+        for (t, s) in [(f64::NAN, 1.0), (1e300, 0.0), (-5.0, f64::NAN)] {
+            assert!(wall_bound(t, s) <= Duration::from_secs(30_000_000));
         }
     }
 }

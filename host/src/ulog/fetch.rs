@@ -23,6 +23,7 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::RecvTimeoutError;
+use std::sync::Arc;
 use std::time::{Duration, Instant as WallInstant};
 
 use mavlink::MessageData;
@@ -40,8 +41,8 @@ pub const RELIST_WALL: Duration = Duration::from_millis(500);
 /// Listings made at most while the newest log's size keeps changing.
 pub const MAX_LISTINGS: u32 = 6;
 
-/// How a fetch is bounded.
-#[derive(Debug, Clone, Copy)]
+/// How a fetch is bounded, and what may cancel it.
+#[derive(Clone)]
 pub struct FetchOptions {
     /// The largest log fetched, bytes (default: what [`super::Ulog`] reads,
     /// [`super::MAX_ULOG_BYTES`]); a larger one is refused before anything is asked.
@@ -50,6 +51,36 @@ pub struct FetchOptions {
     pub wall_cap: Duration,
     /// The core machine's retry floor and give-up.
     pub transfer: LogConfig,
+    /// The caller's cancellation check, asked between two looks at the link (at least every
+    /// 100 ms, wall): `Some(why)` ends the fetch (the vehicle is told, LOG_REQUEST_END) with
+    /// [`FetchError::Interrupted`]`(why)`, where `why` completes "the log transfer was …" (the
+    /// `nexus` command gives "interrupted by SIGINT" once a signal came). `None` (the
+    /// default): only the link, the transfer and [`FetchOptions::wall_cap`] end it. Set it
+    /// with [`FetchOptions::cancel_when`].
+    pub cancel: Option<Arc<dyn Fn() -> Option<String> + Send + Sync>>,
+}
+
+impl FetchOptions {
+    /// These options, cancelled once `check` returns `Some(why)` ([`FetchOptions::cancel`]).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::sync::Arc;
+    /// use nexus_host::ulog::fetch::FetchOptions;
+    /// let stop = Arc::new(AtomicBool::new(false));
+    /// let flag = stop.clone();
+    /// let opts = FetchOptions::default()
+    ///     .cancel_when(move || flag.load(Ordering::SeqCst).then(|| "cancelled".to_owned()));
+    /// stop.store(true, Ordering::SeqCst); // from any thread: the fetch ends on its next look
+    /// assert_eq!(opts.cancel.as_ref().and_then(|c| c()), Some("cancelled".to_owned()));
+    /// ```
+    pub fn cancel_when(
+        mut self,
+        check: impl Fn() -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.cancel = Some(Arc::new(check));
+        self
+    }
 }
 
 impl Default for FetchOptions {
@@ -58,7 +89,19 @@ impl Default for FetchOptions {
             max_bytes: super::MAX_ULOG_BYTES.min(u32::MAX as u64) as u32,
             wall_cap: Duration::from_secs(600),
             transfer: LogConfig::default(),
+            cancel: None,
         }
+    }
+}
+
+impl std::fmt::Debug for FetchOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FetchOptions")
+            .field("max_bytes", &self.max_bytes)
+            .field("wall_cap", &self.wall_cap)
+            .field("transfer", &self.transfer)
+            .field("cancel", &self.cancel.as_ref().map(|_| "Fn"))
+            .finish()
     }
 }
 
@@ -109,7 +152,7 @@ pub enum FetchError {
     /// The fetch took longer than [`FetchOptions::wall_cap`].
     #[error("the log transfer took longer than {} s", .0.as_secs())]
     WallCap(Duration),
-    /// A signal the process handles ([`crate::interrupt`]) came during the fetch.
+    /// The caller cancelled the fetch ([`FetchOptions::cancel`]), saying why.
     #[error("the log transfer was {0}")]
     Interrupted(String),
 }
@@ -153,6 +196,7 @@ struct Driver<'a> {
     clock: Clock,
     deadline: WallInstant,
     cap: Duration,
+    cancel: Option<&'a (dyn Fn() -> Option<String> + Send + Sync)>,
 }
 
 impl Driver<'_> {
@@ -232,12 +276,12 @@ impl Driver<'_> {
             if WallInstant::now() >= self.deadline {
                 return Err(FetchError::WallCap(self.cap));
             }
-            if let Some(c) = crate::interrupt::caught() {
+            if let Some(why) = self.cancel.and_then(|c| c()) {
                 self.m.cancel();
                 while let Some(r) = self.m.poll_request(self.clock.now()) {
                     self.send(r, to)?;
                 }
-                return Err(FetchError::Interrupted(c.reason()));
+                return Err(FetchError::Interrupted(why));
             }
             // Sleep until a message or the machine's deadline (at most 100 ms: the link's
             // death and the wall cap are looked at in between).
@@ -304,6 +348,7 @@ pub fn fetch_newest(
         clock: Clock(WallInstant::now()),
         deadline: WallInstant::now() + opts.wall_cap,
         cap: opts.wall_cap,
+        cancel: opts.cancel.as_deref(),
     };
     // The newest log, once two listings agree on its size.
     let mut last: Option<LogEntry> = None;

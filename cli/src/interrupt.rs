@@ -13,7 +13,7 @@
 //!   number (130 / 143 / 129);
 //! * when no command handles it, or the one that does has not exited within
 //!   [`HANDLING_LIMIT`], or a **second** signal comes, the process ends from this thread: every
-//!   running PX4 launch is SIGKILLed with what it started ([`crate::launcher::end_all_now`]),
+//!   running PX4 launch is SIGKILLed with what it started ([`nexus_host::launcher::end_all_now`]),
 //!   one line goes to stderr, and the exit code is the first signal's 128 + n. So a `fly`
 //!   whose PX4 is still starting, or a `watch`, ends at once (no report: nothing flew yet).
 
@@ -151,7 +151,7 @@ fn end_now(caught: Caught, why: &str) -> ! {
     } else {
         eprintln!("nexus: {} ({why})", caught.reason());
     }
-    crate::launcher::end_all_now();
+    nexus_host::launcher::end_all_now();
     std::process::exit(i32::from(caught.exit_code()));
 }
 
