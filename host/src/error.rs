@@ -95,7 +95,7 @@ pub enum RunError {
 /// Why an [`crate::offboard_client::OffboardClient`] call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive] // more causes will come; match with a `_` arm
-pub enum ClientError {
+pub enum OffboardClientError {
     /// The connection string does not parse.
     #[error(transparent)]
     Conn(#[from] ConnStringError),
@@ -129,9 +129,9 @@ pub enum ClientError {
     Param(#[from] ParamError),
 }
 
-impl From<OffboardError> for ClientError {
+impl From<OffboardError> for OffboardClientError {
     fn from(e: OffboardError) -> Self {
-        ClientError::Verb(e)
+        OffboardClientError::Verb(e)
     }
 }
 
@@ -165,7 +165,7 @@ pub enum ConnectError {
     },
     /// The client could not be opened.
     #[error(transparent)]
-    Client(#[from] ClientError),
+    Client(#[from] OffboardClientError),
     /// The run could not be asked.
     #[error(transparent)]
     Run(RunError),

@@ -65,7 +65,7 @@ pub use nexus_core;
 
 /// What a program that flies a vehicle imports: `use nexus_host::prelude::*;`.
 pub mod prelude {
-    pub use crate::error::{ClientError, ConnectError, RunError, SessionError};
+    pub use crate::error::{ConnectError, OffboardClientError, RunError, SessionError};
     pub use crate::launcher::DeathCause;
     pub use crate::offboard_client::{read_plan_file, OffboardClient, OffboardOptions};
     pub use crate::run::{Sim, SimOptions};

@@ -10,7 +10,7 @@ use host_support::*;
 use nexus_core::engine::Condition;
 use nexus_core::mav::MavParamType;
 use nexus_core::telemetry::LandedState;
-use nexus_host::error::{ClientError, ConnectError, RunError};
+use nexus_host::error::{ConnectError, OffboardClientError, RunError};
 use nexus_host::offboard_client::OffboardClient;
 use nexus_host::pump::{LinkEvent, ParamError};
 use nexus_host::run::{Sim, SimOptions};
@@ -147,7 +147,7 @@ fn parameters_round_trip() {
     // PX4's error, not at its timeout (docs/px4-wire.md §Parameters).
     let t0 = Instant::now();
     match op.param_get("NO_SUCH_PARAM", Duration::from_millis(5000)) {
-        Err(ClientError::Param(ParamError::Refused { name, error })) => {
+        Err(OffboardClientError::Param(ParamError::Refused { name, error })) => {
             assert_eq!(name, "NO_SUCH_PARAM");
             assert_eq!(error, "MAV_PARAM_ERROR_DOES_NOT_EXIST");
         }
@@ -159,14 +159,17 @@ fn parameters_round_trip() {
     let t0 = Instant::now();
     assert!(matches!(
         op.param_get("NO_SUCH_PARAM2", Duration::from_millis(5000)),
-        Err(ClientError::Param(ParamError::Refused { .. }))
+        Err(OffboardClientError::Param(ParamError::Refused { .. }))
     ));
     assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     // Names that cannot be parameter ids are refused before anything is sent.
-    assert!(matches!(op.param_set("", 1.0), Err(ClientError::Verb(_))));
+    assert!(matches!(
+        op.param_set("", 1.0),
+        Err(OffboardClientError::Verb(_))
+    ));
     assert!(matches!(
         op.param_get("A_NAME_LONGER_THAN_16", t),
-        Err(ClientError::Param(ParamError::BadName(_)))
+        Err(OffboardClientError::Param(ParamError::BadName(_)))
     ));
 }
 

@@ -41,7 +41,7 @@ use nexus_core::engine::{Wait, WaitId, WaitResult};
 use nexus_core::frame::{Decoder, MAX_FRAME_LEN};
 use nexus_core::mission::MissionItem;
 use nexus_core::{Client, Instant, Mode};
-use nexus_host::error::ClientError;
+use nexus_host::error::OffboardClientError;
 use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
 use nexus_host::pump::{LinkEvent, PumpError, WaitError, NO_SPEED_CONTROL};
@@ -397,12 +397,12 @@ impl AsyncClient {
     /// Apply a verb to the client now and wake the task to send what it queued.
     fn verb<R>(
         &self,
-        f: impl FnOnce(&mut HostClient, Instant) -> Result<R, ClientError>,
-    ) -> Result<R, ClientError> {
+        f: impl FnOnce(&mut HostClient, Instant) -> Result<R, OffboardClientError>,
+    ) -> Result<R, OffboardClientError> {
         let now = self.shared.now();
         let mut st = self.shared.lock();
         if st.closed {
-            return Err(ClientError::NotOpen);
+            return Err(OffboardClientError::NotOpen);
         }
         let r = f(&mut st.client, now);
         st.route(now);
@@ -412,7 +412,7 @@ impl AsyncClient {
     }
 
     /// Request a flight mode; commanded until telemetry confirms it.
-    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), ClientError> {
+    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             c.offboard_mut().0.set_mode(mode);
             Ok(())
@@ -420,7 +420,7 @@ impl AsyncClient {
     }
 
     /// Request arming, sent once armable.
-    pub fn arm(&self) -> Result<(), ClientError> {
+    pub fn arm(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, now| {
             let (ob, tel) = c.offboard_mut();
             ob.arm(now, tel);
@@ -430,7 +430,7 @@ impl AsyncClient {
 
     /// Take off to `alt_m` over home (Takeoff mode, then arm); see
     /// [`AsyncClient::at_target`].
-    pub fn takeoff(&self, alt_m: f32) -> Result<(), ClientError> {
+    pub fn takeoff(&self, alt_m: f32) -> Result<(), OffboardClientError> {
         self.verb(|c, now| {
             let (ob, tel) = c.offboard_mut();
             Ok(ob.takeoff(now, tel, alt_m)?)
@@ -445,7 +445,7 @@ impl AsyncClient {
         y_m: f32,
         z_m: f32,
         yaw_rad: Option<f32>,
-    ) -> Result<(), ClientError> {
+    ) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             let (ob, tel) = c.offboard_mut();
             Ok(ob.goto(tel, x_m, y_m, z_m, yaw_rad)?)
@@ -453,7 +453,7 @@ impl AsyncClient {
     }
 
     /// Land in place (Land mode).
-    pub fn land(&self) -> Result<(), ClientError> {
+    pub fn land(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             c.offboard_mut().0.land();
             Ok(())
@@ -461,7 +461,7 @@ impl AsyncClient {
     }
 
     /// Return to launch (RTL mode).
-    pub fn return_to_launch(&self) -> Result<(), ClientError> {
+    pub fn return_to_launch(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             c.offboard_mut().0.return_to_launch();
             Ok(())
@@ -469,7 +469,7 @@ impl AsyncClient {
     }
 
     /// Hold position (Hold mode).
-    pub fn hold(&self) -> Result<(), ClientError> {
+    pub fn hold(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             c.offboard_mut().0.hold();
             Ok(())
@@ -478,12 +478,12 @@ impl AsyncClient {
 
     /// Upload mission items verbatim (`seq` equal to their index); see
     /// `offboard().mission_uploaded()`.
-    pub fn upload_mission(&self, items: &[MissionItem]) -> Result<(), ClientError> {
+    pub fn upload_mission(&self, items: &[MissionItem]) -> Result<(), OffboardClientError> {
         self.verb(|c, _| Ok(c.offboard_mut().0.upload_mission_items(items)?))
     }
 
     /// Fly the uploaded mission from its first item (Mission mode, then arm).
-    pub fn start_mission(&self) -> Result<(), ClientError> {
+    pub fn start_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, now| {
             let (ob, tel) = c.offboard_mut();
             ob.start_mission(now, tel);

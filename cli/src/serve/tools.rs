@@ -723,7 +723,7 @@ impl NexusServer {
         id: u64,
         what: &'static str,
         action: Action,
-        f: impl FnOnce(&Session) -> Result<(), nexus_host::error::ClientError> + Send + 'static,
+        f: impl FnOnce(&Session) -> Result<(), nexus_host::error::OffboardClientError> + Send + 'static,
     ) -> ToolResult {
         self.gate_action(id, what, &action)?;
         self.on(id, move |s| {
