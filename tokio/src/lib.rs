@@ -46,29 +46,15 @@ use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
 use nexus_host::pump::{LinkEvent, PumpError, WaitError, NO_SPEED_CONTROL};
 use nexus_host::run::Sim;
-use nexus_host::transport::{ConnString, ForeignTraffic, PeerRule, RECV_BUF_LEN};
+use nexus_host::transport::{
+    ConnString, ForeignTraffic, LinkError, OpenError, PeerRule, RECV_BUF_LEN,
+};
 use tokio::sync::{watch, Notify};
 
 pub use nexus_host::pump::HostClient;
 
 /// Offboard events kept for [`AsyncClient::events`]; older ones are dropped.
 pub const EVENTS_KEPT: usize = 256;
-
-/// Why [`AsyncClient::open`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    /// The connection string does not parse.
-    #[error(transparent)]
-    Conn(#[from] nexus_host::transport::ConnStringError),
-    /// The OS refused (bind, connect, the device).
-    #[error("cannot open {conn}: {source}")]
-    Io {
-        /// What was opened.
-        conn: ConnString,
-        /// The OS error.
-        source: std::io::Error,
-    },
-}
 
 /// Why [`AsyncClient::connect`] failed.
 #[derive(Debug, thiserror::Error)]
@@ -202,9 +188,11 @@ pub struct AsyncClient {
 
 impl AsyncClient {
     /// Open `conn` (a pymavlink-style connection string) for the vehicle of `options` and
-    /// spawn its task on the current runtime.
-    pub async fn open(conn: &str, options: OffboardOptions) -> Result<AsyncClient, OpenError> {
-        AsyncClient::open_conn(&conn.parse()?, options).await
+    /// spawn its task on the current runtime. Fails as [`nexus_host::transport::Link::open_str`]
+    /// does: the string does not parse, or the link does not open.
+    pub async fn open(conn: &str, options: OffboardOptions) -> Result<AsyncClient, LinkError> {
+        let conn: ConnString = conn.parse()?;
+        Ok(AsyncClient::open_conn(&conn, options).await?)
     }
 
     /// [`AsyncClient::open`] with a parsed connection string. A UDP link latches by
@@ -222,12 +210,7 @@ impl AsyncClient {
             }
             rule => rule,
         };
-        let io = io::Io::open(conn, rule)
-            .await
-            .map_err(|source| OpenError::Io {
-                conn: conn.clone(),
-                source,
-            })?;
+        let io = io::Io::open(conn, rule).await?;
         let state = State {
             client: Box::new(Client::new(options.client_config())),
             waits: HashMap::new(),
