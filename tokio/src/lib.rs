@@ -56,9 +56,11 @@ pub use nexus_host::pump::HostClient;
 /// Offboard events kept for [`AsyncClient::events`]; older ones are dropped.
 pub const EVENTS_KEPT: usize = 256;
 
-/// Why [`AsyncClient::connect`] failed.
+/// Why [`AsyncClient::connect`] failed: its own link could not open, or no heartbeat came
+/// within a wall-clock timeout (the threaded client's [`nexus_host::error::ConnectError`]
+/// waits sim time on the run's pump instead).
 #[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
+pub enum AsyncConnectError {
     /// The run has no offboard link (not started, closed, no vehicle).
     #[error(transparent)]
     Run(#[from] nexus_host::error::RunError),
@@ -236,7 +238,7 @@ impl AsyncClient {
     /// Open a client on a real-time run's offboard link, taking frames only from the vehicle
     /// the run launched, and wait up to `timeout` (wall time) for its heartbeat. (A lockstep run
     /// advances only through its own `wait_until`: give this driver a real-time run.)
-    pub async fn connect(sim: &Sim, timeout: Duration) -> Result<AsyncClient, ConnectError> {
+    pub async fn connect(sim: &Sim, timeout: Duration) -> Result<AsyncClient, AsyncConnectError> {
         let port = sim.offboard_port()?;
         let mut options = sim.offboard_options();
         options.system_id = port.system_id;
@@ -249,10 +251,10 @@ impl AsyncClient {
         };
         let client = AsyncClient::open_conn(&conn, options)
             .await
-            .map_err(|e| ConnectError::Open(Box::new(e)))?;
+            .map_err(|e| AsyncConnectError::Open(Box::new(e)))?;
         match client.until(|c| c.telemetry().connected(), timeout).await {
             Ok(()) => Ok(client),
-            Err(_) => Err(ConnectError::NoHeartbeat {
+            Err(_) => Err(AsyncConnectError::NoHeartbeat {
                 port: port.port,
                 timeout,
             }),
