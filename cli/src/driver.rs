@@ -2,7 +2,7 @@
 //! core [`Decoder`] and a core client, driven the way the core asks (handle every frame, send
 //! what is due, wake at the next deadline), plus a copy of every STATUSTEXT.
 //!
-//! `fly` and `run` fly on the host pump instead (through a [`nexus_host::run::Sim`]), which adds the
+//! `fly` and `run` fly on the host pump instead (through a [`nexus_host::run::Run`]), which adds the
 //! run's supervision; a watcher commands nothing and needs none of it.
 
 use super::CliClient;

@@ -13,8 +13,8 @@ use nexus_host::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = match std::env::args().nth(1) {
-        Some(speed) => SimOptions::simulated(162).speed(speed.parse()?),
-        None => SimOptions::simulated(162).lockstep(),
+        Some(speed) => RunOptions::simulated(162).speed(speed.parse()?),
+        None => RunOptions::simulated(162).lockstep(),
     };
     let plan_path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -22,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let plan = read_plan_file(plan_path)?;
 
-    let sim = Sim::started(options)?;
+    let sim = Run::started(options)?;
     let op = OffboardClient::connect(&sim, 10.0)?;
     op.upload_mission(plan.as_ref())?;
     sim.wait_until(|| op.mission_ack().is_some(), 30.0)?;

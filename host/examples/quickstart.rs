@@ -12,10 +12,10 @@ use nexus_host::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = match std::env::args().nth(1) {
-        Some(speed) => SimOptions::simulated(161).speed(speed.parse()?),
-        None => SimOptions::simulated(161).lockstep(),
+        Some(speed) => RunOptions::simulated(161).speed(speed.parse()?),
+        None => RunOptions::simulated(161).lockstep(),
     };
-    let sim = Sim::started(options)?;
+    let sim = Run::started(options)?;
     let op = OffboardClient::connect(&sim, 10.0)?;
 
     op.takeoff(2.0)?;

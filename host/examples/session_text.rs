@@ -15,8 +15,8 @@ use nexus_host::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = match std::env::args().nth(1) {
-        Some(speed) => SimOptions::simulated(163).speed(speed.parse()?),
-        None => SimOptions::simulated(163).lockstep(),
+        Some(speed) => RunOptions::simulated(163).speed(speed.parse()?),
+        None => RunOptions::simulated(163).lockstep(),
     };
     let session = Session::start(options, 10.0)?;
     let since = session.snapshot()?.seq; // texts after this one count

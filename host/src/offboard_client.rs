@@ -8,9 +8,9 @@
 //!
 //! ```no_run
 //! use nexus_host::offboard_client::OffboardClient;
-//! use nexus_host::run::{Sim, SimOptions};
+//! use nexus_host::run::{Run, RunOptions};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let sim = Sim::new(SimOptions::simulated(0).speed(10.0));
+//! let sim = Run::new(RunOptions::simulated(0).speed(10.0));
 //! sim.start()?;
 //! // sim.ports()?.get("offboard"): UDP 14540, instance 0
 //! let op = OffboardClient::connect(&sim, 10.0)?;
@@ -48,7 +48,7 @@ use crate::pump::{
     HostPlan, LinkConfig, LinkEvent, LinkHandle, LinkStatus, MissionStatus, ParamValue, Pump,
     Supervision,
 };
-use crate::run::Sim;
+use crate::run::Run;
 use crate::sync::lock;
 use crate::transport::{ConnString, LinkOptions, PeerRule};
 
@@ -61,7 +61,7 @@ pub const OWN_SYSTEM_ID: u8 = 255;
 pub const OWN_COMPONENT_ID: u8 = 240;
 
 /// How an [`OffboardClient`] connects and behaves: the one options type of a client (the run's
-/// [`crate::run::SimOptions::client`] is one of these). Defaults ([`Default`]): system id 1,
+/// [`crate::run::RunOptions::client`] is one of these). Defaults ([`Default`]): system id 1,
 /// the offboard machine's [`OffboardConfig::default`] (arrival 2 m, altitude tolerance 1 m,
 /// heading 5°, 5 s failure-free before arming, …), supervised after 5 s of silence, the
 /// process-wide pump, ground truth asked for when the vehicle identifies as PX4 SITL.
@@ -237,7 +237,7 @@ impl OffboardClient {
     /// Open a client on the run's offboard link (`sim.ports()`'s "offboard") and wait for
     /// PX4's heartbeat, advancing the run's clock as needed: `timeout_sim_s` counts sim
     /// seconds. The client returned is open and [`OffboardClient::connected`].
-    pub fn connect(sim: &Sim, timeout_sim_s: f64) -> Result<OffboardClient, ConnectError> {
+    pub fn connect(sim: &Run, timeout_sim_s: f64) -> Result<OffboardClient, ConnectError> {
         let port = sim.offboard_port()?;
         let mut options = sim.offboard_options();
         options.system_id = port.system_id;

@@ -11,7 +11,7 @@ use host_support::*;
 use nexus_core::engine::{Reason, Wait, WaitResult};
 use nexus_host::error::RunError;
 use nexus_host::launcher::DeathCause;
-use nexus_host::run::SimOptions;
+use nexus_host::run::RunOptions;
 use nexus_host::session::Session;
 use nexus_host::sim::Fault;
 
@@ -124,7 +124,7 @@ fn lockstep_exit_and_stall_end_waits_died() {
 
     // Stall: stepping no longer moves the clock; after the stall limit of that the run is dead.
     let s = session(
-        SimOptions::simulated(135)
+        RunOptions::simulated(135)
             .lockstep()
             .stall(Some(Duration::from_millis(500))),
     );

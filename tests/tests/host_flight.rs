@@ -13,14 +13,14 @@ use nexus_core::telemetry::LandedState;
 use nexus_host::error::{ConnectError, OffboardClientError, RunError};
 use nexus_host::offboard_client::OffboardClient;
 use nexus_host::pump::{LinkEvent, ParamError};
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::run::{Run, RunOptions};
 use nexus_host::sim::Fault;
 
 /// The Python OffboardClient's snippet, in Rust: start a run, connect, take off, wait for the
 /// target.
 #[test]
 fn the_python_clients_takeoff_snippet() {
-    let sim = Sim::new(SimOptions::simulated(100).speed(speed()));
+    let sim = Run::new(RunOptions::simulated(100).speed(speed()));
     sim.start().unwrap();
     let op = OffboardClient::connect(&sim, 10.0).unwrap(); // ports["offboard"]: UDP 14640
     assert_eq!(sim.offboard_port().unwrap().port, 14640);
@@ -192,7 +192,7 @@ fn gesture_arm_in_a_manual_mode() {
 #[test]
 fn connect_errors_name_the_cause() {
     // A run without a vehicle has no offboard link, and says why.
-    let none = Sim::started(SimOptions::no_vehicle()).unwrap();
+    let none = Run::started(RunOptions::no_vehicle()).unwrap();
     match OffboardClient::connect(&none, 1.0) {
         Err(e @ ConnectError::NoOffboardLink { .. }) => {
             assert!(e.to_string().contains("no PX4"), "{e}")
@@ -201,11 +201,11 @@ fn connect_errors_name_the_cause() {
     }
     assert!(matches!(none.ports(), Err(RunError::NoOffboardLink { .. })));
     // Before start, nothing.
-    let idle = Sim::new(SimOptions::simulated(105));
+    let idle = Run::new(RunOptions::simulated(105));
     assert!(matches!(idle.ports(), Err(RunError::NotStarted)));
 
     // A vehicle that never speaks: no heartbeat within the timeout, naming the port.
-    let quiet = Sim::started(lockstep(105)).unwrap();
+    let quiet = Run::started(lockstep(105)).unwrap();
     quiet.inject(Fault::Silence).unwrap();
     match OffboardClient::connect(&quiet, 3.0) {
         Err(e @ ConnectError::NoHeartbeat { port: 14645, .. }) => assert_eq!(
@@ -220,7 +220,7 @@ fn connect_errors_name_the_cause() {
     );
 
     // A vehicle that dies while we wait: the run lost its peer.
-    let dying = Sim::started(realtime(106)).unwrap();
+    let dying = Run::started(realtime(106)).unwrap();
     dying.inject(Fault::Exit { code: 3 }).unwrap();
     match OffboardClient::connect(&dying, 10.0) {
         Err(e @ ConnectError::LostPeer { .. }) => {
@@ -256,7 +256,7 @@ fn speed_control_where_the_vehicle_allows_it() {
 #[test]
 fn a_px4_run_without_mavlink_reports_no_heartbeat_and_fixed_speed() {
     let build = root().join("tests/fixtures/fake-px4");
-    let sim = Sim::new(SimOptions::px4(120, Some(build)).speed(2.0));
+    let sim = Run::new(RunOptions::px4(120, Some(build)).speed(2.0));
     sim.start().unwrap();
     assert_eq!(sim.offboard_port().unwrap().port, 14660);
     let t0 = Instant::now();
@@ -277,11 +277,11 @@ fn a_px4_run_without_mavlink_reports_no_heartbeat_and_fixed_speed() {
 #[test]
 fn a_px4_that_panics_ends_the_run_with_the_panic_line() {
     let build = root().join("tests/fixtures/fake-px4");
-    let mut o = SimOptions::px4(121, Some(build));
+    let mut o = RunOptions::px4(121, Some(build));
     o.launch = Some(nexus_host::launcher::LaunchOptions::new(121).env("FAKE_PX4_MODE", "panic"));
     // The fake panics right after its startup script: the launcher may see the PANIC before it
     // calls PX4 ready (start fails), or after (the connect fails). Either names the line.
-    match Sim::started(o) {
+    match Run::started(o) {
         Err(e @ RunError::Launch(_)) => assert!(e.to_string().contains("PANIC"), "{e}"),
         Err(other) => panic!("{other:?}"),
         Ok(sim) => match OffboardClient::connect(&sim, 30.0) {

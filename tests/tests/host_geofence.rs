@@ -17,7 +17,7 @@ use nexus_core::offboard::{GeoKind, GeoStatus, MissionError};
 use nexus_core::plan::{read_geo, GeoPlan};
 use nexus_core::Mode;
 use nexus_host::offboard_client::OffboardClient;
-use nexus_host::run::Sim;
+use nexus_host::run::Run;
 use nexus_host::session::Session;
 
 /// The tests share instance 252: one at a time.
@@ -32,13 +32,13 @@ fn example() -> GeoPlan<64, 16> {
     read_geo(&src).unwrap()
 }
 
-fn settled(sim: &Sim, op: &OffboardClient, kind: GeoKind) -> GeoStatus {
+fn settled(sim: &Run, op: &OffboardClient, kind: GeoKind) -> GeoStatus {
     sim.wait_until(|| op.geo_status(kind).unwrap() != GeoStatus::Busy, 30.0)
         .unwrap_or_else(|e| panic!("{kind:?}: {e}\n{}", events(op)));
     op.geo_status(kind).unwrap()
 }
 
-fn download(sim: &Sim, op: &OffboardClient, kind: GeoKind) -> Vec<MissionItem> {
+fn download(sim: &Run, op: &OffboardClient, kind: GeoKind) -> Vec<MissionItem> {
     op.download_geo(kind).unwrap();
     let st = settled(sim, op, kind);
     let items = op.geo_items(kind).unwrap();
@@ -137,7 +137,7 @@ fn fence_and_rally_round_trip_beside_the_mission() {
 }
 
 /// Bad fence input on the link of `op`: a typed error, or PX4's refusal as a status.
-fn bad_fence_input_is_a_typed_error_or_a_rejection(sim: &Sim, op: &OffboardClient) {
+fn bad_fence_input_is_a_typed_error_or_a_rejection(sim: &Run, op: &OffboardClient) {
     // Empty: an error, nothing started (clearing is clear_geo).
     let before = op.geo_status(GeoKind::Fence).unwrap();
     assert!(op.upload_geo(GeoKind::Fence, &[]).is_err());
@@ -339,7 +339,7 @@ fn rally_points_in_an_int_frame_keep_a_careful_client_from_arming() {
     let _one = one();
     for (frame, arms) in [(6u8, false), (3, true)] {
         // The client's default quiet spell (5 s), the CLI's.
-        let (sim, op) = connect(nexus_host::run::SimOptions::simulated(252).lockstep());
+        let (sim, op) = connect(nexus_host::run::RunOptions::simulated(252).lockstep());
         let mut rally = example().rally.to_vec();
         for r in &mut rally {
             r.frame = frame;

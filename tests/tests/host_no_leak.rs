@@ -13,7 +13,7 @@ use host_support::*;
 use nexus_core::engine::{Reason, Wait};
 use nexus_host::offboard_client::{OffboardClient, OffboardOptions};
 use nexus_host::pump::Pump;
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::run::{Run, RunOptions};
 use nexus_host::session::Sessions;
 
 fn threads() -> usize {
@@ -91,7 +91,7 @@ fn nothing_outlives_close_or_drop() {
 
     // 1. A run and a client, closed explicitly.
     {
-        let sim = Sim::started(realtime(137)).unwrap();
+        let sim = Run::started(realtime(137)).unwrap();
         let op = OffboardClient::connect(&sim, 10.0).unwrap();
         assert!(
             threads() > base_threads,
@@ -108,7 +108,7 @@ fn nothing_outlives_close_or_drop() {
 
     // 2. The same, let go by Drop only, with a wait left pending and a handle clone lingering.
     {
-        let sim = Sim::started(lockstep(137)).unwrap();
+        let sim = Run::started(lockstep(137)).unwrap();
         let op = OffboardClient::connect(&sim, 10.0).unwrap();
         let link = op.link().unwrap();
         let pending = link
@@ -137,7 +137,7 @@ fn nothing_outlives_close_or_drop() {
     // 4. A PX4 process (the launcher's fake PX4): the child and its supervisor go with the run.
     {
         let build = root().join("tests/fixtures/fake-px4");
-        let sim = Sim::started(SimOptions::px4(124, Some(build))).unwrap();
+        let sim = Run::started(RunOptions::px4(124, Some(build))).unwrap();
         assert_eq!(children().len(), 1, "PX4 runs as our child");
         assert!(OffboardClient::connect(&sim, 0.5).is_err());
     }

@@ -1,12 +1,12 @@
-//! One wait model on `Sim`: a Wait's own timeout is honoured by every entry point, and
-//! `Sim::wait` returns each outcome (met, timeout, guard) as a `WaitResult`, erring only when
+//! One wait model on `Run`: a Wait's own timeout is honoured by every entry point, and
+//! `Run::wait` returns each outcome (met, timeout, guard) as a `WaitResult`, erring only when
 //! it cannot wait. Instances 164–165 (the API tests' range, 160–167).
 
 use nexus_host::error::RunError;
 use nexus_host::prelude::*;
 
-fn lockstep(instance: u8) -> (Sim, OffboardClient) {
-    let sim = Sim::started(SimOptions::simulated(instance).lockstep()).expect("sim starts");
+fn lockstep(instance: u8) -> (Run, OffboardClient) {
+    let sim = Run::started(RunOptions::simulated(instance).lockstep()).expect("sim starts");
     let op = OffboardClient::connect(&sim, 10.0).expect("client connects");
     (sim, op)
 }

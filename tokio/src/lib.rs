@@ -45,7 +45,7 @@ use nexus_host::error::OffboardClientError;
 use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
 use nexus_host::pump::{LinkEvent, PumpError, WaitError, NO_SPEED_CONTROL};
-use nexus_host::run::Sim;
+use nexus_host::run::Run;
 use nexus_host::transport::{
     ConnString, ForeignTraffic, LinkError, OpenError, PeerRule, RECV_BUF_LEN,
 };
@@ -238,7 +238,7 @@ impl AsyncClient {
     /// Open a client on a real-time run's offboard link, taking frames only from the vehicle
     /// the run launched, and wait up to `timeout` (wall time) for its heartbeat. (A lockstep run
     /// advances only through its own `wait_until`: give this driver a real-time run.)
-    pub async fn connect(sim: &Sim, timeout: Duration) -> Result<AsyncClient, AsyncConnectError> {
+    pub async fn connect(sim: &Run, timeout: Duration) -> Result<AsyncClient, AsyncConnectError> {
         let port = sim.offboard_port()?;
         let mut options = sim.offboard_options();
         options.system_id = port.system_id;

@@ -21,7 +21,7 @@ use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::telemetry::{Snapshot, Text};
 use nexus_host::limits;
 use nexus_host::pump::ProgramReport;
-use nexus_host::run::{RunClock, SimOptions};
+use nexus_host::run::{RunClock, RunOptions};
 use nexus_host::session::{Session, Sessions};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{
@@ -1006,8 +1006,8 @@ impl NexusServer {
         blocking(move || {
             let tlog = record.then(|| me.records.new_tlog());
             let mut options = match build {
-                Some(b) => SimOptions::px4(instance, Some(b)),
-                None => SimOptions::simulated(instance),
+                Some(b) => RunOptions::px4(instance, Some(b)),
+                None => RunOptions::simulated(instance),
             }
             .speed(speed);
             if let Some(Ok((t, _))) = &tlog {

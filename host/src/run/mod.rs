@@ -3,9 +3,9 @@
 //!
 //! ```no_run
 //! use nexus_host::offboard_client::OffboardClient;
-//! use nexus_host::run::{Sim, SimOptions};
+//! use nexus_host::run::{Run, RunOptions};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let sim = Sim::new(SimOptions::simulated(0).speed(10.0)); // or SimOptions::px4(0, None)
+//! let sim = Run::new(RunOptions::simulated(0).speed(10.0)); // or RunOptions::px4(0, None)
 //! sim.start()?;
 //! let op = OffboardClient::connect(&sim, 10.0)?;
 //! op.takeoff(2.0)?;
@@ -16,7 +16,7 @@
 //!
 //! **Time.** `wait_until` counts sim seconds. The built-in vehicle's clock is exact (its own
 //! `time_boot_ms`); a lockstep run advances only while someone waits, so `wait_until` steps
-//! it, in chunks of [`SimOptions::lockstep_chunk_s`], and after each step lets the pump catch
+//! it, in chunks of [`RunOptions::lockstep_chunk_s`], and after each step lets the pump catch
 //! up with what the vehicle sent before it looks again. For PX4 the clock is what PX4 reports
 //! on the offboard link (SYSTEM_TIME and the other `time_boot_ms` stamps), and wall time ×
 //! speed factor before the first report.
@@ -104,7 +104,7 @@ pub enum RunClock {
 /// How to run.
 #[derive(Debug, Clone)]
 #[non_exhaustive] // more fields may come
-pub struct SimOptions {
+pub struct RunOptions {
     /// SITL instance N: offboard UDP port 14540 + N, system id N + 1.
     pub instance: u8,
     /// What flies.
@@ -137,8 +137,8 @@ pub struct SimOptions {
     pub signing: Option<crate::signing::Signing>,
     /// Keep the vehicle's own log of the run here (PX4's ULog format): PX4's, copied from its
     /// working directory when it stops ([`LaunchOptions::keep_ulog`]); the built-in vehicle's,
-    /// written as it flies ([`nexus_sim::ulog::FlightLog`]). Complete once [`Sim::close`] (or
-    /// [`Sim::close_checked`]) returns. `None`: not kept.
+    /// written as it flies ([`nexus_sim::ulog::FlightLog`]). Complete once [`Run::close`] (or
+    /// [`Run::close_checked`]) returns. `None`: not kept.
     pub ulog: Option<PathBuf>,
 }
 
@@ -146,9 +146,9 @@ pub struct SimOptions {
 /// sends.
 pub const DEFAULT_LISTEN: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
-impl SimOptions {
+impl RunOptions {
     fn with(instance: u8, vehicle: VehicleKind) -> Self {
-        SimOptions {
+        RunOptions {
             instance,
             vehicle,
             clock: RunClock::RealTime { speed: 1.0 },
@@ -180,7 +180,7 @@ impl SimOptions {
         Self::with(0, VehicleKind::None)
     }
 
-    /// [`SimOptions::lockstep_chunk_s`] as the whole sim milliseconds a step takes (at least
+    /// [`RunOptions::lockstep_chunk_s`] as the whole sim milliseconds a step takes (at least
     /// one; a chunk that is no finite number is the default).
     pub(crate) fn lockstep_chunk_ms(&self) -> u64 {
         let s = self.lockstep_chunk_s;
@@ -244,7 +244,7 @@ impl SimOptions {
         self
     }
 
-    /// Keep the vehicle's ULog of the run at `path` ([`SimOptions::ulog`]).
+    /// Keep the vehicle's ULog of the run at `path` ([`RunOptions::ulog`]).
     pub fn ulog(mut self, path: impl Into<PathBuf>) -> Self {
         self.ulog = Some(path.into());
         self
@@ -282,18 +282,18 @@ enum State {
 /// A run (the Python client's `Sim`): owns the vehicle and the pump its offboard link runs on.
 /// `Send + Sync`; closes on `Drop` (the vehicle stops, PX4 is killed, nothing outlives it).
 #[derive(Debug)]
-pub struct Sim {
-    options: SimOptions,
+pub struct Run {
+    options: RunOptions,
     state: Mutex<State>,
     offboard: Arc<Mutex<Option<WeakLink>>>,
     /// The stepping thread of a [`RunClock::Max`] run, and its stop flag.
     driver: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
 }
 
-impl Sim {
-    /// A run with these options; nothing starts until [`Sim::start`].
-    pub fn new(options: SimOptions) -> Sim {
-        Sim {
+impl Run {
+    /// A run with these options; nothing starts until [`Run::start`].
+    pub fn new(options: RunOptions) -> Run {
+        Run {
             options,
             state: Mutex::new(State::Idle),
             offboard: Arc::new(Mutex::new(None)),
@@ -301,15 +301,15 @@ impl Sim {
         }
     }
 
-    /// [`Sim::new`] then [`Sim::start`].
-    pub fn started(options: SimOptions) -> Result<Sim, RunError> {
-        let sim = Sim::new(options);
+    /// [`Run::new`] then [`Run::start`].
+    pub fn started(options: RunOptions) -> Result<Run, RunError> {
+        let sim = Run::new(options);
         sim.start()?;
         Ok(sim)
     }
 
     /// The options.
-    pub fn options(&self) -> &SimOptions {
+    pub fn options(&self) -> &RunOptions {
         &self.options
     }
 
@@ -523,7 +523,7 @@ impl Sim {
         Ok(self.clock_ms(&run))
     }
 
-    /// [`Sim::sim_time_ms`] in seconds.
+    /// [`Run::sim_time_ms`] in seconds.
     pub fn sim_time_s(&self) -> Result<f64, RunError> {
         Ok(self.sim_time_ms()? as f64 / 1000.0)
     }
@@ -624,9 +624,9 @@ impl Sim {
         let _ = self.close_checked();
     }
 
-    /// [`Sim::close`], saying what went wrong stopping PX4: it could not be killed, its
+    /// [`Run::close`], saying what went wrong stopping PX4: it could not be killed, its
     /// working directory could not be removed, its ULog could not be kept
-    /// ([`SimOptions::ulog`]). The second call returns `Ok`.
+    /// ([`RunOptions::ulog`]). The second call returns `Ok`.
     pub fn close_checked(&self) -> Result<(), RunError> {
         let mut result = Ok(());
         let prev = std::mem::replace(&mut *lock(&self.state), State::Closed);
@@ -651,7 +651,7 @@ impl Sim {
     }
 }
 
-impl Drop for Sim {
+impl Drop for Run {
     fn drop(&mut self) {
         self.close();
     }

@@ -1,4 +1,4 @@
-//! `Sim::wait_until`: wait for a predicate (polled on the caller's thread) or a condition (the
+//! `Run::wait_until`: wait for a predicate (polled on the caller's thread) or a condition (the
 //! link's wait engine) while the run's clock advances, stepping a lockstep vehicle.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use nexus_core::engine::{Condition, Reason, Wait, WaitResult};
 
 use super::probe::SimProbe;
-use super::{RunClock, Running, Sim, Vehicle};
+use super::{Run, RunClock, Running, Vehicle};
 use crate::error::RunError;
 use crate::launcher::DeathCause;
 use crate::pump::{LinkHandle, WeakLink};
@@ -35,28 +35,28 @@ pub struct Waited {
     pub result: Option<WaitResult>,
 }
 
-/// What [`Sim::wait_until`] waits for: a predicate (any `FnMut() -> bool`, polled on the
+/// What [`Run::wait_until`] waits for: a predicate (any `FnMut() -> bool`, polled on the
 /// caller's thread), a [`Condition`] or a [`Wait`] (evaluated by the pump on the run's offboard
 /// link after every message).
 pub trait Until {
     /// Wait for it, `sim_timeout_s` sim seconds at most.
-    fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError>;
+    fn wait_on(self, sim: &Run, sim_timeout_s: f64) -> Result<Waited, RunError>;
 }
 
 impl<F: FnMut() -> bool> Until for F {
-    fn wait_on(mut self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
+    fn wait_on(mut self, sim: &Run, sim_timeout_s: f64) -> Result<Waited, RunError> {
         sim.wait_predicate(&mut self, sim_timeout_s)
     }
 }
 
 impl Until for Condition {
-    fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
+    fn wait_on(self, sim: &Run, sim_timeout_s: f64) -> Result<Waited, RunError> {
         Wait::until(self).wait_on(sim, sim_timeout_s)
     }
 }
 
 impl Until for Wait {
-    fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
+    fn wait_on(self, sim: &Run, sim_timeout_s: f64) -> Result<Waited, RunError> {
         // The Wait's own timeout wins; `sim_timeout_s` is the timeout of a Wait without one.
         let sim_timeout_s = self.timeout().map_or(sim_timeout_s, f64::from);
         check_timeout(sim_timeout_s)?;
@@ -133,7 +133,7 @@ impl Stepper {
     }
 }
 
-impl Sim {
+impl Run {
     /// Wait for `wait` on the run's offboard link, advancing the run's clock (stepping a
     /// lockstep vehicle), for the Wait's own `timeout_s` (sim seconds): the one wait model.
     /// The result is data whether the condition was met or not ([`WaitResult::reason`]:
@@ -145,7 +145,7 @@ impl Sim {
     /// ```
     /// use nexus_host::prelude::*;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let sim = Sim::started(SimOptions::simulated(166).lockstep())?;
+    /// let sim = Run::started(RunOptions::simulated(166).lockstep())?;
     /// let _op = OffboardClient::connect(&sim, 10.0)?;
     /// // Nobody arms it: the wait ends after its own 1 s of sim time, as a result.
     /// let r = sim.wait(Wait::armed().timeout_s(1.0))?;
@@ -158,7 +158,7 @@ impl Sim {
         self.wait_reporting(wait, || {})
     }
 
-    /// [`Sim::wait`], calling `progress` on this thread as the wait goes: after every
+    /// [`Run::wait`], calling `progress` on this thread as the wait goes: after every
     /// lockstep step, or every few milliseconds in real time. For progress prints: the
     /// condition, guards and timeout stay in the Wait.
     pub fn wait_reporting(
@@ -183,7 +183,7 @@ impl Sim {
     /// the timeout of a Wait without one). A predicate is polled on this thread; a
     /// [`Condition`] or [`Wait`] is evaluated by the pump on the run's offboard link. A
     /// shorthand that makes "not met" an error: [`RunError::Timeout`], [`RunError::Died`]
-    /// (the vehicle exited, panicked, went silent or its clock stalled); [`Sim::wait`]
+    /// (the vehicle exited, panicked, went silent or its clock stalled); [`Run::wait`]
     /// returns every outcome as a [`WaitResult`] instead.
     pub fn wait_until<U: Until>(&self, until: U, sim_timeout_s: f64) -> Result<Waited, RunError> {
         until.wait_on(self, sim_timeout_s)
@@ -314,7 +314,7 @@ impl Sim {
         self.wait_on_link_explained(link, wait, cap).map(|(r, _)| r)
     }
 
-    /// [`Sim::wait_on_link`], with why the wait ended without its condition (what was pending
+    /// [`Run::wait_on_link`], with why the wait ended without its condition (what was pending
     /// and why it did not happen, in PX4's words where it gave any); `None` when it was met,
     /// capped or closed.
     pub fn wait_on_link_explained(
@@ -447,7 +447,7 @@ fn barrier(link: &LinkHandle, target_ms: u64) {
     }
 }
 
-impl Sim {
+impl Run {
     /// Run a step program on `link` (the wait engine's steps) until it ends, stepping a lockstep
     /// run; with a wall `limit`, abort it when the limit passes (it then ends `aborted`).
     pub fn run_program(

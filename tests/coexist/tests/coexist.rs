@@ -73,7 +73,7 @@ fn mavlink_std_frame_decodes_in_core() {
 /// The host library works in this crate graph: a lockstep takeoff on the built-in vehicle.
 #[test]
 fn host_flies_beside_mavlink_std() {
-    let sim = Sim::started(SimOptions::simulated(INSTANCE).lockstep()).expect("sim starts");
+    let sim = Run::started(RunOptions::simulated(INSTANCE).lockstep()).expect("sim starts");
     let op = OffboardClient::connect(&sim, 10.0).expect("client connects");
     op.takeoff(2.0).expect("takeoff sent");
     let r = sim
