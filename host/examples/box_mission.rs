@@ -25,12 +25,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sim = Run::started(options)?;
     let op = OffboardClient::connect(&sim, 10.0)?;
     op.upload_mission(plan.as_ref())?;
-    sim.wait_until(|| op.mission_ack().is_some(), 30.0)?;
+    sim.until(|| op.mission_ack().is_some(), 30.0)?;
     if op.mission_ack() != Some(MissionAck::MAV_MISSION_ACCEPTED) {
         return Err(format!("PX4 refused the mission: {:?}", op.mission_ack()).into());
     }
     op.start_mission()?;
-    let armed = sim.wait(Wait::armed().timeout_s(30.0))?;
+    let armed = sim.wait(&Wait::armed().timeout_s(30.0))?;
     if armed.reason != Reason::Met {
         return Err(format!("the mission did not arm the vehicle: {armed:?}").into());
     }
@@ -39,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .timeout_s(900.0)
         .guard(Condition::disarmed());
     let mut shown = None;
-    let r = sim.wait_reporting(mission, || {
+    let r = sim.wait_reporting(&mission, || {
         let p = op.mission_progress();
         if shown.replace(p.current) != Some(p.current) {
             println!(

@@ -32,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sim = Run::started(options)?;
     let op = OffboardClient::connect(&sim, 10.0)?;
     op.upload_mission(plan.as_ref())?;
-    sim.wait_until(|| op.mission_uploaded() || op.mission_ack().is_some(), 30.0)?;
+    sim.until(|| op.mission_uploaded() || op.mission_ack().is_some(), 30.0)?;
     if !op.mission_uploaded() {
         return Err(format!(
             "PX4 refused the mission: MISSION_ACK {:?}",
@@ -67,7 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     };
-    sim.wait_until(
+    sim.until(
         || {
             report();
             op.mission_complete()
@@ -75,7 +75,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         900.0,
     )?;
     println!("mission complete; waiting for the landing");
-    sim.wait_until(
+    sim.until(
         || {
             report();
             op.landed() && !op.is_armed()

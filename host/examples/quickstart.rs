@@ -19,11 +19,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let op = OffboardClient::connect(&sim, 10.0)?;
 
     op.takeoff(2.0)?;
-    let r = sim.wait_until(|| op.at_target(), 60.0)?;
+    let r = sim.until(|| op.at_target(), 60.0)?;
     println!("at 2 m after {:.1} s of sim time", r.waited_sim_s);
 
     op.land()?;
-    let r = sim.wait(Wait::landed().timeout_s(60.0))?;
+    let r = sim.wait(&Wait::landed().timeout_s(60.0))?;
     println!("{} after {:.1} s of sim time", r.reason, r.waited_sim_s);
     if r.reason != Reason::Met {
         return Err(format!("not landed: {r:?}").into());

@@ -26,12 +26,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .since_seq(since)
         .timeout_s(60.0)
         .then_mode(Mode::Hold);
-    let r = session.wait_until(&wait, Some(Duration::from_secs(10)))?; // wall cap
+    let r = session.wait(&wait, Some(Duration::from_secs(10)))?; // wall cap
     println!("{} after {:.1} s of sim time", r.reason, r.waited_sim_s);
     if r.reason != Reason::Met {
         return Err(format!("no takeoff text: {r:?}").into());
     }
-    let held = session.wait_until(
+    let held = session.wait(
         &Wait::mode(Mode::Hold).timeout_s(10.0),
         Some(Duration::from_secs(10)),
     )?;

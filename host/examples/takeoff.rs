@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // sim.ports()?.get("offboard"): UDP 14540 on instance 0
     let op = OffboardClient::connect(&sim, 10.0)?;
     op.takeoff(2.0)?;
-    let waited = sim.wait_until(|| op.at_target(), 60.0)?;
+    let waited = sim.until(|| op.at_target(), 60.0)?;
 
     println!(
         "at target after {:.1} s of sim time ({:.1} s wall): {} m above home, mode {}, armed {}",

@@ -25,11 +25,11 @@
 //! let sim = Run::started(RunOptions::simulated(167).lockstep())?;
 //! let op = OffboardClient::connect(&sim, 10.0)?;
 //! op.takeoff(2.0)?;
-//! let r = sim.wait(Wait::altitude_m(1.5).op(Op::Ge).timeout_s(60.0))?; // 60 s of sim time
+//! let r = sim.wait(&Wait::altitude_m(1.5).op(Op::Ge).timeout_s(60.0))?; // 60 s of sim time
 //! assert_eq!(r.reason, Reason::Met, "{r:?}");
 //! // Up and armed: now "land, but fail at once if it disarms before touching down".
 //! op.land()?;
-//! let r = sim.wait(Wait::landed().timeout_s(60.0).guard(Condition::disarmed()))?;
+//! let r = sim.wait(&Wait::landed().timeout_s(60.0).guard(Condition::disarmed()))?;
 //! assert_eq!(r.reason, Reason::Met, "{r:?}");
 //! # Ok(())
 //! # }

@@ -15,7 +15,7 @@
 //! // sim.ports()?.get("offboard"): UDP 14540, instance 0
 //! let op = OffboardClient::connect(&sim, 10.0)?;
 //! op.takeoff(2.0)?;
-//! sim.wait_until(|| op.at_target(), 60.0)?;
+//! sim.until(|| op.at_target(), 60.0)?;
 //! # Ok(())
 //! # }
 //! ```
@@ -257,7 +257,7 @@ impl OffboardClient {
         client.open_on(&sim.pump()?)?;
         let link = client.link()?;
         sim.attach(&link);
-        let connected = sim.wait_until(|| link.with_status(|s| s.connected), timeout_sim_s);
+        let connected = sim.until(|| link.with_status(|s| s.connected), timeout_sim_s);
         match connected {
             Ok(_) => Ok(client),
             Err(RunError::Timeout { .. }) => {

@@ -2,10 +2,10 @@
 //! runs on request (`kill_instance`) or when they sit unused (the idle reaper).
 //!
 //! A session is a run ([`Run`]) and the [`OffboardClient`] connected to it. Its
-//! [`Session::wait_until`] is the wait engine's `wait_until`: a [`Wait`] (condition, op,
-//! `timeout_s` in sim seconds, `since_seq`, `relative`, guards, reactions) evaluated by the pump
-//! after every message, plus a wall-clock cap (`Option<Duration>`). Every call returns a
-//! [`WaitResult`] with its reason:
+//! [`Session::wait`] is the wait engine's wait (the service's `wait_until`): a [`Wait`]
+//! (condition, op, `timeout_s` in sim seconds, `since_seq`, `relative`, guards, reactions)
+//! evaluated by the pump after every message, plus a wall-clock cap (`Option<Duration>`).
+//! Every call returns a [`WaitResult`] with its reason:
 //!
 //! * `met`, `timeout`, `guard` from the engine; `died` when the vehicle exited, panicked,
 //!   went silent or its clock stalled (`snapshot.error` says which);
@@ -218,19 +218,19 @@ impl Session {
     /// Wait for `wait` (its `timeout_s` in sim seconds, required), for at most `wall_cap` of
     /// wall time (`None`: no cap). Ends with a [`WaitResult`] whose reason is met, timeout,
     /// guard, cap, died or closed; errors only when it cannot wait (closed, invalid).
-    pub fn wait_until(
+    pub fn wait(
         &self,
         wait: &Wait,
         wall_cap: Option<Duration>,
     ) -> Result<WaitResult, SessionError> {
-        self.wait_until_explained(wait, wall_cap).map(|(r, _)| r)
+        self.wait_explained(wait, wall_cap).map(|(r, _)| r)
     }
 
-    /// [`Session::wait_until`], with why the wait ended without its condition: what was
+    /// [`Session::wait`], with why the wait ended without its condition: what was
     /// pending and why it did not happen, in PX4's words where it gave any ("arm not sent: PX4
     /// not armable for 25 s …", "guard `altitude <= 3 m` fired at 2.9 m"); `None` when met,
     /// capped or closed.
-    pub fn wait_until_explained(
+    pub fn wait_explained(
         &self,
         wait: &Wait,
         wall_cap: Option<Duration>,

@@ -386,7 +386,7 @@ impl Sim {
         let mut signals = Signals::new(_cancel);
         let mut failed: Option<PyErr> = None;
         let r = py.allow_threads(|| {
-            sim.wait_until(
+            sim.until(
                 || {
                     if signals.interrupted() {
                         return true;

@@ -590,7 +590,7 @@ fn a_library_wait_on_a_stopped_clock_ends_at_its_wall_bound() {
     sim.inject(nexus_host::sim::Fault::StallClock)
         .expect("stall the clock");
     let t0 = Instant::now();
-    let r = sim.wait_until(Wait::altitude_m(100.0), 1.0);
+    let r = sim.until(&Wait::altitude_m(100.0), 1.0);
     let took = t0.elapsed();
     let bound = nexus_host::limits::wall_bound(1.0, 10.0);
     assert!(

@@ -45,7 +45,7 @@ fn hover_samples(sim: &Run, op: &OffboardClient, secs: u32) -> Vec<(f32, f32, He
     let mut out = Vec::new();
     for _ in 0..secs * 5 {
         let t0 = sim.sim_time_ms().unwrap();
-        sim.wait_until(|| sim.sim_time_ms().unwrap() >= t0 + 200, 5.0)
+        sim.until(|| sim.sim_time_ms().unwrap() >= t0 + 200, 5.0)
             .unwrap();
         let s = op.snapshot().unwrap();
         out.push((
@@ -64,8 +64,8 @@ fn relative_alt_jumps_in_a_steady_hover_while_the_height_does_not() {
     let op = OffboardClient::connect(&sim, 10.0).expect("connect");
     op.takeoff(5.0).unwrap();
     let truth_up = || sim.true_height_m().is_some_and(|h| h > 4.8);
-    sim.wait_until(truth_up, 60.0).unwrap();
-    sim.wait_until(|| false, 3.0).ok(); // settle into the hover
+    sim.until(truth_up, 60.0).unwrap();
+    sim.until(|| false, 3.0).ok(); // settle into the hover
     let samples = hover_samples(&sim, &op, 40);
     let steps = samples
         .windows(2)
@@ -102,8 +102,8 @@ fn without_ground_truth_the_height_is_the_amsl_estimate_since_arming() {
     let op = OffboardClient::connect(&sim, 10.0).expect("connect");
     op.takeoff(5.0).unwrap();
     let truth_up = || sim.true_height_m().is_some_and(|h| h > 4.8);
-    sim.wait_until(truth_up, 60.0).unwrap();
-    sim.wait_until(|| false, 3.0).ok();
+    sim.until(truth_up, 60.0).unwrap();
+    sim.until(|| false, 3.0).ok();
     for (rel, h, src) in hover_samples(&sim, &op, 10) {
         assert_eq!(src, HeightSource::AmslSinceArm);
         let truth = sim.true_height_m().unwrap();

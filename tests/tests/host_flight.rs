@@ -26,7 +26,7 @@ fn the_python_clients_takeoff_snippet() {
     assert_eq!(sim.offboard_port().unwrap().port, 14640);
     assert_eq!(sim.offboard_port().unwrap().system_id, 101);
     op.takeoff(2.0).unwrap();
-    let w = sim.wait_until(|| op.at_target(), 60.0).unwrap();
+    let w = sim.until(|| op.at_target(), 60.0).unwrap();
     assert!(op.at_target());
     assert!(op.is_armed(), "{}", events(&op));
     // at_target reads the height above the pad (relative_alt jumps with PX4's home).
@@ -50,7 +50,7 @@ fn the_python_clients_takeoff_snippet() {
 fn takeoff_goto_land() {
     let (sim, op) = connect(lockstep(101));
     op.takeoff(5.0).unwrap();
-    sim.wait_until(|| op.at_target(), 60.0).unwrap();
+    sim.until(|| op.at_target(), 60.0).unwrap();
     // 12 m forward (north), 6 m left (west), 8 m up, facing west.
     let yaw = std::f32::consts::FRAC_PI_2;
     op.goto(12.0, 6.0, 8.0, Some(yaw)).unwrap();
@@ -59,7 +59,7 @@ fn takeoff_goto_land() {
         "a new target is not reached at once: {:?}",
         op.status()
     );
-    sim.wait_until(|| op.at_target(), 60.0)
+    sim.until(|| op.at_target(), 60.0)
         .unwrap_or_else(|e| panic!("goto: {e}\n{}", events(&op)));
     let s = sim.console();
     assert!(!s.is_empty());
@@ -67,8 +67,8 @@ fn takeoff_goto_land() {
     assert!((truth - 8.0).abs() < 1.5, "true height {truth}");
     op.land().unwrap();
     assert!(!op.at_target(), "land clears the target");
-    sim.wait_until(Condition::landed(), 120.0).unwrap();
-    sim.wait_until(Condition::disarmed(), 30.0).unwrap();
+    sim.until(Condition::landed(), 120.0).unwrap();
+    sim.until(Condition::disarmed(), 30.0).unwrap();
     assert_eq!(op.landed_state(), LandedState::OnGround);
     assert!(!op.is_armed());
     // Back on the ground, the pump still knows the vehicle flew (a caller that never looked
@@ -81,7 +81,7 @@ fn fly_the_box_mission_from_a_plan_file() {
     let (sim, op) = connect(lockstep(102));
     op.upload_mission(plan("MC_mission_box.plan").as_path())
         .unwrap();
-    sim.wait_until(|| op.mission_uploaded(), 30.0)
+    sim.until(|| op.mission_uploaded(), 30.0)
         .unwrap_or_else(|e| panic!("upload: {e}\n{}", events(&op)));
     assert_eq!(op.mission_count(), 6);
     assert_eq!(
@@ -91,7 +91,7 @@ fn fly_the_box_mission_from_a_plan_file() {
     assert_eq!(op.mission_reached(), -1);
     op.start_mission().unwrap();
     let mut seen = Vec::new();
-    sim.wait_until(
+    sim.until(
         || {
             let p = op.mission_progress();
             if seen.last() != Some(&p.current) {
@@ -109,7 +109,7 @@ fn fly_the_box_mission_from_a_plan_file() {
         "current item advances through the box: {seen:?}"
     );
     // The plan ends with NAV_LAND: the vehicle lands and disarms by itself.
-    sim.wait_until(|| op.landed() && !op.is_armed(), 300.0)
+    sim.until(|| op.landed() && !op.is_armed(), 300.0)
         .unwrap_or_else(|e| panic!("landing: {e}\n{}", events(&op)));
     assert_eq!(op.landed_state(), LandedState::OnGround);
     let uploaded = op.events_since(0).into_iter().any(
@@ -177,9 +177,9 @@ fn parameters_round_trip() {
 fn gesture_arm_in_a_manual_mode() {
     let (sim, op) = connect(lockstep(104));
     op.set_mode("Position").unwrap();
-    sim.wait_until(|| op.mode() == "Position", 30.0).unwrap();
+    sim.until(|| op.mode() == "Position", 30.0).unwrap();
     op.arm_gesture().unwrap();
-    sim.wait_until(|| op.is_armed(), 60.0)
+    sim.until(|| op.is_armed(), 60.0)
         .unwrap_or_else(|e| panic!("gesture arm: {e}\n{}", events(&op)));
     let armed_by = sim
         .console()

@@ -99,7 +99,7 @@ fn nothing_outlives_close_or_drop() {
         );
         assert!(sockets() >= 2, "the vehicle's and the client's sockets");
         op.takeoff(2.0).unwrap();
-        sim.wait_until(|| op.is_armed(), 60.0).unwrap();
+        sim.until(|| op.is_armed(), 60.0).unwrap();
         op.close();
         op.close();
         sim.close();
@@ -127,7 +127,7 @@ fn nothing_outlives_close_or_drop() {
         let a = sessions.open(realtime(138), 10.0).unwrap();
         let _b = sessions.open(lockstep(139), 10.0).unwrap();
         let a2 = a.clone();
-        let w = thread::spawn(move || a2.wait_until(&Wait::armed().timeout_s(600.0), None));
+        let w = thread::spawn(move || a2.wait(&Wait::armed().timeout_s(600.0), None));
         thread::sleep(Duration::from_millis(100));
         sessions.kill_instance(138).unwrap();
         assert_eq!(w.join().unwrap().unwrap().reason, Reason::Closed);

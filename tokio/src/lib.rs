@@ -237,7 +237,8 @@ impl AsyncClient {
 
     /// Open a client on a real-time run's offboard link, taking frames only from the vehicle
     /// the run launched, and wait up to `timeout` (wall time) for its heartbeat. (A lockstep run
-    /// advances only through its own `wait_until`: give this driver a real-time run.)
+    /// advances only through its own waits, `Run::wait` and `Run::until`: give this driver a
+    /// real-time run.)
     pub async fn connect(sim: &Run, timeout: Duration) -> Result<AsyncClient, AsyncConnectError> {
         let port = sim.offboard_port()?;
         let mut options = sim.offboard_options();

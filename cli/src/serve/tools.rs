@@ -1079,7 +1079,7 @@ impl NexusServer {
             };
             let id = s.id();
             me.busy(id, 1);
-            let waited = s.wait_until_explained(&wait, Some(cap));
+            let waited = s.wait_explained(&wait, Some(cap));
             let mut meta = lock(&me.records.meta);
             if let Some(m) = meta.get_mut(&id) {
                 m.busy = m.busy.saturating_sub(1);

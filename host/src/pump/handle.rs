@@ -249,7 +249,7 @@ impl LinkHandle {
         })
     }
 
-    /// Register a wait (`wait_until` on this link) and return at once.
+    /// Register a wait on this link and return at once.
     pub fn register(&self, wait: &Wait) -> Result<PendingWait, WaitError> {
         let slot: WaitSlot = Arc::new(Slot::new());
         let why: WhySlot = Arc::default();

@@ -9,14 +9,14 @@
 //! sim.start()?;
 //! let op = OffboardClient::connect(&sim, 10.0)?;
 //! op.takeoff(2.0)?;
-//! sim.wait_until(|| op.at_target(), 60.0)?; // 60 s of sim time: 6 s of wall time at 10×
+//! sim.until(|| op.at_target(), 60.0)?; // 60 s of sim time: 6 s of wall time at 10×
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! **Time.** `wait_until` counts sim seconds. The built-in vehicle's clock is exact (its own
-//! `time_boot_ms`); a lockstep run advances only while someone waits, so `wait_until` steps
-//! it, in chunks of [`RunOptions::lockstep_chunk_s`], and after each step lets the pump catch
+//! **Time.** [`Run::wait`] and [`Run::until`] count sim seconds. The built-in vehicle's clock
+//! is exact (its own `time_boot_ms`); a lockstep run advances only while someone waits, so a
+//! wait steps it, in chunks of [`RunOptions::lockstep_chunk_s`], and after each step lets the pump catch
 //! up with what the vehicle sent before it looks again. For PX4 the clock is what PX4 reports
 //! on the offboard link (SYSTEM_TIME and the other `time_boot_ms` stamps), and wall time ×
 //! speed factor before the first report.
@@ -90,7 +90,7 @@ pub enum RunClock {
         /// Speed factor, > 0 (1 = real time).
         speed: f64,
     },
-    /// The built-in vehicle advances only when stepped (by `wait_until`): as fast as the CPU
+    /// The built-in vehicle advances only when stepped (by the run's waits): as fast as the CPU
     /// allows, deterministic.
     Lockstep,
     /// As fast as possible (`--speed max`): the built-in vehicle in lockstep, stepped by the
@@ -111,7 +111,7 @@ pub struct RunOptions {
     pub vehicle: VehicleKind,
     /// How the clock goes.
     pub clock: RunClock,
-    /// Lockstep: sim seconds per step of `wait_until` (whole milliseconds, at least one).
+    /// Lockstep: sim seconds per step of a wait (whole milliseconds, at least one).
     /// Default [`DEFAULT_LOCKSTEP_CHUNK_S`].
     pub lockstep_chunk_s: f64,
     /// PX4: how long `start` waits for its startup script (wall).
@@ -198,7 +198,7 @@ impl RunOptions {
         self
     }
 
-    /// Step the built-in vehicle's clock from `wait_until` (lockstep).
+    /// Step the built-in vehicle's clock from the run's waits (lockstep).
     pub fn lockstep(mut self) -> Self {
         self.clock = RunClock::Lockstep;
         self
