@@ -2,7 +2,7 @@
 //! a core client, the loop only moving bytes (each read to the client as the transport read
 //! it, what it gives sent, a sleep until its deadline), plus a copy of every STATUSTEXT.
 //!
-//! `fly` and `run` fly on the host pump instead (through a [`nexus_host::run::Sim`]), which adds the
+//! `fly` and `run` fly on the host pump instead (through a [`nexus_host::run::Run`]), which adds the
 //! run's supervision; a watcher commands nothing and needs none of it.
 
 use super::CliClient;

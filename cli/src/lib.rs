@@ -15,7 +15,7 @@
 //!
 //! Shared pieces: [`airframe`] picks the airframe a flight flies (`--model`, a program's
 //! `model`, a plan's `vehicleType`) and checks a program against it; [`vehicle`] starts the simulated vehicle or PX4 as a host run
-//! ([`nexus_host::run::Sim`]) and connects to it, [`guard`] judges what a program can make a
+//! ([`nexus_host::run::Run`]) and connects to it, [`guard`] judges what a program can make a
 //! vehicle do (the `--real-vehicle` guard); [`exec`] flies a program on the run's link (the
 //! host pump); [`driver`] is `watch`'s own small loop and [`replay`] `check`'s (both only
 //! I/O around the core client); [`progress`] shows what happens,

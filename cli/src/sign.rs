@@ -51,8 +51,8 @@ impl SigningArgs {
     /// `opts` with these options applied.
     pub fn apply(
         &self,
-        opts: nexus_host::run::SimOptions,
-    ) -> Result<nexus_host::run::SimOptions, String> {
+        opts: nexus_host::run::RunOptions,
+    ) -> Result<nexus_host::run::RunOptions, String> {
         Ok(match self.signing()? {
             Some(s) => opts.signing(s),
             None => opts,

@@ -1,7 +1,7 @@
 //! Which vehicle a command flies: the built-in simulated PX4 (the default) or a real PX4 SITL
-//! process, started as a [`Sim`] run (the host's run: the vehicle, its supervision and the
-//! pump its offboard link runs on) — or, with `--connect`, a vehicle someone else runs (a
-//! SITL, a serial HIL rig, a flight controller), attached over any connection string.
+//! process, started as a host [`Run`] (the vehicle, its supervision and the pump its offboard
+//! link runs on) — or, with `--connect`, a vehicle someone else runs (a SITL, a serial HIL rig,
+//! a flight controller), attached over any connection string.
 //!
 //! An attached vehicle is not ours: no launcher, no speed factor (its `speedup` steps become
 //! notes), the wall clock for supervision (silence still ends waits `died`), and no ground
@@ -15,7 +15,7 @@ use nexus_host::error::{ConnectError, RunError};
 use nexus_host::launcher::{Airframe, LaunchError, LaunchOptions, PX4_BUILD_ENV};
 use nexus_host::offboard_client::{GroundTruth, OffboardClient, OffboardOptions};
 use nexus_host::pump::{LinkHandle, Supervision};
-use nexus_host::run::{Sim, SimOptions, DEFAULT_STALL};
+use nexus_host::run::{Run, RunOptions, DEFAULT_STALL};
 use nexus_host::transport::{ConnString, Link, LinkOptions, PeerRule};
 use nexus_sim::SimError;
 use std::path::PathBuf;
@@ -179,7 +179,7 @@ impl VehicleArgs {
     }
 
     /// The run these arguments ask for.
-    pub fn options(&self) -> Result<SimOptions, String> {
+    pub fn options(&self) -> Result<RunOptions, String> {
         if let Some(conn) = &self.connect {
             conn.parse::<ConnString>()
                 .map_err(|e| format!("--connect {e}"))?;
@@ -192,7 +192,7 @@ impl VehicleArgs {
             }
             return self
                 .signing
-                .apply(SimOptions::no_vehicle().stall(Some(DEFAULT_STALL)));
+                .apply(RunOptions::no_vehicle().stall(Some(DEFAULT_STALL)));
         }
         if let Speed::Factor(f) = self.speed {
             super::limits::speed("--speed", f, self.wants_px4())?;
@@ -206,7 +206,7 @@ impl VehicleArgs {
         super::limits::instance(self.instance)?;
         let model = self.model.unwrap_or_default();
         let opts = if self.wants_px4() {
-            let mut o = SimOptions::px4(self.instance, self.px4.clone());
+            let mut o = RunOptions::px4(self.instance, self.px4.clone());
             o.launch = Some(LaunchOptions::new(self.instance).airframe(model));
             o
         } else {
@@ -217,7 +217,7 @@ impl VehicleArgs {
                      $NEXUS_PX4_BUILD)"
                 ));
             };
-            let mut o = SimOptions::simulated(self.instance);
+            let mut o = RunOptions::simulated(self.instance);
             if vehicle != nexus_sim::VehicleType::Quadrotor {
                 o.vehicle_config = Some(nexus_sim::VehicleConfig::vehicle(self.instance, vehicle));
             }
@@ -268,7 +268,7 @@ impl StartError {
 pub struct Connected {
     /// The run (owns the vehicle; dropping it stops the vehicle or kills PX4). An attached
     /// vehicle's run has none: only the clock (the vehicle's) and the pump.
-    pub sim: Sim,
+    pub sim: Run,
     /// The client holding the link open (dropping it closes the link); `None` when attached
     /// (the link handle holds it).
     pub client: Option<OffboardClient>,
@@ -369,7 +369,7 @@ pub fn start(
     if let Some(u) = ulog {
         opts = opts.ulog(u);
     }
-    let sim = Sim::started(opts).map_err(|e| match e {
+    let sim = Run::started(opts).map_err(|e| match e {
         RunError::Launch(
             LaunchError::Died { .. }
             | LaunchError::StartupFailed { .. }
@@ -417,7 +417,7 @@ pub fn start(
 pub fn attach(
     args: &VehicleArgs,
     conn_text: &str,
-    opts: SimOptions,
+    opts: RunOptions,
     moves: Option<&str>,
 ) -> Result<Connected, StartError> {
     let conn: ConnString = conn_text
@@ -458,7 +458,7 @@ pub fn attach(
         }
         Err(e) => return Err(StartError::Setup(format!("{conn}: {e}"))),
     };
-    let sim = Sim::started(opts).map_err(|e| StartError::Setup(e.to_string()))?;
+    let sim = Run::started(opts).map_err(|e| StartError::Setup(e.to_string()))?;
     let pump = sim.pump().map_err(|e| StartError::Setup(e.to_string()))?;
     // Not ours, so not known to be a simulator: the core asks (AUTOPILOT_VERSION).
     // The component found (or given by --compid) is the one every command, parameter and

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use nexus_host::offboard_client::OffboardClient;
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::run::{Run, RunOptions};
 use nexus_host::tlog::{Direction, Tlog};
 
 fn full_run() -> bool {
@@ -40,11 +40,11 @@ fn until(limit: Duration, f: impl Fn() -> bool) -> bool {
 /// One take-off to 5 m and landing at ×50; its wall seconds (from the take-off command) and
 /// the frames recorded.
 fn flight(instance: u8, tlog: Option<Tlog>) -> (f64, u64) {
-    let mut opts = SimOptions::simulated(instance).speed(50.0);
+    let mut opts = RunOptions::simulated(instance).speed(50.0);
     if let Some(t) = &tlog {
         opts = opts.tlog(t.clone());
     }
-    let sim = Sim::started(opts).expect("the simulated vehicle");
+    let sim = Run::started(opts).expect("the simulated vehicle");
     let op = OffboardClient::connect(&sim, 30.0).expect("connect");
     let limit = Duration::from_secs(60);
     // The vehicle arms once its preflight checks pass (a few sim seconds after boot).

@@ -13,8 +13,8 @@ use nexus_host::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = match std::env::args().nth(1) {
-        Some(speed) => SimOptions::simulated(162).speed(speed.parse()?),
-        None => SimOptions::simulated(162).lockstep(),
+        Some(speed) => RunOptions::simulated(162).speed(speed.parse()?),
+        None => RunOptions::simulated(162).lockstep(),
     };
     let plan_path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -22,15 +22,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let plan = read_plan_file(plan_path)?;
 
-    let sim = Sim::started(options)?;
+    let sim = Run::started(options)?;
     let op = OffboardClient::connect(&sim, 10.0)?;
     op.upload_mission(plan.as_ref())?;
-    sim.wait_until(|| op.mission_ack().is_some(), 30.0)?;
+    sim.until(|| op.mission_ack().is_some(), 30.0)?;
     if op.mission_ack() != Some(MissionAck::MAV_MISSION_ACCEPTED) {
         return Err(format!("PX4 refused the mission: {:?}", op.mission_ack()).into());
     }
     op.start_mission()?;
-    let armed = sim.wait(Wait::armed().timeout_s(30.0))?;
+    let armed = sim.wait(&Wait::armed().timeout_s(30.0))?;
     if armed.reason != Reason::Met {
         return Err(format!("the mission did not arm the vehicle: {armed:?}").into());
     }
@@ -39,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .timeout_s(900.0)
         .guard(Condition::disarmed());
     let mut shown = None;
-    let r = sim.wait_reporting(mission, || {
+    let r = sim.wait_reporting(&mission, || {
         let p = op.mission_progress();
         if shown.replace(p.current) != Some(p.current) {
             println!(

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use nexus_host::offboard_client::{read_plan_file, OffboardClient};
 use nexus_host::pump::LinkEvent;
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::run::{Run, RunOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -20,19 +20,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/plans/MC_mission_box.plan")
     });
     let options = match args.next().as_deref() {
-        Some("lockstep") => SimOptions::simulated(0).lockstep(),
-        Some("px4") => SimOptions::px4(0, None),
-        Some(speed) => SimOptions::simulated(0).speed(speed.parse()?),
-        None => SimOptions::simulated(0).speed(10.0),
+        Some("lockstep") => RunOptions::simulated(0).lockstep(),
+        Some("px4") => RunOptions::px4(0, None),
+        Some(speed) => RunOptions::simulated(0).speed(speed.parse()?),
+        None => RunOptions::simulated(0).speed(10.0),
     };
 
     let plan = read_plan_file(&path)?;
     println!("{}: {} items", path.display(), plan.items.len());
 
-    let sim = Sim::started(options)?;
+    let sim = Run::started(options)?;
     let op = OffboardClient::connect(&sim, 10.0)?;
     op.upload_mission(plan.as_ref())?;
-    sim.wait_until(|| op.mission_uploaded() || op.mission_ack().is_some(), 30.0)?;
+    sim.until(|| op.mission_uploaded() || op.mission_ack().is_some(), 30.0)?;
     if !op.mission_uploaded() {
         return Err(format!(
             "PX4 refused the mission: MISSION_ACK {:?}",
@@ -67,7 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     };
-    sim.wait_until(
+    sim.until(
         || {
             report();
             op.mission_complete()
@@ -75,7 +75,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         900.0,
     )?;
     println!("mission complete; waiting for the landing");
-    sim.wait_until(
+    sim.until(
         || {
             report();
             op.landed() && !op.is_armed()

@@ -12,18 +12,18 @@ use nexus_host::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = match std::env::args().nth(1) {
-        Some(speed) => SimOptions::simulated(161).speed(speed.parse()?),
-        None => SimOptions::simulated(161).lockstep(),
+        Some(speed) => RunOptions::simulated(161).speed(speed.parse()?),
+        None => RunOptions::simulated(161).lockstep(),
     };
-    let sim = Sim::started(options)?;
+    let sim = Run::started(options)?;
     let op = OffboardClient::connect(&sim, 10.0)?;
 
     op.takeoff(2.0)?;
-    let r = sim.wait_until(|| op.at_target(), 60.0)?;
+    let r = sim.until(|| op.at_target(), 60.0)?;
     println!("at 2 m after {:.1} s of sim time", r.waited_sim_s);
 
     op.land()?;
-    let r = sim.wait(Wait::landed().timeout_s(60.0))?;
+    let r = sim.wait(&Wait::landed().timeout_s(60.0))?;
     println!("{} after {:.1} s of sim time", r.reason, r.waited_sim_s);
     if r.reason != Reason::Met {
         return Err(format!("not landed: {r:?}").into());

@@ -15,8 +15,8 @@ use nexus_host::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = match std::env::args().nth(1) {
-        Some(speed) => SimOptions::simulated(163).speed(speed.parse()?),
-        None => SimOptions::simulated(163).lockstep(),
+        Some(speed) => RunOptions::simulated(163).speed(speed.parse()?),
+        None => RunOptions::simulated(163).lockstep(),
     };
     let session = Session::start(options, 10.0)?;
     let since = session.snapshot()?.seq; // texts after this one count
@@ -26,12 +26,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .since_seq(since)
         .timeout_s(60.0)
         .then_mode(Mode::Hold);
-    let r = session.wait_until(&wait, Some(Duration::from_secs(10)))?; // wall cap
+    let r = session.wait(&wait, Some(Duration::from_secs(10)))?; // wall cap
     println!("{} after {:.1} s of sim time", r.reason, r.waited_sim_s);
     if r.reason != Reason::Met {
         return Err(format!("no takeoff text: {r:?}").into());
     }
-    let held = session.wait_until(
+    let held = session.wait(
         &Wait::mode(Mode::Hold).timeout_s(10.0),
         Some(Duration::from_secs(10)),
     )?;

@@ -10,22 +10,22 @@
 //! ```
 
 use nexus_host::offboard_client::OffboardClient;
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::run::{Run, RunOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let arg = std::env::args().nth(1).unwrap_or_else(|| "10".into());
     let options = match arg.as_str() {
-        "lockstep" => SimOptions::simulated(0).lockstep(),
-        "px4" => SimOptions::px4(0, None),
-        speed => SimOptions::simulated(0).speed(speed.parse()?),
+        "lockstep" => RunOptions::simulated(0).lockstep(),
+        "px4" => RunOptions::px4(0, None),
+        speed => RunOptions::simulated(0).speed(speed.parse()?),
     };
 
-    let sim = Sim::new(options);
+    let sim = Run::new(options);
     sim.start()?;
     // sim.ports()?.get("offboard"): UDP 14540 on instance 0
     let op = OffboardClient::connect(&sim, 10.0)?;
     op.takeoff(2.0)?;
-    let waited = sim.wait_until(|| op.at_target(), 60.0)?;
+    let waited = sim.until(|| op.at_target(), 60.0)?;
 
     println!(
         "at target after {:.1} s of sim time ({:.1} s wall): {} m above home, mode {}, armed {}",

@@ -1,4 +1,4 @@
-//! The errors of the run ([`crate::run::Sim`]), the [`crate::offboard_client::OffboardClient`]
+//! The errors of the run ([`crate::run::Run`]), the [`crate::offboard_client::OffboardClient`]
 //! and the [`crate::session::Session`] service. Each message names the cause and, where there
 //! is one, what to do about it.
 
@@ -12,7 +12,7 @@ use crate::pump::{ParamError, PumpError, WaitError};
 use crate::sim::SimError;
 use crate::transport::ConnStringError;
 
-/// Why a run (a [`crate::run::Sim`]) could not do something.
+/// Why a run (a [`crate::run::Run`]) could not do something.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive] // more causes will come; match with a `_` arm
 pub enum RunError {
@@ -95,7 +95,7 @@ pub enum RunError {
 /// Why an [`crate::offboard_client::OffboardClient`] call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive] // more causes will come; match with a `_` arm
-pub enum ClientError {
+pub enum OffboardClientError {
     /// The connection string does not parse.
     #[error(transparent)]
     Conn(#[from] ConnStringError),
@@ -129,9 +129,9 @@ pub enum ClientError {
     Param(#[from] ParamError),
 }
 
-impl From<OffboardError> for ClientError {
+impl From<OffboardError> for OffboardClientError {
     fn from(e: OffboardError) -> Self {
-        ClientError::Verb(e)
+        OffboardClientError::Verb(e)
     }
 }
 
@@ -165,7 +165,7 @@ pub enum ConnectError {
     },
     /// The client could not be opened.
     #[error(transparent)]
-    Client(#[from] ClientError),
+    Client(#[from] OffboardClientError),
     /// The run could not be asked.
     #[error(transparent)]
     Run(RunError),

@@ -3,14 +3,14 @@
 //! The std side of nexus-uav: it drives [`nexus_core`] over real links and real processes.
 //!
 //! * [`transport`]: pymavlink-style connection strings over mio (UDP, TCP, serial);
-//! * [`sim`]: the nexus-sim crate, re-exported: the simulated PX4 vehicle that [`run::Sim`] starts
+//! * [`sim`]: the nexus-sim crate, re-exported: the simulated PX4 vehicle that [`run::Run`] starts
 //!   by default (its faults, configuration and errors appear in [`run`]'s API);
 //! * [`launcher`]: starts and supervises real PX4 SITL processes;
 //! * [`pump`]: one background thread driving any number of vehicle links (the core client per
 //!   link, reactions on the wire in the tick their condition is met);
-//! * [`offboard_client`]: the Python `OffboardClient` for PX4, in Rust; [`run`]: a run (`Sim`) that
-//!   owns the vehicle; [`session`]: the wait engine as a service with wall-clock caps and an idle
-//!   reaper; [`error`]: their errors.
+//! * [`offboard_client`]: the Python `OffboardClient` for PX4, in Rust; [`run`]: a
+//!   [`run::Run`] that owns the vehicle; [`session`]: the wait engine as a service with
+//!   wall-clock caps and an idle reaper; [`error`]: their errors.
 //! * [`tlog`]: records a link's frames as a QGroundControl `.tlog` and reads one back;
 //!   [`input_file`]: how a file a user names is read (regular, bounded in bytes).
 //! * [`bridge`]: forwards MAVLink between a serial/TCP byte stream and UDP (`nexus bridge`).
@@ -26,14 +26,14 @@
 //! use nexus_host::prelude::*;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! // The built-in simulated PX4, lockstep: sim time runs as fast as the CPU allows.
-//! let sim = Sim::started(SimOptions::simulated(167).lockstep())?;
+//! let sim = Run::started(RunOptions::simulated(167).lockstep())?;
 //! let op = OffboardClient::connect(&sim, 10.0)?;
 //! op.takeoff(2.0)?;
-//! let r = sim.wait(Wait::altitude_m(1.5).op(Op::Ge).timeout_s(60.0))?; // 60 s of sim time
+//! let r = sim.wait(&Wait::altitude_m(1.5).op(Op::Ge).timeout_s(60.0))?; // 60 s of sim time
 //! assert_eq!(r.reason, Reason::Met, "{r:?}");
 //! // Up and armed: now "land, but fail at once if it disarms before touching down".
 //! op.land()?;
-//! let r = sim.wait(Wait::landed().timeout_s(60.0).guard(Condition::disarmed()))?;
+//! let r = sim.wait(&Wait::landed().timeout_s(60.0).guard(Condition::disarmed()))?;
 //! assert_eq!(r.reason, Reason::Met, "{r:?}");
 //! # Ok(())
 //! # }
@@ -68,14 +68,14 @@ pub use nexus_core;
 
 /// What a program that flies a vehicle imports: `use nexus_host::prelude::*;`.
 pub mod prelude {
-    pub use crate::error::{ClientError, ConnectError, RunError, SessionError};
+    pub use crate::error::{ConnectError, OffboardClientError, RunError, SessionError};
     pub use crate::launcher::DeathCause;
     pub use crate::offboard_client::{read_plan_file, OffboardClient, OffboardOptions};
-    pub use crate::run::{Sim, SimOptions};
+    pub use crate::run::{Run, RunOptions};
     pub use crate::session::Session;
     pub use nexus_core::prelude::*;
 }
 
-/// The simulated PX4 vehicle (the nexus-sim crate): the built-in vehicle of [`run::Sim`], whose
+/// The simulated PX4 vehicle (the nexus-sim crate): the built-in vehicle of [`run::Run`], whose
 /// API names its types ([`sim::Fault`], [`sim::VehicleConfig`], [`sim::SimError`]).
 pub use nexus_sim as sim;

@@ -8,14 +8,14 @@
 //!
 //! ```no_run
 //! use nexus_host::offboard_client::OffboardClient;
-//! use nexus_host::run::{Sim, SimOptions};
+//! use nexus_host::run::{Run, RunOptions};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let sim = Sim::new(SimOptions::simulated(0).speed(10.0));
+//! let sim = Run::new(RunOptions::simulated(0).speed(10.0));
 //! sim.start()?;
 //! // sim.ports()?.get("offboard"): UDP 14540, instance 0
 //! let op = OffboardClient::connect(&sim, 10.0)?;
 //! op.takeoff(2.0)?;
-//! sim.wait_until(|| op.at_target(), 60.0)?;
+//! sim.until(|| op.at_target(), 60.0)?;
 //! # Ok(())
 //! # }
 //! ```
@@ -42,13 +42,13 @@ use nexus_core::telemetry::{
     Attitude, Battery, Gps, Home, LandedState, LinkIds, LocalNed, Position, Snapshot,
 };
 
-use crate::error::{ClientError, ConnectError, RunError};
+use crate::error::{ConnectError, OffboardClientError, RunError};
 use crate::launcher::OFFBOARD_CLIENT_PORT_BASE;
 use crate::pump::{
     HostPlan, LinkConfig, LinkEvent, LinkHandle, LinkStatus, MissionStatus, ParamValue, Pump,
     Supervision,
 };
-use crate::run::Sim;
+use crate::run::Run;
 use crate::sync::lock;
 use crate::transport::{ConnString, LinkOptions, PeerRule};
 
@@ -61,7 +61,7 @@ pub const OWN_SYSTEM_ID: u8 = 255;
 pub const OWN_COMPONENT_ID: u8 = 240;
 
 /// How an [`OffboardClient`] connects and behaves: the one options type of a client (the run's
-/// [`crate::run::SimOptions::client`] is one of these). Defaults ([`Default`]): system id 1,
+/// [`crate::run::RunOptions::client`] is one of these). Defaults ([`Default`]): system id 1,
 /// the offboard machine's [`OffboardConfig::default`] (arrival 2 m, altitude tolerance 1 m,
 /// heading 5°, 5 s failure-free before arming, …), supervised after 5 s of silence, the
 /// process-wide pump, ground truth asked for when the vehicle identifies as PX4 SITL.
@@ -177,9 +177,9 @@ impl<'a> From<&'a str> for MissionSource<'a> {
 
 /// Read a QGroundControl `.plan` file (the Python client's `read_plan`): items in file order, `seq`
 /// = index, no implicit home item. Errors name the file, line and column.
-pub fn read_plan_file(path: impl AsRef<Path>) -> Result<Box<HostPlan>, ClientError> {
+pub fn read_plan_file(path: impl AsRef<Path>) -> Result<Box<HostPlan>, OffboardClientError> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|e| ClientError::Plan {
+    let bytes = std::fs::read(path).map_err(|e| OffboardClientError::Plan {
         path: path.to_path_buf(),
         message: format!("cannot read it: {e}"),
     })?;
@@ -187,7 +187,7 @@ pub fn read_plan_file(path: impl AsRef<Path>) -> Result<Box<HostPlan>, ClientErr
         Ok(plan) => Ok(Box::new(plan)),
         Err(e) => {
             let (line, col) = line_col(&bytes, e.offset());
-            Err(ClientError::Plan {
+            Err(OffboardClientError::Plan {
                 path: path.to_path_buf(),
                 message: format!("line {line}, column {col}: {e}"),
             })
@@ -216,7 +216,10 @@ pub struct OffboardClient {
 impl OffboardClient {
     /// Configure the offboard link (a pymavlink connection string, e.g.
     /// `udpin:0.0.0.0:14540`); nothing opens until [`OffboardClient::open`].
-    pub fn new(conn: &str, options: OffboardOptions) -> Result<OffboardClient, ClientError> {
+    pub fn new(
+        conn: &str,
+        options: OffboardOptions,
+    ) -> Result<OffboardClient, OffboardClientError> {
         Ok(OffboardClient {
             conn: conn.parse()?,
             options,
@@ -238,7 +241,7 @@ impl OffboardClient {
     /// Open a client on the run's offboard link (`sim.ports()`'s "offboard") and wait for
     /// PX4's heartbeat, advancing the run's clock as needed: `timeout_sim_s` counts sim
     /// seconds. The client returned is open and [`OffboardClient::connected`].
-    pub fn connect(sim: &Sim, timeout_sim_s: f64) -> Result<OffboardClient, ConnectError> {
+    pub fn connect(sim: &Run, timeout_sim_s: f64) -> Result<OffboardClient, ConnectError> {
         let port = sim.offboard_port()?;
         let mut options = sim.offboard_options();
         options.system_id = port.system_id;
@@ -258,7 +261,7 @@ impl OffboardClient {
         client.open_on(&sim.pump()?)?;
         let link = client.link()?;
         sim.attach(&link);
-        let connected = sim.wait_until(|| link.with_status(|s| s.connected), timeout_sim_s);
+        let connected = sim.until(|| link.with_status(|s| s.connected), timeout_sim_s);
         match connected {
             Ok(_) => Ok(client),
             Err(RunError::Timeout { .. }) => {
@@ -301,7 +304,7 @@ impl OffboardClient {
     /// Open the link and join the pump ([`OffboardOptions::pump`], else the process-wide
     /// one); returns at once, with no wait for PX4: poll [`OffboardClient::connected`].
     /// Opening an open client does nothing.
-    pub fn open(&self) -> Result<&Self, ClientError> {
+    pub fn open(&self) -> Result<&Self, OffboardClientError> {
         let pump = match &self.options.pump {
             Some(p) => p.clone(),
             None => Pump::shared()?,
@@ -310,7 +313,7 @@ impl OffboardClient {
     }
 
     /// [`OffboardClient::open`] on this pump.
-    pub fn open_on(&self, pump: &Pump) -> Result<&Self, ClientError> {
+    pub fn open_on(&self, pump: &Pump) -> Result<&Self, OffboardClientError> {
         let mut link = lock(&self.link);
         if link.as_ref().is_some_and(|l| !l.is_closed()) {
             return Ok(self);
@@ -338,8 +341,8 @@ impl OffboardClient {
     }
 
     /// The link, while open (for waits and programs on it: [`LinkHandle::register`]).
-    pub fn link(&self) -> Result<LinkHandle, ClientError> {
-        lock(&self.link).clone().ok_or(ClientError::NotOpen)
+    pub fn link(&self) -> Result<LinkHandle, OffboardClientError> {
+        lock(&self.link).clone().ok_or(OffboardClientError::NotOpen)
     }
 
     /// Whether the client is open.
@@ -369,8 +372,8 @@ impl OffboardClient {
     /// Run a verb on the pump thread against the link's offboard machine.
     fn verb<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut crate::pump::LinkCtx<'_>) -> Result<R, ClientError> + Send + 'static,
-    ) -> Result<R, ClientError> {
+        f: impl FnOnce(&mut crate::pump::LinkCtx<'_>) -> Result<R, OffboardClientError> + Send + 'static,
+    ) -> Result<R, OffboardClientError> {
         self.link()?.call(f)?
     }
 
@@ -540,8 +543,8 @@ impl OffboardClient {
     /// Request a flight mode by name (case-insensitive; PX4's table, e.g. "Takeoff", "Hold",
     /// "Mission", "RTL", "Land", "Position"); commanded until telemetry confirms it. A manual
     /// mode starts the neutral MANUAL_CONTROL stream first.
-    pub fn set_mode(&self, name: &str) -> Result<(), ClientError> {
-        let mode = Mode::from_name(name).map_err(|_| ClientError::UnknownMode {
+    pub fn set_mode(&self, name: &str) -> Result<(), OffboardClientError> {
+        let mode = Mode::from_name(name).map_err(|_| OffboardClientError::UnknownMode {
             name: name.to_owned(),
             known: known_modes(),
         })?;
@@ -549,7 +552,7 @@ impl OffboardClient {
     }
 
     /// [`OffboardClient::set_mode`] with a [`Mode`].
-    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), ClientError> {
+    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             ctx.client().offboard_mut().0.set_mode(mode);
             Ok(())
@@ -558,7 +561,7 @@ impl OffboardClient {
 
     /// Request arming by command, sent once armable (pending mode confirmed, a position,
     /// failure-free for `wait_clear_s`). Observe with [`OffboardClient::is_armed`].
-    pub fn arm(&self) -> Result<(), ClientError> {
+    pub fn arm(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             let now = ctx.now();
             let (ob, tel) = ctx.client().offboard_mut();
@@ -569,7 +572,7 @@ impl OffboardClient {
 
     /// Request arming with the pilot's throttle-down, yaw-right stick gesture (starts the
     /// MANUAL_CONTROL stream; neutral sticks until armable, then the gesture).
-    pub fn arm_gesture(&self) -> Result<(), ClientError> {
+    pub fn arm_gesture(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             let now = ctx.now();
             let (ob, tel) = ctx.client().offboard_mut();
@@ -579,12 +582,12 @@ impl OffboardClient {
     }
 
     /// Send one disarm command (not verified) and drop any pending arm.
-    pub fn disarm(&self) -> Result<(), ClientError> {
+    pub fn disarm(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| Ok(ctx.client().offboard_mut().0.disarm()?))
     }
 
     /// Stream these sticks (MANUAL_CONTROL at 20 Hz) until changed or [`OffboardClient::stop_rc`].
-    pub fn set_rc(&self, sticks: RcSticks) -> Result<(), ClientError> {
+    pub fn set_rc(&self, sticks: RcSticks) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             ctx.client().offboard_mut().0.set_rc(sticks);
             Ok(())
@@ -592,7 +595,7 @@ impl OffboardClient {
     }
 
     /// Stop the MANUAL_CONTROL stream.
-    pub fn stop_rc(&self) -> Result<(), ClientError> {
+    pub fn stop_rc(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             ctx.client().offboard_mut().0.stop_rc();
             Ok(())
@@ -607,21 +610,21 @@ impl OffboardClient {
         name: &str,
         value: ParamValue,
         timeout: Duration,
-    ) -> Result<ParamValue, ClientError> {
+    ) -> Result<ParamValue, OffboardClientError> {
         Ok(self.link()?.set_param(name, value, timeout)?)
     }
 
     /// Set a REAL32 parameter without waiting: the machine resends it until PX4 echoes it
     /// (its end is an event, see [`OffboardClient::events_since`]; to wait for it, use
     /// [`OffboardClient::set_param`]).
-    pub fn param_set(&self, name: &str, value: f32) -> Result<(), ClientError> {
+    pub fn param_set(&self, name: &str, value: f32) -> Result<(), OffboardClientError> {
         let name = name.to_owned();
         self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.param_set(&name, value)?))
     }
 
     /// Set an INT32 parameter without waiting: the int's bits ride in PARAM_SET's float field
     /// (as PX4 reads them); resent until echoed, as [`OffboardClient::param_set`].
-    pub fn param_set_int(&self, name: &str, value: i32) -> Result<(), ClientError> {
+    pub fn param_set_int(&self, name: &str, value: i32) -> Result<(), OffboardClientError> {
         let name = name.to_owned();
         self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.param_set_int(&name, value)?))
     }
@@ -629,13 +632,17 @@ impl OffboardClient {
     /// Read a parameter (PARAM_REQUEST_READ → PARAM_VALUE), giving up after `timeout` (wall)
     /// with [`crate::pump::ParamError::Timeout`], or at once with
     /// [`crate::pump::ParamError::Refused`] when the vehicle answers PARAM_ERROR.
-    pub fn param_get(&self, name: &str, timeout: Duration) -> Result<ParamValue, ClientError> {
+    pub fn param_get(
+        &self,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<ParamValue, OffboardClientError> {
         Ok(self.link()?.read_param(name, timeout)?)
     }
 
     /// Take off to `alt_m` over home: MIS_TAKEOFF_ALT, Takeoff mode confirmed, then arm.
     /// Wait for the climb with [`OffboardClient::at_target`].
-    pub fn takeoff(&self, alt_m: f32) -> Result<(), ClientError> {
+    pub fn takeoff(&self, alt_m: f32) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             let now = ctx.now();
             let (ob, tel) = ctx.client().offboard_mut();
@@ -644,7 +651,7 @@ impl OffboardClient {
     }
 
     /// Land in place (Land mode); clears the target.
-    pub fn land(&self) -> Result<(), ClientError> {
+    pub fn land(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             ctx.client().offboard_mut().0.land();
             Ok(())
@@ -652,7 +659,7 @@ impl OffboardClient {
     }
 
     /// Return to launch (RTL mode); clears the target.
-    pub fn return_to_launch(&self) -> Result<(), ClientError> {
+    pub fn return_to_launch(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             ctx.client().offboard_mut().0.return_to_launch();
             Ok(())
@@ -660,7 +667,7 @@ impl OffboardClient {
     }
 
     /// Hold position (Hold mode).
-    pub fn hold(&self) -> Result<(), ClientError> {
+    pub fn hold(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             ctx.client().offboard_mut().0.hold();
             Ok(())
@@ -676,7 +683,7 @@ impl OffboardClient {
         y_m: f32,
         z_m: f32,
         yaw_rad: Option<f32>,
-    ) -> Result<(), ClientError> {
+    ) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             let (ob, tel) = ctx.client().offboard_mut();
             Ok(ob.goto(tel, x_m, y_m, z_m, yaw_rad)?)
@@ -685,10 +692,13 @@ impl OffboardClient {
 
     /// Send any common-dialect message to the vehicle now ([`LinkHandle::send`]): for what
     /// has no verb here.
-    pub fn send_message(&self, msg: &nexus_core::mav::MavMessage) -> Result<(), ClientError> {
+    pub fn send_message(
+        &self,
+        msg: &nexus_core::mav::MavMessage,
+    ) -> Result<(), OffboardClientError> {
         self.link()?.send(msg).map_err(|e| match e {
-            crate::pump::SendError::Pump(p) => ClientError::from(p),
-            crate::pump::SendError::Refused(e) => ClientError::Verb(e),
+            crate::pump::SendError::Pump(p) => OffboardClientError::from(p),
+            crate::pump::SendError::Refused(e) => OffboardClientError::Verb(e),
         })
     }
 
@@ -697,14 +707,14 @@ impl OffboardClient {
     pub fn subscribe(
         &self,
         msg_id: u32,
-    ) -> Result<std::sync::mpsc::Receiver<nexus_core::mav::MavMessage>, ClientError> {
+    ) -> Result<std::sync::mpsc::Receiver<nexus_core::mav::MavMessage>, OffboardClientError> {
         Ok(self.link()?.subscribe(msg_id)?)
     }
 
     /// Stream an offboard setpoint from now on at the stick period (20 Hz by default),
     /// replacing the one streamed before; a non-finite one is refused. Set one before
     /// [`OffboardClient::start_offboard`] and keep updating it while in Offboard.
-    pub fn set_setpoint(&self, sp: Setpoint) -> Result<(), ClientError> {
+    pub fn set_setpoint(&self, sp: Setpoint) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.set_setpoint(sp)?))
     }
 
@@ -715,7 +725,7 @@ impl OffboardClient {
         east_m: f32,
         down_m: f32,
         yaw_rad: Option<f32>,
-    ) -> Result<(), ClientError> {
+    ) -> Result<(), OffboardClientError> {
         self.set_setpoint(Setpoint::PositionNed {
             north_m,
             east_m,
@@ -731,7 +741,7 @@ impl OffboardClient {
         v_east_m_s: f32,
         v_down_m_s: f32,
         yaw: Yaw,
-    ) -> Result<(), ClientError> {
+    ) -> Result<(), OffboardClientError> {
         self.set_setpoint(Setpoint::VelocityNed {
             v_north_m_s,
             v_east_m_s,
@@ -743,7 +753,7 @@ impl OffboardClient {
     /// Request Offboard mode, PX4's way: a setpoint must be streaming already
     /// ([`OffboardClient::set_setpoint`]); without one this is refused here with
     /// `InvalidArgument`, as PX4 would refuse the mode.
-    pub fn start_offboard(&self) -> Result<(), ClientError> {
+    pub fn start_offboard(&self) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             let ob = ctx.client().offboard_mut().0;
             if ob.setpoint().is_none() {
@@ -759,7 +769,7 @@ impl OffboardClient {
 
     /// Leave Offboard for Hold and stop the setpoint stream (Hold is requested first, so the
     /// stream does not just stop under PX4: that is a stream loss and its failsafe).
-    pub fn stop_offboard(&self) -> Result<(), ClientError> {
+    pub fn stop_offboard(&self) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             let ob = ctx.client().offboard_mut().0;
             ob.set_mode(Mode::Hold);
@@ -770,7 +780,7 @@ impl OffboardClient {
 
     /// Stop the setpoint stream without changing mode: in Offboard, PX4 fails safe after
     /// COM_OF_LOSS_T (what a stream-loss test wants).
-    pub fn stop_setpoints(&self) -> Result<(), ClientError> {
+    pub fn stop_setpoints(&self) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             ctx.client().offboard_mut().0.stop_setpoints();
             Ok(())
@@ -782,7 +792,7 @@ impl OffboardClient {
     pub fn upload_mission<'a>(
         &self,
         mission: impl Into<MissionSource<'a>>,
-    ) -> Result<(), ClientError> {
+    ) -> Result<(), OffboardClientError> {
         let items: Vec<MissionItem> = match mission.into() {
             MissionSource::Plan(p) => p.items.to_vec(),
             MissionSource::Items(i) => i.to_vec(),
@@ -793,7 +803,7 @@ impl OffboardClient {
 
     /// Fly the uploaded mission from its first item: MISSION_SET_CURRENT 0 confirmed, Mission
     /// mode confirmed, then arm.
-    pub fn start_mission(&self) -> Result<(), ClientError> {
+    pub fn start_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             let now = ctx.now();
             let (ob, tel) = ctx.client().offboard_mut();
@@ -803,7 +813,7 @@ impl OffboardClient {
     }
 
     /// Pause the mission (Hold).
-    pub fn pause_mission(&self) -> Result<(), ClientError> {
+    pub fn pause_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             ctx.client().offboard_mut().0.pause_mission();
             Ok(())
@@ -811,7 +821,7 @@ impl OffboardClient {
     }
 
     /// Resume the mission from the item PX4 holds current (Mission mode).
-    pub fn resume_mission(&self) -> Result<(), ClientError> {
+    pub fn resume_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             ctx.client().offboard_mut().0.resume_mission();
             Ok(())
@@ -819,7 +829,7 @@ impl OffboardClient {
     }
 
     /// Clear PX4's mission (MISSION_CLEAR_ALL); the held mission empties on PX4's ack.
-    pub fn clear_mission(&self) -> Result<(), ClientError> {
+    pub fn clear_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             ctx.client().offboard_mut().0.clear_mission();
             Ok(())
@@ -827,7 +837,7 @@ impl OffboardClient {
     }
 
     /// Download PX4's mission into the held mission (see [`OffboardClient::mission_items`]).
-    pub fn download_mission(&self) -> Result<(), ClientError> {
+    pub fn download_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             ctx.client().offboard_mut().0.download_mission();
             Ok(())
@@ -835,14 +845,18 @@ impl OffboardClient {
     }
 
     /// The held mission (lodged, uploaded or downloaded).
-    pub fn mission_items(&self) -> Result<Vec<MissionItem>, ClientError> {
+    pub fn mission_items(&self) -> Result<Vec<MissionItem>, OffboardClientError> {
         self.verb(|ctx| Ok(ctx.client().offboard().mission_items().to_vec()))
     }
 
     /// Upload the geofence or the rally points (fence vertices and circles, or rally points, as
     /// [`MissionItem`]s: [`nexus_core::plan::read_geo`] reads them from a `.plan`);
     /// wait with [`OffboardClient::geo_status`]. Independent of the mission and its progress.
-    pub fn upload_geo(&self, kind: GeoKind, items: &[MissionItem]) -> Result<(), ClientError> {
+    pub fn upload_geo(
+        &self,
+        kind: GeoKind,
+        items: &[MissionItem],
+    ) -> Result<(), OffboardClientError> {
         let items = items.to_vec();
         self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.upload_geo(kind, &items)?))
     }
@@ -851,13 +865,17 @@ impl OffboardClient {
     /// [`OffboardClient::upload_mission`] from now on sends them once PX4 has accepted the
     /// mission, the fence first, then the rally points (PX4 takes one transfer at a time; a
     /// fence refused sends no rally points). [`OffboardClient::geo_status`] is `Idle` until then.
-    pub fn lodge_geo(&self, kind: GeoKind, items: &[MissionItem]) -> Result<(), ClientError> {
+    pub fn lodge_geo(
+        &self,
+        kind: GeoKind,
+        items: &[MissionItem],
+    ) -> Result<(), OffboardClientError> {
         let items = items.to_vec();
         self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.lodge_geo(kind, &items)?))
     }
 
     /// Download the vehicle's geofence or rally points (see [`OffboardClient::geo_items`]).
-    pub fn download_geo(&self, kind: GeoKind) -> Result<(), ClientError> {
+    pub fn download_geo(&self, kind: GeoKind) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             ctx.client().offboard_mut().0.download_geo(kind);
             Ok(())
@@ -865,7 +883,7 @@ impl OffboardClient {
     }
 
     /// Clear the vehicle's geofence or rally points (that type only; the mission stays).
-    pub fn clear_geo(&self, kind: GeoKind) -> Result<(), ClientError> {
+    pub fn clear_geo(&self, kind: GeoKind) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             ctx.client().offboard_mut().0.clear_geo(kind);
             Ok(())
@@ -873,12 +891,12 @@ impl OffboardClient {
     }
 
     /// The held geofence or rally points (uploaded or downloaded).
-    pub fn geo_items(&self, kind: GeoKind) -> Result<Vec<MissionItem>, ClientError> {
+    pub fn geo_items(&self, kind: GeoKind) -> Result<Vec<MissionItem>, OffboardClientError> {
         self.verb(move |ctx| Ok(ctx.client().offboard().geo_items(kind).to_vec()))
     }
 
     /// How the last fence or rally transfer ended, or `Busy` while one runs.
-    pub fn geo_status(&self, kind: GeoKind) -> Result<GeoStatus, ClientError> {
+    pub fn geo_status(&self, kind: GeoKind) -> Result<GeoStatus, OffboardClientError> {
         self.verb(move |ctx| Ok(ctx.client().offboard().geo_status(kind)))
     }
 }
@@ -896,7 +914,7 @@ mod tests {
     #[test]
     fn a_bad_connection_string_is_refused_at_new() {
         let e = OffboardClient::new("udpin:nowhere", OffboardOptions::default()).unwrap_err();
-        assert!(matches!(e, ClientError::Conn(_)), "{e}");
+        assert!(matches!(e, OffboardClientError::Conn(_)), "{e}");
     }
 
     #[test]
@@ -904,7 +922,7 @@ mod tests {
         let c = OffboardClient::new("udpin:127.0.0.1:0", OffboardOptions::default()).unwrap();
         assert!(!c.connected());
         assert_eq!(c.mission_reached(), -1);
-        assert!(matches!(c.takeoff(2.0), Err(ClientError::NotOpen)));
+        assert!(matches!(c.takeoff(2.0), Err(OffboardClientError::NotOpen)));
         c.close();
         c.close();
     }

@@ -1,11 +1,11 @@
 //! [`Session`]: the wait engine as a service on one run, and [`Sessions`], the registry that closes
 //! runs on request (`kill_instance`) or when they sit unused (the idle reaper).
 //!
-//! A session is a run ([`Sim`]) and the [`OffboardClient`] connected to it. Its
-//! [`Session::wait_until`] is the wait engine's `wait_until`: a [`Wait`] (condition, op,
-//! `timeout_s` in sim seconds, `since_seq`, `relative`, guards, reactions) evaluated by the pump
-//! after every message, plus a wall-clock cap (`Option<Duration>`). Every call returns a
-//! [`WaitResult`] with its reason:
+//! A session is a run ([`Run`]) and the [`OffboardClient`] connected to it. Its
+//! [`Session::wait`] is the wait engine's wait (the service's `wait_until`): a [`Wait`]
+//! (condition, op, `timeout_s` in sim seconds, `since_seq`, `relative`, guards, reactions)
+//! evaluated by the pump after every message, plus a wall-clock cap (`Option<Duration>`).
+//! Every call returns a [`WaitResult`] with its reason:
 //!
 //! * `met`, `timeout`, `guard` from the engine; `died` when the vehicle exited, panicked,
 //!   went silent or its clock stalled (`snapshot.error` says which);
@@ -30,7 +30,7 @@ use nexus_core::telemetry::{Snapshot, Text};
 use crate::error::SessionError;
 use crate::offboard_client::OffboardClient;
 use crate::pump::{HostProgram, LinkHandle, LinkStatus, ProgramReport};
-use crate::run::{Sim, SimOptions};
+use crate::run::{Run, RunOptions};
 use crate::sync::lock;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -47,7 +47,7 @@ struct Inner {
     id: u64,
     // Field order is drop order: the client's waits end `closed` before the vehicle stops.
     client: OffboardClient,
-    sim: Sim,
+    sim: Run,
     last_used: Mutex<Instant>,
     calls: AtomicUsize,
     closed: Mutex<Option<String>>,
@@ -127,14 +127,14 @@ impl Drop for InUse<'_> {
 impl Session {
     /// Start a run with `options`, connect a client to its offboard link (waiting up to
     /// `connect_timeout_sim_s` sim seconds for PX4's heartbeat) and serve it.
-    pub fn start(options: SimOptions, connect_timeout_sim_s: f64) -> Result<Session, SessionError> {
-        let sim = Sim::started(options)?;
+    pub fn start(options: RunOptions, connect_timeout_sim_s: f64) -> Result<Session, SessionError> {
+        let sim = Run::started(options)?;
         let client = OffboardClient::connect(&sim, connect_timeout_sim_s)?;
         Ok(Session::new(sim, client))
     }
 
     /// Serve a started run and a client connected to it.
-    pub fn new(sim: Sim, client: OffboardClient) -> Session {
+    pub fn new(sim: Run, client: OffboardClient) -> Session {
         Session {
             inner: Arc::new(Inner {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -164,7 +164,7 @@ impl Session {
     }
 
     /// The run.
-    pub fn sim(&self) -> &Sim {
+    pub fn sim(&self) -> &Run {
         &self.inner.sim
     }
 
@@ -218,19 +218,19 @@ impl Session {
     /// Wait for `wait` (its `timeout_s` in sim seconds, required), for at most `wall_cap` of
     /// wall time (`None`: no cap). Ends with a [`WaitResult`] whose reason is met, timeout,
     /// guard, cap, died or closed; errors only when it cannot wait (closed, invalid).
-    pub fn wait_until(
+    pub fn wait(
         &self,
         wait: &Wait,
         wall_cap: Option<Duration>,
     ) -> Result<WaitResult, SessionError> {
-        self.wait_until_explained(wait, wall_cap).map(|(r, _)| r)
+        self.wait_explained(wait, wall_cap).map(|(r, _)| r)
     }
 
-    /// [`Session::wait_until`], with why the wait ended without its condition: what was
+    /// [`Session::wait`], with why the wait ended without its condition: what was
     /// pending and why it did not happen, in PX4's words where it gave any ("arm not sent: PX4
     /// not armable for 25 s …", "guard `altitude <= 3 m` fired at 2.9 m"); `None` when met,
     /// capped or closed.
-    pub fn wait_until_explained(
+    pub fn wait_explained(
         &self,
         wait: &Wait,
         wall_cap: Option<Duration>,
@@ -373,7 +373,7 @@ impl Sessions {
     /// Start a session (see [`Session::start`]) and hold it.
     pub fn open(
         &self,
-        options: SimOptions,
+        options: RunOptions,
         connect_timeout_sim_s: f64,
     ) -> Result<Session, SessionError> {
         let s = Session::start(options, connect_timeout_sim_s)?;

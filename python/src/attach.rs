@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use nexus_host::offboard_client::{GroundTruth, OffboardClient as HostClient, OffboardOptions};
 use nexus_host::pump::Supervision;
-use nexus_host::run::Sim as HostSim;
+use nexus_host::run::Run as HostRun;
 use nexus_host::transport::{discover, port_rule_hint, ConnString, Link, LinkOptions, PeerRule};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -124,7 +124,7 @@ impl Attach {
 
     /// Find the vehicle on the link, within `timeout_s` of wall time, put the link on the run's
     /// pump and return a client on it. Errors are the `nexus --connect` command's words.
-    pub fn connect(&self, host: &HostSim, timeout_s: f64) -> Result<HostClient, String> {
+    pub fn connect(&self, host: &HostRun, timeout_s: f64) -> Result<HostClient, String> {
         let link = self
             .link
             .lock()

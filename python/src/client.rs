@@ -346,14 +346,14 @@ impl OffboardClient {
         let v: ParamValue = got.map_err(|e| {
             let msg = e.to_string();
             match e {
-                nexus_host::error::ClientError::Param(nexus_host::pump::ParamError::Timeout {
+                nexus_host::error::OffboardClientError::Param(nexus_host::pump::ParamError::Timeout {
                     ..
                 }) => pyo3::exceptions::PyTimeoutError::new_err(msg),
-                nexus_host::error::ClientError::Param(
+                nexus_host::error::OffboardClientError::Param(
                     nexus_host::pump::ParamError::Died { .. }
                     | nexus_host::pump::ParamError::Closed(_),
                 ) => RunError::new_err(msg),
-                nexus_host::error::ClientError::Param(_) => PyValueError::new_err(msg),
+                nexus_host::error::OffboardClientError::Param(_) => PyValueError::new_err(msg),
                 other => client_error(other),
             }
         })?;

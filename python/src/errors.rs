@@ -3,7 +3,7 @@
 //! out, `RunError` for a vehicle lost or never reached), each with the message the `nexus`
 //! command prints.
 
-use nexus_host::error::{ClientError, ConnectError, RunError as HostRunError};
+use nexus_host::error::{OffboardClientError, ConnectError, RunError as HostRunError};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
@@ -29,10 +29,10 @@ pub(crate) fn run_error(e: HostRunError) -> PyErr {
     }
 }
 
-pub(crate) fn client_error(e: ClientError) -> PyErr {
+pub(crate) fn client_error(e: OffboardClientError) -> PyErr {
     let msg = e.to_string();
     match e {
-        ClientError::UnknownMode { .. } | ClientError::Plan { .. } | ClientError::Conn(_) => {
+        OffboardClientError::UnknownMode { .. } | OffboardClientError::Plan { .. } | OffboardClientError::Conn(_) => {
             PyValueError::new_err(msg)
         }
         _ => PyRuntimeError::new_err(msg),

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use nexus_host::error::ClientError;
+use nexus_host::error::OffboardClientError;
 use nexus_host::offboard_client::read_plan_file;
 use pyo3::prelude::*;
 
@@ -20,12 +20,12 @@ pub(crate) fn _read_plan(
     let plan = py
         .allow_threads(|| read_plan_file(&path))
         .map_err(|e| match e {
-            ClientError::Plan { message, .. } if message.starts_with("cannot read it") => {
+            OffboardClientError::Plan { message, .. } if message.starts_with("cannot read it") => {
                 match std::fs::metadata(&path) {
                     Err(io) => {
                         pyo3::exceptions::PyOSError::new_err(format!("{}: {io}", path.display()))
                     }
-                    Ok(_) => client_error(ClientError::Plan {
+                    Ok(_) => client_error(OffboardClientError::Plan {
                         path: path.clone(),
                         message,
                     }),

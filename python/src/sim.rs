@@ -10,7 +10,7 @@ use std::time::Duration;
 use nexus_core::engine::{Condition, Reason, Wait, WaitResult};
 use nexus_host::error::RunError as HostRunError;
 use nexus_host::offboard_client::OffboardClient as HostClient;
-use nexus_host::run::{Sim as HostSim, SimOptions, VehicleKind, DEFAULT_STALL};
+use nexus_host::run::{Run as HostRun, RunOptions, VehicleKind, DEFAULT_STALL};
 use nexus_host::sim::Fault;
 use pyo3::exceptions::{PyKeyError, PyTimeoutError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -58,7 +58,7 @@ use crate::wait::{drive, drive_program, fast_query};
 ///         parse, an option that does not go with connect.
 #[pyclass(module = "nexus_uav")]
 pub struct Sim {
-    pub(crate) inner: Arc<HostSim>,
+    pub(crate) inner: Arc<HostRun>,
     model: Option<String>,
     scene: String,
     /// The client connect() opened on this run, for engine waits and queries.
@@ -81,7 +81,7 @@ impl Sim {
         self.attach.is_none() && self.inner.options().vehicle == VehicleKind::None
     }
 
-    pub(crate) fn host(&self) -> Arc<HostSim> {
+    pub(crate) fn host(&self) -> Arc<HostRun> {
         Arc::clone(&self.inner)
     }
 
@@ -177,10 +177,10 @@ impl Sim {
             }
         };
         let mut o = match vehicle {
-            _ if attach.is_some() => SimOptions::no_vehicle().stall(Some(DEFAULT_STALL)),
-            "builtin" | "simulated" => SimOptions::simulated(instance),
-            "px4" => SimOptions::px4(instance, px4_build),
-            "none" => SimOptions::no_vehicle(),
+            _ if attach.is_some() => RunOptions::no_vehicle().stall(Some(DEFAULT_STALL)),
+            "builtin" | "simulated" => RunOptions::simulated(instance),
+            "px4" => RunOptions::px4(instance, px4_build),
+            "none" => RunOptions::no_vehicle(),
             other => {
                 return Err(PyValueError::new_err(format!(
                     "unknown vehicle {other:?}; known: \"builtin\", \"px4\", \"none\""
@@ -227,7 +227,7 @@ impl Sim {
             }
         }
         Ok(Sim {
-            inner: Arc::new(HostSim::new(o)),
+            inner: Arc::new(HostRun::new(o)),
             model,
             scene: scene.to_owned(),
             client: None,
@@ -386,7 +386,7 @@ impl Sim {
         let mut signals = Signals::new(_cancel);
         let mut failed: Option<PyErr> = None;
         let r = py.allow_threads(|| {
-            sim.wait_until(
+            sim.until(
                 || {
                     if signals.interrupted() {
                         return true;

@@ -10,7 +10,7 @@ use nexus_core::engine::{Wait, WaitResult};
 use nexus_host::error::RunError as HostRunError;
 use nexus_host::offboard_client::OffboardClient as HostClient;
 use nexus_host::pump::{HostProgram, ProgramReport};
-use nexus_host::run::{RunClock, Sim as HostSim};
+use nexus_host::run::{RunClock, Run as HostRun};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 
@@ -38,7 +38,7 @@ pub(crate) fn fast_query(pred: &Bound<'_, PyAny>) -> Option<FastQuery> {
 }
 
 /// Lockstep: whole sim milliseconds a step takes.
-fn chunk_ms(sim: &HostSim) -> u64 {
+fn chunk_ms(sim: &HostRun) -> u64 {
     let chunk_s = sim.options().lockstep_chunk_s;
     if chunk_s.is_finite() && chunk_s > 0.0 {
         ((chunk_s * 1000.0).round() as u64).max(1)
@@ -49,7 +49,7 @@ fn chunk_ms(sim: &HostSim) -> u64 {
 
 /// The wall bound of a real-time wait of `timeout_s` sim seconds (as every wait of the `nexus`
 /// command), with the caller's cap.
-fn bounded(sim: &HostSim, timeout_s: f64, cap: Option<Duration>) -> Option<Duration> {
+fn bounded(sim: &HostRun, timeout_s: f64, cap: Option<Duration>) -> Option<Duration> {
     let bound = match sim.options().clock {
         RunClock::RealTime { speed } if !sim.is_lockstep() => {
             Some(nexus_host::run::wall_bound(timeout_s, speed))
@@ -67,7 +67,7 @@ fn bounded(sim: &HostSim, timeout_s: f64, cap: Option<Duration>) -> Option<Durat
 /// the GIL released; the result and why it was not met.
 pub(crate) fn drive(
     py: Python<'_>,
-    sim: Arc<HostSim>,
+    sim: Arc<HostRun>,
     w: &Wait,
     cap: Option<Duration>,
     cancel: Option<&Bound<'_, PyAny>>,
@@ -112,7 +112,7 @@ pub(crate) fn drive(
 /// of wall time, then it is aborted (as `abort_steps`, and as Ctrl-C, which then raises).
 pub(crate) fn drive_program(
     py: Python<'_>,
-    sim: Arc<HostSim>,
+    sim: Arc<HostRun>,
     program: HostProgram,
     cap: Option<Duration>,
     cancel: Option<&Bound<'_, PyAny>>,

@@ -465,8 +465,8 @@ fn an_unwritable_json_destination_stops_the_command_before_it_flies() {
 /// no stall supervision (so only the wall bound can end a wait on a stopped clock).
 fn connected(instance: u8, speed: f64) -> nexus_cli::vehicle::Connected {
     use nexus_host::offboard_client::OffboardClient;
-    use nexus_host::run::{Sim, SimOptions};
-    let sim = Sim::started(SimOptions::simulated(instance).speed(speed).stall(None))
+    use nexus_host::run::{Run, RunOptions};
+    let sim = Run::started(RunOptions::simulated(instance).speed(speed).stall(None))
         .expect("start the simulated vehicle");
     let port = sim.offboard_port().expect("offboard port");
     let client = OffboardClient::connect(&sim, 60.0).expect("connect");
@@ -582,15 +582,15 @@ fn a_refused_speedup_at_run_time_is_an_event_not_a_death() {
 fn a_library_wait_on_a_stopped_clock_ends_at_its_wall_bound() {
     use nexus_core::engine::Wait;
     use nexus_host::error::RunError;
-    use nexus_host::run::{Sim, SimOptions};
+    use nexus_host::run::{Run, RunOptions};
     // Instance 244's other users (the huge-plan test) never start a vehicle.
-    let sim = Sim::started(SimOptions::simulated(244).speed(10.0).stall(None))
+    let sim = Run::started(RunOptions::simulated(244).speed(10.0).stall(None))
         .expect("start the simulated vehicle");
     let client = nexus_host::offboard_client::OffboardClient::connect(&sim, 60.0).expect("connect");
     sim.inject(nexus_host::sim::Fault::StallClock)
         .expect("stall the clock");
     let t0 = Instant::now();
-    let r = sim.wait_until(Wait::altitude_m(100.0), 1.0);
+    let r = sim.until(&Wait::altitude_m(100.0), 1.0);
     let took = t0.elapsed();
     let bound = nexus_host::run::wall_bound(1.0, 10.0);
     assert!(

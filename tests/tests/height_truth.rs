@@ -8,7 +8,7 @@ mod cli_support;
 use cli_support::{json, nexus, reasons, SPEED};
 use nexus_core::HeightSource;
 use nexus_host::offboard_client::{GroundTruth, OffboardClient};
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::run::{Run, RunOptions};
 
 #[test]
 fn takeoff_hover_land_passes_reading_ground_truth_with_relative_alt_jumping() {
@@ -41,11 +41,11 @@ fn takeoff_hover_land_passes_reading_ground_truth_with_relative_alt_jumping() {
 }
 
 /// Samples of (relative_alt, height, source) every 0.2 s of sim time for `secs`.
-fn hover_samples(sim: &Sim, op: &OffboardClient, secs: u32) -> Vec<(f32, f32, HeightSource)> {
+fn hover_samples(sim: &Run, op: &OffboardClient, secs: u32) -> Vec<(f32, f32, HeightSource)> {
     let mut out = Vec::new();
     for _ in 0..secs * 5 {
         let t0 = sim.sim_time_ms().unwrap();
-        sim.wait_until(|| sim.sim_time_ms().unwrap() >= t0 + 200, 5.0)
+        sim.until(|| sim.sim_time_ms().unwrap() >= t0 + 200, 5.0)
             .unwrap();
         let s = op.snapshot().unwrap();
         out.push((
@@ -59,13 +59,13 @@ fn hover_samples(sim: &Sim, op: &OffboardClient, secs: u32) -> Vec<(f32, f32, He
 
 #[test]
 fn relative_alt_jumps_in_a_steady_hover_while_the_height_does_not() {
-    let sim = Sim::started(SimOptions::simulated(211).speed(10.0).wait_clear_s(1.0))
+    let sim = Run::started(RunOptions::simulated(211).speed(10.0).wait_clear_s(1.0))
         .expect("start the run");
     let op = OffboardClient::connect(&sim, 10.0).expect("connect");
     op.takeoff(5.0).unwrap();
     let truth_up = || sim.true_height_m().is_some_and(|h| h > 4.8);
-    sim.wait_until(truth_up, 60.0).unwrap();
-    sim.wait_until(|| false, 3.0).ok(); // settle into the hover
+    sim.until(truth_up, 60.0).unwrap();
+    sim.until(|| false, 3.0).ok(); // settle into the hover
     let samples = hover_samples(&sim, &op, 40);
     let steps = samples
         .windows(2)
@@ -96,14 +96,14 @@ fn relative_alt_jumps_in_a_steady_hover_while_the_height_does_not() {
 
 #[test]
 fn without_ground_truth_the_height_is_the_amsl_estimate_since_arming() {
-    let mut options = SimOptions::simulated(212).speed(10.0).wait_clear_s(1.0);
+    let mut options = RunOptions::simulated(212).speed(10.0).wait_clear_s(1.0);
     options.client.ground_truth = GroundTruth::Never;
-    let sim = Sim::started(options).expect("start the run");
+    let sim = Run::started(options).expect("start the run");
     let op = OffboardClient::connect(&sim, 10.0).expect("connect");
     op.takeoff(5.0).unwrap();
     let truth_up = || sim.true_height_m().is_some_and(|h| h > 4.8);
-    sim.wait_until(truth_up, 60.0).unwrap();
-    sim.wait_until(|| false, 3.0).ok();
+    sim.until(truth_up, 60.0).unwrap();
+    sim.until(|| false, 3.0).ok();
     for (rel, h, src) in hover_samples(&sim, &op, 10) {
         assert_eq!(src, HeightSource::AmslSinceArm);
         let truth = sim.true_height_m().unwrap();

@@ -23,26 +23,24 @@ fn the_extra_conditions_over_udp() {
 
     // On the pad: the GPS, battery and landed state the vehicle streams.
     let r = s
-        .wait_until(&w(Condition::gps_fix(GpsFix::Fix3d), 30.0), CAP)
+        .wait(&w(Condition::gps_fix(GpsFix::Fix3d), 30.0), CAP)
         .unwrap();
     met("gps_fix >= 3d", &r);
-    let r = s
-        .wait_until(&w(Condition::satellites(8), 30.0), CAP)
-        .unwrap();
+    let r = s.wait(&w(Condition::satellites(8), 30.0), CAP).unwrap();
     met("satellites >= 8", &r);
     let r = s
-        .wait_until(&w(Condition::battery_voltage_v(15.0), 10.0), CAP)
+        .wait(&w(Condition::battery_voltage_v(15.0), 10.0), CAP)
         .unwrap();
     met("battery_voltage >= 15", &r);
     let r = s
-        .wait_until(
+        .wait(
             &w(Condition::landed_state(&[LandedState::OnGround]), 10.0),
             CAP,
         )
         .unwrap();
     met("landed_state ON_GROUND", &r);
     let r = s
-        .wait_until(
+        .wait(
             &w(Condition::distance_m(1.0, Place::Home).op(Op::Le), 30.0),
             CAP,
         )
@@ -50,7 +48,7 @@ fn the_extra_conditions_over_udp() {
     met("distance to home <= 1", &r);
     // A full battery never drops below 30 % on the pad: a timeout in sim time.
     let r = s
-        .wait_until(
+        .wait(
             &w(Condition::battery_remaining_pct(30.0).op(Op::Le), 2.0),
             CAP,
         )
@@ -87,7 +85,7 @@ fn the_extra_conditions_over_udp() {
     // Takeoff: taking off or in the air, climbing, then at the target and no longer climbing.
     op.takeoff(5.0).unwrap();
     let r = s
-        .wait_until(
+        .wait(
             &w(
                 Condition::landed_state(&[LandedState::TakingOff, LandedState::InAir]),
                 30.0,
@@ -97,13 +95,13 @@ fn the_extra_conditions_over_udp() {
         .unwrap();
     met("landed_state TAKING_OFF | IN_AIR", &r);
     let r = s
-        .wait_until(&w(Condition::climb_rate_m_s(0.5), 30.0), CAP)
+        .wait(&w(Condition::climb_rate_m_s(0.5), 30.0), CAP)
         .unwrap();
     met("climb_rate >= 0.5", &r);
-    let r = s.wait_until(&w(Condition::at_target(), 60.0), CAP).unwrap();
+    let r = s.wait(&w(Condition::at_target(), 60.0), CAP).unwrap();
     met("at_target (takeoff)", &r);
     let r = s
-        .wait_until(
+        .wait(
             &Wait::until(Condition::climb_rate_m_s(0.0).within(0.2))
                 .hold_s(1.0)
                 .timeout_s(30.0),
@@ -116,17 +114,17 @@ fn the_extra_conditions_over_udp() {
     op.goto(30.0, 0.0, 5.0, Some(-core::f32::consts::FRAC_PI_2))
         .unwrap();
     // The verb moved the target: at_target is not met by the takeoff's arrival.
-    let r = s.wait_until(&w(Condition::at_target(), 0.5), CAP).unwrap();
+    let r = s.wait(&w(Condition::at_target(), 0.5), CAP).unwrap();
     assert_eq!(
         r.reason,
         Reason::Timeout,
         "at_target right after the goto: {r:?}"
     );
     let r = s
-        .wait_until(&w(Condition::groundspeed_m_s(2.0), 30.0), CAP)
+        .wait(&w(Condition::groundspeed_m_s(2.0), 30.0), CAP)
         .unwrap();
     met("groundspeed >= 2", &r);
-    let r = s.wait_until(&w(Condition::at_target(), 60.0), CAP).unwrap();
+    let r = s.wait(&w(Condition::at_target(), 60.0), CAP).unwrap();
     met("at_target (goto)", &r);
     let there = Place::World {
         x_m: 30.0,
@@ -134,26 +132,26 @@ fn the_extra_conditions_over_udp() {
         z_m: 5.0,
     };
     let r = s
-        .wait_until(&w(Condition::distance_m(1.5, there).op(Op::Le), 30.0), CAP)
+        .wait(&w(Condition::distance_m(1.5, there).op(Op::Le), 30.0), CAP)
         .unwrap();
     met("distance to (30, 0, 5) <= 1.5", &r);
     let r = s
-        .wait_until(&w(Condition::distance_m(28.0, Place::Home), 30.0), CAP)
+        .wait(&w(Condition::distance_m(28.0, Place::Home), 30.0), CAP)
         .unwrap();
     met("distance to home >= 28", &r);
     let r = s
-        .wait_until(&w(Condition::heading_deg(90.0).within(5.0), 30.0), CAP)
+        .wait(&w(Condition::heading_deg(90.0).within(5.0), 30.0), CAP)
         .unwrap();
     met("heading within 5 of 90", &r);
     let heading = op.heading_rad().unwrap().to_degrees();
     assert!((heading - 90.0).abs() <= 5.0, "{heading}");
     let r = s
-        .wait_until(&w(Condition::groundspeed_m_s(0.3).op(Op::Le), 30.0), CAP)
+        .wait(&w(Condition::groundspeed_m_s(0.3).op(Op::Le), 30.0), CAP)
         .unwrap();
     met("groundspeed <= 0.3", &r);
     let home = op.home().unwrap();
     let r = s
-        .wait_until(
+        .wait(
             &w(
                 Condition::distance_m(
                     30.0,
@@ -180,11 +178,11 @@ fn the_extra_conditions_over_udp() {
     // Land: descending, then on the ground.
     op.land().unwrap();
     let r = s
-        .wait_until(&w(Condition::climb_rate_m_s(-0.3).op(Op::Le), 30.0), CAP)
+        .wait(&w(Condition::climb_rate_m_s(-0.3).op(Op::Le), 30.0), CAP)
         .unwrap();
     met("climb_rate <= -0.3", &r);
     let r = s
-        .wait_until(
+        .wait(
             &w(Condition::landed_state(&[LandedState::OnGround]), 120.0),
             CAP,
         )

@@ -11,7 +11,7 @@ use host_support::*;
 use nexus_core::engine::{Reason, Wait, WaitResult};
 use nexus_host::error::RunError;
 use nexus_host::launcher::DeathCause;
-use nexus_host::run::SimOptions;
+use nexus_host::run::RunOptions;
 use nexus_host::session::Session;
 use nexus_host::sim::Fault;
 
@@ -19,7 +19,7 @@ use nexus_host::sim::Fault;
 fn wait_through(s: &Session, fault: Fault) -> WaitResult {
     let s2 = s.clone();
     let waiter = thread::spawn(move || {
-        s2.wait_until(
+        s2.wait(
             &Wait::altitude_m(100.0).timeout_s(3600.0),
             Some(Duration::from_secs(60)),
         )
@@ -42,13 +42,13 @@ fn error_of(r: &WaitResult) -> String {
 /// After death, any wait ends `died` at once with the same cause.
 fn later_waits_die_too(s: &Session, cause: &str) {
     let r = s
-        .wait_until(
+        .wait(
             &Wait::armed().timeout_s(10.0),
             Some(Duration::from_secs(10)),
         )
         .unwrap();
     assert_eq!(error_of(&r), cause);
-    match s.sim().wait_until(|| false, 10.0) {
+    match s.sim().until(|| false, 10.0) {
         Err(RunError::Died { cause: typed }) => {
             let reason = typed.to_string();
             assert!(reason.contains(&cause[..10]), "{reason}")
@@ -115,7 +115,7 @@ fn lockstep_exit_and_stall_end_waits_died() {
     let s = session(lockstep(134));
     s.sim().inject(Fault::Exit { code: 2 }).unwrap();
     let r = s
-        .wait_until(
+        .wait(
             &Wait::altitude_m(100.0).timeout_s(600.0),
             Some(Duration::from_secs(60)),
         )
@@ -124,14 +124,14 @@ fn lockstep_exit_and_stall_end_waits_died() {
 
     // Stall: stepping no longer moves the clock; after the stall limit of that the run is dead.
     let s = session(
-        SimOptions::simulated(135)
+        RunOptions::simulated(135)
             .lockstep()
             .stall(Some(Duration::from_millis(500))),
     );
     s.sim().inject(Fault::StallClock).unwrap();
     let t0 = Instant::now();
     let r = s
-        .wait_until(
+        .wait(
             &Wait::altitude_m(100.0).timeout_s(600.0),
             Some(Duration::from_secs(60)),
         )
@@ -151,7 +151,7 @@ fn a_predicate_wait_on_a_dead_run_fails_with_the_cause() {
             thread::sleep(Duration::from_millis(100));
             sim2.inject(Fault::Exit { code: 9 }).unwrap();
         });
-        match sim.wait_until(|| op.relative_altitude().unwrap_or(0.0) > 49.0, 600.0) {
+        match sim.until(|| op.relative_altitude().unwrap_or(0.0) > 49.0, 600.0) {
             Err(RunError::Died { cause }) => {
                 assert_eq!(cause, DeathCause::Exited { code: 9 });
                 assert_eq!(cause.to_string(), "PX4 exited with code 9");

@@ -1,4 +1,4 @@
-//! Every failed wait explained through a [`Session`]: `wait_until_explained` gives, with the
+//! Every failed wait explained through a [`Session`]: `Session::wait_explained` gives, with the
 //! result, what was pending and why it did not happen, in PX4's words where it gave any. On a
 //! lockstep run of the simulated PX4.
 //!
@@ -16,13 +16,13 @@ fn failed_waits_say_why_and_met_ones_say_nothing() {
     let op = s.client();
     // Met: nothing to explain.
     let (r, why) = s
-        .wait_until_explained(&Wait::disarmed().timeout_s(5.0), CAP)
+        .wait_explained(&Wait::disarmed().timeout_s(5.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Met);
     assert_eq!(why, None);
     // A guard, named by its condition and what it read.
     let (r, why) = s
-        .wait_until_explained(
+        .wait_explained(
             &Wait::time_s(5.0)
                 .guard(Condition::altitude_m(3.0).op(Op::Le))
                 .timeout_s(10.0),
@@ -39,7 +39,7 @@ fn failed_waits_say_why_and_met_ones_say_nothing() {
     op.set_flight_mode(Mode::Mission).unwrap();
     op.arm().unwrap();
     let (r, why) = s
-        .wait_until_explained(&Wait::armed().timeout_s(20.0), CAP)
+        .wait_explained(&Wait::armed().timeout_s(20.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Timeout);
     let why = why.unwrap();
@@ -50,7 +50,7 @@ fn failed_waits_say_why_and_met_ones_say_nothing() {
         ),
         "{why}"
     );
-    // The plain wait_until still gives the same result.
-    let r = s.wait_until(&Wait::armed().timeout_s(2.0), CAP).unwrap();
+    // The plain wait still gives the same result.
+    let r = s.wait(&Wait::armed().timeout_s(2.0), CAP).unwrap();
     assert_eq!(r.reason, Reason::Timeout);
 }

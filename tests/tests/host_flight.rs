@@ -10,23 +10,23 @@ use host_support::*;
 use nexus_core::engine::Condition;
 use nexus_core::mav::MavParamType;
 use nexus_core::telemetry::LandedState;
-use nexus_host::error::{ClientError, ConnectError, RunError};
+use nexus_host::error::{ConnectError, OffboardClientError, RunError};
 use nexus_host::offboard_client::OffboardClient;
 use nexus_host::pump::{LinkEvent, ParamError};
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::run::{Run, RunOptions};
 use nexus_host::sim::Fault;
 
 /// The Python OffboardClient's snippet, in Rust: start a run, connect, take off, wait for the
 /// target.
 #[test]
 fn the_python_clients_takeoff_snippet() {
-    let sim = Sim::new(SimOptions::simulated(100).speed(speed()));
+    let sim = Run::new(RunOptions::simulated(100).speed(speed()));
     sim.start().unwrap();
     let op = OffboardClient::connect(&sim, 10.0).unwrap(); // ports["offboard"]: UDP 14640
     assert_eq!(sim.offboard_port().unwrap().port, 14640);
     assert_eq!(sim.offboard_port().unwrap().system_id, 101);
     op.takeoff(2.0).unwrap();
-    let w = sim.wait_until(|| op.at_target(), 60.0).unwrap();
+    let w = sim.until(|| op.at_target(), 60.0).unwrap();
     assert!(op.at_target());
     assert!(op.is_armed(), "{}", events(&op));
     // at_target reads the height above the pad (relative_alt jumps with PX4's home).
@@ -50,7 +50,7 @@ fn the_python_clients_takeoff_snippet() {
 fn takeoff_goto_land() {
     let (sim, op) = connect(lockstep(101));
     op.takeoff(5.0).unwrap();
-    sim.wait_until(|| op.at_target(), 60.0).unwrap();
+    sim.until(|| op.at_target(), 60.0).unwrap();
     // 12 m forward (north), 6 m left (west), 8 m up, facing west.
     let yaw = std::f32::consts::FRAC_PI_2;
     op.goto(12.0, 6.0, 8.0, Some(yaw)).unwrap();
@@ -59,7 +59,7 @@ fn takeoff_goto_land() {
         "a new target is not reached at once: {:?}",
         op.status()
     );
-    sim.wait_until(|| op.at_target(), 60.0)
+    sim.until(|| op.at_target(), 60.0)
         .unwrap_or_else(|e| panic!("goto: {e}\n{}", events(&op)));
     let s = sim.console();
     assert!(!s.is_empty());
@@ -67,8 +67,8 @@ fn takeoff_goto_land() {
     assert!((truth - 8.0).abs() < 1.5, "true height {truth}");
     op.land().unwrap();
     assert!(!op.at_target(), "land clears the target");
-    sim.wait_until(Condition::landed(), 120.0).unwrap();
-    sim.wait_until(Condition::disarmed(), 30.0).unwrap();
+    sim.until(Condition::landed(), 120.0).unwrap();
+    sim.until(Condition::disarmed(), 30.0).unwrap();
     assert_eq!(op.landed_state(), LandedState::OnGround);
     assert!(!op.is_armed());
     // Back on the ground, the pump still knows the vehicle flew (a caller that never looked
@@ -81,7 +81,7 @@ fn fly_the_box_mission_from_a_plan_file() {
     let (sim, op) = connect(lockstep(102));
     op.upload_mission(plan("MC_mission_box.plan").as_path())
         .unwrap();
-    sim.wait_until(|| op.mission_uploaded(), 30.0)
+    sim.until(|| op.mission_uploaded(), 30.0)
         .unwrap_or_else(|e| panic!("upload: {e}\n{}", events(&op)));
     assert_eq!(op.mission_count(), 6);
     assert_eq!(
@@ -91,7 +91,7 @@ fn fly_the_box_mission_from_a_plan_file() {
     assert_eq!(op.mission_reached(), -1);
     op.start_mission().unwrap();
     let mut seen = Vec::new();
-    sim.wait_until(
+    sim.until(
         || {
             let p = op.mission_progress();
             if seen.last() != Some(&p.current) {
@@ -109,7 +109,7 @@ fn fly_the_box_mission_from_a_plan_file() {
         "current item advances through the box: {seen:?}"
     );
     // The plan ends with NAV_LAND: the vehicle lands and disarms by itself.
-    sim.wait_until(|| op.landed() && !op.is_armed(), 300.0)
+    sim.until(|| op.landed() && !op.is_armed(), 300.0)
         .unwrap_or_else(|e| panic!("landing: {e}\n{}", events(&op)));
     assert_eq!(op.landed_state(), LandedState::OnGround);
     let uploaded = op.events_since(0).into_iter().any(
@@ -147,7 +147,7 @@ fn parameters_round_trip() {
     // PX4's error, not at its timeout (docs/px4-wire.md §Parameters).
     let t0 = Instant::now();
     match op.param_get("NO_SUCH_PARAM", Duration::from_millis(5000)) {
-        Err(ClientError::Param(ParamError::Refused { name, error })) => {
+        Err(OffboardClientError::Param(ParamError::Refused { name, error })) => {
             assert_eq!(name, "NO_SUCH_PARAM");
             assert_eq!(error, "MAV_PARAM_ERROR_DOES_NOT_EXIST");
         }
@@ -159,14 +159,17 @@ fn parameters_round_trip() {
     let t0 = Instant::now();
     assert!(matches!(
         op.param_get("NO_SUCH_PARAM2", Duration::from_millis(5000)),
-        Err(ClientError::Param(ParamError::Refused { .. }))
+        Err(OffboardClientError::Param(ParamError::Refused { .. }))
     ));
     assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     // Names that cannot be parameter ids are refused before anything is sent.
-    assert!(matches!(op.param_set("", 1.0), Err(ClientError::Verb(_))));
+    assert!(matches!(
+        op.param_set("", 1.0),
+        Err(OffboardClientError::Verb(_))
+    ));
     assert!(matches!(
         op.param_get("A_NAME_LONGER_THAN_16", t),
-        Err(ClientError::Param(ParamError::BadName(_)))
+        Err(OffboardClientError::Param(ParamError::BadName(_)))
     ));
 }
 
@@ -174,9 +177,9 @@ fn parameters_round_trip() {
 fn gesture_arm_in_a_manual_mode() {
     let (sim, op) = connect(lockstep(104));
     op.set_mode("Position").unwrap();
-    sim.wait_until(|| op.mode() == "Position", 30.0).unwrap();
+    sim.until(|| op.mode() == "Position", 30.0).unwrap();
     op.arm_gesture().unwrap();
-    sim.wait_until(|| op.is_armed(), 60.0)
+    sim.until(|| op.is_armed(), 60.0)
         .unwrap_or_else(|e| panic!("gesture arm: {e}\n{}", events(&op)));
     let armed_by = sim
         .console()
@@ -189,7 +192,7 @@ fn gesture_arm_in_a_manual_mode() {
 #[test]
 fn connect_errors_name_the_cause() {
     // A run without a vehicle has no offboard link, and says why.
-    let none = Sim::started(SimOptions::no_vehicle()).unwrap();
+    let none = Run::started(RunOptions::no_vehicle()).unwrap();
     match OffboardClient::connect(&none, 1.0) {
         Err(e @ ConnectError::NoOffboardLink { .. }) => {
             assert!(e.to_string().contains("no PX4"), "{e}")
@@ -198,11 +201,11 @@ fn connect_errors_name_the_cause() {
     }
     assert!(matches!(none.ports(), Err(RunError::NoOffboardLink { .. })));
     // Before start, nothing.
-    let idle = Sim::new(SimOptions::simulated(105));
+    let idle = Run::new(RunOptions::simulated(105));
     assert!(matches!(idle.ports(), Err(RunError::NotStarted)));
 
     // A vehicle that never speaks: no heartbeat within the timeout, naming the port.
-    let quiet = Sim::started(lockstep(105)).unwrap();
+    let quiet = Run::started(lockstep(105)).unwrap();
     quiet.inject(Fault::Silence).unwrap();
     match OffboardClient::connect(&quiet, 3.0) {
         Err(e @ ConnectError::NoHeartbeat { port: 14645, .. }) => assert_eq!(
@@ -217,7 +220,7 @@ fn connect_errors_name_the_cause() {
     );
 
     // A vehicle that dies while we wait: the run lost its peer.
-    let dying = Sim::started(realtime(106)).unwrap();
+    let dying = Run::started(realtime(106)).unwrap();
     dying.inject(Fault::Exit { code: 3 }).unwrap();
     match OffboardClient::connect(&dying, 10.0) {
         Err(e @ ConnectError::LostPeer { .. }) => {
@@ -253,7 +256,7 @@ fn speed_control_where_the_vehicle_allows_it() {
 #[test]
 fn a_px4_run_without_mavlink_reports_no_heartbeat_and_fixed_speed() {
     let build = root().join("tests/fixtures/fake-px4");
-    let sim = Sim::new(SimOptions::px4(120, Some(build)).speed(2.0));
+    let sim = Run::new(RunOptions::px4(120, Some(build)).speed(2.0));
     sim.start().unwrap();
     assert_eq!(sim.offboard_port().unwrap().port, 14660);
     let t0 = Instant::now();
@@ -274,11 +277,11 @@ fn a_px4_run_without_mavlink_reports_no_heartbeat_and_fixed_speed() {
 #[test]
 fn a_px4_that_panics_ends_the_run_with_the_panic_line() {
     let build = root().join("tests/fixtures/fake-px4");
-    let mut o = SimOptions::px4(121, Some(build));
+    let mut o = RunOptions::px4(121, Some(build));
     o.launch = Some(nexus_host::launcher::LaunchOptions::new(121).env("FAKE_PX4_MODE", "panic"));
     // The fake panics right after its startup script: the launcher may see the PANIC before it
     // calls PX4 ready (start fails), or after (the connect fails). Either names the line.
-    match Sim::started(o) {
+    match Run::started(o) {
         Err(e @ RunError::Launch(_)) => assert!(e.to_string().contains("PANIC"), "{e}"),
         Err(other) => panic!("{other:?}"),
         Ok(sim) => match OffboardClient::connect(&sim, 30.0) {

@@ -17,7 +17,7 @@ use nexus_core::offboard::{GeoKind, GeoStatus, MissionError};
 use nexus_core::plan::{read_geo, GeoPlan};
 use nexus_core::Mode;
 use nexus_host::offboard_client::OffboardClient;
-use nexus_host::run::Sim;
+use nexus_host::run::Run;
 use nexus_host::session::Session;
 
 /// The tests share instance 252: one at a time.
@@ -32,13 +32,13 @@ fn example() -> GeoPlan<64, 16> {
     read_geo(&src).unwrap()
 }
 
-fn settled(sim: &Sim, op: &OffboardClient, kind: GeoKind) -> GeoStatus {
-    sim.wait_until(|| op.geo_status(kind).unwrap() != GeoStatus::Busy, 30.0)
+fn settled(sim: &Run, op: &OffboardClient, kind: GeoKind) -> GeoStatus {
+    sim.until(|| op.geo_status(kind).unwrap() != GeoStatus::Busy, 30.0)
         .unwrap_or_else(|e| panic!("{kind:?}: {e}\n{}", events(op)));
     op.geo_status(kind).unwrap()
 }
 
-fn download(sim: &Sim, op: &OffboardClient, kind: GeoKind) -> Vec<MissionItem> {
+fn download(sim: &Run, op: &OffboardClient, kind: GeoKind) -> Vec<MissionItem> {
     op.download_geo(kind).unwrap();
     let st = settled(sim, op, kind);
     let items = op.geo_items(kind).unwrap();
@@ -80,7 +80,7 @@ fn fence_and_rally_round_trip_beside_the_mission() {
     let (sim, op) = connect(lockstep(252));
     op.upload_mission(plan("MC_mission_box.plan").as_path())
         .unwrap();
-    sim.wait_until(|| op.mission_uploaded(), 30.0).unwrap();
+    sim.until(|| op.mission_uploaded(), 30.0).unwrap();
     let mission = op.mission_items().unwrap();
 
     op.upload_geo(GeoKind::Fence, &g.fence).unwrap();
@@ -110,7 +110,7 @@ fn fence_and_rally_round_trip_beside_the_mission() {
     );
     // The mission is untouched by both.
     other.download_mission().unwrap();
-    sim.wait_until(
+    sim.until(
         || other.mission_items().unwrap().len() == mission.len(),
         30.0,
     )
@@ -128,7 +128,7 @@ fn fence_and_rally_round_trip_beside_the_mission() {
         &download(&sim, &other, GeoKind::Rally),
     );
     other.download_mission().unwrap();
-    sim.wait_until(
+    sim.until(
         || other.mission_items().unwrap().len() == mission.len(),
         30.0,
     )
@@ -137,7 +137,7 @@ fn fence_and_rally_round_trip_beside_the_mission() {
 }
 
 /// Bad fence input on the link of `op`: a typed error, or PX4's refusal as a status.
-fn bad_fence_input_is_a_typed_error_or_a_rejection(sim: &Sim, op: &OffboardClient) {
+fn bad_fence_input_is_a_typed_error_or_a_rejection(sim: &Run, op: &OffboardClient) {
     // Empty: an error, nothing started (clearing is clear_geo).
     let before = op.geo_status(GeoKind::Fence).unwrap();
     assert!(op.upload_geo(GeoKind::Fence, &[]).is_err());
@@ -207,7 +207,7 @@ fn fenced_hover(gf_action: Option<i32>) -> Session {
     op.upload_geo(GeoKind::Fence, &square_at_home(25.0))
         .unwrap();
     s.sim()
-        .wait_until(
+        .until(
             || op.geo_status(GeoKind::Fence).unwrap() != GeoStatus::Busy,
             30.0,
         )
@@ -217,7 +217,7 @@ fn fenced_hover(gf_action: Option<i32>) -> Session {
         GeoStatus::Uploaded { count: 4 }
     );
     op.takeoff(5.0).unwrap();
-    s.sim().wait_until(|| op.at_target(), 60.0).unwrap();
+    s.sim().until(|| op.at_target(), 60.0).unwrap();
     s
 }
 
@@ -232,7 +232,7 @@ fn a_goto_outside_the_fence_is_refused_in_px4s_words_and_land_lands() {
     let before = op.local_ned().unwrap();
     op.goto(150.0, 0.0, 5.0, None).unwrap();
     s.sim()
-        .wait_until(|| op.last_refusal().is_some(), 10.0)
+        .until(|| op.last_refusal().is_some(), 10.0)
         .unwrap_or_else(|e| panic!("{e}\n{}", events(op)));
     let r = op.last_refusal().unwrap();
     assert_eq!(r.result, Some(0), "acked ACCEPTED: {r}");
@@ -242,7 +242,7 @@ fn a_goto_outside_the_fence_is_refused_in_px4s_words_and_land_lands() {
         "reposition refused after an ACCEPTED ack: Reposition is outside geofence"
     );
     let r = s
-        .wait_until(
+        .wait(
             &Wait::time_s(5.0)
                 .guard(Condition::mode(Mode::Mission))
                 .timeout_s(10.0),
@@ -257,10 +257,10 @@ fn a_goto_outside_the_fence_is_refused_in_px4s_words_and_land_lands() {
         "held where it was: {before:?} -> {after:?}"
     );
     op.goto(10.0, 0.0, 5.0, None).unwrap();
-    s.sim().wait_until(|| op.at_target(), 60.0).unwrap();
+    s.sim().until(|| op.at_target(), 60.0).unwrap();
     op.land().unwrap();
     let r = s
-        .wait_until(&Wait::until(Condition::disarmed()).timeout_s(90.0), CAP)
+        .wait(&Wait::until(Condition::disarmed()).timeout_s(90.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Met, "Land lands: {r:?}\n{}", events(op));
 }
@@ -271,14 +271,14 @@ fn breach(s: &Session, expected: Mode) {
     op.set_velocity_ned(3.0, 0.0, 0.0, Yaw::Free).unwrap();
     op.start_offboard().unwrap();
     let r = s
-        .wait_until(
+        .wait(
             &Wait::until(Condition::text("Failsafe activated")).timeout_s(60.0),
             CAP,
         )
         .unwrap();
     assert_eq!(r.reason, Reason::Met, "{r:?}\n{}", events(op));
     let r = s
-        .wait_until(
+        .wait(
             &Wait::mode(expected)
                 .guard(Condition::landed())
                 .timeout_s(5.0),
@@ -295,9 +295,7 @@ fn leaving_the_fence_holds_as_px4s_default_gf_action_and_land_takes_over() {
     let s = fenced_hover(None);
     breach(&s, Mode::Hold);
     let op = s.client();
-    let r = s
-        .wait_until(&Wait::time_s(5.0).timeout_s(10.0), CAP)
-        .unwrap();
+    let r = s.wait(&Wait::time_s(5.0).timeout_s(10.0), CAP).unwrap();
     assert_eq!(r.reason, Reason::Met, "{r:?}");
     assert_eq!(op.flight_mode(), Some(Mode::Hold));
     let p = op.local_ned().unwrap();
@@ -305,7 +303,7 @@ fn leaving_the_fence_holds_as_px4s_default_gf_action_and_land_takes_over() {
     assert!(op.is_armed());
     op.land().unwrap();
     let r = s
-        .wait_until(&Wait::until(Condition::disarmed()).timeout_s(90.0), CAP)
+        .wait(&Wait::until(Condition::disarmed()).timeout_s(90.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Met, "Land lands: {r:?}\n{}", events(op));
 }
@@ -318,7 +316,7 @@ fn leaving_the_fence_returns_with_gf_action_3() {
     let s = fenced_hover(Some(3));
     breach(&s, Mode::Hold);
     let r = s
-        .wait_until(
+        .wait(
             &Wait::mode(Mode::Rtl)
                 .guard(Condition::landed())
                 .timeout_s(7.0),
@@ -339,7 +337,7 @@ fn rally_points_in_an_int_frame_keep_a_careful_client_from_arming() {
     let _one = one();
     for (frame, arms) in [(6u8, false), (3, true)] {
         // The client's default quiet spell (5 s), the CLI's.
-        let (sim, op) = connect(nexus_host::run::SimOptions::simulated(252).lockstep());
+        let (sim, op) = connect(nexus_host::run::RunOptions::simulated(252).lockstep());
         let mut rally = example().rally.to_vec();
         for r in &mut rally {
             r.frame = frame;
@@ -350,13 +348,13 @@ fn rally_points_in_an_int_frame_keep_a_careful_client_from_arming() {
             GeoStatus::Uploaded { count: 2 }
         );
         let r = sim
-            .wait(Wait::until(Condition::text("RTL: unsupported MAV_FRAME")).timeout_s(5.0))
+            .wait(&Wait::until(Condition::text("RTL: unsupported MAV_FRAME")).timeout_s(5.0))
             .unwrap();
         assert_eq!(r.reason == Reason::Met, !arms, "frame {frame}: {r:?}");
         op.set_flight_mode(Mode::Takeoff).unwrap();
         op.arm().unwrap();
         let r = sim
-            .wait(Wait::until(Condition::armed()).timeout_s(15.0))
+            .wait(&Wait::until(Condition::armed()).timeout_s(15.0))
             .unwrap();
         assert_eq!(
             r.reason == Reason::Met,
@@ -441,7 +439,7 @@ fn lodged_fence_and_rally_go_up_after_the_mission() {
     op.lodge_geo(GeoKind::Fence, &g.fence).unwrap();
     op.lodge_geo(GeoKind::Rally, &g.rally).unwrap();
     // Lodged, not sent: 2 s sim on, nothing went up.
-    let r = sim.wait(Wait::time_s(2.0).timeout_s(5.0)).unwrap();
+    let r = sim.wait(&Wait::time_s(2.0).timeout_s(5.0)).unwrap();
     assert_eq!(r.reason, Reason::Met, "{r:?}");
     assert_eq!(op.geo_status(GeoKind::Fence).unwrap(), GeoStatus::Idle);
     assert_eq!(op.geo_status(GeoKind::Rally).unwrap(), GeoStatus::Idle);
@@ -451,7 +449,7 @@ fn lodged_fence_and_rally_go_up_after_the_mission() {
     // Looked at every lockstep step: the rally points never start before the fence is up,
     // and neither before the mission is accepted.
     let order = std::cell::Cell::new(Ok(()));
-    sim.wait_until(
+    sim.until(
         || {
             // Each read before what it is checked against: a later state only moves on.
             let rally = op.geo_status(GeoKind::Rally).unwrap();

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use nexus_core::offboard::{GiveUpReason, OffboardConfig, OffboardEvent, Request};
 use nexus_core::Mode;
-use nexus_host::error::ClientError;
+use nexus_host::error::OffboardClientError;
 use nexus_host::offboard_client::{read_plan_file, OffboardClient, OffboardOptions};
 use nexus_host::pump::{LinkEvent, ParamError, Pump};
 use serde_json::json;
@@ -227,7 +227,7 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     // read fails at once with that error.
     let t0 = Instant::now();
     match op.param_get("NO_SUCH_PARAM", Duration::from_millis(5000)) {
-        Err(ClientError::Param(ParamError::Refused { name, .. })) => {
+        Err(OffboardClientError::Param(ParamError::Refused { name, .. })) => {
             assert_eq!(name, "NO_SUCH_PARAM")
         }
         other => panic!("{other:?}"),

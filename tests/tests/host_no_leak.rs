@@ -13,7 +13,7 @@ use host_support::*;
 use nexus_core::engine::{Reason, Wait};
 use nexus_host::offboard_client::{OffboardClient, OffboardOptions};
 use nexus_host::pump::Pump;
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::run::{Run, RunOptions};
 use nexus_host::session::Sessions;
 
 fn threads() -> usize {
@@ -91,7 +91,7 @@ fn nothing_outlives_close_or_drop() {
 
     // 1. A run and a client, closed explicitly.
     {
-        let sim = Sim::started(realtime(137)).unwrap();
+        let sim = Run::started(realtime(137)).unwrap();
         let op = OffboardClient::connect(&sim, 10.0).unwrap();
         assert!(
             threads() > base_threads,
@@ -99,7 +99,7 @@ fn nothing_outlives_close_or_drop() {
         );
         assert!(sockets() >= 2, "the vehicle's and the client's sockets");
         op.takeoff(2.0).unwrap();
-        sim.wait_until(|| op.is_armed(), 60.0).unwrap();
+        sim.until(|| op.is_armed(), 60.0).unwrap();
         op.close();
         op.close();
         sim.close();
@@ -108,7 +108,7 @@ fn nothing_outlives_close_or_drop() {
 
     // 2. The same, let go by Drop only, with a wait left pending and a handle clone lingering.
     {
-        let sim = Sim::started(lockstep(137)).unwrap();
+        let sim = Run::started(lockstep(137)).unwrap();
         let op = OffboardClient::connect(&sim, 10.0).unwrap();
         let link = op.link().unwrap();
         let pending = link
@@ -127,7 +127,7 @@ fn nothing_outlives_close_or_drop() {
         let a = sessions.open(realtime(138), 10.0).unwrap();
         let _b = sessions.open(lockstep(139), 10.0).unwrap();
         let a2 = a.clone();
-        let w = thread::spawn(move || a2.wait_until(&Wait::armed().timeout_s(600.0), None));
+        let w = thread::spawn(move || a2.wait(&Wait::armed().timeout_s(600.0), None));
         thread::sleep(Duration::from_millis(100));
         sessions.kill_instance(138).unwrap();
         assert_eq!(w.join().unwrap().unwrap().reason, Reason::Closed);
@@ -137,7 +137,7 @@ fn nothing_outlives_close_or_drop() {
     // 4. A PX4 process (the launcher's fake PX4): the child and its supervisor go with the run.
     {
         let build = root().join("tests/fixtures/fake-px4");
-        let sim = Sim::started(SimOptions::px4(124, Some(build))).unwrap();
+        let sim = Run::started(RunOptions::px4(124, Some(build))).unwrap();
         assert_eq!(children().len(), 1, "PX4 runs as our child");
         assert!(OffboardClient::connect(&sim, 0.5).is_err());
     }

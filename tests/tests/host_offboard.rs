@@ -19,7 +19,7 @@ fn airborne(instance: u8) -> Session {
     let s = session(lockstep(instance));
     s.client().takeoff(5.0).unwrap();
     let r = s
-        .wait_until(&Wait::until(Condition::at_target()).timeout_s(60.0), CAP)
+        .wait(&Wait::until(Condition::at_target()).timeout_s(60.0), CAP)
         .unwrap();
     met("takeoff", &r);
     s
@@ -39,7 +39,7 @@ fn a_square_by_position_setpoints() {
     op.set_position_ned(n0, e0, d0, None).unwrap();
     op.start_offboard().unwrap();
     let r = s
-        .wait_until(&Wait::mode(Mode::Offboard).timeout_s(5.0), CAP)
+        .wait(&Wait::mode(Mode::Offboard).timeout_s(5.0), CAP)
         .unwrap();
     met("Offboard entered after the first setpoint", &r);
     assert!(r.waited_sim_s < 2.0, "{r:?}");
@@ -53,7 +53,7 @@ fn a_square_by_position_setpoints() {
             z_m: -d0,
         };
         let r = s
-            .wait_until(
+            .wait(
                 &Wait::until(Condition::distance_m(0.5, corner).op(Op::Le))
                     .guard(Condition::mode(Mode::Rtl))
                     .timeout_s(60.0),
@@ -64,13 +64,11 @@ fn a_square_by_position_setpoints() {
         assert_eq!(op.flight_mode(), Some(Mode::Offboard));
     }
     op.stop_offboard().unwrap();
-    let r = s
-        .wait_until(&Wait::mode(Mode::Hold).timeout_s(5.0), CAP)
-        .unwrap();
+    let r = s.wait(&Wait::mode(Mode::Hold).timeout_s(5.0), CAP).unwrap();
     met("stop → Hold", &r);
     // No failsafe follows a clean stop.
     let r = s
-        .wait_until(
+        .wait(
             &Wait::time_s(3.0)
                 .guard(Condition::mode(Mode::Rtl))
                 .timeout_s(5.0),
@@ -89,18 +87,16 @@ fn a_square_by_velocity_setpoints() {
     op.start_offboard().unwrap();
     met(
         "Offboard",
-        &s.wait_until(&Wait::mode(Mode::Offboard).timeout_s(5.0), CAP)
+        &s.wait(&Wait::mode(Mode::Offboard).timeout_s(5.0), CAP)
             .unwrap(),
     );
     // 2 m/s for 5 s along each side: a 10 m square.
     for (vn, ve) in [(2.0, 0.0), (0.0, 2.0), (-2.0, 0.0), (0.0, -2.0)] {
         op.set_velocity_ned(vn, ve, 0.0, Yaw::Free).unwrap();
-        let r = s
-            .wait_until(&Wait::time_s(5.0).timeout_s(10.0), CAP)
-            .unwrap();
+        let r = s.wait(&Wait::time_s(5.0).timeout_s(10.0), CAP).unwrap();
         met("side", &r);
         let r = s
-            .wait_until(
+            .wait(
                 &Wait::until(Condition::groundspeed_m_s(1.5)).timeout_s(1.0),
                 CAP,
             )
@@ -109,7 +105,7 @@ fn a_square_by_velocity_setpoints() {
     }
     op.set_velocity_ned(0.0, 0.0, 0.0, Yaw::Free).unwrap();
     let r = s
-        .wait_until(
+        .wait(
             &Wait::until(Condition::groundspeed_m_s(0.2).op(Op::Le)).timeout_s(10.0),
             CAP,
         )
@@ -133,7 +129,7 @@ fn offboard_is_refused_without_a_stream() {
     // Asked anyway (a mode request with no stream), PX4 refuses: the mode stays Hold.
     op.set_flight_mode(Mode::Offboard).unwrap();
     let r = s
-        .wait_until(&Wait::mode(Mode::Offboard).timeout_s(3.0), CAP)
+        .wait(&Wait::mode(Mode::Offboard).timeout_s(3.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Timeout, "{r:?}");
     assert_eq!(op.flight_mode(), Some(Mode::Hold));
@@ -148,13 +144,13 @@ fn the_loss_of_the_stream_is_a_failsafe() {
     op.start_offboard().unwrap();
     met(
         "Offboard",
-        &s.wait_until(&Wait::mode(Mode::Offboard).timeout_s(5.0), CAP)
+        &s.wait(&Wait::mode(Mode::Offboard).timeout_s(5.0), CAP)
             .unwrap(),
     );
     let since = s.snapshot().unwrap().seq;
     op.stop_setpoints().unwrap();
     let r = s
-        .wait_until(
+        .wait(
             &Wait::text("Failsafe activated")
                 .since_seq(since)
                 .timeout_s(5.0),
@@ -168,8 +164,6 @@ fn the_loss_of_the_stream_is_a_failsafe() {
         "failsafe after {} s",
         r.waited_sim_s
     );
-    let r = s
-        .wait_until(&Wait::mode(Mode::Rtl).timeout_s(5.0), CAP)
-        .unwrap();
+    let r = s.wait(&Wait::mode(Mode::Rtl).timeout_s(5.0), CAP).unwrap();
     met("RTL", &r);
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use host_support::*;
 use nexus_core::mav::MavParamType;
-use nexus_host::error::ClientError;
+use nexus_host::error::OffboardClientError;
 use nexus_host::pump::{ParamError, ParamValue};
 
 #[test]
@@ -49,7 +49,7 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
         ParamValue::real(1.0),
         Duration::from_secs(5),
     ) {
-        Err(ClientError::Param(ParamError::Refused { name, error })) => {
+        Err(OffboardClientError::Param(ParamError::Refused { name, error })) => {
             assert_eq!(name, "NO_SUCH_PARAM");
             assert_eq!(error, "MAV_PARAM_ERROR_DOES_NOT_EXIST");
         }
@@ -60,7 +60,7 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
     // The wrong type (MPC_XY_CRUISE is REAL32): TYPE_MISMATCH at once, the value unchanged.
     let t0 = Instant::now();
     match op.set_param("MPC_XY_CRUISE", ParamValue::int(5), Duration::from_secs(5)) {
-        Err(ClientError::Param(ParamError::Refused { error, .. })) => {
+        Err(OffboardClientError::Param(ParamError::Refused { error, .. })) => {
             assert_eq!(error, "MAV_PARAM_ERROR_TYPE_MISMATCH");
         }
         other => panic!("{other:?}"),
@@ -74,10 +74,10 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
     // What cannot be a PARAM_SET is refused before anything is sent.
     assert!(matches!(
         op.set_param("A_NAME_LONGER_THAN_16", ParamValue::int(1), t),
-        Err(ClientError::Param(ParamError::BadName(_)))
+        Err(OffboardClientError::Param(ParamError::BadName(_)))
     ));
     assert!(matches!(
         op.set_param("MPC_XY_CRUISE", ParamValue::real(f32::NAN), t),
-        Err(ClientError::Param(ParamError::NotSent { .. }))
+        Err(OffboardClientError::Param(ParamError::NotSent { .. }))
     ));
 }

@@ -33,7 +33,7 @@ fn cap_then_resume_with_since_seq_loses_no_text() {
     let mut caps = 0;
     loop {
         let r = s
-            .wait_until(&wait(since), Some(Duration::from_millis(20)))
+            .wait(&wait(since), Some(Duration::from_millis(20)))
             .unwrap();
         match r.reason {
             Reason::Cap => {
@@ -67,11 +67,11 @@ fn cap_then_resume_with_since_seq_loses_no_text() {
     // The resumed call found the text that arrived while nobody waited: met at once.
     // A call without since_seq counts only texts after it, so it misses it: the control.
     let r = s
-        .wait_until(&Wait::text("Takeoff detected").timeout_s(1.0), CAP)
+        .wait(&Wait::text("Takeoff detected").timeout_s(1.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Timeout, "{r:?}");
     // And since_seq from before the takeoff finds it again, at once.
-    let r = s.wait_until(&wait(before_takeoff), CAP).unwrap();
+    let r = s.wait(&wait(before_takeoff), CAP).unwrap();
     assert_eq!(r.reason, Reason::Met);
     assert_eq!(r.snapshot_at, SnapshotAt::Return);
     assert_eq!(r.waited_sim_s, 0.0);
@@ -87,7 +87,7 @@ fn a_cap_racing_a_settle_gives_exactly_one_result() {
     for i in 0..40 {
         let cap = Duration::from_micros(500 * (i % 8));
         let r = s
-            .wait_until(&Wait::time_s(0.05).timeout_s(5.0), Some(cap))
+            .wait(&Wait::time_s(0.05).timeout_s(5.0), Some(cap))
             .unwrap();
         match r.reason {
             Reason::Met => met += 1,
@@ -99,7 +99,7 @@ fn a_cap_racing_a_settle_gives_exactly_one_result() {
     assert!(capped > 0, "some were capped");
     // The engine's slots were all freed (a leak would fill the 32 of them).
     for _ in 0..40 {
-        let r = s.wait_until(&Wait::disarmed().timeout_s(1.0), CAP).unwrap();
+        let r = s.wait(&Wait::disarmed().timeout_s(1.0), CAP).unwrap();
         assert_eq!(r.reason, Reason::Met);
     }
 }
@@ -108,15 +108,14 @@ fn a_cap_racing_a_settle_gives_exactly_one_result() {
 fn close_sitl_during_a_wait_ends_it_closed() {
     let s = session(realtime(116));
     let s2 = s.clone();
-    let waiter =
-        thread::spawn(move || s2.wait_until(&Wait::altitude_m(100.0).timeout_s(600.0), None));
+    let waiter = thread::spawn(move || s2.wait(&Wait::altitude_m(100.0).timeout_s(600.0), None));
     thread::sleep(Duration::from_millis(200));
     s.close_sitl();
     let r = waiter.join().unwrap().unwrap();
     assert_eq!(r.reason, Reason::Closed, "{r:?}");
     assert!(!r.satisfied);
     assert!(matches!(
-        s.wait_until(&Wait::armed().timeout_s(1.0), CAP),
+        s.wait(&Wait::armed().timeout_s(1.0), CAP),
         Err(SessionError::Closed(_))
     ));
     assert!(!s.sim().is_running());
@@ -128,7 +127,7 @@ fn kill_instance_during_a_wait_ends_it_closed() {
     let sessions = Sessions::new(None);
     let s = sessions.open(realtime(117), 10.0).unwrap();
     let s2 = s.clone();
-    let waiter = thread::spawn(move || s2.wait_until(&Wait::armed().timeout_s(600.0), None));
+    let waiter = thread::spawn(move || s2.wait(&Wait::armed().timeout_s(600.0), None));
     thread::sleep(Duration::from_millis(200));
     sessions.kill_instance(117).unwrap();
     let r = waiter.join().unwrap().unwrap();
@@ -149,7 +148,7 @@ fn the_idle_reaper_closes_unused_sessions() {
     let b = busy.clone();
     let t0 = Instant::now();
     // A wait longer than the idle limit: the session counts as unused from the call's start.
-    let waiter = thread::spawn(move || b.wait_until(&Wait::armed().timeout_s(600.0), None));
+    let waiter = thread::spawn(move || b.wait(&Wait::armed().timeout_s(600.0), None));
     let r = waiter.join().unwrap().unwrap();
     assert_eq!(r.reason, Reason::Closed, "{r:?}");
     let took = t0.elapsed();
@@ -185,7 +184,7 @@ fn concurrent_waits_from_several_threads() {
             let b = Arc::clone(&barrier);
             thread::spawn(move || {
                 b.wait();
-                s.wait_until(&w, CAP)
+                s.wait(&w, CAP)
             })
         })
         .collect();
@@ -285,7 +284,7 @@ fn reactions_are_applied_in_the_tick_the_condition_is_met() {
         yaw: 0.0,
     };
     let r = s
-        .wait_until(&Wait::time_s(0.1).then_rc(sticks).timeout_s(5.0), CAP)
+        .wait(&Wait::time_s(0.1).then_rc(sticks).timeout_s(5.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Met);
     let rc = link.call(|ctx| ctx.client().offboard().rc()).unwrap();
@@ -296,7 +295,7 @@ fn reactions_are_applied_in_the_tick_the_condition_is_met() {
     // out when the wait returns (the vehicle cannot have answered: nothing stepped since).
     op.takeoff(6.0).unwrap();
     let r = s
-        .wait_until(
+        .wait(
             &Wait::altitude_m(3.0).then_mode(Mode::Land).timeout_s(60.0),
             CAP,
         )
@@ -309,17 +308,17 @@ fn reactions_are_applied_in_the_tick_the_condition_is_met() {
         "{st:?}"
     );
     let r = s
-        .wait_until(&Wait::mode(Mode::Land).timeout_s(10.0), CAP)
+        .wait(&Wait::mode(Mode::Land).timeout_s(10.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Met);
     // It never got near 6 m: the reaction, not the takeoff, ended the climb.
     assert!(r.snapshot.height_m.unwrap() < 5.0, "{r:?}");
-    let r = s.wait_until(&Wait::landed().timeout_s(120.0), CAP).unwrap();
+    let r = s.wait(&Wait::landed().timeout_s(120.0), CAP).unwrap();
     assert_eq!(r.reason, Reason::Met);
 
     // then_speedup on a lockstep run: logged with the reason it cannot apply.
     let r = s
-        .wait_until(&Wait::time_s(0.1).then_speedup(5.0).timeout_s(5.0), CAP)
+        .wait(&Wait::time_s(0.1).then_speedup(5.0).timeout_s(5.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Met);
     let speedup = op
@@ -346,7 +345,7 @@ fn then_speedup_changes_a_real_time_runs_speed() {
     let before = rate(&s);
     let factor = (speed() * 3.0) as f32;
     let r = s
-        .wait_until(&Wait::time_s(0.2).then_speedup(factor).timeout_s(5.0), CAP)
+        .wait(&Wait::time_s(0.2).then_speedup(factor).timeout_s(5.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Met);
     let after = rate(&s);
@@ -366,13 +365,13 @@ fn concurrent_waits_on_a_lockstep_run_step_it_together() {
     // Texts after this one count, whichever thread steps the clock past "Takeoff detected".
     let since = s.snapshot().unwrap().seq;
     let s2 = s.clone();
-    let clock = thread::spawn(move || s2.wait_until(&Wait::time_s(30.0).timeout_s(60.0), CAP));
+    let clock = thread::spawn(move || s2.wait(&Wait::time_s(30.0).timeout_s(60.0), CAP));
     let s3 = s.clone();
     let climb = thread::spawn(move || {
         s3.client().takeoff(3.0).unwrap();
-        s3.wait_until(&Wait::altitude_m(2.5).timeout_s(60.0), CAP)
+        s3.wait(&Wait::altitude_m(2.5).timeout_s(60.0), CAP)
     });
-    let texts = s.wait_until(
+    let texts = s.wait(
         &Wait::text("Takeoff detected")
             .since_seq(since)
             .timeout_s(60.0),
@@ -394,9 +393,7 @@ fn the_close_hook_runs_once_after_the_vehicle_stopped() {
     // records by).
     let sessions = Sessions::new(None);
     let s = sessions.open(realtime(247), 10.0).unwrap();
-    let r = s
-        .wait_until(&Wait::sim_time_s(1.0).timeout_s(10.0), CAP)
-        .unwrap();
+    let r = s.wait(&Wait::sim_time_s(1.0).timeout_s(10.0), CAP).unwrap();
     assert_eq!(r.reason, Reason::Met, "{r:?}");
     // Why, the last status's sim time, whether the ports were free: each time it ran.
     type Told = Vec<(String, Option<u64>, bool)>;

@@ -1,12 +1,12 @@
-//! One wait model on `Sim`: a Wait's own timeout is honoured by every entry point, and
-//! `Sim::wait` returns each outcome (met, timeout, guard) as a `WaitResult`, erring only when
+//! One wait model on `Run`: a Wait's own timeout is honoured by every entry point, and
+//! `Run::wait` returns each outcome (met, timeout, guard) as a `WaitResult`, erring only when
 //! it cannot wait. Instances 164–165 (the API tests' range, 160–167).
 
 use nexus_host::error::RunError;
 use nexus_host::prelude::*;
 
-fn lockstep(instance: u8) -> (Sim, OffboardClient) {
-    let sim = Sim::started(SimOptions::simulated(instance).lockstep()).expect("sim starts");
+fn lockstep(instance: u8) -> (Run, OffboardClient) {
+    let sim = Run::started(RunOptions::simulated(instance).lockstep()).expect("sim starts");
     let op = OffboardClient::connect(&sim, 10.0).expect("client connects");
     (sim, op)
 }
@@ -16,7 +16,7 @@ fn a_waits_own_timeout_wins_over_the_default() {
     let (sim, _op) = lockstep(164);
     // The case: this waited 30 s of sim time, its own 1 s silently replaced.
     let t0 = sim.sim_time_s().unwrap();
-    match sim.wait_until(Wait::armed().timeout_s(1.0), 30.0) {
+    match sim.until(&Wait::armed().timeout_s(1.0), 30.0) {
         Err(RunError::Timeout { timeout_s, .. }) => assert_eq!(timeout_s, 1.0),
         other => panic!("expected a 1 s timeout, got {other:?}"),
     }
@@ -27,9 +27,7 @@ fn a_waits_own_timeout_wins_over_the_default() {
     );
     // A Wait without a timeout takes the argument.
     let t0 = sim.sim_time_s().unwrap();
-    assert!(sim
-        .wait_until(Wait::until(Condition::armed()), 2.0)
-        .is_err());
+    assert!(sim.until(&Wait::until(Condition::armed()), 2.0).is_err());
     let waited = sim.sim_time_s().unwrap() - t0;
     assert!(
         (1.99..4.0).contains(&waited),
@@ -41,15 +39,15 @@ fn a_waits_own_timeout_wins_over_the_default() {
 fn every_outcome_is_a_result_and_a_guard_ends_a_mission_wait() {
     let (sim, op) = lockstep(165);
     // Timeout: data, not an error.
-    let r = sim.wait(Wait::armed().timeout_s(1.0)).unwrap();
+    let r = sim.wait(&Wait::armed().timeout_s(1.0)).unwrap();
     assert_eq!(r.reason, Reason::Timeout);
     assert!(!r.satisfied);
     // Invalid (no timeout): an error, before any waiting.
-    assert!(sim.wait(Wait::until(Condition::armed())).is_err());
+    assert!(sim.wait(&Wait::until(Condition::armed())).is_err());
     // Met.
     op.takeoff(3.0).unwrap();
     let r = sim
-        .wait(Wait::altitude_m(2.5).op(Op::Ge).timeout_s(60.0))
+        .wait(&Wait::altitude_m(2.5).op(Op::Ge).timeout_s(60.0))
         .unwrap();
     assert_eq!(r.reason, Reason::Met, "{r:?}");
     // "Mission complete, fail if disarmed" as one wait: no mission flies, so landing and
@@ -58,7 +56,7 @@ fn every_outcome_is_a_result_and_a_guard_ends_a_mission_wait() {
     let mut calls = 0u32;
     let r = sim
         .wait_reporting(
-            Wait::mission_complete()
+            &Wait::mission_complete()
                 .timeout_s(300.0)
                 .guard(Condition::disarmed()),
             || calls += 1,

@@ -15,14 +15,14 @@ use nexus_core::engine::{Condition, Reason, Wait};
 use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::read_plan_file;
 use nexus_host::pump::WAITS;
-use nexus_host::run::Sim;
+use nexus_host::run::Run;
 use nexus_tokio::AsyncClient;
 
 /// Wall bound of a whole flight (its sim bounds are the waits' own).
 const FLIGHT: Duration = Duration::from_secs(120);
 
-async fn connect(instance: u8) -> (Sim, AsyncClient) {
-    let sim = Sim::started(realtime(instance)).expect("start the run");
+async fn connect(instance: u8) -> (Run, AsyncClient) {
+    let sim = Run::started(realtime(instance)).expect("start the run");
     let op = AsyncClient::connect(&sim, Duration::from_secs(30))
         .await
         .expect("heartbeat");
@@ -187,7 +187,7 @@ async fn two_vehicles_on_one_runtime() {
 #[tokio::test(flavor = "current_thread")]
 async fn takeoff_over_tcp_through_the_bridge() {
     use nexus_host::bridge::{bridge, BridgeOptions};
-    let sim = Sim::started(realtime(173)).expect("start the run");
+    let sim = Run::started(realtime(173)).expect("start the run");
     let port = sim.offboard_port().unwrap();
     let to = format!("udpout:127.0.0.1:{}", port.px4_port);
     let b = bridge(
@@ -257,7 +257,7 @@ async fn a_forged_heartbeat_from_another_address_is_ignored() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_silent_vehicle_ends_the_waits_died() {
     let sim =
-        Sim::started(realtime(175).stall(Some(Duration::from_secs(1)))).expect("start the run");
+        Run::started(realtime(175).stall(Some(Duration::from_secs(1)))).expect("start the run");
     let op = AsyncClient::connect(&sim, Duration::from_secs(30))
         .await
         .expect("heartbeat");

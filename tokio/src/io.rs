@@ -4,7 +4,7 @@
 use std::io;
 use std::net::SocketAddr;
 
-use nexus_host::transport::{ConnString, ForeignTraffic, PeerRule};
+use nexus_host::transport::{ConnString, ForeignTraffic, OpenError, PeerRule};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 
@@ -48,12 +48,15 @@ impl Io {
         Ok(Io::stream(rx, tx))
     }
 
-    /// Open `conn`: bind, connect or open the device now, so OS errors surface here. A UDP
-    /// link latches by `rule` as the threaded pump's links do.
-    pub async fn open(conn: &ConnString, rule: PeerRule) -> io::Result<Io> {
+    /// Open `conn`: bind, connect or open the device now, so OS errors surface here, each
+    /// saying what was tried. A UDP link latches by `rule` as the threaded pump's links do.
+    pub async fn open(conn: &ConnString, rule: PeerRule) -> Result<Io, OpenError> {
+        let fail = |what: String| move |e: io::Error| OpenError::new(conn, what, e);
         match conn {
             ConnString::UdpIn { host, port } => {
-                let socket = UdpSocket::bind((host.as_str(), *port)).await?;
+                let socket = UdpSocket::bind((host.as_str(), *port))
+                    .await
+                    .map_err(fail(format!("cannot bind UDP {host}:{port}")))?;
                 let mut u = Udp {
                     socket,
                     rule,
@@ -69,11 +72,17 @@ impl Io {
                 Ok(Io::Udp(u))
             }
             ConnString::UdpOut { host, port } => {
+                let resolving = format!("cannot resolve host '{host}'");
                 let dest = tokio::net::lookup_host((host.as_str(), *port))
-                    .await?
+                    .await
+                    .map_err(fail(resolving.clone()))?
                     .find(SocketAddr::is_ipv4)
-                    .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no IPv4 address"))?;
-                let socket = UdpSocket::bind((std::net::Ipv4Addr::UNSPECIFIED, 0)).await?;
+                    .ok_or_else(|| {
+                        fail(resolving)(io::Error::new(io::ErrorKind::NotFound, "no IPv4 address"))
+                    })?;
+                let socket = UdpSocket::bind((std::net::Ipv4Addr::UNSPECIFIED, 0))
+                    .await
+                    .map_err(fail("cannot bind a UDP socket".into()))?;
                 Ok(Io::Udp(Udp {
                     socket,
                     rule: PeerRule::Address(dest),
@@ -83,25 +92,40 @@ impl Io {
                 }))
             }
             ConnString::Tcp { host, port } => {
-                Io::tcp(TcpStream::connect((host.as_str(), *port)).await?)
+                let what = format!("cannot connect to TCP {host}:{port}");
+                let s = TcpStream::connect((host.as_str(), *port))
+                    .await
+                    .map_err(fail(what.clone()))?;
+                Io::tcp(s).map_err(fail(what))
             }
             ConnString::TcpIn { host, port } => {
                 // One peer: the first that connects (the threaded pump's replacement of a
                 // stale connection is not offered here).
-                let l = tokio::net::TcpListener::bind((host.as_str(), *port)).await?;
-                Io::tcp(l.accept().await?.0)
+                let l = tokio::net::TcpListener::bind((host.as_str(), *port))
+                    .await
+                    .map_err(fail(format!("cannot bind TCP {host}:{port}")))?;
+                let what = format!("cannot accept a TCP connection on {host}:{port}");
+                let s = l.accept().await.map_err(fail(what.clone()))?.0;
+                Io::tcp(s).map_err(fail(what))
             }
             ConnString::Serial { path, baud } => {
                 use tokio_serial::SerialPortBuilderExt;
                 let port = tokio_serial::new(path, *baud)
                     .open_native_async()
-                    .map_err(io::Error::other)?;
+                    .map_err(io::Error::other)
+                    .map_err(fail(format!(
+                        "cannot open serial port {path} at {baud} baud"
+                    )))?;
                 let (rx, tx) = tokio::io::split(port);
                 Ok(Io::stream(rx, tx))
             }
-            other => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("nexus-tokio cannot open {other} yet"),
+            other => Err(OpenError::new(
+                other,
+                "cannot open it",
+                io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!("nexus-tokio cannot open {other} yet"),
+                ),
             )),
         }
     }

@@ -45,12 +45,14 @@ use nexus_core::frame::MAX_FRAME_LEN;
 use nexus_core::link::Framing;
 use nexus_core::mission::MissionItem;
 use nexus_core::{Client, Instant, Mode};
-use nexus_host::error::ClientError;
+use nexus_host::error::OffboardClientError;
 use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
 use nexus_host::pump::{LinkEvent, PumpError, WaitError, NO_SPEED_CONTROL};
-use nexus_host::run::Sim;
-use nexus_host::transport::{ConnString, ForeignTraffic, PeerRule, RECV_BUF_LEN};
+use nexus_host::run::Run;
+use nexus_host::transport::{
+    ConnString, ForeignTraffic, LinkError, OpenError, PeerRule, RECV_BUF_LEN,
+};
 use tokio::sync::{watch, Notify};
 
 pub use nexus_host::pump::HostClient;
@@ -58,25 +60,11 @@ pub use nexus_host::pump::HostClient;
 /// Offboard events kept for [`AsyncClient::events`]; older ones are dropped.
 pub const EVENTS_KEPT: usize = 256;
 
-/// Why [`AsyncClient::open`] failed.
+/// Why [`AsyncClient::connect`] failed: its own link could not open, or no heartbeat came
+/// within a wall-clock timeout (the threaded client's [`nexus_host::error::ConnectError`]
+/// waits sim time on the run's pump instead).
 #[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    /// The connection string does not parse.
-    #[error(transparent)]
-    Conn(#[from] nexus_host::transport::ConnStringError),
-    /// The OS refused (bind, connect, the device).
-    #[error("cannot open {conn}: {source}")]
-    Io {
-        /// What was opened.
-        conn: ConnString,
-        /// The OS error.
-        source: std::io::Error,
-    },
-}
-
-/// Why [`AsyncClient::connect`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
+pub enum AsyncConnectError {
     /// The run has no offboard link (not started, closed, no vehicle).
     #[error(transparent)]
     Run(#[from] nexus_host::error::RunError),
@@ -218,9 +206,11 @@ pub struct AsyncClient {
 
 impl AsyncClient {
     /// Open `conn` (a pymavlink-style connection string) for the vehicle of `options` and
-    /// spawn its task on the current runtime.
-    pub async fn open(conn: &str, options: OffboardOptions) -> Result<AsyncClient, OpenError> {
-        AsyncClient::open_conn(&conn.parse()?, options).await
+    /// spawn its task on the current runtime. Fails as [`nexus_host::transport::Link::open_str`]
+    /// does: the string does not parse, or the link does not open.
+    pub async fn open(conn: &str, options: OffboardOptions) -> Result<AsyncClient, LinkError> {
+        let conn: ConnString = conn.parse()?;
+        Ok(AsyncClient::open_conn(&conn, options).await?)
     }
 
     /// [`AsyncClient::open`] with a parsed connection string. A UDP link latches by
@@ -238,12 +228,7 @@ impl AsyncClient {
             }
             rule => rule,
         };
-        let io = io::Io::open(conn, rule)
-            .await
-            .map_err(|source| OpenError::Io {
-                conn: conn.clone(),
-                source,
-            })?;
+        let io = io::Io::open(conn, rule).await?;
         let state = State {
             client: Box::new(Client::new(options.client_config())),
             waits: HashMap::new(),
@@ -268,8 +253,9 @@ impl AsyncClient {
 
     /// Open a client on a real-time run's offboard link, taking frames only from the vehicle
     /// the run launched, and wait up to `timeout` (wall time) for its heartbeat. (A lockstep run
-    /// advances only through its own `wait_until`: give this driver a real-time run.)
-    pub async fn connect(sim: &Sim, timeout: Duration) -> Result<AsyncClient, ConnectError> {
+    /// advances only through its own waits, `Run::wait` and `Run::until`: give this driver a
+    /// real-time run.)
+    pub async fn connect(sim: &Run, timeout: Duration) -> Result<AsyncClient, AsyncConnectError> {
         let port = sim.offboard_port()?;
         let mut options = sim.offboard_options();
         options.system_id = port.system_id;
@@ -282,10 +268,10 @@ impl AsyncClient {
         };
         let client = AsyncClient::open_conn(&conn, options)
             .await
-            .map_err(|e| ConnectError::Open(Box::new(e)))?;
+            .map_err(|e| AsyncConnectError::Open(Box::new(e)))?;
         match client.until(|c| c.telemetry().connected(), timeout).await {
             Ok(()) => Ok(client),
-            Err(_) => Err(ConnectError::NoHeartbeat {
+            Err(_) => Err(AsyncConnectError::NoHeartbeat {
                 port: port.port,
                 timeout,
             }),
@@ -419,12 +405,12 @@ impl AsyncClient {
     /// Apply a verb to the client now and wake the task to send what it queued.
     fn verb<R>(
         &self,
-        f: impl FnOnce(&mut HostClient, Instant) -> Result<R, ClientError>,
-    ) -> Result<R, ClientError> {
+        f: impl FnOnce(&mut HostClient, Instant) -> Result<R, OffboardClientError>,
+    ) -> Result<R, OffboardClientError> {
         let now = self.shared.now();
         let mut st = self.shared.lock();
         if st.closed {
-            return Err(ClientError::NotOpen);
+            return Err(OffboardClientError::NotOpen);
         }
         let r = f(&mut st.client, now);
         st.route(now);
@@ -434,7 +420,7 @@ impl AsyncClient {
     }
 
     /// Request a flight mode; commanded until telemetry confirms it.
-    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), ClientError> {
+    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             c.offboard_mut().0.set_mode(mode);
             Ok(())
@@ -442,7 +428,7 @@ impl AsyncClient {
     }
 
     /// Request arming, sent once armable.
-    pub fn arm(&self) -> Result<(), ClientError> {
+    pub fn arm(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, now| {
             let (ob, tel) = c.offboard_mut();
             ob.arm(now, tel);
@@ -452,7 +438,7 @@ impl AsyncClient {
 
     /// Take off to `alt_m` over home (Takeoff mode, then arm); see
     /// [`AsyncClient::at_target`].
-    pub fn takeoff(&self, alt_m: f32) -> Result<(), ClientError> {
+    pub fn takeoff(&self, alt_m: f32) -> Result<(), OffboardClientError> {
         self.verb(|c, now| {
             let (ob, tel) = c.offboard_mut();
             Ok(ob.takeoff(now, tel, alt_m)?)
@@ -467,7 +453,7 @@ impl AsyncClient {
         y_m: f32,
         z_m: f32,
         yaw_rad: Option<f32>,
-    ) -> Result<(), ClientError> {
+    ) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             let (ob, tel) = c.offboard_mut();
             Ok(ob.goto(tel, x_m, y_m, z_m, yaw_rad)?)
@@ -475,7 +461,7 @@ impl AsyncClient {
     }
 
     /// Land in place (Land mode).
-    pub fn land(&self) -> Result<(), ClientError> {
+    pub fn land(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             c.offboard_mut().0.land();
             Ok(())
@@ -483,7 +469,7 @@ impl AsyncClient {
     }
 
     /// Return to launch (RTL mode).
-    pub fn return_to_launch(&self) -> Result<(), ClientError> {
+    pub fn return_to_launch(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             c.offboard_mut().0.return_to_launch();
             Ok(())
@@ -491,7 +477,7 @@ impl AsyncClient {
     }
 
     /// Hold position (Hold mode).
-    pub fn hold(&self) -> Result<(), ClientError> {
+    pub fn hold(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
             c.offboard_mut().0.hold();
             Ok(())
@@ -500,12 +486,12 @@ impl AsyncClient {
 
     /// Upload mission items verbatim (`seq` equal to their index); see
     /// `offboard().mission_uploaded()`.
-    pub fn upload_mission(&self, items: &[MissionItem]) -> Result<(), ClientError> {
+    pub fn upload_mission(&self, items: &[MissionItem]) -> Result<(), OffboardClientError> {
         self.verb(|c, _| Ok(c.offboard_mut().0.upload_mission_items(items)?))
     }
 
     /// Fly the uploaded mission from its first item (Mission mode, then arm).
-    pub fn start_mission(&self) -> Result<(), ClientError> {
+    pub fn start_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, now| {
             let (ob, tel) = c.offboard_mut();
             ob.start_mission(now, tel);

@@ -21,7 +21,7 @@ use nexus_core::offboard::GeoKind;
 use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::telemetry::{Snapshot, Text};
 use nexus_host::pump::ProgramReport;
-use nexus_host::run::{RunClock, SimOptions};
+use nexus_host::run::{RunClock, RunOptions};
 use nexus_host::session::{Session, Sessions};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
 use rmcp::model::{
@@ -723,7 +723,7 @@ impl NexusServer {
         id: u64,
         what: &'static str,
         action: Action,
-        f: impl FnOnce(&Session) -> Result<(), nexus_host::error::ClientError> + Send + 'static,
+        f: impl FnOnce(&Session) -> Result<(), nexus_host::error::OffboardClientError> + Send + 'static,
     ) -> ToolResult {
         self.gate_action(id, what, &action)?;
         self.on(id, move |s| {
@@ -1006,8 +1006,8 @@ impl NexusServer {
         blocking(move || {
             let tlog = record.then(|| me.records.new_tlog());
             let mut options = match build {
-                Some(b) => SimOptions::px4(instance, Some(b)),
-                None => SimOptions::simulated(instance),
+                Some(b) => RunOptions::px4(instance, Some(b)),
+                None => RunOptions::simulated(instance),
             }
             .speed(speed);
             if let Some(Ok((t, _))) = &tlog {
@@ -1081,7 +1081,7 @@ impl NexusServer {
             };
             let id = s.id();
             me.busy(id, 1);
-            let waited = s.wait_until_explained(&wait, Some(cap));
+            let waited = s.wait_explained(&wait, Some(cap));
             let mut meta = lock(&me.records.meta);
             if let Some(m) = meta.get_mut(&id) {
                 m.busy = m.busy.saturating_sub(1);

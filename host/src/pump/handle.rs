@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use nexus_core::client::ClientError as CoreClientError;
+use nexus_core::client::ClientError;
 use nexus_core::engine::{Reason, Wait, WaitId, WaitResult};
 use nexus_core::telemetry::Snapshot;
 use nexus_core::Instant;
@@ -42,7 +42,7 @@ pub enum WaitError {
     /// The core refused it (an invalid spec, every wait slot in use, a program already
     /// running, a relative sim_time with no previous settle, …).
     #[error("refused: {0}")]
-    Refused(CoreClientError),
+    Refused(ClientError),
 }
 
 /// The link as the pump thread sees it, inside [`LinkHandle::call`].
@@ -249,7 +249,7 @@ impl LinkHandle {
         })
     }
 
-    /// Register a wait (`wait_until` on this link) and return at once.
+    /// Register a wait on this link and return at once.
     pub fn register(&self, wait: &Wait) -> Result<PendingWait, WaitError> {
         let slot: WaitSlot = Arc::new(Slot::new());
         let why: WhySlot = Arc::default();

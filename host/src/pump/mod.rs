@@ -67,7 +67,7 @@ pub use supervise::{Supervision, VehicleProbe, PROBE_PERIOD_MS};
 use crate::sync::{self, lock};
 use link::LinkShared;
 
-/// Concurrent waits per link (`wait_until` calls in flight, program steps included).
+/// Concurrent waits per link (waits in flight, program steps included).
 pub const WAITS: usize = 32;
 /// STATUSTEXTs kept per link (a capped text wait resumed with `since_seq` finds them).
 pub const TEXTS: usize = 64;

@@ -3,20 +3,20 @@
 //!
 //! ```no_run
 //! use nexus_host::offboard_client::OffboardClient;
-//! use nexus_host::run::{Sim, SimOptions};
+//! use nexus_host::run::{Run, RunOptions};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let sim = Sim::new(SimOptions::simulated(0).speed(10.0)); // or SimOptions::px4(0, None)
+//! let sim = Run::new(RunOptions::simulated(0).speed(10.0)); // or RunOptions::px4(0, None)
 //! sim.start()?;
 //! let op = OffboardClient::connect(&sim, 10.0)?;
 //! op.takeoff(2.0)?;
-//! sim.wait_until(|| op.at_target(), 60.0)?; // 60 s of sim time: 6 s of wall time at 10×
+//! sim.until(|| op.at_target(), 60.0)?; // 60 s of sim time: 6 s of wall time at 10×
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! **Time.** `wait_until` counts sim seconds. The built-in vehicle's clock is exact (its own
-//! `time_boot_ms`); a lockstep run advances only while someone waits, so `wait_until` steps
-//! it, in chunks of [`SimOptions::lockstep_chunk_s`], and after each step lets the pump catch
+//! **Time.** [`Run::wait`] and [`Run::until`] count sim seconds. The built-in vehicle's clock
+//! is exact (its own `time_boot_ms`); a lockstep run advances only while someone waits, so a
+//! wait steps it, in chunks of [`RunOptions::lockstep_chunk_s`], and after each step lets the pump catch
 //! up with what the vehicle sent before it looks again. For PX4 the clock is what PX4 reports
 //! on the offboard link (SYSTEM_TIME and the other `time_boot_ms` stamps), and wall time ×
 //! speed factor before the first report.
@@ -31,7 +31,7 @@
 //! **Bounds.** A real-time wait is bounded in wall time too ([`wall_bound`]: its sim timeout at
 //! the speed, twice, plus [`WALL_MARGIN_S`]), so a vehicle clock that stopped ends it with
 //! [`DeathCause::NoClockProgress`] instead of holding it forever. The built-in vehicle keeps up
-//! with speed factors [`SPEED_MIN`]..=[`SIM_SPEED_MAX`]; [`Sim::set_speed`] refuses others.
+//! with speed factors [`SPEED_MIN`]..=[`SIM_SPEED_MAX`]; [`Run::set_speed`] refuses others.
 
 mod probe;
 mod speed;
@@ -97,7 +97,7 @@ pub enum RunClock {
         /// Speed factor, > 0 (1 = real time).
         speed: f64,
     },
-    /// The built-in vehicle advances only when stepped (by `wait_until`): as fast as the CPU
+    /// The built-in vehicle advances only when stepped (by the run's waits): as fast as the CPU
     /// allows, deterministic.
     Lockstep,
     /// As fast as possible (`--speed max`): the built-in vehicle in lockstep, stepped by the
@@ -111,14 +111,14 @@ pub enum RunClock {
 /// How to run.
 #[derive(Debug, Clone)]
 #[non_exhaustive] // more fields may come
-pub struct SimOptions {
+pub struct RunOptions {
     /// SITL instance N: offboard UDP port 14540 + N, system id N + 1.
     pub instance: u8,
     /// What flies.
     pub vehicle: VehicleKind,
     /// How the clock goes.
     pub clock: RunClock,
-    /// Lockstep: sim seconds per step of `wait_until` (whole milliseconds, at least one).
+    /// Lockstep: sim seconds per step of a wait (whole milliseconds, at least one).
     /// Default [`DEFAULT_LOCKSTEP_CHUNK_S`].
     pub lockstep_chunk_s: f64,
     /// PX4: how long `start` waits for its startup script (wall).
@@ -144,8 +144,8 @@ pub struct SimOptions {
     pub signing: Option<crate::signing::Signing>,
     /// Keep the vehicle's own log of the run here (PX4's ULog format): PX4's, copied from its
     /// working directory when it stops ([`LaunchOptions::keep_ulog`]); the built-in vehicle's,
-    /// written as it flies ([`nexus_sim::ulog::FlightLog`]). Complete once [`Sim::close`] (or
-    /// [`Sim::close_checked`]) returns. `None`: not kept.
+    /// written as it flies ([`nexus_sim::ulog::FlightLog`]). Complete once [`Run::close`] (or
+    /// [`Run::close_checked`]) returns. `None`: not kept.
     pub ulog: Option<PathBuf>,
 }
 
@@ -153,9 +153,9 @@ pub struct SimOptions {
 /// sends.
 pub const DEFAULT_LISTEN: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
-impl SimOptions {
+impl RunOptions {
     fn with(instance: u8, vehicle: VehicleKind) -> Self {
-        SimOptions {
+        RunOptions {
             instance,
             vehicle,
             clock: RunClock::RealTime { speed: 1.0 },
@@ -187,7 +187,7 @@ impl SimOptions {
         Self::with(0, VehicleKind::None)
     }
 
-    /// [`SimOptions::lockstep_chunk_s`] as the whole sim milliseconds a step takes (at least
+    /// [`RunOptions::lockstep_chunk_s`] as the whole sim milliseconds a step takes (at least
     /// one; a chunk that is no finite number is the default).
     pub(crate) fn lockstep_chunk_ms(&self) -> u64 {
         let s = self.lockstep_chunk_s;
@@ -205,7 +205,7 @@ impl SimOptions {
         self
     }
 
-    /// Step the built-in vehicle's clock from `wait_until` (lockstep).
+    /// Step the built-in vehicle's clock from the run's waits (lockstep).
     pub fn lockstep(mut self) -> Self {
         self.clock = RunClock::Lockstep;
         self
@@ -251,7 +251,7 @@ impl SimOptions {
         self
     }
 
-    /// Keep the vehicle's ULog of the run at `path` ([`SimOptions::ulog`]).
+    /// Keep the vehicle's ULog of the run at `path` ([`RunOptions::ulog`]).
     pub fn ulog(mut self, path: impl Into<PathBuf>) -> Self {
         self.ulog = Some(path.into());
         self
@@ -289,18 +289,18 @@ enum State {
 /// A run (the Python client's `Sim`): owns the vehicle and the pump its offboard link runs on.
 /// `Send + Sync`; closes on `Drop` (the vehicle stops, PX4 is killed, nothing outlives it).
 #[derive(Debug)]
-pub struct Sim {
-    options: SimOptions,
+pub struct Run {
+    options: RunOptions,
     state: Mutex<State>,
     offboard: Arc<Mutex<Option<WeakLink>>>,
     /// The stepping thread of a [`RunClock::Max`] run, and its stop flag.
     driver: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
 }
 
-impl Sim {
-    /// A run with these options; nothing starts until [`Sim::start`].
-    pub fn new(options: SimOptions) -> Sim {
-        Sim {
+impl Run {
+    /// A run with these options; nothing starts until [`Run::start`].
+    pub fn new(options: RunOptions) -> Run {
+        Run {
             options,
             state: Mutex::new(State::Idle),
             offboard: Arc::new(Mutex::new(None)),
@@ -308,15 +308,15 @@ impl Sim {
         }
     }
 
-    /// [`Sim::new`] then [`Sim::start`].
-    pub fn started(options: SimOptions) -> Result<Sim, RunError> {
-        let sim = Sim::new(options);
+    /// [`Run::new`] then [`Run::start`].
+    pub fn started(options: RunOptions) -> Result<Run, RunError> {
+        let sim = Run::new(options);
         sim.start()?;
         Ok(sim)
     }
 
     /// The options.
-    pub fn options(&self) -> &SimOptions {
+    pub fn options(&self) -> &RunOptions {
         &self.options
     }
 
@@ -530,7 +530,7 @@ impl Sim {
         Ok(self.clock_ms(&run))
     }
 
-    /// [`Sim::sim_time_ms`] in seconds.
+    /// [`Run::sim_time_ms`] in seconds.
     pub fn sim_time_s(&self) -> Result<f64, RunError> {
         Ok(self.sim_time_ms()? as f64 / 1000.0)
     }
@@ -631,9 +631,9 @@ impl Sim {
         let _ = self.close_checked();
     }
 
-    /// [`Sim::close`], saying what went wrong stopping PX4: it could not be killed, its
+    /// [`Run::close`], saying what went wrong stopping PX4: it could not be killed, its
     /// working directory could not be removed, its ULog could not be kept
-    /// ([`SimOptions::ulog`]). The second call returns `Ok`.
+    /// ([`RunOptions::ulog`]). The second call returns `Ok`.
     pub fn close_checked(&self) -> Result<(), RunError> {
         let mut result = Ok(());
         let prev = std::mem::replace(&mut *lock(&self.state), State::Closed);
@@ -658,7 +658,7 @@ impl Sim {
     }
 }
 
-impl Drop for Sim {
+impl Drop for Run {
     fn drop(&mut self) {
         self.close();
     }

@@ -16,7 +16,7 @@ pub const SPEED_MIN: f64 = 0.1;
 /// achieved on a machine at load 9–10) and 8 of 8 in a release build (×489–500). Before, a
 /// debug flight failed above ×250. Faster is lockstep ([`super::RunClock::Max`]).
 ///
-/// A `speedup` of a running built-in vehicle ([`super::Sim::set_speed`]) outside
+/// A `speedup` of a running built-in vehicle ([`super::Run::set_speed`]) outside
 /// [`SPEED_MIN`]..=[`SIM_SPEED_MAX`] is refused: its clock would fall behind and look stopped.
 pub const SIM_SPEED_MAX: f64 = 500.0;
 

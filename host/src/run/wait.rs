@@ -1,5 +1,6 @@
-//! `Sim::wait_until`: wait for a predicate (polled on the caller's thread) or a condition (the
-//! link's wait engine) while the run's clock advances, stepping a lockstep vehicle.
+//! The run's waits, while its clock advances (a lockstep vehicle stepped): [`Run::wait`]
+//! (a [`Wait`] on the link's wait engine; every outcome a [`WaitResult`]) and [`Run::until`]
+//! (a predicate, a condition or a Wait that must hold in time, else an error).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 use nexus_core::engine::{Condition, Reason, Wait, WaitResult};
 
 use super::probe::SimProbe;
-use super::{RunClock, Running, Sim, Vehicle};
+use super::{Run, RunClock, Running, Vehicle};
 use crate::error::RunError;
 use crate::launcher::DeathCause;
 use crate::pump::{LinkHandle, WeakLink};
@@ -36,7 +37,7 @@ const BOUNDED_TIMEOUT_MAX_S: f64 = 1e6;
 /// `timeout_s / speed × 2 + 10 s`. A vehicle whose clock runs at even half the asked speed ends
 /// the wait by its own timeout first; past this bound its clock has (nearly) stopped, and the
 /// wait ends with that reason ([`DeathCause::NoClockProgress`]) instead of hanging. Every wait
-/// of a real-time [`Sim`] is bounded so, and so is every step of the `nexus` command.
+/// of a real-time [`Run`] is bounded so, and so is every step of the `nexus` command.
 ///
 /// Any value gives a finite bound, never a panic: a speed that is not a positive number counts
 /// as 1, a positive one below [`super::SPEED_MIN`] as that minimum; a timeout is clamped to
@@ -55,7 +56,7 @@ pub fn wall_bound(timeout_s: f64, speed: f64) -> Duration {
     Duration::from_secs_f64(t / speed.max(super::SPEED_MIN) * 2.0 + WALL_MARGIN_S)
 }
 
-/// How a `wait_until` went.
+/// How a [`Run::until`] went.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive] // more fields may come
 pub struct Waited {
@@ -67,33 +68,33 @@ pub struct Waited {
     pub result: Option<WaitResult>,
 }
 
-/// What [`Sim::wait_until`] waits for: a predicate (any `FnMut() -> bool`, polled on the
-/// caller's thread), a [`Condition`] or a [`Wait`] (evaluated by the pump on the run's offboard
-/// link after every message).
+/// What [`Run::until`] waits for: a predicate (any `FnMut() -> bool`, polled on the
+/// caller's thread), a [`Condition`] or a `&`[`Wait`] (evaluated by the pump on the run's
+/// offboard link after every message).
 pub trait Until {
-    /// Wait for it, `sim_timeout_s` sim seconds at most.
-    fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError>;
+    /// Hold within `sim_timeout_s` sim seconds on `run`, or fail as [`Run::until`] says.
+    fn until_on(self, run: &Run, sim_timeout_s: f64) -> Result<Waited, RunError>;
 }
 
 impl<F: FnMut() -> bool> Until for F {
-    fn wait_on(mut self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
-        sim.wait_predicate(&mut self, sim_timeout_s)
+    fn until_on(mut self, run: &Run, sim_timeout_s: f64) -> Result<Waited, RunError> {
+        run.until_predicate(&mut self, sim_timeout_s)
     }
 }
 
 impl Until for Condition {
-    fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
-        Wait::until(self).wait_on(sim, sim_timeout_s)
+    fn until_on(self, run: &Run, sim_timeout_s: f64) -> Result<Waited, RunError> {
+        Until::until_on(&Wait::until(self), run, sim_timeout_s)
     }
 }
 
-impl Until for Wait {
-    fn wait_on(self, sim: &Sim, sim_timeout_s: f64) -> Result<Waited, RunError> {
+impl Until for &Wait {
+    fn until_on(self, sim: &Run, sim_timeout_s: f64) -> Result<Waited, RunError> {
         // The Wait's own timeout wins; `sim_timeout_s` is the timeout of a Wait without one.
         let sim_timeout_s = self.timeout().map_or(sim_timeout_s, f64::from);
         check_timeout(sim_timeout_s)?;
         let link = sim.offboard_link().ok_or(RunError::NoClient)?;
-        let wait = self.timeout_s(sim_timeout_s as f32);
+        let wait = self.clone().timeout_s(sim_timeout_s as f32);
         let wall0 = Instant::now();
         // Real time: bounded in wall time too, so a stopped vehicle clock cannot hold the
         // wait forever (`timeout / speed × 2 + margin`, as every CLI step).
@@ -165,7 +166,7 @@ impl Stepper {
     }
 }
 
-impl Sim {
+impl Run {
     /// Wait for `wait` on the run's offboard link, advancing the run's clock (stepping a
     /// lockstep vehicle), for the Wait's own `timeout_s` (sim seconds): the one wait model.
     /// The result is data whether the condition was met or not ([`WaitResult::reason`]:
@@ -177,25 +178,25 @@ impl Sim {
     /// ```
     /// use nexus_host::prelude::*;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let sim = Sim::started(SimOptions::simulated(166).lockstep())?;
+    /// let sim = Run::started(RunOptions::simulated(166).lockstep())?;
     /// let _op = OffboardClient::connect(&sim, 10.0)?;
     /// // Nobody arms it: the wait ends after its own 1 s of sim time, as a result.
-    /// let r = sim.wait(Wait::armed().timeout_s(1.0))?;
+    /// let r = sim.wait(&Wait::armed().timeout_s(1.0))?;
     /// assert_eq!(r.reason, Reason::Timeout);
     /// assert!(r.waited_sim_s >= 1.0 && r.waited_sim_s < 2.0);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn wait(&self, wait: Wait) -> Result<WaitResult, RunError> {
+    pub fn wait(&self, wait: &Wait) -> Result<WaitResult, RunError> {
         self.wait_reporting(wait, || {})
     }
 
-    /// [`Sim::wait`], calling `progress` on this thread as the wait goes: after every
+    /// [`Run::wait`], calling `progress` on this thread as the wait goes: after every
     /// lockstep step, or every few milliseconds in real time. For progress prints: the
     /// condition, guards and timeout stay in the Wait.
     pub fn wait_reporting(
         &self,
-        wait: Wait,
+        wait: &Wait,
         mut progress: impl FnMut(),
     ) -> Result<WaitResult, RunError> {
         let link = self.offboard_link().ok_or(RunError::NoClient)?;
@@ -206,22 +207,22 @@ impl Sim {
             }
             _ => None,
         };
-        let pending = link.register(&wait)?;
+        let pending = link.register(wait)?;
         self.drive_wait_reporting(pending, cap, &mut progress)
     }
 
     /// Wait until `until` holds, advancing the run's clock, `sim_timeout_s` sim seconds at
     /// most (a [`Wait`] with its own `timeout_s` waits that long instead: the argument is
     /// the timeout of a Wait without one). A predicate is polled on this thread; a
-    /// [`Condition`] or [`Wait`] is evaluated by the pump on the run's offboard link. A
-    /// shorthand that makes "not met" an error: [`RunError::Timeout`], [`RunError::Died`]
-    /// (the vehicle exited, panicked, went silent or its clock stalled); [`Sim::wait`]
-    /// returns every outcome as a [`WaitResult`] instead.
-    pub fn wait_until<U: Until>(&self, until: U, sim_timeout_s: f64) -> Result<Waited, RunError> {
-        until.wait_on(self, sim_timeout_s)
+    /// [`Condition`] or `&`[`Wait`] is evaluated by the pump on the run's offboard link. The
+    /// shorthand that makes "not met" an error (so it is no `wait`): [`RunError::Timeout`],
+    /// [`RunError::Died`] (the vehicle exited, panicked, went silent or its clock stalled);
+    /// [`Run::wait`] returns every outcome as a [`WaitResult`] instead.
+    pub fn until<U: Until>(&self, until: U, sim_timeout_s: f64) -> Result<Waited, RunError> {
+        until.until_on(self, sim_timeout_s)
     }
 
-    fn wait_predicate(
+    fn until_predicate(
         &self,
         pred: &mut dyn FnMut() -> bool,
         sim_timeout_s: f64,
@@ -346,7 +347,7 @@ impl Sim {
         self.wait_on_link_explained(link, wait, cap).map(|(r, _)| r)
     }
 
-    /// [`Sim::wait_on_link`], with why the wait ended without its condition (what was pending
+    /// [`Run::wait_on_link`], with why the wait ended without its condition (what was pending
     /// and why it did not happen, in PX4's words where it gave any); `None` when it was met,
     /// capped or closed.
     pub fn wait_on_link_explained(
@@ -479,7 +480,7 @@ fn barrier(link: &LinkHandle, target_ms: u64) {
     }
 }
 
-impl Sim {
+impl Run {
     /// Run a step program on `link` (the wait engine's steps) until it ends, stepping a lockstep
     /// run; with a wall `limit`, abort it when the limit passes (it then ends `aborted`).
     pub fn run_program(

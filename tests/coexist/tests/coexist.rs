@@ -73,11 +73,11 @@ fn mavlink_std_frame_decodes_in_core() {
 /// The host library works in this crate graph: a lockstep takeoff on the built-in vehicle.
 #[test]
 fn host_flies_beside_mavlink_std() {
-    let sim = Sim::started(SimOptions::simulated(INSTANCE).lockstep()).expect("sim starts");
+    let sim = Run::started(RunOptions::simulated(INSTANCE).lockstep()).expect("sim starts");
     let op = OffboardClient::connect(&sim, 10.0).expect("client connects");
     op.takeoff(2.0).expect("takeoff sent");
     let r = sim
-        .wait(Wait::altitude_m(1.5).op(Op::Ge).timeout_s(60.0))
+        .wait(&Wait::altitude_m(1.5).op(Op::Ge).timeout_s(60.0))
         .expect("the wait runs");
     assert_eq!(r.reason, Reason::Met, "{r:?}");
     // Arming and climbing 1.5 m take PX4 seconds of sim time, however fast lockstep runs.

@@ -1,5 +1,5 @@
 //! Shared plumbing of the `host_*` end-to-end tests: runs of the built-in simulated PX4 over
-//! real loopback UDP, driven through the host's pump, `OffboardClient`, `Sim` and `Session`.
+//! real loopback UDP, driven through the host's pump, `OffboardClient`, `Run` and `Session`.
 //!
 //! SITL instance numbers used by these tests (ports 14540+N / 14580+N): 100–139, each test its
 //! own (the `sim_*` tests use 40–61, the sim bench 90–91, the launcher tests 200+).
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use nexus_host::offboard_client::OffboardClient;
-use nexus_host::run::{Sim, SimOptions};
+use nexus_host::run::{Run, RunOptions};
 use nexus_host::session::Session;
 
 /// Default speed factor of real-time runs.
@@ -40,27 +40,27 @@ pub fn plan(name: &str) -> PathBuf {
 
 /// Options for the simulated vehicle as `instance`, in real time at [`speed`], with a short
 /// arm settle window (the Python client's 5 s is PX4's; the tests need not wait it out).
-pub fn realtime(instance: u8) -> SimOptions {
-    SimOptions::simulated(instance)
+pub fn realtime(instance: u8) -> RunOptions {
+    RunOptions::simulated(instance)
         .speed(speed())
         .wait_clear_s(1.0)
 }
 
 /// Options for the simulated vehicle as `instance` in lockstep.
-pub fn lockstep(instance: u8) -> SimOptions {
-    SimOptions::simulated(instance).lockstep().wait_clear_s(1.0)
+pub fn lockstep(instance: u8) -> RunOptions {
+    RunOptions::simulated(instance).lockstep().wait_clear_s(1.0)
 }
 
 /// Start a run and connect a client (10 s of sim time for the heartbeat).
-pub fn connect(options: SimOptions) -> (Sim, OffboardClient) {
-    let sim = Sim::started(options).expect("start the run");
+pub fn connect(options: RunOptions) -> (Run, OffboardClient) {
+    let sim = Run::started(options).expect("start the run");
     let op = OffboardClient::connect(&sim, 10.0).expect("connect to the simulated PX4");
     assert!(op.connected());
     (sim, op)
 }
 
 /// Start a session.
-pub fn session(options: SimOptions) -> Session {
+pub fn session(options: RunOptions) -> Session {
     Session::start(options, 10.0).expect("start a session")
 }
 

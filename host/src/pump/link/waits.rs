@@ -1,6 +1,6 @@
 //! Waits and programs: registering them with the core client, a caller's cap or cancel.
 
-use nexus_core::client::ClientError as CoreClientError;
+use nexus_core::client::ClientError;
 use nexus_core::engine::{Program, ProgramEnd, Wait, WaitId};
 use nexus_core::Instant;
 
@@ -16,7 +16,7 @@ impl LinkState {
         wait: &Wait,
         slot: WaitSlot,
         why: WhySlot,
-    ) -> Result<WaitId, CoreClientError> {
+    ) -> Result<WaitId, ClientError> {
         let id = self.client.wait(now, wait)?;
         self.waits.insert(
             id,
@@ -57,7 +57,7 @@ impl LinkState {
         now: Instant,
         program: Program<STEPS>,
         slot: ProgramSlot,
-    ) -> Result<(), CoreClientError> {
+    ) -> Result<(), ClientError> {
         self.client.start_program(now, program)?;
         if let Some(old) = self.program.replace(slot) {
             // Cannot happen (the runner refuses a second program); never leave a caller hanging.
