@@ -274,17 +274,17 @@ fn check_against_px4s_own_log_alone() {
 #[test]
 fn a_fetch_ends_when_its_caller_cancels_it_and_leaves_no_file() {
     use nexus_host::offboard_client::OffboardClient;
-    use nexus_host::run::{Sim, SimOptions};
+    use nexus_host::run::{Run, RunOptions};
     use nexus_host::ulog::fetch::{fetch_newest, FetchError, FetchOptions};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let scratch = Scratch::new("ulog-fetch-cancel");
     let path = scratch.path("fetched.ulg");
     // The built-in vehicle serves the log it writes.
-    let options = SimOptions::simulated(191)
+    let options = RunOptions::simulated(191)
         .speed(10.0)
         .ulog(scratch.path("vehicle.ulg"));
-    let sim = Sim::started(options).expect("start the vehicle");
+    let sim = Run::started(options).expect("start the vehicle");
     let op = OffboardClient::connect(&sim, 60.0).expect("connect");
     let link = op.link().expect("the client's link");
     // Cancelled by its caller: the error says why, in the caller's words; nothing is written.

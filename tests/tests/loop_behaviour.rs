@@ -430,8 +430,6 @@ impl Peer {
                 s.flush().unwrap();
             }
         }
-        // One read each: a UDP datagram is one anyway; a stream's reads may still merge.
-        std::thread::sleep(Duration::from_millis(2));
     }
 
     /// Drain what the driver sent us (so its socket never fills).
@@ -472,41 +470,28 @@ fn peer_of(listener: Option<TcpListener>, local: Option<std::net::SocketAddr>) -
     }
 }
 
-/// The threaded pump.
-struct PumpHarness {
-    framing: Framing,
-    link: nexus_host::pump::LinkHandle,
-    peer: Peer,
-}
-
-impl PumpHarness {
-    fn new(framing: Framing) -> Self {
-        use nexus_host::pump::{LinkConfig, Pump, Supervision};
-        let (conn, listener) = loopback(framing);
-        let mut supervision = Supervision::default();
-        supervision.stall = Some(Duration::from_millis(STALL_MS));
-        let config = LinkConfig {
-            client: ClientConfig {
-                stall: None,
-                ..config()
-            },
-            supervision,
-            ..LinkConfig::default()
-        };
-        let pump = Pump::start().unwrap();
-        let link = pump.open_link(&conn.parse().unwrap(), config).unwrap();
-        let peer = peer_of(listener, link.local_addr());
-        PumpHarness {
-            framing,
-            link,
-            peer,
-        }
+/// A driver on the wall clock, fed by a loopback peer ([`OnWall`]).
+trait WallDriver {
+    fn name(&self) -> &'static str;
+    /// Ask the vehicle to arm and to hold (requests it will never answer).
+    fn request(&mut self);
+    fn seen(&mut self) -> Seen;
+    /// Let `ms` of wall time pass (a driver with a thread of its own runs meanwhile).
+    fn pass(&mut self, ms: u64) {
+        std::thread::sleep(Duration::from_millis(ms));
     }
 }
 
-impl Harness for PumpHarness {
+/// A wall-clock driver and the vehicle's end of its transport.
+struct OnWall<D> {
+    framing: Framing,
+    peer: Peer,
+    driver: D,
+}
+
+impl<D: WallDriver> Harness for OnWall<D> {
     fn name(&self) -> String {
-        format!("the threaded pump ({:?})", self.framing)
+        format!("{} ({:?})", self.driver.name(), self.framing)
     }
     fn framing(&self) -> Framing {
         self.framing
@@ -516,10 +501,52 @@ impl Harness for PumpHarness {
     }
     fn receive(&mut self, bytes: &[u8]) {
         self.peer.send(bytes);
+        // One read each: a UDP datagram is one anyway; a stream's reads may still merge.
+        self.driver.pass(2);
     }
     fn pass(&mut self, ms: u64) {
-        std::thread::sleep(Duration::from_millis(ms));
+        self.driver.pass(ms);
         self.peer.drain();
+    }
+    fn request(&mut self) {
+        self.driver.request();
+    }
+    fn seen(&mut self) -> Seen {
+        self.driver.seen()
+    }
+}
+
+/// The threaded pump.
+struct PumpDriver {
+    link: nexus_host::pump::LinkHandle,
+}
+
+fn the_pump(framing: Framing) -> OnWall<PumpDriver> {
+    use nexus_host::pump::{LinkConfig, Pump, Supervision};
+    let (conn, listener) = loopback(framing);
+    let mut supervision = Supervision::default();
+    supervision.stall = Some(Duration::from_millis(STALL_MS));
+    let config = LinkConfig {
+        client: ClientConfig {
+            stall: None,
+            ..config()
+        },
+        supervision,
+        ..LinkConfig::default()
+    };
+    let pump = Pump::start().unwrap();
+    let link = pump.open_link(&conn.parse().unwrap(), config).unwrap();
+    let peer = peer_of(listener, link.local_addr());
+    OnWall {
+        framing,
+        peer,
+        driver: PumpDriver { link },
+    }
+}
+
+impl WallDriver for PumpDriver {
+    fn name(&self) -> &'static str {
+        "the threaded pump"
     }
     fn request(&mut self) {
         self.link
@@ -558,43 +585,40 @@ impl Harness for PumpHarness {
 }
 
 /// nexus-tokio, on a runtime of its own.
-struct TokioHarness {
-    framing: Framing,
+struct TokioDriver {
     rt: tokio::runtime::Runtime,
     op: Option<nexus_tokio::AsyncClient>,
-    peer: Peer,
 }
 
-impl TokioHarness {
-    fn new(framing: Framing) -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let (conn, listener) = loopback(framing);
-        let options = nexus_host::offboard_client::OffboardOptions {
-            stall: Some(Duration::from_millis(STALL_MS)),
-            ..Default::default()
-        };
-        let op = rt
-            .block_on(nexus_tokio::AsyncClient::open(&conn, options))
-            .unwrap();
-        let peer = peer_of(listener, op.local_addr());
-        TokioHarness {
-            framing,
-            rt,
-            op: Some(op),
-            peer,
-        }
+fn tokio_client(framing: Framing) -> OnWall<TokioDriver> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (conn, listener) = loopback(framing);
+    let options = nexus_host::offboard_client::OffboardOptions {
+        stall: Some(Duration::from_millis(STALL_MS)),
+        ..Default::default()
+    };
+    let op = rt
+        .block_on(nexus_tokio::AsyncClient::open(&conn, options))
+        .unwrap();
+    let peer = peer_of(listener, op.local_addr());
+    OnWall {
+        framing,
+        peer,
+        driver: TokioDriver { rt, op: Some(op) },
     }
+}
 
+impl TokioDriver {
     fn op(&self) -> &nexus_tokio::AsyncClient {
         self.op.as_ref().unwrap()
     }
 }
 
-impl Drop for TokioHarness {
+impl Drop for TokioDriver {
     fn drop(&mut self) {
         // Close inside the runtime, then let it go.
         let op = self.op.take();
@@ -602,22 +626,9 @@ impl Drop for TokioHarness {
     }
 }
 
-impl Harness for TokioHarness {
-    fn name(&self) -> String {
-        format!("nexus-tokio ({:?})", self.framing)
-    }
-    fn framing(&self) -> Framing {
-        self.framing
-    }
-    fn virtual_time(&self) -> bool {
-        false
-    }
-    fn receive(&mut self, bytes: &[u8]) {
-        self.peer.send(bytes);
-    }
-    fn pass(&mut self, ms: u64) {
-        std::thread::sleep(Duration::from_millis(ms));
-        self.peer.drain();
+impl WallDriver for TokioDriver {
+    fn name(&self) -> &'static str {
+        "nexus-tokio"
     }
     fn request(&mut self) {
         let _guard = self.rt.enter();
@@ -651,38 +662,44 @@ impl Harness for TokioHarness {
 }
 
 /// `nexus watch`'s loop, stepped by the harness (it has no thread of its own).
-struct WatchHarness {
-    framing: Framing,
+struct WatchDriver {
     driver: nexus_cli::driver::Driver,
-    peer: Peer,
     /// Silence was reported at some point.
     was_silent: bool,
 }
 
-impl WatchHarness {
-    fn new(framing: Framing) -> Self {
-        let (conn, listener) = loopback(framing);
-        let conn: nexus_host::transport::ConnString = conn.parse().unwrap();
-        let link = nexus_host::transport::Link::open(&conn).unwrap();
-        let local = link.local_addr();
-        let driver = nexus_cli::driver::Driver::with_stall(
-            link,
-            IDS,
-            std::time::Instant::now(),
-            nexus_core::Duration::from_millis(STALL_MS),
-        )
-        .unwrap();
-        let peer = peer_of(listener, local);
-        WatchHarness {
-            framing,
+fn the_watch(framing: Framing) -> OnWall<WatchDriver> {
+    let (conn, listener) = loopback(framing);
+    let conn: nexus_host::transport::ConnString = conn.parse().unwrap();
+    let link = nexus_host::transport::Link::open(&conn).unwrap();
+    let local = link.local_addr();
+    let driver = nexus_cli::driver::Driver::with_stall(
+        link,
+        IDS,
+        std::time::Instant::now(),
+        nexus_core::Duration::from_millis(STALL_MS),
+    )
+    .unwrap();
+    let peer = peer_of(listener, local);
+    OnWall {
+        framing,
+        peer,
+        driver: WatchDriver {
             driver,
-            peer,
             was_silent: false,
-        }
+        },
     }
+}
 
+impl WallDriver for WatchDriver {
+    fn name(&self) -> &'static str {
+        "nexus watch's loop"
+    }
+    fn request(&mut self) {
+        // A watcher commands nothing: its only deadlines are its heartbeat and the silence.
+    }
     /// Run the loop for `ms` of wall time.
-    fn step_for(&mut self, ms: u64) {
+    fn pass(&mut self, ms: u64) {
         let end = std::time::Instant::now() + Duration::from_millis(ms);
         loop {
             let left = end.saturating_duration_since(std::time::Instant::now());
@@ -693,31 +710,8 @@ impl WatchHarness {
             }
         }
     }
-}
-
-impl Harness for WatchHarness {
-    fn name(&self) -> String {
-        format!("nexus watch's loop ({:?})", self.framing)
-    }
-    fn framing(&self) -> Framing {
-        self.framing
-    }
-    fn virtual_time(&self) -> bool {
-        false
-    }
-    fn receive(&mut self, bytes: &[u8]) {
-        self.peer.send(bytes);
-        self.step_for(2);
-    }
-    fn pass(&mut self, ms: u64) {
-        self.step_for(ms);
-        self.peer.drain();
-    }
-    fn request(&mut self) {
-        // A watcher commands nothing: its only deadlines are its heartbeat and the silence.
-    }
     fn seen(&mut self) -> Seen {
-        self.step_for(1);
+        self.pass(1);
         let c = self.driver.client();
         let silent = c.is_silent();
         Seen {
@@ -733,32 +727,32 @@ impl Harness for WatchHarness {
 
 #[test]
 fn nexus_watch_on_udp() {
-    every_scenario(&|| Box::new(WatchHarness::new(Framing::Datagram)));
+    every_scenario(&|| Box::new(the_watch(Framing::Datagram)));
 }
 
 #[test]
 fn nexus_watch_on_tcp() {
-    every_scenario(&|| Box::new(WatchHarness::new(Framing::Stream)));
+    every_scenario(&|| Box::new(the_watch(Framing::Stream)));
 }
 
 #[test]
 fn the_threaded_pump_on_udp() {
-    every_scenario(&|| Box::new(PumpHarness::new(Framing::Datagram)));
+    every_scenario(&|| Box::new(the_pump(Framing::Datagram)));
 }
 
 #[test]
 fn the_threaded_pump_on_tcp() {
-    every_scenario(&|| Box::new(PumpHarness::new(Framing::Stream)));
+    every_scenario(&|| Box::new(the_pump(Framing::Stream)));
 }
 
 #[test]
 fn nexus_tokio_on_udp() {
-    every_scenario(&|| Box::new(TokioHarness::new(Framing::Datagram)));
+    every_scenario(&|| Box::new(tokio_client(Framing::Datagram)));
 }
 
 #[test]
 fn nexus_tokio_on_tcp() {
-    every_scenario(&|| Box::new(TokioHarness::new(Framing::Stream)));
+    every_scenario(&|| Box::new(tokio_client(Framing::Stream)));
 }
 
 // --- the replay of a recording ----------------------------------------------------------
