@@ -518,12 +518,6 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         Ok(())
     }
 
-    /// The offboard machine and the telemetry it reads, for verbs and queries not covered by
-    /// [`Action`] (`offboard.arm(now, tel)`, `offboard.at_target(tel)`, …).
-    pub fn offboard_mut(&mut self) -> (&mut Offboard<ITEMS>, &Telemetry<TEXTS>) {
-        (&mut self.offboard, &self.tel)
-    }
-
     /// The offboard machine (queries; its verbs are the client's own, see [`verbs`]).
     pub fn offboard(&self) -> &Offboard<ITEMS> {
         &self.offboard
