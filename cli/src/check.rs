@@ -388,7 +388,7 @@ pub fn main(args: &CheckArgs) -> ExitCode {
     };
     let mut client = replay_client(target);
     if let Some(plan) = &prog.plan {
-        if let Err(e) = client.offboard_mut().0.lodge_mission(&plan.plan.items) {
+        if let Err(e) = client.lodge_mission(&plan.plan.items) {
             eprintln!(
                 "nexus check: {}: cannot hold this mission: {e}",
                 plan.path.display()

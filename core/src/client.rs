@@ -46,6 +46,7 @@ use core::fmt;
 use heapless::Deque;
 
 mod rx;
+pub mod verbs;
 
 /// `snapshot.error` of the waits an autopilot reboot ended.
 pub const REBOOT_ERROR: &str = "autopilot rebooted (time_boot_ms went back)";
@@ -575,8 +576,8 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         Ok(progress)
     }
 
-    /// Carry out one action now (the verbs of the offboard machine; `Speedup` comes back as
-    /// [`Event::Speedup`]).
+    /// Carry out one action now (the verbs of the offboard machine, as a program step would;
+    /// `Speedup` comes back as [`Event::Speedup`]). The same verbs one by one: [`verbs`].
     pub fn apply(&mut self, now: Instant, action: &Action) -> Result<(), ClientError> {
         let mut act = Act {
             offboard: &mut self.offboard,
@@ -588,13 +589,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         Ok(())
     }
 
-    /// The offboard machine and the telemetry it reads, for verbs and queries not covered by
-    /// [`Action`] (`offboard.arm(now, tel)`, `offboard.at_target(tel)`, …).
-    pub fn offboard_mut(&mut self) -> (&mut Offboard<ITEMS>, &Telemetry<TEXTS>) {
-        (&mut self.offboard, &self.tel)
-    }
-
-    /// The offboard machine (queries).
+    /// The offboard machine (queries; its verbs are the client's own, see [`verbs`]).
     pub fn offboard(&self) -> &Offboard<ITEMS> {
         &self.offboard
     }

@@ -283,11 +283,7 @@ fn an_upload_px4_never_answers_is_explained_by_its_stage() {
     d.client
         .apply(d.now(), &Action::None)
         .expect("nothing to do is fine");
-    d.client
-        .offboard_mut()
-        .0
-        .upload_mission_items(&box_mission())
-        .unwrap();
+    d.client.upload_mission_items(&box_mission()).unwrap();
     // While the machine still retries: the transfer is what is outstanding.
     let (_, why) = d.settle(Wait::mission_complete().timeout_s(1.0), 5_000);
     assert_eq!(why, Some(Explanation::TransferInFlight));
@@ -361,11 +357,7 @@ fn an_arm_sent_but_never_shown_and_a_restart_never_confirmed_say_so() {
     #[allow(deprecated)]
     let set_current = |m: &mav::MavMessage| matches!(m, mav::MavMessage::MISSION_SET_CURRENT(_));
     d.drop = set_current;
-    d.client
-        .offboard_mut()
-        .0
-        .upload_mission_items(&box_mission())
-        .unwrap();
+    d.client.upload_mission_items(&box_mission()).unwrap();
     assert!(d.run_until(5_000, |d| d.client.offboard().mission_uploaded()));
     // PX4 holds item 3 current (an earlier run stopped there): only a restart makes it 0.
     d.px4.mission_current = 3;

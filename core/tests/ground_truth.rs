@@ -231,10 +231,7 @@ fn a_denied_interval_stops_the_requests_and_leaves_the_arm_alone() {
     assert_eq!(l.commands().len(), 1);
     // An arm is outstanding when the refusal of 511 comes: it must not count against the arm.
     let now = l.now();
-    {
-        let (ob, tel) = l.client.offboard_mut();
-        ob.arm(now, tel);
-    }
+    l.client.arm(now);
     assert!(l.client.offboard().pending().arm);
     l.ack(INTERVAL, mav::MavResult::MAV_RESULT_DENIED);
     assert!(l.client.offboard().pending().arm, "the arm was dropped");

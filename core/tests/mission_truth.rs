@@ -44,7 +44,7 @@ impl Scripted {
             time_unix_usec: 0,
             time_boot_ms: 1_000,
         }));
-        s.client.offboard_mut().0.lodge_mission(items).unwrap();
+        s.client.lodge_mission(items).unwrap();
         s
     }
 
@@ -86,8 +86,7 @@ impl Scripted {
 
     fn start(&mut self) {
         let now = self.now();
-        let (ob, tel) = self.client.offboard_mut();
-        ob.start_mission(now, tel);
+        self.client.start_mission(now);
     }
 
     fn wait(&mut self, w: Wait) -> WaitId {
@@ -370,4 +369,37 @@ fn a_program_that_starts_the_mission_again_does_not_find_it_complete_at_once() {
     s.reached(1);
     assert_eq!(s.client.program().records().len(), 2);
     assert_eq!(s.client.program().records()[1].result.reason, Reason::Met);
+}
+
+#[test]
+fn a_verb_hands_the_engine_the_machines_progress_at_once() {
+    // Client verbs keep the wait engine's mission progress in step with the machine's, as
+    // `apply` does: no frame and no wait registration is needed for it to see a verb.
+    let items = plan(&[NAV_TAKEOFF, NAV_LAND]);
+    let mut s = Scripted::new(&items);
+    s.start();
+    s.current(0, ACTIVE);
+    s.reached(0);
+    s.current(1, ACTIVE);
+    s.reached(1);
+    assert!(s.complete());
+    let flown = s
+        .client
+        .engine()
+        .mission_progress()
+        .expect("progress known");
+    assert!(flown.complete && flown.reached == Some(1), "{flown:?}");
+    // A new start resets the machine's progress; the engine sees it in the same call.
+    s.start();
+    assert_eq!(s.client.offboard().mission_progress(), None);
+    assert_eq!(s.client.engine().mission_progress(), None);
+    // So does lodging (and uploading) another mission after progress came in.
+    s.current(0, NOT_STARTED);
+    assert!(s.client.engine().mission_progress().is_some());
+    s.client.lodge_mission(&items).unwrap();
+    assert_eq!(s.client.engine().mission_progress(), None);
+    s.current(0, NOT_STARTED);
+    assert!(s.client.engine().mission_progress().is_some());
+    s.client.upload_mission().unwrap();
+    assert_eq!(s.client.engine().mission_progress(), None);
 }

@@ -181,8 +181,7 @@ impl MissionFlight {
     }
 
     fn lodge(&mut self, items: &[MissionItem]) -> Result<(), &'static str> {
-        let (offboard, _) = self.client.offboard_mut();
-        if let Err(e) = offboard.lodge_mission(items) {
+        if let Err(e) = self.client.lodge_mission(items) {
             report::offboard_error("lodge", &e);
             return Err("mission refused");
         }
@@ -225,8 +224,7 @@ impl MissionFlight {
             ms_u32(sim_ms),
             self.client.offboard().mission_count()
         );
-        let (offboard, _) = self.client.offboard_mut();
-        if let Err(e) = offboard.upload_mission() {
+        if let Err(e) = self.client.upload_mission() {
             report::offboard_error("upload", &e);
             return Err(Outcome::Failure("mission upload not started"));
         }
@@ -239,8 +237,7 @@ impl MissionFlight {
         if !self.client.offboard().mission_uploaded() {
             return Err(Outcome::Failure("upload done but not accepted"));
         }
-        let (offboard, tel) = self.client.offboard_mut();
-        offboard.start_mission(now, tel);
+        self.client.start_mission(now);
         info!("mission started: Mission mode, arming");
         let w = Wait::altitude_m(CLIMB_CONFIRM_M).timeout_s(CLIMB_TIMEOUT_S);
         let id = self.wait(now, &w)?;

@@ -55,9 +55,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 sim.sim_time_s().unwrap_or(0.0),
                 p.current,
                 p.count,
-                op.mission_reached(),
+                op.mission_reached()
+                    .map_or_else(|| "none".to_owned(), |r| r.to_string()),
                 op.relative_altitude().unwrap_or(0.0),
                 op.mode()
+                    .map_or_else(|| "unknown".to_owned(), |m| m.to_string())
             );
         }
         for (n, e) in op.events_since(seen_events) {

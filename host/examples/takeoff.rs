@@ -32,7 +32,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         waited.waited_sim_s,
         waited.waited_wall.as_secs_f64(),
         op.relative_altitude().unwrap_or(f32::NAN),
-        op.mode(),
+        op.mode()
+            .map_or_else(|| "unknown".to_owned(), |m| m.to_string()),
         op.is_armed()
     );
     Ok(())

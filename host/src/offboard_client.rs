@@ -22,10 +22,14 @@
 //!
 //! Differences from the Python client, where Rust has a better shape: `Drop` closes (no context
 //! manager); verbs return `Result` (an unknown mode, a bad parameter name, a full queue are
-//! typed errors); `mission_reached` is `Option<u16>` in [`OffboardClient::mission_progress`]
-//! (the Python client's `-1` is [`OffboardClient::mission_reached`]); PX4's refusals and the
-//! requests the machine gave up on are in [`OffboardClient::events_since`] and
-//! [`OffboardClient::last_refusal`].
+//! typed errors); "not yet" is `None`, not a sentinel ([`OffboardClient::mission_reached`] is
+//! `Option<u16>` where the Python client says `-1`, [`OffboardClient::mode`] `Option<Mode>`
+//! where it says `""`); PX4's refusals and the requests the machine gave up on are in
+//! [`OffboardClient::events_since`] and [`OffboardClient::last_refusal`].
+//!
+//! Every verb here is the core [`nexus_core::Client`]'s verb of the same name (its
+//! [`nexus_core::client::verbs`]), run on the pump thread: the same checks and the same
+//! bookkeeping as a flight program's step.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -193,6 +197,16 @@ pub fn read_plan_file(path: impl AsRef<Path>) -> Result<Box<HostPlan>, OffboardC
             })
         }
     }
+}
+
+/// The mode called `name` (case-insensitive; PX4's table, e.g. "Takeoff", "Hold", "Mission",
+/// "RTL", "Land", "Position", or `"main=4,sub=3"`), for [`OffboardClient::set_mode`]. An
+/// unknown name is [`OffboardClientError::UnknownMode`], which lists the known ones.
+pub fn parse_mode(name: &str) -> Result<Mode, OffboardClientError> {
+    Mode::from_name(name).map_err(|_| OffboardClientError::UnknownMode {
+        name: name.to_owned(),
+        known: known_modes(),
+    })
 }
 
 /// The names PX4's mode table knows, for error messages.
@@ -396,14 +410,9 @@ impl OffboardClient {
         self.read(|s| s.armed)
     }
 
-    /// The friendly mode name of the last heartbeat (`"main=…,sub=…"` for a mode the table
-    /// does not name); empty before one.
-    pub fn mode(&self) -> String {
-        self.read(|s| s.mode.map(|m| m.to_string()).unwrap_or_default())
-    }
-
-    /// The mode of the last heartbeat.
-    pub fn flight_mode(&self) -> Option<Mode> {
+    /// The mode of the last heartbeat; `None` before one. Its `Display` is the friendly name
+    /// (`"main=…,sub=…"` for a mode the table does not name).
+    pub fn mode(&self) -> Option<Mode> {
         self.read(|s| s.mode)
     }
 
@@ -491,9 +500,10 @@ impl OffboardClient {
         self.read(|s| s.mission.count)
     }
 
-    /// Highest item PX4 said it reached, or -1 before any (never decreases within a run).
-    pub fn mission_reached(&self) -> i32 {
-        self.read(|s| s.mission.reached_or_minus_one())
+    /// Highest item (seq) PX4 said it reached, `None` before any (never decreases within a
+    /// run).
+    pub fn mission_reached(&self) -> Option<u16> {
+        self.read(|s| s.mission.reached)
     }
 
     /// The item PX4 is flying to (MISSION_CURRENT.seq), 0 before the first report.
@@ -540,21 +550,11 @@ impl OffboardClient {
 
     // ---- verbs (applied by the pump; they return once the machine has them) ----
 
-    /// Request a flight mode by name (case-insensitive; PX4's table, e.g. "Takeoff", "Hold",
-    /// "Mission", "RTL", "Land", "Position"); commanded until telemetry confirms it. A manual
-    /// mode starts the neutral MANUAL_CONTROL stream first.
-    pub fn set_mode(&self, name: &str) -> Result<(), OffboardClientError> {
-        let mode = Mode::from_name(name).map_err(|_| OffboardClientError::UnknownMode {
-            name: name.to_owned(),
-            known: known_modes(),
-        })?;
-        self.set_flight_mode(mode)
-    }
-
-    /// [`OffboardClient::set_mode`] with a [`Mode`].
-    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), OffboardClientError> {
+    /// Request flight mode `mode`; commanded until telemetry confirms it. A manual mode starts
+    /// the neutral MANUAL_CONTROL stream first. A mode by name: [`parse_mode`].
+    pub fn set_mode(&self, mode: Mode) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
-            ctx.client().offboard_mut().0.set_mode(mode);
+            ctx.client().set_mode(mode);
             Ok(())
         })
     }
@@ -564,8 +564,7 @@ impl OffboardClient {
     pub fn arm(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             let now = ctx.now();
-            let (ob, tel) = ctx.client().offboard_mut();
-            ob.arm(now, tel);
+            ctx.client().arm(now);
             Ok(())
         })
     }
@@ -575,21 +574,20 @@ impl OffboardClient {
     pub fn arm_gesture(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             let now = ctx.now();
-            let (ob, tel) = ctx.client().offboard_mut();
-            ob.arm_gesture(now, tel);
+            ctx.client().arm_gesture(now);
             Ok(())
         })
     }
 
     /// Send one disarm command (not verified) and drop any pending arm.
     pub fn disarm(&self) -> Result<(), OffboardClientError> {
-        self.verb(|ctx| Ok(ctx.client().offboard_mut().0.disarm()?))
+        self.verb(|ctx| Ok(ctx.client().disarm()?))
     }
 
     /// Stream these sticks (MANUAL_CONTROL at 20 Hz) until changed or [`OffboardClient::stop_rc`].
     pub fn set_rc(&self, sticks: RcSticks) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
-            ctx.client().offboard_mut().0.set_rc(sticks);
+            ctx.client().set_rc(sticks);
             Ok(())
         })
     }
@@ -597,36 +595,34 @@ impl OffboardClient {
     /// Stop the MANUAL_CONTROL stream.
     pub fn stop_rc(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
-            ctx.client().offboard_mut().0.stop_rc();
+            ctx.client().stop_rc();
             Ok(())
         })
     }
 
-    /// Set a parameter and wait until PX4 confirms it (the PARAM_VALUE echo, returned), refuses
-    /// it (at once, [`crate::pump::ParamError::Refused`] with PX4's MAV_PARAM_ERROR) or
-    /// `timeout` (wall) passes; see [`LinkHandle::set_param`].
+    /// Set parameter `name` to `value` ([`ParamValue::int`] goes as INT32, its bits in
+    /// PARAM_SET's float field as PX4 reads them; [`ParamValue::real`] as REAL32, in the
+    /// parameter's own unit). The machine resends it until PX4 echoes it.
+    ///
+    /// With `wait` = `Some(timeout)` (wall) this returns PX4's echo (`Some`: what it stored,
+    /// with its index and count) once it comes, or fails when PX4 refuses it (at once,
+    /// [`crate::pump::ParamError::Refused`] with PX4's MAV_PARAM_ERROR) or `timeout` passes;
+    /// see [`LinkHandle::set_param`]. With `None` it returns `Ok(None)` as soon as the machine
+    /// has the set: its end is an event ([`OffboardClient::events_since`]).
     pub fn set_param(
         &self,
         name: &str,
         value: ParamValue,
-        timeout: Duration,
-    ) -> Result<ParamValue, OffboardClientError> {
-        Ok(self.link()?.set_param(name, value, timeout)?)
-    }
-
-    /// Set a REAL32 parameter without waiting: the machine resends it until PX4 echoes it
-    /// (its end is an event, see [`OffboardClient::events_since`]; to wait for it, use
-    /// [`OffboardClient::set_param`]).
-    pub fn param_set(&self, name: &str, value: f32) -> Result<(), OffboardClientError> {
+        wait: Option<Duration>,
+    ) -> Result<Option<ParamValue>, OffboardClientError> {
+        if let Some(timeout) = wait {
+            return Ok(Some(self.link()?.set_param(name, value, timeout)?));
+        }
         let name = name.to_owned();
-        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.param_set(&name, value)?))
-    }
-
-    /// Set an INT32 parameter without waiting: the int's bits ride in PARAM_SET's float field
-    /// (as PX4 reads them); resent until echoed, as [`OffboardClient::param_set`].
-    pub fn param_set_int(&self, name: &str, value: i32) -> Result<(), OffboardClientError> {
-        let name = name.to_owned();
-        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.param_set_int(&name, value)?))
+        self.verb(move |ctx| {
+            value.set_on(ctx.client(), &name)?;
+            Ok(None)
+        })
     }
 
     /// Read a parameter (PARAM_REQUEST_READ → PARAM_VALUE), giving up after `timeout` (wall)
@@ -645,15 +641,14 @@ impl OffboardClient {
     pub fn takeoff(&self, alt_m: f32) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
             let now = ctx.now();
-            let (ob, tel) = ctx.client().offboard_mut();
-            Ok(ob.takeoff(now, tel, alt_m)?)
+            Ok(ctx.client().takeoff(now, alt_m)?)
         })
     }
 
     /// Land in place (Land mode); clears the target.
     pub fn land(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
-            ctx.client().offboard_mut().0.land();
+            ctx.client().land();
             Ok(())
         })
     }
@@ -661,7 +656,7 @@ impl OffboardClient {
     /// Return to launch (RTL mode); clears the target.
     pub fn return_to_launch(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
-            ctx.client().offboard_mut().0.return_to_launch();
+            ctx.client().return_to_launch();
             Ok(())
         })
     }
@@ -669,7 +664,7 @@ impl OffboardClient {
     /// Hold position (Hold mode).
     pub fn hold(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
-            ctx.client().offboard_mut().0.hold();
+            ctx.client().hold();
             Ok(())
         })
     }
@@ -684,10 +679,7 @@ impl OffboardClient {
         z_m: f32,
         yaw_rad: Option<f32>,
     ) -> Result<(), OffboardClientError> {
-        self.verb(move |ctx| {
-            let (ob, tel) = ctx.client().offboard_mut();
-            Ok(ob.goto(tel, x_m, y_m, z_m, yaw_rad)?)
-        })
+        self.verb(move |ctx| Ok(ctx.client().goto(x_m, y_m, z_m, yaw_rad)?))
     }
 
     /// Send any common-dialect message to the vehicle now ([`LinkHandle::send`]): for what
@@ -715,7 +707,7 @@ impl OffboardClient {
     /// replacing the one streamed before; a non-finite one is refused. Set one before
     /// [`OffboardClient::start_offboard`] and keep updating it while in Offboard.
     pub fn set_setpoint(&self, sp: Setpoint) -> Result<(), OffboardClientError> {
-        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.set_setpoint(sp)?))
+        self.verb(move |ctx| Ok(ctx.client().set_setpoint(sp)?))
     }
 
     /// Stream a local NED position setpoint (m; yaw NED rad, or `None` to leave it).
@@ -754,26 +746,14 @@ impl OffboardClient {
     /// ([`OffboardClient::set_setpoint`]); without one this is refused here with
     /// `InvalidArgument`, as PX4 would refuse the mode.
     pub fn start_offboard(&self) -> Result<(), OffboardClientError> {
-        self.verb(move |ctx| {
-            let ob = ctx.client().offboard_mut().0;
-            if ob.setpoint().is_none() {
-                return Err(nexus_core::offboard::OffboardError::InvalidArgument(
-                    "set a setpoint before requesting Offboard (PX4 refuses it without a stream)",
-                )
-                .into());
-            }
-            ob.set_mode(Mode::Offboard);
-            Ok(())
-        })
+        self.verb(move |ctx| Ok(ctx.client().start_offboard()?))
     }
 
     /// Leave Offboard for Hold and stop the setpoint stream (Hold is requested first, so the
     /// stream does not just stop under PX4: that is a stream loss and its failsafe).
     pub fn stop_offboard(&self) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
-            let ob = ctx.client().offboard_mut().0;
-            ob.set_mode(Mode::Hold);
-            ob.stop_setpoints();
+            ctx.client().stop_offboard();
             Ok(())
         })
     }
@@ -782,7 +762,7 @@ impl OffboardClient {
     /// COM_OF_LOSS_T (what a stream-loss test wants).
     pub fn stop_setpoints(&self) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
-            ctx.client().offboard_mut().0.stop_setpoints();
+            ctx.client().stop_setpoints();
             Ok(())
         })
     }
@@ -798,7 +778,7 @@ impl OffboardClient {
             MissionSource::Items(i) => i.to_vec(),
             MissionSource::File(path) => read_plan_file(path)?.items.to_vec(),
         };
-        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.upload_mission_items(&items)?))
+        self.verb(move |ctx| Ok(ctx.client().upload_mission_items(&items)?))
     }
 
     /// Fly the uploaded mission from its first item: MISSION_SET_CURRENT 0 confirmed, Mission
@@ -806,8 +786,7 @@ impl OffboardClient {
     pub fn start_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
             let now = ctx.now();
-            let (ob, tel) = ctx.client().offboard_mut();
-            ob.start_mission(now, tel);
+            ctx.client().start_mission(now);
             Ok(())
         })
     }
@@ -815,7 +794,7 @@ impl OffboardClient {
     /// Pause the mission (Hold).
     pub fn pause_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
-            ctx.client().offboard_mut().0.pause_mission();
+            ctx.client().pause_mission();
             Ok(())
         })
     }
@@ -823,7 +802,7 @@ impl OffboardClient {
     /// Resume the mission from the item PX4 holds current (Mission mode).
     pub fn resume_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
-            ctx.client().offboard_mut().0.resume_mission();
+            ctx.client().resume_mission();
             Ok(())
         })
     }
@@ -831,7 +810,7 @@ impl OffboardClient {
     /// Clear PX4's mission (MISSION_CLEAR_ALL); the held mission empties on PX4's ack.
     pub fn clear_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
-            ctx.client().offboard_mut().0.clear_mission();
+            ctx.client().clear_mission();
             Ok(())
         })
     }
@@ -839,7 +818,7 @@ impl OffboardClient {
     /// Download PX4's mission into the held mission (see [`OffboardClient::mission_items`]).
     pub fn download_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|ctx| {
-            ctx.client().offboard_mut().0.download_mission();
+            ctx.client().download_mission();
             Ok(())
         })
     }
@@ -858,7 +837,7 @@ impl OffboardClient {
         items: &[MissionItem],
     ) -> Result<(), OffboardClientError> {
         let items = items.to_vec();
-        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.upload_geo(kind, &items)?))
+        self.verb(move |ctx| Ok(ctx.client().upload_geo(kind, &items)?))
     }
 
     /// Lodge the geofence or the rally points to go up after the mission: every
@@ -871,13 +850,13 @@ impl OffboardClient {
         items: &[MissionItem],
     ) -> Result<(), OffboardClientError> {
         let items = items.to_vec();
-        self.verb(move |ctx| Ok(ctx.client().offboard_mut().0.lodge_geo(kind, &items)?))
+        self.verb(move |ctx| Ok(ctx.client().lodge_geo(kind, &items)?))
     }
 
     /// Download the vehicle's geofence or rally points (see [`OffboardClient::geo_items`]).
     pub fn download_geo(&self, kind: GeoKind) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
-            ctx.client().offboard_mut().0.download_geo(kind);
+            ctx.client().download_geo(kind);
             Ok(())
         })
     }
@@ -885,7 +864,7 @@ impl OffboardClient {
     /// Clear the vehicle's geofence or rally points (that type only; the mission stays).
     pub fn clear_geo(&self, kind: GeoKind) -> Result<(), OffboardClientError> {
         self.verb(move |ctx| {
-            ctx.client().offboard_mut().0.clear_geo(kind);
+            ctx.client().clear_geo(kind);
             Ok(())
         })
     }
@@ -921,7 +900,8 @@ mod tests {
     fn verbs_before_open_say_so() {
         let c = OffboardClient::new("udpin:127.0.0.1:0", OffboardOptions::default()).unwrap();
         assert!(!c.connected());
-        assert_eq!(c.mission_reached(), -1);
+        assert_eq!(c.mission_reached(), None);
+        assert_eq!(c.mode(), None);
         assert!(matches!(c.takeoff(2.0), Err(OffboardClientError::NotOpen)));
         c.close();
         c.close();
@@ -929,8 +909,8 @@ mod tests {
 
     #[test]
     fn an_unknown_mode_lists_the_known_ones() {
-        let c = OffboardClient::new("udpin:127.0.0.1:0", OffboardOptions::default()).unwrap();
-        let e = c.set_mode("Hover").unwrap_err().to_string();
+        assert_eq!(parse_mode("rtl").unwrap(), Mode::Rtl);
+        let e = parse_mode("Hover").unwrap_err().to_string();
         assert!(
             e.starts_with("unknown mode \"Hover\"; known: Manual, Altitude"),
             "{e}"

@@ -9,7 +9,7 @@ use std::time::Duration;
 use nexus_core::mission::MissionItem;
 use nexus_core::rc::RcSticks;
 use nexus_core::telemetry::LandedState;
-use nexus_host::offboard_client::{MissionSource, OffboardClient as HostClient};
+use nexus_host::offboard_client::{parse_mode, MissionSource, OffboardClient as HostClient};
 use nexus_host::pump::ParamValue;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -232,6 +232,7 @@ impl OffboardClient {
     /// Raises:
     ///     ValueError: If ``mode`` isn't a known mode name.
     fn set_mode(&self, mode: &str) -> PyResult<()> {
+        let mode = parse_mode(mode).map_err(client_error)?;
         self.inner.set_mode(mode).map_err(client_error)
     }
 
@@ -310,7 +311,10 @@ impl OffboardClient {
     ///     name: Parameter name, for example ``"MIS_TAKEOFF_ALT"``.
     ///     value: New value, sent as a float.
     fn param_set(&self, name: &str, value: f32) -> PyResult<()> {
-        self.inner.param_set(name, value).map_err(client_error)
+        self.inner
+            .set_param(name, ParamValue::real(value), None)
+            .map(|_| ())
+            .map_err(client_error)
     }
 
     /// Set an INT32 PX4 parameter with PARAM_SET. Returns at once; awaits no acknowledgement.
@@ -323,7 +327,10 @@ impl OffboardClient {
     ///     name: Parameter name, for example ``"COM_RC_IN_MODE"``.
     ///     value: New value, sent as the INT32 bit pattern of the float field.
     fn param_set_int(&self, name: &str, value: i32) -> PyResult<()> {
-        self.inner.param_set_int(name, value).map_err(client_error)
+        self.inner
+            .set_param(name, ParamValue::int(value), None)
+            .map(|_| ())
+            .map_err(client_error)
     }
 
     /// Read a PX4 parameter back (PARAM_REQUEST_READ until PX4 answers): a float for a REAL32
@@ -479,7 +486,7 @@ impl OffboardClient {
     ///     The sequence number from the most recent ``MISSION_ITEM_REACHED``, or ``-1`` if none has
     ///     arrived yet. Never decreases within one mission.
     fn mission_reached(&self) -> i32 {
-        self.inner.mission_reached()
+        self.inner.mission_reached().map_or(-1, i32::from)
     }
 
     /// Report the item PX4 is flying to.
@@ -612,7 +619,7 @@ impl OffboardClient {
     ///     The friendly mode name, for example ``"Takeoff"``, or a ``"main=...,sub=..."`` string if
     ///     the mode isn't in the known table; ``""`` before the first heartbeat.
     fn mode(&self) -> String {
-        self.inner.mode()
+        self.inner.mode().map(|m| m.to_string()).unwrap_or_default()
     }
 
     /// Report the cached landed state from EXTENDED_SYS_STATE.

@@ -36,7 +36,7 @@ fn failed_waits_say_why_and_met_ones_say_nothing() {
         "{why}"
     );
     // Mission mode without a mission: PX4 never becomes armable, so the arm is never sent.
-    op.set_flight_mode(Mode::Mission).unwrap();
+    op.set_mode(Mode::Mission).unwrap();
     op.arm().unwrap();
     let (r, why) = s
         .wait_explained(&Wait::armed().timeout_s(20.0), CAP)

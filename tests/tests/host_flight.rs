@@ -10,9 +10,10 @@ use host_support::*;
 use nexus_core::engine::Condition;
 use nexus_core::mav::MavParamType;
 use nexus_core::telemetry::LandedState;
+use nexus_core::Mode;
 use nexus_host::error::{ConnectError, OffboardClientError, RunError};
 use nexus_host::offboard_client::OffboardClient;
-use nexus_host::pump::{LinkEvent, ParamError};
+use nexus_host::pump::{LinkEvent, ParamError, ParamValue};
 use nexus_host::run::{Run, RunOptions};
 use nexus_host::sim::Fault;
 
@@ -88,7 +89,7 @@ fn fly_the_box_mission_from_a_plan_file() {
         op.mission_ack(),
         Some(nexus_core::mission::MissionAck::MAV_MISSION_ACCEPTED)
     );
-    assert_eq!(op.mission_reached(), -1);
+    assert_eq!(op.mission_reached(), None);
     op.start_mission().unwrap();
     let mut seen = Vec::new();
     sim.until(
@@ -103,7 +104,10 @@ fn fly_the_box_mission_from_a_plan_file() {
     )
     .unwrap_or_else(|e| panic!("mission: {e}\n{}", events(&op)));
     assert!(op.mission_complete());
-    assert!(op.mission_reached() >= 4, "last waypoint is item 4");
+    assert!(
+        op.mission_reached().is_some_and(|r| r >= 4),
+        "last waypoint is item 4"
+    );
     assert!(
         seen.windows(2).all(|w| w[0] <= w[1]) && seen.contains(&3),
         "current item advances through the box: {seen:?}"
@@ -123,11 +127,13 @@ fn parameters_round_trip() {
     let (_sim, op) = connect(realtime(103));
     let t = Duration::from_secs(10);
     // INT32: the int's bits ride in the float field; read back bytewise.
-    op.param_set_int("COM_OBL_RC_ACT", 3).unwrap();
+    op.set_param("COM_OBL_RC_ACT", ParamValue::int(3), None)
+        .unwrap();
     let v = op.param_get("COM_OBL_RC_ACT", t).unwrap();
     assert_eq!(v.param_type, MavParamType::MAV_PARAM_TYPE_INT32);
     assert_eq!(v.as_int(), Some(3));
-    op.param_set_int("COM_OBL_RC_ACT", -1).unwrap();
+    op.set_param("COM_OBL_RC_ACT", ParamValue::int(-1), None)
+        .unwrap();
     assert_eq!(
         op.param_get("COM_OBL_RC_ACT", t).unwrap().as_int(),
         Some(-1)
@@ -135,12 +141,14 @@ fn parameters_round_trip() {
     // Back to back: each read gets the value its own set left, never an earlier set's echo
     // or an earlier read's late answer (the protocol has no request ids).
     for v in 0..20 {
-        op.param_set_int("COM_OBL_RC_ACT", v).unwrap();
+        op.set_param("COM_OBL_RC_ACT", ParamValue::int(v), None)
+            .unwrap();
         let got = op.param_get("COM_OBL_RC_ACT", t).unwrap().as_int();
         assert_eq!(got, Some(v));
     }
     // REAL32.
-    op.param_set("MPC_XY_CRUISE", 7.25).unwrap();
+    op.set_param("MPC_XY_CRUISE", ParamValue::real(7.25), None)
+        .unwrap();
     let v = op.param_get("MPC_XY_CRUISE", t).unwrap();
     assert_eq!(v.as_real(), Some(7.25));
     // A name PX4 does not have gets PARAM_ERROR DOES_NOT_EXIST: the read fails at once with
@@ -155,7 +163,8 @@ fn parameters_round_trip() {
     }
     assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     // A set of an unknown name, read back: the same error at once.
-    op.param_set("NO_SUCH_PARAM2", 1.0).unwrap();
+    op.set_param("NO_SUCH_PARAM2", ParamValue::real(1.0), None)
+        .unwrap();
     let t0 = Instant::now();
     assert!(matches!(
         op.param_get("NO_SUCH_PARAM2", Duration::from_millis(5000)),
@@ -164,7 +173,7 @@ fn parameters_round_trip() {
     assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     // Names that cannot be parameter ids are refused before anything is sent.
     assert!(matches!(
-        op.param_set("", 1.0),
+        op.set_param("", ParamValue::real(1.0), None),
         Err(OffboardClientError::Verb(_))
     ));
     assert!(matches!(
@@ -176,8 +185,9 @@ fn parameters_round_trip() {
 #[test]
 fn gesture_arm_in_a_manual_mode() {
     let (sim, op) = connect(lockstep(104));
-    op.set_mode("Position").unwrap();
-    sim.until(|| op.mode() == "Position", 30.0).unwrap();
+    op.set_mode(Mode::Position).unwrap();
+    sim.until(|| op.mode() == Some(Mode::Position), 30.0)
+        .unwrap();
     op.arm_gesture().unwrap();
     sim.until(|| op.is_armed(), 60.0)
         .unwrap_or_else(|e| panic!("gesture arm: {e}\n{}", events(&op)));

@@ -17,6 +17,7 @@ use nexus_core::offboard::{GeoKind, GeoStatus, MissionError};
 use nexus_core::plan::{read_geo, GeoPlan};
 use nexus_core::Mode;
 use nexus_host::offboard_client::OffboardClient;
+use nexus_host::pump::ParamValue;
 use nexus_host::run::Run;
 use nexus_host::session::Session;
 
@@ -202,7 +203,7 @@ fn fenced_hover(gf_action: Option<i32>) -> Session {
     let s = session(lockstep(252));
     let op = s.client();
     if let Some(a) = gf_action {
-        op.param_set_int("GF_ACTION", a).unwrap();
+        op.set_param("GF_ACTION", ParamValue::int(a), None).unwrap();
     }
     op.upload_geo(GeoKind::Fence, &square_at_home(25.0))
         .unwrap();
@@ -250,7 +251,7 @@ fn a_goto_outside_the_fence_is_refused_in_px4s_words_and_land_lands() {
         )
         .unwrap();
     assert_eq!(r.reason, Reason::Met, "{r:?}");
-    assert_eq!(op.flight_mode(), Some(Mode::Hold));
+    assert_eq!(op.mode(), Some(Mode::Hold));
     let after = op.local_ned().unwrap();
     assert!(
         (after.north_m - before.north_m).hypot(after.east_m - before.east_m) < 1.0,
@@ -297,7 +298,7 @@ fn leaving_the_fence_holds_as_px4s_default_gf_action_and_land_takes_over() {
     let op = s.client();
     let r = s.wait(&Wait::time_s(5.0).timeout_s(10.0), CAP).unwrap();
     assert_eq!(r.reason, Reason::Met, "{r:?}");
-    assert_eq!(op.flight_mode(), Some(Mode::Hold));
+    assert_eq!(op.mode(), Some(Mode::Hold));
     let p = op.local_ned().unwrap();
     assert!((24.0..29.0).contains(&p.north_m), "held at the line: {p:?}");
     assert!(op.is_armed());
@@ -351,7 +352,7 @@ fn rally_points_in_an_int_frame_keep_a_careful_client_from_arming() {
             .wait(&Wait::until(Condition::text("RTL: unsupported MAV_FRAME")).timeout_s(5.0))
             .unwrap();
         assert_eq!(r.reason == Reason::Met, !arms, "frame {frame}: {r:?}");
-        op.set_flight_mode(Mode::Takeoff).unwrap();
+        op.set_mode(Mode::Takeoff).unwrap();
         op.arm().unwrap();
         let r = sim
             .wait(&Wait::until(Condition::armed()).timeout_s(15.0))

@@ -16,7 +16,7 @@ use nexus_core::offboard::{GiveUpReason, OffboardConfig, OffboardEvent, Request}
 use nexus_core::Mode;
 use nexus_host::error::OffboardClientError;
 use nexus_host::offboard_client::{read_plan_file, OffboardClient, OffboardOptions};
-use nexus_host::pump::{LinkEvent, ParamError, Pump};
+use nexus_host::pump::{LinkEvent, ParamError, ParamValue, Pump};
 use serde_json::json;
 use sim_support::Scenario;
 
@@ -119,12 +119,14 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     eventually("MAVSDK's heartbeat", t, &op, || op.connected());
 
     // Parameters: an INT32 sent bytewise and a REAL32; both read back.
-    op.param_set_int("COM_RC_IN_MODE", 2).unwrap();
+    op.set_param("COM_RC_IN_MODE", ParamValue::int(2), None)
+        .unwrap();
     let e = sc.wait_event("param_int", t);
     assert_eq!(e["name"], "COM_RC_IN_MODE");
     assert_eq!(e["value"], 2, "MAVSDK read the int's bits, not 2.0's");
     assert_eq!(op.param_get("COM_RC_IN_MODE", t).unwrap().as_int(), Some(2));
-    op.param_set("MIS_TAKEOFF_ALT", 3.5).unwrap();
+    op.set_param("MIS_TAKEOFF_ALT", ParamValue::real(3.5), None)
+        .unwrap();
     let e = sc.wait_event("param_float", t);
     assert_eq!(e["name"], "MIS_TAKEOFF_ALT");
     assert_eq!(e["value"], 3.5);
@@ -159,7 +161,7 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     let from = sc.events.len();
     op.start_mission().unwrap();
     eventually("armed for the mission", t, &op, || op.is_armed());
-    assert_eq!(op.mode(), "Mission");
+    assert_eq!(op.mode(), Some(Mode::Mission));
     read_until(&mut sc, from, json!({"ev": "arm", "arm": true}), t);
     sim_support::assert_in_order(
         &sc.events,
@@ -179,7 +181,7 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     let from = sc.events.len();
     op.takeoff(4.0).unwrap();
     eventually("armed for the takeoff", t, &op, || op.is_armed());
-    assert_eq!(op.mode(), "Takeoff");
+    assert_eq!(op.mode(), Some(Mode::Takeoff));
     assert!(op.status().unwrap().pending.mode.is_none(), "confirmed");
     read_until(&mut sc, from, json!({"ev": "arm", "arm": true}), t);
     sim_support::assert_in_order(
@@ -195,7 +197,7 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     eventually("disarmed", t, &op, || !op.is_armed());
 
     // A mode MAVSDK refuses (TEMPORARILY_REJECTED): reported, retried, then given up.
-    op.set_mode("Altitude").unwrap();
+    op.set_mode(Mode::Altitude).unwrap();
     let g = offboard_event(
         &op,
         Duration::from_secs(60),

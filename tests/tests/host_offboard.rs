@@ -61,7 +61,7 @@ fn a_square_by_position_setpoints() {
             )
             .unwrap();
         met(&format!("corner ({dn}, {de})"), &r);
-        assert_eq!(op.flight_mode(), Some(Mode::Offboard));
+        assert_eq!(op.mode(), Some(Mode::Offboard));
     }
     op.stop_offboard().unwrap();
     let r = s.wait(&Wait::mode(Mode::Hold).timeout_s(5.0), CAP).unwrap();
@@ -117,7 +117,7 @@ fn a_square_by_velocity_setpoints() {
         (n - n0).abs() < 3.0 && (e - e0).abs() < 3.0,
         "({n}, {e}) vs ({n0}, {e0})"
     );
-    assert_eq!(op.flight_mode(), Some(Mode::Offboard));
+    assert_eq!(op.mode(), Some(Mode::Offboard));
 }
 
 #[test]
@@ -127,12 +127,12 @@ fn offboard_is_refused_without_a_stream() {
     // The client refuses it before asking.
     assert!(op.start_offboard().is_err());
     // Asked anyway (a mode request with no stream), PX4 refuses: the mode stays Hold.
-    op.set_flight_mode(Mode::Offboard).unwrap();
+    op.set_mode(Mode::Offboard).unwrap();
     let r = s
         .wait(&Wait::mode(Mode::Offboard).timeout_s(3.0), CAP)
         .unwrap();
     assert_eq!(r.reason, Reason::Timeout, "{r:?}");
-    assert_eq!(op.flight_mode(), Some(Mode::Hold));
+    assert_eq!(op.mode(), Some(Mode::Hold));
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! `OffboardClient::set_param` against the simulated vehicle (instance 143): it returns once PX4
-//! echoes the value, with what PX4 stored; PX4's PARAM_ERROR fails it at once with the code.
+//! `OffboardClient::set_param` with a wait, against the simulated vehicle (instance 143): it
+//! returns once PX4 echoes the value, with what PX4 stored; PX4's PARAM_ERROR fails it at once
+//! with the code.
 
 mod host_support;
 
@@ -14,11 +15,13 @@ use nexus_host::pump::{ParamError, ParamValue};
 fn set_param_is_confirmed_or_refused_as_px4_answers() {
     let (_sim, op) = connect(realtime(143));
     let t = Duration::from_secs(10);
+    let w = Some(t);
 
     // INT32: confirmed with the value PX4 stored, and read back the same.
     let v = op
-        .set_param("COM_OBL_RC_ACT", ParamValue::int(3), t)
-        .unwrap();
+        .set_param("COM_OBL_RC_ACT", ParamValue::int(3), w)
+        .unwrap()
+        .expect("waited: PX4's echo");
     assert_eq!(v.param_type, MavParamType::MAV_PARAM_TYPE_INT32);
     assert_eq!(v.as_int(), Some(3));
     assert!(v.count > 1, "the echo's param_count: {v:?}");
@@ -26,8 +29,9 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // REAL32.
     let v = op
-        .set_param("MPC_XY_CRUISE", ParamValue::real(7.25), t)
-        .unwrap();
+        .set_param("MPC_XY_CRUISE", ParamValue::real(7.25), w)
+        .unwrap()
+        .expect("waited: PX4's echo");
     assert_eq!(v.as_real(), Some(7.25));
     assert_eq!(
         op.param_get("MPC_XY_CRUISE", t).unwrap().as_real(),
@@ -37,8 +41,9 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
     // Back to back, each set confirmed with its own value (never an earlier set's echo).
     for x in 0..10 {
         let v = op
-            .set_param("COM_OBL_RC_ACT", ParamValue::int(x), t)
-            .unwrap();
+            .set_param("COM_OBL_RC_ACT", ParamValue::int(x), w)
+            .unwrap()
+            .expect("waited: PX4's echo");
         assert_eq!(v.as_int(), Some(x));
     }
 
@@ -47,7 +52,7 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
     match op.set_param(
         "NO_SUCH_PARAM",
         ParamValue::real(1.0),
-        Duration::from_secs(5),
+        Some(Duration::from_secs(5)),
     ) {
         Err(OffboardClientError::Param(ParamError::Refused { name, error })) => {
             assert_eq!(name, "NO_SUCH_PARAM");
@@ -59,7 +64,11 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // The wrong type (MPC_XY_CRUISE is REAL32): TYPE_MISMATCH at once, the value unchanged.
     let t0 = Instant::now();
-    match op.set_param("MPC_XY_CRUISE", ParamValue::int(5), Duration::from_secs(5)) {
+    match op.set_param(
+        "MPC_XY_CRUISE",
+        ParamValue::int(5),
+        Some(Duration::from_secs(5)),
+    ) {
         Err(OffboardClientError::Param(ParamError::Refused { error, .. })) => {
             assert_eq!(error, "MAV_PARAM_ERROR_TYPE_MISMATCH");
         }
@@ -73,11 +82,11 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // What cannot be a PARAM_SET is refused before anything is sent.
     assert!(matches!(
-        op.set_param("A_NAME_LONGER_THAN_16", ParamValue::int(1), t),
+        op.set_param("A_NAME_LONGER_THAN_16", ParamValue::int(1), w),
         Err(OffboardClientError::Param(ParamError::BadName(_)))
     ));
     assert!(matches!(
-        op.set_param("MPC_XY_CRUISE", ParamValue::real(f32::NAN), t),
+        op.set_param("MPC_XY_CRUISE", ParamValue::real(f32::NAN), w),
         Err(OffboardClientError::Param(ParamError::NotSent { .. }))
     ));
 }

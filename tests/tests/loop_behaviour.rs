@@ -633,7 +633,7 @@ impl WallDriver for TokioDriver {
     fn request(&mut self) {
         let _guard = self.rt.enter();
         self.op().arm().unwrap();
-        self.op().set_flight_mode(Mode::Mission).unwrap();
+        self.op().set_mode(Mode::Mission).unwrap();
     }
     fn seen(&mut self) -> Seen {
         let op = self.op();

@@ -178,11 +178,7 @@ impl Pair {
 
     /// Upload `items` as the mission and step until PX4 accepted it.
     fn upload(&mut self, items: &[MissionItem]) {
-        self.client
-            .offboard_mut()
-            .0
-            .upload_mission_items(items)
-            .unwrap();
+        self.client.upload_mission_items(items).unwrap();
         let (ok, events) = self.run_until(60.0, |c, _| c.offboard().mission_uploaded());
         assert!(ok, "not uploaded in 60 s: {events:?}");
     }
@@ -264,11 +260,7 @@ fn a_lost_final_mission_ack_is_recovered() {
         false
     }));
     let mission = box_mission();
-    pair.client
-        .offboard_mut()
-        .0
-        .upload_mission_items(&mission)
-        .unwrap();
+    pair.client.upload_mission_items(&mission).unwrap();
     let (ok, events) = pair.run_until(60.0, |_, ev| uploaded(ev) || upload_failed(ev).is_some());
     assert!(ok, "neither uploaded nor failed in 60 s: {events:?}");
     assert_eq!(upload_failed(&events), None, "{events:?}");
@@ -292,10 +284,10 @@ fn transfers_complete_at_30_pct_loss_every_seed() {
         let mut pair = Pair::new(seed, 30, 200);
         pair.boot();
         {
-            let ob = pair.client.offboard_mut().0;
-            ob.lodge_geo(GeoKind::Fence, &fence).unwrap();
-            ob.lodge_geo(GeoKind::Rally, &rally).unwrap();
-            ob.upload_mission_items(&mission).unwrap();
+            let c = &mut pair.client;
+            c.lodge_geo(GeoKind::Fence, &fence).unwrap();
+            c.lodge_geo(GeoKind::Rally, &rally).unwrap();
+            c.upload_mission_items(&mission).unwrap();
         }
         let settled = |s: GeoStatus| matches!(s, GeoStatus::Uploaded { .. } | GeoStatus::Failed(_));
         let (ok, events) = pair.run_until(300.0, |c, ev| {
@@ -317,7 +309,7 @@ fn transfers_complete_at_30_pct_loss_every_seed() {
         assert_eq!(ob.geo_status(GeoKind::Fence), want(&fence), "seed {seed}");
         assert_eq!(ob.geo_status(GeoKind::Rally), want(&rally), "seed {seed}");
         // And the vehicle's copy compares equal, item for item.
-        pair.client.offboard_mut().0.verify_mission();
+        pair.client.verify_mission();
         let (ok, events) = pair.run_until(300.0, |_, ev| {
             ev.iter().any(|e| {
                 matches!(

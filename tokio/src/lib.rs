@@ -419,10 +419,11 @@ impl AsyncClient {
         r
     }
 
-    /// Request a flight mode; commanded until telemetry confirms it.
-    pub fn set_flight_mode(&self, mode: Mode) -> Result<(), OffboardClientError> {
+    /// Request flight mode `mode`; commanded until telemetry confirms it (by name:
+    /// [`Mode::from_name`]).
+    pub fn set_mode(&self, mode: Mode) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
-            c.offboard_mut().0.set_mode(mode);
+            c.set_mode(mode);
             Ok(())
         })
     }
@@ -430,8 +431,7 @@ impl AsyncClient {
     /// Request arming, sent once armable.
     pub fn arm(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, now| {
-            let (ob, tel) = c.offboard_mut();
-            ob.arm(now, tel);
+            c.arm(now);
             Ok(())
         })
     }
@@ -439,10 +439,7 @@ impl AsyncClient {
     /// Take off to `alt_m` over home (Takeoff mode, then arm); see
     /// [`AsyncClient::at_target`].
     pub fn takeoff(&self, alt_m: f32) -> Result<(), OffboardClientError> {
-        self.verb(|c, now| {
-            let (ob, tel) = c.offboard_mut();
-            Ok(ob.takeoff(now, tel, alt_m)?)
-        })
+        self.verb(|c, now| Ok(c.takeoff(now, alt_m)?))
     }
 
     /// Fly to a world-frame position (FLU over the launch point), m, with an optional yaw
@@ -454,16 +451,13 @@ impl AsyncClient {
         z_m: f32,
         yaw_rad: Option<f32>,
     ) -> Result<(), OffboardClientError> {
-        self.verb(|c, _| {
-            let (ob, tel) = c.offboard_mut();
-            Ok(ob.goto(tel, x_m, y_m, z_m, yaw_rad)?)
-        })
+        self.verb(|c, _| Ok(c.goto(x_m, y_m, z_m, yaw_rad)?))
     }
 
     /// Land in place (Land mode).
     pub fn land(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
-            c.offboard_mut().0.land();
+            c.land();
             Ok(())
         })
     }
@@ -471,7 +465,7 @@ impl AsyncClient {
     /// Return to launch (RTL mode).
     pub fn return_to_launch(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
-            c.offboard_mut().0.return_to_launch();
+            c.return_to_launch();
             Ok(())
         })
     }
@@ -479,7 +473,7 @@ impl AsyncClient {
     /// Hold position (Hold mode).
     pub fn hold(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, _| {
-            c.offboard_mut().0.hold();
+            c.hold();
             Ok(())
         })
     }
@@ -487,14 +481,13 @@ impl AsyncClient {
     /// Upload mission items verbatim (`seq` equal to their index); see
     /// `offboard().mission_uploaded()`.
     pub fn upload_mission(&self, items: &[MissionItem]) -> Result<(), OffboardClientError> {
-        self.verb(|c, _| Ok(c.offboard_mut().0.upload_mission_items(items)?))
+        self.verb(|c, _| Ok(c.upload_mission_items(items)?))
     }
 
     /// Fly the uploaded mission from its first item (Mission mode, then arm).
     pub fn start_mission(&self) -> Result<(), OffboardClientError> {
         self.verb(|c, now| {
-            let (ob, tel) = c.offboard_mut();
-            ob.start_mission(now, tel);
+            c.start_mission(now);
             Ok(())
         })
     }

@@ -68,7 +68,7 @@ impl Flight {
         self.lodge(plan)?;
         self.vehicle
             .link
-            .call(|ctx| ctx.client().offboard_mut().0.upload_mission())
+            .call(|ctx| ctx.client().upload_mission())
             .map_err(|e| e.to_string())?
             .map_err(|e| format!("{}: cannot upload: {e}", plan.path.display()))?;
         let n = plan.plan.items.len();
@@ -168,13 +168,13 @@ impl Flight {
 
 /// Lodge `plan` with the link's offboard machine: its mission (an `upload` step, or the
 /// machine's `upload_mission`, sends it), its geofence and rally points to go up once PX4 has
-/// accepted the mission ([`nexus_core::offboard::Offboard::lodge_geo`]).
+/// accepted the mission ([`nexus_core::Client::lodge_geo`]).
 pub fn lodge_plan(link: &nexus_host::pump::LinkHandle, plan: &PlanFile) -> Result<(), String> {
     let items: Vec<MissionItem> = plan.plan.items.to_vec();
     let fence = plan.geo.fence.to_vec();
     let rally = plan.geo.rally.to_vec();
     link.call(move |ctx| {
-        let op = ctx.client().offboard_mut().0;
+        let op = ctx.client();
         op.lodge_mission(&items)?;
         for (kind, geo) in [(GeoKind::Fence, fence), (GeoKind::Rally, rally)] {
             if !geo.is_empty() {

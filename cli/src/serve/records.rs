@@ -534,7 +534,7 @@ fn session_report(
     let mut tracer = crate::check::Tracer::default();
     let mut client = crate::check::replay_client(meta.system_id);
     if let Some((_, items)) = &meta.plan {
-        let _ = client.offboard_mut().0.lodge_mission(items);
+        let _ = client.lodge_mission(items);
     }
     if let Some((_, path)) = tlog {
         if let Err(e) = replay(&mut client, &mut tracer, path) {

@@ -20,7 +20,7 @@ use nexus_core::mode::Mode;
 use nexus_core::offboard::GeoKind;
 use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::telemetry::{Snapshot, Text};
-use nexus_host::pump::ProgramReport;
+use nexus_host::pump::{ParamValue, ProgramReport};
 use nexus_host::run::{RunClock, RunOptions};
 use nexus_host::session::{Session, Sessions};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
@@ -742,8 +742,7 @@ impl NexusServer {
             let link = s.client().link().map_err(|e| format!("{what}: {e}"))?;
             link.call(move |ctx| {
                 let now = ctx.now();
-                let (ob, tel) = ctx.client().offboard_mut();
-                ob.apply(now, tel, &action)
+                ctx.client().apply(now, &action)
             })
             .map_err(|e| format!("{what}: {e}"))?
             .map_err(|e| format!("{what}: {e}"))?;
@@ -1222,7 +1221,7 @@ impl NexusServer {
     async fn set_mode(&self, Parameters(a): Parameters<ModeArgs>) -> ToolResult {
         let mode = Mode::from_name(&a.mode).map_err(|e| e.to_string())?;
         self.verb(a.session, "set_mode", Action::SetMode(mode), move |s| {
-            s.client().set_flight_mode(mode)
+            s.client().set_mode(mode)
         })
         .await
     }
@@ -1336,7 +1335,7 @@ impl NexusServer {
             if let Some(m) = lock(&records.meta).get_mut(&s.id()) {
                 m.plan = Some((plan.path.display().to_string(), plan.plan.items.to_vec()));
             }
-            link.call(|ctx| ctx.client().offboard_mut().0.upload_mission())
+            link.call(|ctx| ctx.client().upload_mission())
                 .map_err(|e| format!("upload_plan: {e}"))?
                 .map_err(|e| format!("upload_plan: {e}"))?;
             Ok(to_text(json!({
@@ -1542,11 +1541,12 @@ impl NexusServer {
         };
         let name = a.name.clone();
         self.verb(a.session, "param_set", action, move |s| {
-            if int {
-                s.client().param_set_int(&name, v as i32)
+            let value = if int {
+                ParamValue::int(v as i32)
             } else {
-                s.client().param_set(&name, v as f32)
-            }
+                ParamValue::real(v as f32)
+            };
+            s.client().set_param(&name, value, None).map(|_| ())
         })
         .await
     }

@@ -321,16 +321,9 @@ impl LinkHandle {
         let start = std::time::Instant::now();
         let mut seen = self.last_event_seq();
         let mut news = self.pump().news();
-        let (n, bits, int32) = (name.to_owned(), value.bits, value.is_int());
+        let n = name.to_owned();
         let queued = self
-            .call(move |ctx| {
-                let ob = ctx.state.client.offboard_mut().0;
-                if int32 {
-                    ob.param_set_int(&n, bits as i32)
-                } else {
-                    ob.param_set(&n, f32::from_bits(bits))
-                }
-            })
+            .call(move |ctx| value.set_on(&mut ctx.state.client, &n))
             .map_err(|_| ParamError::Closed(name.to_owned()))?;
         match queued {
             Ok(()) => {}

@@ -66,6 +66,21 @@ impl ParamValue {
         }
     }
 
+    /// Hand this value to `client` as a set of parameter `name`: INT32 (its bits) for an
+    /// integer type, else REAL32 ([`nexus_core::Client::param_set_int`] and
+    /// [`nexus_core::Client::param_set`]). The one place a host turns a value into a set.
+    pub(crate) fn set_on(
+        &self,
+        client: &mut super::HostClient,
+        name: &str,
+    ) -> Result<(), nexus_core::offboard::OffboardError> {
+        if self.is_int() {
+            client.param_set_int(name, self.bits as i32)
+        } else {
+            client.param_set(name, f32::from_bits(self.bits))
+        }
+    }
+
     /// Whether the parameter is an integer type (INT8..INT32, UINT8..UINT32).
     pub fn is_int(&self) -> bool {
         use mav::MavParamType as T;

@@ -35,13 +35,6 @@ pub struct MissionStatus {
     pub transfer_in_flight: bool,
 }
 
-impl MissionStatus {
-    /// The Python client's `mission_reached()`: the highest item reached, or -1 before any.
-    pub fn reached_or_minus_one(&self) -> i32 {
-        self.reached.map_or(-1, i32::from)
-    }
-}
-
 /// The vehicle's telemetry in units (degrees, metres, radians, volts, percent), each `None`
 /// until the message it comes from has arrived.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
