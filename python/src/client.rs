@@ -353,9 +353,9 @@ impl OffboardClient {
         let v: ParamValue = got.map_err(|e| {
             let msg = e.to_string();
             match e {
-                nexus_host::error::OffboardClientError::Param(nexus_host::pump::ParamError::Timeout {
-                    ..
-                }) => pyo3::exceptions::PyTimeoutError::new_err(msg),
+                nexus_host::error::OffboardClientError::Param(
+                    nexus_host::pump::ParamError::Timeout { .. },
+                ) => pyo3::exceptions::PyTimeoutError::new_err(msg),
                 nexus_host::error::OffboardClientError::Param(
                     nexus_host::pump::ParamError::Died { .. }
                     | nexus_host::pump::ParamError::Closed(_),

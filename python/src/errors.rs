@@ -3,7 +3,7 @@
 //! out, `RunError` for a vehicle lost or never reached), each with the message the `nexus`
 //! command prints.
 
-use nexus_host::error::{OffboardClientError, ConnectError, RunError as HostRunError};
+use nexus_host::error::{ConnectError, OffboardClientError, RunError as HostRunError};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
@@ -32,9 +32,9 @@ pub(crate) fn run_error(e: HostRunError) -> PyErr {
 pub(crate) fn client_error(e: OffboardClientError) -> PyErr {
     let msg = e.to_string();
     match e {
-        OffboardClientError::UnknownMode { .. } | OffboardClientError::Plan { .. } | OffboardClientError::Conn(_) => {
-            PyValueError::new_err(msg)
-        }
+        OffboardClientError::UnknownMode { .. }
+        | OffboardClientError::Plan { .. }
+        | OffboardClientError::Conn(_) => PyValueError::new_err(msg),
         _ => PyRuntimeError::new_err(msg),
     }
 }

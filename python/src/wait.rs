@@ -10,7 +10,7 @@ use nexus_core::engine::{Wait, WaitResult};
 use nexus_host::error::RunError as HostRunError;
 use nexus_host::offboard_client::OffboardClient as HostClient;
 use nexus_host::pump::{HostProgram, ProgramReport};
-use nexus_host::run::{RunClock, Run as HostRun};
+use nexus_host::run::{Run as HostRun, RunClock};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 
