@@ -407,13 +407,14 @@ fn read_kind(
         let (lo, hi) = k.bounds().unwrap_or((0.0, 0.0));
         Ok(f.int_in(kind, lo as i64, hi as i64)?.unwrap_or(0))
     };
+    if let Some(cond) = match k.value() {
+        ValueKind::Integer => k.of_number(int()? as f64),
+        ValueKind::Number => k.of_number(num()? as f64),
+        _ => None,
+    } {
+        return Ok(cond);
+    }
     Ok(match k {
-        K::Altitude => Condition::altitude_m(num()?),
-        K::Airspeed => Condition::airspeed_m_s(num()?),
-        K::Waypoint => Condition::waypoint(int()? as u16),
-        K::Reached => Condition::reached(int()? as u16),
-        K::SimTime => Condition::sim_time_s(num()?),
-        K::Time => Condition::time_s(num()?),
         K::Mode => {
             let (name, span) = f.string("mode")?.unwrap_or(("", kspan.clone()));
             Condition::mode(mode_named(f, name, &span, "mode")?)
@@ -435,16 +436,10 @@ fn read_kind(
             Condition::text(needle)
         }
         K::Distance => Condition::distance_m(num()?, read_place(f, kspan)?),
-        K::Groundspeed => Condition::groundspeed_m_s(num()?),
-        K::ClimbRate => Condition::climb_rate_m_s(num()?),
-        K::Heading => Condition::heading_deg(num()?),
-        K::BatteryRemaining => Condition::battery_remaining_pct(num()?),
-        K::BatteryVoltage => Condition::battery_voltage_v(num()?),
         K::GpsFix => Condition::gps_fix(read_fix(f, kspan)?),
-        K::Satellites => Condition::satellites(int()? as u8),
         K::LandedState => Condition::landed_state(&read_landed_states(f, kspan)?),
         K::VtolState => Condition::vtol_state(&read_vtol_states(f, kspan)?),
-        other => unreachable!("{} is a flag, read above", other.name()),
+        other => unreachable!("{} is a flag or a number, read above", other.name()),
     })
 }
 

@@ -247,6 +247,37 @@ impl ConditionKind {
         }
     }
 
+    /// The condition of a [`ValueKind::Number`] or [`ValueKind::Integer`] row compared with `x`
+    /// (in the row's unit; a whole number for an integer row, saturated to its type), with the
+    /// default op; `None` for any other row and for `distance`, which needs its place too
+    /// ([`Condition::distance_m`](super::Condition::distance_m)). Bounds are the caller's to
+    /// check ([`ConditionKind::bounds`]).
+    pub fn of_number(self, x: f64) -> Option<super::Condition> {
+        use super::Condition;
+        let v = x as f32;
+        Some(match self {
+            ConditionKind::Altitude => Condition::altitude_m(v),
+            ConditionKind::Airspeed => Condition::airspeed_m_s(v),
+            ConditionKind::Waypoint => Condition::waypoint(x as u16),
+            ConditionKind::Reached => Condition::reached(x as u16),
+            ConditionKind::SimTime => Condition::sim_time_s(v),
+            ConditionKind::Time => Condition::time_s(v),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Groundspeed => Condition::groundspeed_m_s(v),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::ClimbRate => Condition::climb_rate_m_s(v),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Heading => Condition::heading_deg(v),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::BatteryRemaining => Condition::battery_remaining_pct(v),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::BatteryVoltage => Condition::battery_voltage_v(v),
+            #[cfg(feature = "extra-conditions")]
+            ConditionKind::Satellites => Condition::satellites(x as u8),
+            _ => return None,
+        })
+    }
+
     /// The condition of a [`ValueKind::Flag`] row (`armed`, `landed`, …), which needs no value;
     /// `None` for a row that does.
     pub fn flag(self) -> Option<super::Condition> {
@@ -384,5 +415,15 @@ mod tests {
         assert_eq!(ConditionKind::Time.value(), ValueKind::Number);
         assert!(!ConditionKind::Time.takes_op());
         assert_eq!(ConditionKind::Altitude.bounds(), Some((-1_000.0, 10_000.0)));
+        for &k in ConditionKind::ALL {
+            let c = k.of_number(2.0);
+            let numeric = matches!(k.value(), ValueKind::Number | ValueKind::Integer);
+            #[cfg(feature = "extra-conditions")]
+            let numeric = numeric && k != ConditionKind::Distance;
+            assert_eq!(c.is_some(), numeric, "{}", k.name());
+            if let Some(c) = c {
+                assert_eq!(c.kind(), k);
+            }
+        }
     }
 }
