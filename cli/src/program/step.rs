@@ -28,7 +28,7 @@ pub const TRANSITION_TIMEOUT_S: f32 = 60.0;
 /// Keys every step may have (the core's).
 const COMMON: [&str; 5] = nexus_core::action::STEP_KEYS;
 
-/// The actions and the keys each takes besides [`COMMON`]: the core's table.
+/// The actions and the keys each takes besides those every step has: the core's table.
 pub use nexus_core::action::ACTIONS;
 
 /// A step read from a program.
