@@ -120,6 +120,90 @@ pub enum Action {
     },
 }
 
+/// The keys every step of a program may have, whatever its action: `name`, `action`, `until`,
+/// `timeout_s`, `on_timeout`.
+pub const STEP_KEYS: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"];
+
+/// One action of a step program as written (`action = "takeoff"` in a `nexus run` program,
+/// `{"action": "takeoff"}` from Python): its name and the keys it takes besides [`STEP_KEYS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActionSpec {
+    /// The name a step writes (`"takeoff"`, `"stop_rc"`, …).
+    pub name: &'static str,
+    /// The keys of its arguments (`["alt_m"]`).
+    pub keys: &'static [&'static str],
+    /// Whether reading it needs what only a host with std has: `upload` names a `.plan` file,
+    /// which a front end reads from its file system (the action itself uploads the mission
+    /// lodged with the offboard machine).
+    pub needs_std: bool,
+}
+
+const fn spec(name: &'static str, keys: &'static [&'static str]) -> ActionSpec {
+    ActionSpec {
+        name,
+        keys,
+        needs_std: false,
+    }
+}
+
+/// The actions a step may name, in the order a person reads them, with this build's features
+/// (`offboard` and `stop_offboard` need `setpoints`, `vtol_transition` needs `vtol`,
+/// `inject_failure` needs `failure-injection`).
+pub const ACTIONS: &[ActionSpec] = &[
+    spec("none", &[]),
+    spec("mode", &["mode"]),
+    spec("arm", &["gesture"]),
+    spec("disarm", &[]),
+    spec("takeoff", &["alt_m"]),
+    spec("goto", &["x_m", "y_m", "z_m", "yaw_deg"]),
+    spec("land", &[]),
+    spec("rtl", &[]),
+    spec("hold", &[]),
+    spec("rc", &["sticks"]),
+    spec("stop_rc", &[]),
+    spec("param", &["param", "real", "int"]),
+    ActionSpec {
+        name: "upload",
+        keys: &["plan"],
+        needs_std: true,
+    },
+    spec("verify_mission", &[]),
+    spec("start", &[]),
+    spec("pause", &[]),
+    spec("resume", &[]),
+    spec("speedup", &["factor"]),
+    #[cfg(feature = "setpoints")]
+    spec(
+        "offboard",
+        &[
+            "north_m",
+            "east_m",
+            "down_m",
+            "v_north_m_s",
+            "v_east_m_s",
+            "v_down_m_s",
+            "yaw_deg",
+        ],
+    ),
+    #[cfg(feature = "setpoints")]
+    spec("stop_offboard", &[]),
+    #[cfg(feature = "failure-injection")]
+    spec("inject_failure", &["unit", "failure", "instance"]),
+    #[cfg(feature = "vtol")]
+    spec("vtol_transition", &["to"]),
+];
+
+/// The action named `name` in [`ACTIONS`], or `None` for a name it has not.
+pub fn action_named(name: &str) -> Option<&'static ActionSpec> {
+    ACTIONS.iter().find(|a| a.name == name)
+}
+
+/// The first action in [`ACTIONS`] that takes `key` (what an error for a key given to the wrong
+/// action names), or `None` for a key no action takes.
+pub fn action_with_key(key: &str) -> Option<&'static ActionSpec> {
+    ACTIONS.iter().find(|a| a.keys.contains(&key))
+}
+
 /// Build a [`ParamName`], or `None` if `name` is longer than [`PARAM_NAME_LEN`] bytes.
 pub fn param_name(name: &str) -> Option<ParamName> {
     let mut s = String::new();
@@ -159,3 +243,36 @@ pub const FAILURE_KINDS: [(&str, u8); 8] = [
     ("delayed", 6),
     ("intermittent", 7),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn actions_are_found_by_name_and_by_key() {
+        assert_eq!(
+            action_named("takeoff").map(|a| a.keys),
+            Some(&["alt_m"][..])
+        );
+        assert_eq!(action_named("fly"), None);
+        assert_eq!(action_with_key("alt_m").map(|a| a.name), Some("takeoff"));
+        assert_eq!(action_with_key("name"), None);
+        // Names are unique and no action takes a key every step has.
+        for (i, a) in ACTIONS.iter().enumerate() {
+            assert!(
+                ACTIONS[i + 1..].iter().all(|b| b.name != a.name),
+                "{}",
+                a.name
+            );
+            assert!(a.keys.iter().all(|k| !STEP_KEYS.contains(k)), "{}", a.name);
+        }
+        assert_eq!(
+            ACTIONS
+                .iter()
+                .filter(|a| a.needs_std)
+                .map(|a| a.name)
+                .next(),
+            Some("upload")
+        );
+    }
+}

@@ -3,42 +3,17 @@
 //! `{"altitude": 1.5, "op": "<="}`), sticks, and the whole [`Wait`] a `sim.wait(...)` call or a
 //! step's `until` describes. Never Python code: the pump evaluates these after every message.
 
-use nexus_core::engine::{Condition, Op, Wait};
+use nexus_core::engine::{Condition, ConditionKind, Op, Place, ValueKind, Wait};
 use nexus_core::mode::Mode;
 use nexus_core::rc::RcSticks;
+use nexus_core::telemetry::GpsFix;
+use nexus_core::{LandedState, VtolState};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-/// The condition names, in the order the engine's table lists them.
-pub(crate) const CONDITIONS: [&str; 16] = [
-    "altitude",
-    "airspeed",
-    "waypoint",
-    "sim_time",
-    "time",
-    "mode",
-    "text",
-    "armed",
-    "disarmed",
-    "landed",
-    "reached",
-    "mission_complete",
-    "mission_verified",
-    "at_target",
-    "groundspeed",
-    "climb_rate",
-];
-
-/// The conditions that take no value (a flag of the vehicle's state).
-const FLAGS: [&str; 6] = [
-    "armed",
-    "disarmed",
-    "landed",
-    "mission_complete",
-    "mission_verified",
-    "at_target",
-];
+/// The condition names, in the order the engine's table lists them (the core's).
+pub(crate) const CONDITIONS: &[&str] = ConditionKind::NAMES;
 
 fn parse_op(op: &str) -> PyResult<Op> {
     match op {
@@ -73,58 +48,189 @@ fn f32_of(name: &str, v: &Bound<'_, PyAny>) -> PyResult<f32> {
     Ok(x as f32)
 }
 
-/// One condition of the engine's closed table, from its name, value and op.
+/// A number for condition `kind`, within its bounds ([`ConditionKind::bounds`]).
+fn number_of(kind: ConditionKind, v: &Bound<'_, PyAny>) -> PyResult<f32> {
+    let name = kind.name();
+    let x = f32_of(name, v)?;
+    if let Some((lo, hi)) = kind.bounds() {
+        if !(lo..=hi).contains(&(x as f64)) {
+            let hi = if hi.is_infinite() {
+                "".to_owned()
+            } else {
+                format!("{hi}")
+            };
+            return Err(PyValueError::new_err(format!(
+                "condition {name:?} must be in [{lo}, {hi}]{}, got {x}",
+                kind.unit()
+            )));
+        }
+    }
+    Ok(x)
+}
+
+/// A set of states by name: one name or a list of them.
+fn states_of<T>(
+    name: &str,
+    v: &Bound<'_, PyAny>,
+    parse: fn(&str) -> Option<T>,
+    names: &str,
+) -> PyResult<Vec<T>> {
+    let list: Vec<String> = match v.extract::<String>() {
+        Ok(one) => vec![one],
+        Err(_) => v.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "condition {name:?} needs a state name or a list of them ({names})"
+            ))
+        })?,
+    };
+    if list.is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "condition {name:?} names no state; give any of {names}"
+        )));
+    }
+    list.iter()
+        .map(|s| {
+            parse(s).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "condition {name:?}: {s:?} is not a state; expected any of {names}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// `to` of a distance: "home", `{"lat", "lon"}` (degrees) or `{"x", "y", "z"}` (world FLU, m).
+pub(crate) fn place_of(v: Option<&Bound<'_, PyAny>>) -> PyResult<Place> {
+    const HINT: &str = "\"home\", {\"lat\": 47.39, \"lon\": 8.54} (degrees) or {\"x\": 10, \
+                        \"y\": 0, \"z\": 5} (world frame: x north, y west, z up, m)";
+    let Some(v) = v else {
+        return Ok(Place::Home);
+    };
+    if let Ok(s) = v.extract::<String>() {
+        return if s == "home" {
+            Ok(Place::Home)
+        } else {
+            Err(PyValueError::new_err(format!("to {s:?}: expected {HINT}")))
+        };
+    }
+    let d = v
+        .downcast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err(format!("to: expected {HINT}")))?;
+    let get =
+        |k: &str| -> PyResult<Option<f64>> { d.get_item(k)?.map(|x| x.extract()).transpose() };
+    match (get("lat")?, get("lon")?) {
+        (Some(lat_deg), Some(lon_deg)) => Ok(Place::LatLon { lat_deg, lon_deg }),
+        (None, None) => Ok(Place::World {
+            x_m: get("x")?.unwrap_or(0.0) as f32,
+            y_m: get("y")?.unwrap_or(0.0) as f32,
+            z_m: get("z")?.unwrap_or(0.0) as f32,
+        }),
+        _ => Err(PyValueError::new_err(format!(
+            "to: give both lat and lon; expected {HINT}"
+        ))),
+    }
+}
+
+/// One condition of the engine's closed table, from its name, value and op (a `distance` is
+/// to home; [`condition_of_dict`] reads its `to`).
 pub(crate) fn condition(
     name: &str,
     value: Option<&Bound<'_, PyAny>>,
     op: Option<&str>,
 ) -> PyResult<Condition> {
-    let mut c = match name {
-        "altitude" => Condition::altitude_m(f32_of(name, &need_value(name, value)?)?),
-        "airspeed" => Condition::airspeed_m_s(f32_of(name, &need_value(name, value)?)?),
-        "waypoint" => Condition::waypoint(need_value(name, value)?.extract()?),
-        "sim_time" => Condition::sim_time_s(f32_of(name, &need_value(name, value)?)?),
-        "time" => Condition::time_s(f32_of(name, &need_value(name, value)?)?),
-        "groundspeed" => Condition::groundspeed_m_s(f32_of(name, &need_value(name, value)?)?),
-        "climb_rate" => Condition::climb_rate_m_s(f32_of(name, &need_value(name, value)?)?),
-        "mode" => {
-            let m: String = need_value(name, value)?.extract()?;
-            Condition::mode(
-                Mode::from_name(&m)
-                    .map_err(|e| PyValueError::new_err(format!("mode {m:?}: {e}")))?,
-            )
-        }
-        "text" => Condition::text(&need_value(name, value)?.extract::<String>()?),
-        "reached" => Condition::reached(need_value(name, value)?.extract()?),
-        flag if FLAGS.contains(&flag) => {
-            no_value(name, value)?;
-            match flag {
-                "armed" => Condition::armed(),
-                "disarmed" => Condition::disarmed(),
-                "landed" => Condition::landed(),
-                "mission_complete" => Condition::mission_complete(),
-                "mission_verified" => Condition::mission_verified(),
-                _ => Condition::at_target(),
+    condition_to(name, value, op, Place::Home)
+}
+
+fn condition_to(
+    name: &str,
+    value: Option<&Bound<'_, PyAny>>,
+    op: Option<&str>,
+    place: Place,
+) -> PyResult<Condition> {
+    use ConditionKind as K;
+    let Some(kind) = K::from_name(name) else {
+        return Err(PyValueError::new_err(format!(
+            "unknown condition {name:?}; known: {}",
+            CONDITIONS.join(", ")
+        )));
+    };
+    let mut c = if let Some(flag) = kind.flag() {
+        no_value(name, value)?;
+        flag
+    } else {
+        let v = need_value(name, value)?;
+        let num = || number_of(kind, &v);
+        let int = || -> PyResult<i64> {
+            let n: i64 = v.extract().map_err(|_| {
+                PyTypeError::new_err(format!("condition {name:?} needs a whole number"))
+            })?;
+            let (lo, hi) = kind.bounds().unwrap_or((0.0, 0.0));
+            if !(lo as i64..=hi as i64).contains(&n) {
+                return Err(PyValueError::new_err(format!(
+                    "condition {name:?} must be {lo} to {hi}, got {n}"
+                )));
             }
-        }
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unknown condition {other:?}; known: {}",
-                CONDITIONS.join(", ")
-            )))
+            Ok(n)
+        };
+        let numeric = match kind.value() {
+            ValueKind::Integer => kind.of_number(int()? as f64),
+            ValueKind::Number => kind.of_number(num()? as f64),
+            _ => None,
+        };
+        match numeric {
+            Some(c) => c,
+            None => match kind {
+                K::Mode => {
+                    let m: String = v.extract()?;
+                    Condition::mode(
+                        Mode::from_name(&m)
+                            .map_err(|e| PyValueError::new_err(format!("mode {m:?}: {e}")))?,
+                    )
+                }
+                K::Text => Condition::text(&v.extract::<String>()?),
+                K::Distance => Condition::distance_m(num()?, place),
+                K::GpsFix => {
+                    const NAMES: &str =
+                        "none, no_fix, 2d, 3d, dgps, rtk_float, rtk_fixed, static, ppp";
+                    let fix = match v.extract::<String>() {
+                        Ok(s) => GpsFix::from_name(&s),
+                        Err(_) => v.extract::<u8>().ok().and_then(GpsFix::from_mav),
+                    };
+                    Condition::gps_fix(fix.ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "condition \"gps_fix\" needs a fix name ({NAMES}) or its GPS_FIX_TYPE \
+                         number 0 to 8"
+                        ))
+                    })?)
+                }
+                K::LandedState => Condition::landed_state(&states_of(
+                    name,
+                    &v,
+                    LandedState::from_name,
+                    "ON_GROUND, IN_AIR, TAKING_OFF, LANDING, UNKNOWN",
+                )?),
+                K::VtolState => Condition::vtol_state(&states_of(
+                    name,
+                    &v,
+                    VtolState::from_name,
+                    "mc, fw, transition_to_fw, transition_to_mc, undefined",
+                )?),
+                other => unreachable!("{} is a flag or a number, built above", other.name()),
+            },
         }
     };
     if let Some(op) = op {
         let op = parse_op(op)?;
-        if op != Op::Ge || c.kind().takes_op() {
-            if !c.kind().takes_op() {
+        if op != Op::Ge || kind.takes_op() {
+            if !kind.takes_op() {
                 return Err(PyValueError::new_err(format!(
                     "condition {name:?} takes no op (it is {})",
-                    match name {
-                        "time" => "always at least the value",
-                        "mode" => "an equality",
-                        "text" => "a substring match",
-                        _ => "a flag",
+                    match kind.value() {
+                        ValueKind::Mode => "an equality",
+                        ValueKind::Text => "a substring match",
+                        ValueKind::Flag => "a flag",
+                        ValueKind::LandedStates | ValueKind::VtolStates => "any of a set of states",
+                        _ => "always at least the value",
                     }
                 )));
             }
@@ -149,12 +255,12 @@ pub(crate) fn condition_of_dict(d: &Bound<'_, PyDict>, extra: &[&str]) -> PyResu
                 )));
             }
             name = Some(k);
-        } else if !["op", "since_seq", "relative"].contains(&k.as_str())
+        } else if !["op", "since_seq", "relative", "to"].contains(&k.as_str())
             && !extra.contains(&k.as_str())
         {
             return Err(PyValueError::new_err(format!(
                 "unknown key {k:?} in a condition; a condition is one of {} with op, since_seq, \
-                 relative{}{}",
+                 relative, to{}{}",
                 CONDITIONS.join(", "),
                 if extra.is_empty() { "" } else { ", " },
                 extra.join(", ")
@@ -169,7 +275,8 @@ pub(crate) fn condition_of_dict(d: &Bound<'_, PyDict>, extra: &[&str]) -> PyResu
     })?;
     let value = d.get_item(&name)?;
     // A flag is written `{"armed": True}`: true is the flag itself, no value.
-    let value = if FLAGS.contains(&name.as_str()) {
+    let flag = ConditionKind::from_name(&name).is_some_and(|k| k.value() == ValueKind::Flag);
+    let value = if flag {
         match &value {
             Some(v) if v.extract::<bool>().is_ok_and(|b| b) => None,
             _ => {
@@ -182,7 +289,12 @@ pub(crate) fn condition_of_dict(d: &Bound<'_, PyDict>, extra: &[&str]) -> PyResu
         value
     };
     let op: Option<String> = d.get_item("op")?.map(|v| v.extract()).transpose()?;
-    let mut c = condition(&name, value.as_ref(), op.as_deref())?;
+    let to = d.get_item("to")?;
+    if to.is_some() && name != "distance" {
+        return Err(PyValueError::new_err("to applies to \"distance\" only"));
+    }
+    let place = place_of(to.as_ref())?;
+    let mut c = condition_to(&name, value.as_ref(), op.as_deref(), place)?;
     if let Some(s) = d.get_item("since_seq")? {
         if name != "text" {
             return Err(PyValueError::new_err("since_seq applies to \"text\" only"));

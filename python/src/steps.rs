@@ -11,7 +11,10 @@
 //! ])
 //! ```
 
-use nexus_core::action::{param_name, Action, FAILURE_KINDS, FAILURE_UNITS, PARAM_NAME_LEN};
+use nexus_core::action::{
+    action_named, action_with_key, param_name, Action, ActionSpec, ACTIONS, FAILURE_KINDS,
+    FAILURE_UNITS, PARAM_NAME_LEN, STEP_KEYS,
+};
 use nexus_core::engine::{Condition, OnTimeout, Step, Wait};
 use nexus_core::mode::Mode;
 use nexus_host::pump::HostProgram;
@@ -21,32 +24,31 @@ use pyo3::types::{PyDict, PyList};
 
 use crate::conditions::{condition, condition_of_dict, sticks_of, wait_of, Extras};
 
-/// Keys every step may have.
-const COMMON: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"];
+/// Keys every step may have (the core's).
+const COMMON: [&str; 5] = STEP_KEYS;
 
-/// The actions and the keys each takes besides [`COMMON`] (those of `nexus run`, less
-/// `upload`, which is `OffboardClient.upload_mission` here, and `offboard`).
-pub(crate) const ACTIONS: [(&str, &[&str]); 19] = [
-    ("none", &[]),
-    ("mode", &["mode"]),
-    ("arm", &["gesture"]),
-    ("disarm", &[]),
-    ("takeoff", &["alt_m"]),
-    ("goto", &["x_m", "y_m", "z_m", "yaw_deg"]),
-    ("land", &[]),
-    ("rtl", &[]),
-    ("hold", &[]),
-    ("rc", &["sticks"]),
-    ("stop_rc", &[]),
-    ("param", &["param", "real", "int"]),
-    ("verify_mission", &[]),
-    ("start", &[]),
-    ("pause", &[]),
-    ("resume", &[]),
-    ("speedup", &["factor"]),
-    ("stop_offboard", &[]),
-    ("inject_failure", &["unit", "failure", "instance"]),
+/// The actions of the core's table ([`ACTIONS`]) a Python step program does not take, each with
+/// what to do instead: `upload` reads a `.plan` file (`OffboardClient.upload_mission` here);
+/// offboard setpoints and VTOL transitions have no reader here yet.
+const NOT_HERE: [(&str, &str); 3] = [
+    (
+        "upload",
+        " (upload the plan with OffboardClient.upload_mission first, then run the steps)",
+    ),
+    (
+        "offboard",
+        " (offboard setpoints are not available from Python)",
+    ),
+    (
+        "vtol_transition",
+        " (VTOL transitions are not available from Python)",
+    ),
 ];
+
+/// The core's action named `name`, if a Python step program takes it.
+fn action_here(name: &str) -> Option<&'static ActionSpec> {
+    action_named(name).filter(|a| !a.needs_std && NOT_HERE.iter().all(|(n, _)| *n != a.name))
+}
 
 /// What a `verify_mission` step waits by default, sim s (as `nexus run`).
 const VERIFY_TIMEOUT_S: f64 = 300.0;
@@ -225,7 +227,7 @@ fn action_of(s: &StepDict<'_, '_>, name: &str) -> PyResult<Action> {
                 None => 0,
             },
         },
-        _ => unreachable!("every name in ACTIONS is matched above"),
+        other => unreachable!("{other:?} is not taken here (action_here)"),
     })
 }
 
@@ -286,13 +288,16 @@ fn step_of(index: usize, v: &Bound<'_, PyAny>) -> PyResult<Step> {
         s.what = format!("step {} ({n})", index + 1);
     }
     let name = s.string("action")?.unwrap_or_else(|| "none".to_owned());
-    let Some(&(_, keys)) = ACTIONS.iter().find(|(a, _)| *a == name) else {
-        let names: Vec<&str> = ACTIONS.iter().map(|(a, _)| *a).collect();
-        let hint = if name == "upload" {
-            " (upload the plan with OffboardClient.upload_mission first, then run the steps)"
-        } else {
-            ""
-        };
+    let Some(keys) = action_here(&name).map(|a| a.keys) else {
+        let names: Vec<&str> = ACTIONS
+            .iter()
+            .filter(|a| action_here(a.name).is_some())
+            .map(|a| a.name)
+            .collect();
+        let hint = NOT_HERE
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("", |(_, h)| *h);
         return Err(s.err(format!(
             "unknown action {name:?}{hint}; expected one of: {}",
             names.join(", ")
@@ -301,11 +306,11 @@ fn step_of(index: usize, v: &Bound<'_, PyAny>) -> PyResult<Step> {
     for (k, _) in d.iter() {
         let k: String = k.extract()?;
         if !COMMON.contains(&k.as_str()) && !keys.contains(&k.as_str()) {
-            let owner = ACTIONS.iter().find(|(_, ks)| ks.contains(&k.as_str()));
+            let owner = action_with_key(&k).map(|a| a.name);
             let mut allowed: Vec<&str> = COMMON.to_vec();
             allowed.extend_from_slice(keys);
             return Err(s.err(match owner {
-                Some((a, _)) => format!(
+                Some(a) => format!(
                     "{k:?} does not apply to action {name:?} (it belongs to {a:?}); {name:?} takes: {}",
                     allowed.join(", ")
                 ),

@@ -125,3 +125,46 @@ def test_bad_steps(flight):
     for steps, exc, words in cases:
         with pytest.raises(exc, match=words):
             sim.run_steps(steps)
+
+
+def test_every_condition_the_cli_reads(flight):
+    """The conditions beyond the basic table, as nexus run reads them: battery, heading, GPS,
+    landed state and distance, on the vehicle standing on its pad."""
+    sim, op = flight
+    assert sim.wait("time", 3.0, timeout_s=10.0).reason == "met"  # telemetry by now
+    assert sim.wait("battery_remaining", 50.0, op=">=", timeout_s=10.0).reason == "met"
+    assert sim.wait("battery_voltage", 1.0, timeout_s=10.0).reason == "met"
+    assert sim.wait("heading", 360.0, op="<=", timeout_s=10.0).reason == "met"
+    assert sim.wait("gps_fix", "3d", timeout_s=10.0).reason == "met"
+    assert sim.wait("satellites", 4, timeout_s=10.0).reason == "met"
+    assert sim.wait("landed_state", ["ON_GROUND", "LANDING"], timeout_s=10.0).reason == "met"
+    # No fix is better than RTK fixed on the simulator: this one runs out.
+    assert sim.wait("gps_fix", "rtk_fixed", timeout_s=0.5).reason == "timeout"
+    report = sim.run_steps([
+        {"until": {"distance": 3.0, "op": "<=", "to": "home"}, "timeout_s": 10.0},
+        {"until": {"battery_remaining": 100.0, "op": "<=",
+                   "guards": [{"landed_state": "IN_AIR"}]}, "timeout_s": 10.0},
+        {"until": {"vtol_state": ["mc", "undefined"]}, "timeout_s": 0.5,
+         "on_timeout": "continue"},
+    ])
+    assert report.end == "completed", report
+    assert [r.reason for r in report.steps[:2]] == ["met", "met"], report.steps
+
+
+def test_bad_extra_conditions(flight):
+    sim, op = flight
+    cases = [
+        ([{"until": "hovering", "timeout_s": 5}], "battery_remaining"),
+        ([{"until": {"heading": 400}, "timeout_s": 5}], r"heading.*\[0, 360\]"),
+        ([{"until": {"battery_remaining": -1}, "timeout_s": 5}], "battery_remaining"),
+        ([{"until": {"gps_fix": "4d"}, "timeout_s": 5}], "gps_fix"),
+        ([{"until": {"landed_state": "FLYING"}, "timeout_s": 5}], "ON_GROUND"),
+        ([{"until": {"vtol_state": []}, "timeout_s": 5}], "names no state"),
+        ([{"until": {"altitude": 3, "to": "home"}, "timeout_s": 5}], "distance"),
+        ([{"until": {"distance": 3, "to": "there"}, "timeout_s": 5}], "home"),
+        ([{"until": {"landed_state": "ON_GROUND", "op": "<="}, "timeout_s": 5}], "takes no op"),
+        ([{"action": "vtol_transition", "to": "fw"}], "not available from Python"),
+    ]
+    for steps, words in cases:
+        with pytest.raises(ValueError, match=words):
+            sim.run_steps(steps)

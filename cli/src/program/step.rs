@@ -12,7 +12,6 @@ use std::ops::Range;
 use std::path::PathBuf;
 use toml::de::DeTable;
 
-/// Keys every step may have.
 /// Farthest a `goto` may go from the launch point in x or y, m (100 km: beyond any flight a
 /// program makes; a larger value is a typo the vehicle would fly).
 pub const XY_MAX_M: f64 = 100_000.0;
@@ -26,45 +25,11 @@ pub const VERIFY_TIMEOUT_S: f32 = 300.0;
 /// SIH VTOLs take about 5 s either way.
 pub const TRANSITION_TIMEOUT_S: f32 = 60.0;
 
-const COMMON: [&str; 5] = ["name", "action", "until", "timeout_s", "on_timeout"];
+/// Keys every step may have (the core's).
+const COMMON: [&str; 5] = nexus_core::action::STEP_KEYS;
 
-/// The actions and the keys each takes (besides `name`, `action`, `until`, `timeout_s`,
-/// `on_timeout`, which every step may have).
-pub const ACTIONS: [(&str, &[&str]); 22] = [
-    ("none", &[]),
-    ("mode", &["mode"]),
-    ("arm", &["gesture"]),
-    ("disarm", &[]),
-    ("takeoff", &["alt_m"]),
-    ("goto", &["x_m", "y_m", "z_m", "yaw_deg"]),
-    ("land", &[]),
-    ("rtl", &[]),
-    ("hold", &[]),
-    ("rc", &["sticks"]),
-    ("stop_rc", &[]),
-    ("param", &["param", "real", "int"]),
-    ("upload", &["plan"]),
-    ("verify_mission", &[]),
-    ("start", &[]),
-    ("pause", &[]),
-    ("resume", &[]),
-    ("speedup", &["factor"]),
-    (
-        "offboard",
-        &[
-            "north_m",
-            "east_m",
-            "down_m",
-            "v_north_m_s",
-            "v_east_m_s",
-            "v_down_m_s",
-            "yaw_deg",
-        ],
-    ),
-    ("stop_offboard", &[]),
-    ("inject_failure", &["unit", "failure", "instance"]),
-    ("vtol_transition", &["to"]),
-];
+/// The actions and the keys each takes besides those every step has: the core's table.
+pub use nexus_core::action::ACTIONS;
 
 /// A step read from a program.
 #[derive(Debug, Clone)]
@@ -113,7 +78,7 @@ pub(crate) fn read_step(
     let whose = |mut e: SourceError| {
         // A key of another action: say which action it belongs to.
         if let Some(k) = e.key.clone() {
-            if let Some((a, _)) = ACTIONS.iter().find(|(_, ks)| ks.contains(&k.as_str())) {
+            if let Some(a) = nexus_core::action::action_with_key(&k).map(|a| a.name) {
                 e.message = format!(
                     "`{k}` does not apply to action \"{action_name}\" in {} (it belongs to \"{a}\"); \"{action_name}\" takes: {}",
                     f.what,
@@ -145,11 +110,11 @@ fn find_action<'a>(
     span: Range<usize>,
 ) -> Result<(&'a str, &'static [&'static str]), SourceError> {
     let (action_name, aspan) = f.string("action")?.unwrap_or(("none", span.clone()));
-    let Some(&(_, keys)) = ACTIONS.iter().find(|(a, _)| *a == action_name) else {
-        let names: Vec<&str> = ACTIONS.iter().map(|(a, _)| *a).collect();
+    let Some(spec) = nexus_core::action::action_named(action_name) else {
+        let names: Vec<&str> = ACTIONS.iter().map(|a| a.name).collect();
         return Err(unknown_name(f, "action", action_name, &aspan, &names));
     };
-    Ok((action_name, keys))
+    Ok((action_name, spec.keys))
 }
 
 /// The error for `name`, not one of `names`, given for `key`: it names the closest and every

@@ -2,57 +2,25 @@
 
 use super::fields::{Fields, Src, Val};
 use crate::diag::SourceError;
-use nexus_core::engine::{Condition, Op, Place, Wait, MAX_GUARDS, MAX_NEEDLE_LEN};
-use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
+use nexus_core::engine::{
+    Condition, ConditionKind, Op, Place, ValueKind, Wait, MAX_GUARDS, MAX_NEEDLE_LEN,
+};
 use nexus_core::telemetry::GpsFix;
 use nexus_core::{LandedState, Mode, RcSticks, VtolState};
 use std::ops::Range;
 use toml::de::DeValue;
 
-/// The condition keys, one per row of the wait engine's condition table.
-pub const CONDITION_KEYS: [&str; 24] = [
-    "altitude",
-    "airspeed",
-    "waypoint",
-    "sim_time",
-    "time",
-    "mode",
-    "text",
-    "armed",
-    "disarmed",
-    "landed",
-    "reached",
-    "mission_complete",
-    "mission_verified",
-    "at_target",
-    "distance",
-    "groundspeed",
-    "climb_rate",
-    "heading",
-    "battery_remaining",
-    "battery_voltage",
-    "gps_fix",
-    "satellites",
-    "landed_state",
-    "vtol_state",
-];
+/// The condition keys, one per row of the wait engine's condition table (the core's names).
+pub const CONDITION_KEYS: &[&str] = ConditionKind::NAMES;
 
-/// The conditions that compare a number with `op` or `within`.
-const NUMERIC_KEYS: [&str; 13] = [
-    "altitude",
-    "airspeed",
-    "waypoint",
-    "sim_time",
-    "reached",
-    "distance",
-    "groundspeed",
-    "climb_rate",
-    "heading",
-    "battery_remaining",
-    "battery_voltage",
-    "gps_fix",
-    "satellites",
-];
+/// The conditions that compare a number with `op` or `within`, as an error lists them.
+fn numeric_keys() -> Vec<&'static str> {
+    ConditionKind::ALL
+        .iter()
+        .filter(|k| k.takes_op())
+        .map(|k| k.name())
+        .collect()
+}
 
 /// Modifiers a condition (main or guard) may carry.
 const MODIFIER_KEYS: [&str; 5] = ["op", "within", "since_seq", "relative", "to"];
@@ -213,23 +181,24 @@ fn shorthand(
     key: &str,
     step_what: &str,
 ) -> Result<Condition, SourceError> {
-    match s {
-        "armed" => Ok(Condition::armed()),
-        "disarmed" => Ok(Condition::disarmed()),
-        "landed" => Ok(Condition::landed()),
-        "mission_complete" => Ok(Condition::mission_complete()),
-        "mission_verified" => Ok(Condition::mission_verified()),
-        "at_target" => Ok(Condition::at_target()),
-        other => Err(src.err(
-            span,
-            Some(key),
-            format!(
-                "`{key}` in {step_what}: \"{other}\" is not a condition; the short form is one \
-                 of \"armed\", \"disarmed\", \"landed\", \"mission_complete\", \
-                 \"mission_verified\", \"at_target\" \
-                 (others need a table, e.g. {{ altitude = 5 }})"
-            ),
-        )),
+    match ConditionKind::from_name(s).and_then(ConditionKind::flag) {
+        Some(cond) => Ok(cond),
+        None => {
+            let flags: Vec<String> = ConditionKind::ALL
+                .iter()
+                .filter(|k| k.value() == ValueKind::Flag)
+                .map(|k| format!("\"{}\"", k.name()))
+                .collect();
+            Err(src.err(
+                span,
+                Some(key),
+                format!(
+                    "`{key}` in {step_what}: \"{s}\" is not a condition; the short form is one \
+                     of {} (others need a table, e.g. {{ altitude = 5 }})",
+                    flags.join(", ")
+                ),
+            ))
+        }
     }
 }
 
@@ -313,7 +282,7 @@ fn read_modifiers(
     kind: &str,
     kspan: &Range<usize>,
 ) -> Result<Modifiers, SourceError> {
-    let numeric = NUMERIC_KEYS.contains(&kind);
+    let numeric = ConditionKind::from_name(kind).is_some_and(ConditionKind::takes_op);
     let op = read_op(f, kind, numeric)?;
     let within = read_within(f, kind, numeric, op)?;
     let since_seq = f.int_in("since_seq", 0, u32::MAX as i64)?;
@@ -369,7 +338,7 @@ fn read_op(f: &Fields<'_, '_>, kind: &str, numeric: bool) -> Result<Option<Op>, 
             format!(
                 "`{}` does not apply to `{kind}` (only {} compare with an op)",
                 f.full_key("op"),
-                NUMERIC_KEYS.join(", ")
+                numeric_keys().join(", ")
             ),
         ));
     }
@@ -419,21 +388,38 @@ fn read_kind(
     kind: &str,
     kspan: &Range<usize>,
 ) -> Result<Condition, SourceError> {
-    let seq =
-        |key: &str| Ok::<_, SourceError>(f.int_in(key, 0, u16::MAX as i64)?.unwrap_or(0) as u16);
-    let nonneg = |key: &str, unit: &str| Ok::<_, SourceError>(f.nonneg(key, unit)?.unwrap_or(0.0));
-    Ok(match kind {
-        "altitude" => Condition::altitude_m(number_in(f, kind, ALT_MIN_M, ALT_MAX_M, " m")?),
-        "airspeed" => Condition::airspeed_m_s(number(f, kind)?),
-        "waypoint" => Condition::waypoint(seq(kind)?),
-        "reached" => Condition::reached(seq(kind)?),
-        "sim_time" => Condition::sim_time_s(nonneg(kind, " s")?),
-        "time" => Condition::time_s(nonneg(kind, " s")?),
-        "mode" => {
+    use ConditionKind as K;
+    let Some(k) = K::from_name(kind) else {
+        unreachable!("which_condition gives a key of CONDITION_KEYS")
+    };
+    if k.value() == ValueKind::Flag {
+        return read_flag(f, k, kspan);
+    }
+    // A number within the row's bounds, in its unit (0 when it is not a number).
+    let num = || -> Result<f32, SourceError> {
+        Ok(match k.bounds() {
+            Some((0.0, hi)) if hi.is_infinite() => f.nonneg(kind, k.unit())?.unwrap_or(0.0),
+            Some((lo, hi)) => f.number_in(kind, lo, hi, k.unit())?.map_or(0.0, |(v, _)| v),
+            None => f.number(kind)?.map_or(0.0, |(v, _)| v),
+        })
+    };
+    let int = || -> Result<i64, SourceError> {
+        let (lo, hi) = k.bounds().unwrap_or((0.0, 0.0));
+        Ok(f.int_in(kind, lo as i64, hi as i64)?.unwrap_or(0))
+    };
+    if let Some(cond) = match k.value() {
+        ValueKind::Integer => k.of_number(int()? as f64),
+        ValueKind::Number => k.of_number(num()? as f64),
+        _ => None,
+    } {
+        return Ok(cond);
+    }
+    Ok(match k {
+        K::Mode => {
             let (name, span) = f.string("mode")?.unwrap_or(("", kspan.clone()));
             Condition::mode(mode_named(f, name, &span, "mode")?)
         }
-        "text" => {
+        K::Text => {
             let (needle, span) = f.string("text")?.unwrap_or(("", kspan.clone()));
             if needle.len() > MAX_NEEDLE_LEN {
                 return Err(f.err_at(
@@ -449,37 +435,30 @@ fn read_kind(
             }
             Condition::text(needle)
         }
-        "distance" => Condition::distance_m(nonneg(kind, " m")?, read_place(f, kspan)?),
-        "groundspeed" => Condition::groundspeed_m_s(number(f, kind)?),
-        "climb_rate" => Condition::climb_rate_m_s(number(f, kind)?),
-        "heading" => Condition::heading_deg(number_in(f, kind, 0.0, 360.0, "°")?),
-        "battery_remaining" => {
-            Condition::battery_remaining_pct(number_in(f, kind, 0.0, 100.0, " %")?)
-        }
-        "battery_voltage" => Condition::battery_voltage_v(nonneg(kind, " V")?),
-        "gps_fix" => Condition::gps_fix(read_fix(f, kspan)?),
-        "satellites" => Condition::satellites(f.int_in(kind, 0, 254)?.unwrap_or(0) as u8),
-        "landed_state" => Condition::landed_state(&read_landed_states(f, kspan)?),
-        "vtol_state" => Condition::vtol_state(&read_vtol_states(f, kspan)?),
-        flag => read_flag(f, flag, kspan)?,
+        K::Distance => Condition::distance_m(num()?, read_place(f, kspan)?),
+        K::GpsFix => Condition::gps_fix(read_fix(f, kspan)?),
+        K::LandedState => Condition::landed_state(&read_landed_states(f, kspan)?),
+        K::VtolState => Condition::vtol_state(&read_vtol_states(f, kspan)?),
+        other => unreachable!("{} is a flag or a number, read above", other.name()),
     })
 }
 
 /// A condition that can only be true (`armed`, `disarmed`, `landed`, `mission_complete`,
-/// `at_target`).
+/// `mission_verified`, `at_target`).
 fn read_flag(
     f: &Fields<'_, '_>,
-    flag: &str,
+    kind: ConditionKind,
     kspan: &Range<usize>,
 ) -> Result<Condition, SourceError> {
+    let flag = kind.name();
     let (b, span) = f.boolean(flag)?.unwrap_or((true, kspan.clone()));
     if !b {
-        let hint = match flag {
-            "armed" => "write `disarmed = true`",
-            "disarmed" => "write `armed = true`",
-            "mission_complete" => "wait on `reached` for an item instead",
-            "mission_verified" => "a difference fails the run by itself",
-            "at_target" => "wait on `distance` instead",
+        let hint = match kind {
+            ConditionKind::Armed => "write `disarmed = true`",
+            ConditionKind::Disarmed => "write `armed = true`",
+            ConditionKind::MissionComplete => "wait on `reached` for an item instead",
+            ConditionKind::MissionVerified => "a difference fails the run by itself",
+            ConditionKind::AtTarget => "wait on `distance` instead",
             _ => "wait on `altitude` instead (e.g. { altitude = 1 })",
         };
         return Err(f.err_at(
@@ -488,14 +467,7 @@ fn read_flag(
             format!("`{}` can only be true: {hint}", f.full_key(flag)),
         ));
     }
-    Ok(match flag {
-        "armed" => Condition::armed(),
-        "disarmed" => Condition::disarmed(),
-        "mission_complete" => Condition::mission_complete(),
-        "mission_verified" => Condition::mission_verified(),
-        "at_target" => Condition::at_target(),
-        _ => Condition::landed(),
-    })
+    Ok(kind.flag().unwrap_or_else(Condition::landed))
 }
 
 /// `to` of a distance: `"home"`, `{ lat, lon }` (degrees) or `{ x, y, z }` (world FLU, m).
@@ -671,21 +643,6 @@ fn read_vtol_states(
                 })
         })
         .collect()
-}
-
-fn number(f: &Fields<'_, '_>, key: &str) -> Result<f32, SourceError> {
-    Ok(f.number(key)?.map(|(v, _)| v).unwrap_or(0.0))
-}
-
-/// The number at `key`, within `lo..=hi` (in `unit`), or 0 when it is not a number.
-fn number_in(
-    f: &Fields<'_, '_>,
-    key: &str,
-    lo: f64,
-    hi: f64,
-    unit: &str,
-) -> Result<f32, SourceError> {
-    Ok(f.number_in(key, lo, hi, unit)?.map_or(0.0, |(v, _)| v))
 }
 
 /// `{ roll, pitch, throttle, yaw }`; missing sticks are centred (throttle at mid).

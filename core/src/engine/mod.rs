@@ -84,7 +84,7 @@ mod tests;
 
 #[cfg(feature = "extra-conditions")]
 pub use condition::Place;
-pub use condition::{Condition, ConditionKind, Needle, Op};
+pub use condition::{Condition, ConditionKind, Needle, Op, ValueKind};
 
 /// The distance from the vehicle to `to`, m, as the `distance` condition measures it; `None`
 /// before the messages it reads have arrived.

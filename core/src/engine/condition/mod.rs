@@ -21,7 +21,7 @@ mod spec;
 pub(crate) use eval::Cond;
 #[cfg(test)]
 pub(crate) use eval::{contains, Cmp, CmpMs};
-pub use kind::{ConditionKind, Op};
+pub use kind::{ConditionKind, Op, ValueKind};
 #[cfg(feature = "extra-conditions")]
 pub(crate) use readings::Extra;
 pub(crate) use readings::{dep, Readings};
