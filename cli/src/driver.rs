@@ -47,6 +47,8 @@ pub struct Driver {
     epoch: u64,
     /// Times the loop woke for the client's deadline (nothing arrived before it).
     wakes: u64,
+    /// Notices a loop that was not running (`nexus watch` stopped and continued).
+    pause: nexus_host::pump::PauseDetector,
     /// Where every frame received and sent is recorded (`watch --tlog`).
     pub tlog: Option<nexus_host::tlog::Tlog>,
     /// Sign what is sent and verify what is received (`watch --signing-key`): a frame failing
@@ -101,6 +103,7 @@ impl Driver {
             texts: Vec::new(),
             epoch: 0,
             wakes: 0,
+            pause: Default::default(),
             tlog: None,
             signing: None,
         })
@@ -138,6 +141,7 @@ impl Driver {
     /// link's: it is lost.
     pub fn step(&mut self, max: Duration) -> io::Result<()> {
         let now = self.now();
+        self.paused(now);
         let mut sleep = max.min(MAX_SLEEP);
         let mut for_deadline = false;
         if let Some(d) = self.client.next_deadline() {
@@ -145,6 +149,7 @@ impl Driver {
             for_deadline = until <= sleep;
             sleep = sleep.min(until);
         }
+        let sleep = self.pause.sleep(now, Some(sleep)).unwrap_or(sleep);
         match self.poll.poll(&mut self.events, Some(sleep)) {
             Ok(()) => {
                 if for_deadline && self.events.is_empty() {
@@ -154,6 +159,7 @@ impl Driver {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
+        self.paused(self.now());
         while let Some(n) = self.link.recv(&mut self.rx)? {
             let epoch = self.link.peer_epoch();
             if epoch != self.epoch {
@@ -172,7 +178,18 @@ impl Driver {
         self.transmit();
         while self.client.poll_event().is_some() {}
         self.copy_texts();
+        // The caller steps again at once: a step that comes much later means it was stopped.
+        self.pause.sleep(self.now(), Some(Duration::ZERO));
         self.link.flush()
+    }
+
+    /// Back much later than planned, the loop was not running (the process was stopped, in
+    /// its sleep or between steps): its own absence is not the vehicle's silence.
+    fn paused(&mut self, now: Instant) {
+        if let Some(late_us) = self.pause.late_us(now) {
+            self.client
+                .after_pause(now, nexus_core::Duration::from_micros(late_us));
+        }
     }
 
     fn transmit(&mut self) {

@@ -12,6 +12,8 @@
 //! * silence before the vehicle's first frame is nothing; a vehicle that stops is reported
 //!   silent after the stall limit (a death on the host drivers), and one that speaks again is
 //!   reported resumed where the driver reports it;
+//! * a wall-clock driver that was itself not running for longer than the stall limit (its
+//!   process stopped) does not take its own absence for the vehicle's silence;
 //! * a driver never spins: with requests outstanding that the vehicle never answers, it wakes
 //!   only at the core's deadlines, and the core never reports one that is already due.
 //!
@@ -155,6 +157,11 @@ trait Harness {
     /// Ask the vehicle to arm and to hold (requests it will never answer).
     fn request(&mut self);
     fn seen(&mut self) -> Seen;
+    /// Stop the driver itself for `ms` of wall time, as a stopped process is (SIGSTOP), and
+    /// return once it runs again; `false` for a driver whose time is not the wall's.
+    fn stop_driver(&mut self, _ms: u64) -> bool {
+        false
+    }
 }
 
 /// `f` holds for what `h` shows: at once in virtual time, within [`CAP`] on the wall.
@@ -267,11 +274,35 @@ fn due_deadlines_do_not_spin(h: &mut dyn Harness) {
     assert!(woke <= 40, "{}: {woke} wake-ups in {quiet_ms} ms", h.name());
 }
 
+/// A driver that was itself not running for longer than the stall limit (its process
+/// stopped) does not take its own absence for the vehicle's silence: its supervision starts
+/// over when it runs again, and a vehicle heard within the stall limit of that is alive.
+fn a_driver_that_was_not_running(h: &mut dyn Harness) {
+    let mut v = Vehicle::new();
+    connect(h, &mut v);
+    if !h.stop_driver(3 * STALL_MS) {
+        return;
+    }
+    for _ in 0..2 {
+        h.pass(STALL_MS / 2);
+        h.receive(&v.heartbeat());
+        h.receive(&v.clock());
+    }
+    let s = h.seen();
+    assert!(
+        !s.silent,
+        "{}: its own pause was taken for the vehicle's silence",
+        h.name()
+    );
+    assert!(s.connected, "{}", h.name());
+}
+
 fn every_scenario(make: &dyn Fn() -> Box<dyn Harness>) {
     a_frame_cut_across_two_reads(&mut *make());
     a_garbage_chunk(&mut *make());
     silence_and_a_vehicle_that_stops(&mut *make());
     due_deadlines_do_not_spin(&mut *make());
+    a_driver_that_was_not_running(&mut *make());
 }
 
 // --- the core as a driver, in virtual time ----------------------------------------------
@@ -480,6 +511,8 @@ trait WallDriver {
     fn pass(&mut self, ms: u64) {
         std::thread::sleep(Duration::from_millis(ms));
     }
+    /// Keep the driver from running for `ms` of wall time; return once it runs again.
+    fn stop(&mut self, ms: u64);
 }
 
 /// A wall-clock driver and the vehicle's end of its transport.
@@ -514,6 +547,10 @@ impl<D: WallDriver> Harness for OnWall<D> {
     fn seen(&mut self) -> Seen {
         self.driver.seen()
     }
+    fn stop_driver(&mut self, ms: u64) -> bool {
+        self.driver.stop(ms);
+        true
+    }
 }
 
 /// The threaded pump.
@@ -547,6 +584,12 @@ fn the_pump(framing: Framing) -> OnWall<PumpDriver> {
 impl WallDriver for PumpDriver {
     fn name(&self) -> &'static str {
         "the threaded pump"
+    }
+    /// The pump's own thread sleeps in a call.
+    fn stop(&mut self, ms: u64) {
+        self.link
+            .call(move |_| std::thread::sleep(Duration::from_millis(ms)))
+            .unwrap();
     }
     fn request(&mut self) {
         self.link
@@ -630,6 +673,13 @@ impl WallDriver for TokioDriver {
     fn name(&self) -> &'static str {
         "nexus-tokio"
     }
+    /// The runtime's only worker sleeps in a task: the link's task cannot run.
+    fn stop(&mut self, ms: u64) {
+        let blocker = self
+            .rt
+            .spawn(async move { std::thread::sleep(Duration::from_millis(ms)) });
+        self.rt.block_on(blocker).unwrap();
+    }
     fn request(&mut self) {
         let _guard = self.rt.enter();
         self.op().arm().unwrap();
@@ -694,6 +744,10 @@ fn the_watch(framing: Framing) -> OnWall<WatchDriver> {
 impl WallDriver for WatchDriver {
     fn name(&self) -> &'static str {
         "nexus watch's loop"
+    }
+    /// The loop is not stepped.
+    fn stop(&mut self, ms: u64) {
+        std::thread::sleep(Duration::from_millis(ms));
     }
     fn request(&mut self) {
         // A watcher commands nothing: its only deadlines are its heartbeat and the silence.

@@ -48,7 +48,7 @@ use nexus_core::{Client, Instant, Mode};
 use nexus_host::error::OffboardClientError;
 use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
-use nexus_host::pump::{LinkEvent, PumpError, WaitError, NO_SPEED_CONTROL};
+use nexus_host::pump::{LinkEvent, PauseDetector, PumpError, WaitError, NO_SPEED_CONTROL};
 use nexus_host::run::Run;
 use nexus_host::transport::{
     ConnString, ForeignTraffic, LinkError, OpenError, PeerRule, RECV_BUF_LEN,
@@ -619,23 +619,36 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
         io::Io::Stream { .. } => Framing::Stream,
     };
     let mut generation = 0u64;
+    let mut pause = PauseDetector::default();
     loop {
+        let now = shared.now();
         let (deadline, closed) = {
             let st = shared.lock();
-            (st.client.next_deadline().map(|t| shared.at(t)), st.closed)
+            (st.client.next_deadline(), st.closed)
         };
         if closed {
             return;
         }
-        let far = shared.start + Duration::from_secs(86_400 * 365);
+        let timeout =
+            deadline.map(|t| Duration::from_micros(t.saturating_since(now).total_micros()));
+        let wake = match pause.sleep(now, timeout) {
+            Some(sleep) => shared.at(now) + sleep,
+            None => shared.start + Duration::from_secs(86_400 * 365),
+        };
         let got = tokio::select! {
             r = io.recv(&mut buf) => Some(r),
-            _ = tokio::time::sleep_until(deadline.unwrap_or(far)) => None,
+            _ = tokio::time::sleep_until(wake) => None,
             _ = shared.kick.notified() => None,
         };
         let now = shared.now();
         {
             let mut st = shared.lock();
+            // A task back much later than it planned was not running (the process was
+            // stopped): the supervision's windows start over rather than report silence.
+            if let Some(late_us) = pause.late_us(now) {
+                st.client
+                    .after_pause(now, nexus_core::Duration::from_micros(late_us));
+            }
             match got {
                 Some(Ok(n)) => {
                     st.client.handle_bytes(now, &buf[..n], framing, &mut ());

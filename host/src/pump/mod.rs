@@ -62,7 +62,7 @@ pub use status::{
     LinkCounters, LinkEvent, LinkRtt, LinkStatus, MissionStatus, ProgramReport, TxRequests, Vitals,
     EVENT_LOG_LEN, NO_SPEED_CONTROL,
 };
-pub use supervise::{Supervision, VehicleProbe, PROBE_PERIOD_MS};
+pub use supervise::{PauseDetector, Supervision, VehicleProbe, MAX_SLEEP_MS, PROBE_PERIOD_MS};
 
 use crate::sync::{self, lock};
 use link::LinkShared;

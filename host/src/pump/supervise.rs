@@ -70,23 +70,26 @@ pub const PROBE_PERIOD_MS: u64 = 20;
 /// of the client can go unnoticed.
 pub const MAX_SLEEP_MS: u64 = 250;
 
-/// Notices when the pump itself was not running: each sleep's planned end against the
-/// monotonic clock when the pump looks at its timers again.
+/// Notices when a driver itself was not running (a stopped process, a suspended laptop):
+/// each sleep's planned end against the monotonic clock when the driver looks at its timers
+/// again, so the core's supervision restarts its windows ([`nexus_core::Client::after_pause`])
+/// instead of reporting the vehicle silent. The threaded pump and nexus-tokio's task share it.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct PauseDetector {
+pub struct PauseDetector {
     due: Option<Instant>,
 }
 
 impl PauseDetector {
-    /// The pump goes to sleep at `now` for `timeout` (`None`: until woken). Returns the sleep
-    /// to take, capped at [`MAX_SLEEP_MS`], and notes when it should end.
+    /// The driver goes to sleep at `now` (its clock) for `timeout` (wall; `None`: until
+    /// woken). Returns the sleep to take, capped at [`MAX_SLEEP_MS`], and notes when it
+    /// should end.
     pub fn sleep(&mut self, now: Instant, timeout: Option<Duration>) -> Option<Duration> {
         let capped = timeout.map(|t| t.min(Duration::from_millis(MAX_SLEEP_MS)));
         self.due = capped.map(|t| Instant::from_micros(now.total_micros() + t.as_micros() as u64));
         capped
     }
 
-    /// The pump is about to judge its timers at `now`: how far past the planned end of its
+    /// The driver is about to judge its timers at `now`: how far past the planned end of its
     /// sleep it is, µs (`None` after an unbounded sleep, which plans no end).
     pub fn late_us(&mut self, now: Instant) -> Option<u64> {
         let due = self.due.take()?;
