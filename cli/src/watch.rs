@@ -176,8 +176,14 @@ pub fn main(args: &WatchArgs) -> ExitCode {
                 }
             }
         }
-        if Instant::now() >= next_line {
+        let now = Instant::now();
+        if now >= next_line {
+            // One line per interval from now: a watch stopped for a while (SIGSTOP) does not
+            // print the lines it missed, all alike, at once.
             next_line += interval;
+            if next_line <= now {
+                next_line = now + interval;
+            }
             if driver.client().telemetry().connected() {
                 println!("{}", status_line(&driver));
                 lines += 1;
