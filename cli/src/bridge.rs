@@ -79,7 +79,7 @@ pub struct BridgeArgs {
     /// `--signing-key FILE` (with `--sign-side`), `--require-signed`. Without them every
     /// frame crosses as it came, signed or not.
     #[command(flatten)]
-    pub signing: super::sign::SigningArgs,
+    pub signing: super::signing::SigningArgs,
     /// The signed side (A: the first link, B: the second): frames written to it are signed
     /// with `--signing-key` (those signed already pass intact), frames from it are verified
     /// and dropped when they fail (unsigned ones too with `--require-signed`).

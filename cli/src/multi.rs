@@ -345,7 +345,7 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
         signing,
         model,
     } = vehicle;
-    let super::sign::SigningArgs {
+    let super::signing::SigningArgs {
         signing_key,
         require_signed,
     } = signing;

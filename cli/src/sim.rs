@@ -125,7 +125,7 @@ pub fn run(args: &SimArgs) -> ExitCode {
         cfg.vehicle.component_id = args.component_id;
         cfg.offboard_port_per_instance = args.offboard_port_per_instance;
         cfg.ulog = ulog_of(n);
-        match crate::sign::sim_signing(args) {
+        match sim_signing(args) {
             Ok(s) => cfg.vehicle.signing = s,
             Err(e) => {
                 eprintln!("nexus sim: {e}");
@@ -183,4 +183,31 @@ pub fn run(args: &SimArgs) -> ExitCode {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The built-in vehicle's signing from `nexus sim`'s options (`None`: none asked for).
+fn sim_signing(args: &SimArgs) -> Result<Option<nexus_host::sim::signing::SigningConfig>, String> {
+    use nexus_host::sim::signing::{SignMode, SigningConfig};
+    if args.signing_key.is_none() && args.sign_mode.is_none() && args.signing_key_store.is_none() {
+        return Ok(None);
+    }
+    let key = args
+        .signing_key
+        .as_deref()
+        .map(|p| nexus_host::signing::load_key(p).map_err(|e| format!("--signing-key: {e}")))
+        .transpose()?;
+    let mode = args.sign_mode.map_or(
+        if key.is_some() {
+            SignMode::Always
+        } else {
+            SignMode::Optional
+        },
+        SignMode::from_param,
+    );
+    Ok(Some(SigningConfig {
+        key,
+        key_file: args.signing_key_store.clone(),
+        mode,
+        usb: false,
+    }))
 }

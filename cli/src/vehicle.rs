@@ -42,7 +42,7 @@ pub const AUTOPILOT_COMPID: u8 = 1;
 pub struct VehicleArgs {
     /// `--signing-key`, `--require-signed` (cli/src/sign.rs).
     #[command(flatten)]
-    pub signing: super::sign::SigningArgs,
+    pub signing: super::signing::SigningArgs,
     /// PX4 SITL build directory (holding bin/px4 and etc/) to fly real PX4 (its SIH
     /// simulator, the airframe of --model) instead of the built-in simulated vehicle.
     /// Default: $NEXUS_PX4_BUILD if set.

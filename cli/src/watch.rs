@@ -38,7 +38,7 @@ pub struct WatchArgs {
     /// `--signing-key FILE`, `--require-signed`: sign our heartbeats, verify the vehicle's
     /// frames; rejected frames are counted and shown, never applied.
     #[command(flatten)]
-    pub signing: super::sign::SigningArgs,
+    pub signing: super::signing::SigningArgs,
 }
 
 /// Run `nexus watch`.

@@ -62,7 +62,7 @@ pub struct ServeArgs {
     /// `--signing-key FILE`, `--require-signed`: every session's link signs and verifies, as
     /// `fly`'s do (the built-in vehicle gets the key, in PX4's "always" mode).
     #[command(flatten)]
-    pub signing: crate::sign::SigningArgs,
+    pub signing: crate::signing::SigningArgs,
     /// Allow the verbs that can arm, move or reconfigure a vehicle attached with
     /// `start_session`'s `connect` that does not identify as a simulator — a real aircraft.
     #[arg(long)]
@@ -86,7 +86,7 @@ pub struct Config {
     /// Most sessions at once.
     pub max_sessions: usize,
     /// The signing every session's link takes (applied as `fly` applies it).
-    pub signing: crate::sign::SigningArgs,
+    pub signing: crate::signing::SigningArgs,
     /// `--real-vehicle`.
     pub real_vehicle: bool,
 }

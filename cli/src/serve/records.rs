@@ -531,8 +531,8 @@ fn session_report(
         vehicle,
         meta.steps.len() + meta.steps_dropped,
     );
-    let mut tracer = crate::check::Tracer::default();
-    let mut client = crate::check::replay_client(meta.system_id);
+    let mut tracer = crate::recording::Tracer::default();
+    let mut client = crate::recording::replay_client(meta.system_id);
     if let Some((_, items)) = &meta.plan {
         let _ = client.lodge_mission(items);
     }
@@ -544,7 +544,7 @@ fn session_report(
     report.steps = meta.steps.clone();
     report.texts = std::mem::take(&mut tracer.texts);
     report.mission = meta.plan.as_ref().map(|(name, items)| {
-        crate::check::mission_report(name.clone(), items, &client, tracer.progress.clone())
+        crate::recording::mission_report(name.clone(), items, &client, tracer.progress.clone())
     });
     let last = closed.last_status.as_ref();
     report.final_state = Some(match last {
@@ -587,11 +587,11 @@ fn session_report(
 
 /// Hand the tlog at `path` to `client` in its recorded time, `tracer` taking what it shows.
 fn replay(
-    client: &mut crate::check::CheckClient,
-    tracer: &mut crate::check::Tracer,
+    client: &mut crate::recording::ReplayClient,
+    tracer: &mut crate::recording::Tracer,
     path: &Path,
 ) -> Result<(), String> {
-    let mut rec = crate::check::Recordings::open(&[path.to_path_buf()])?;
+    let mut rec = crate::recording::Recordings::open(&[path.to_path_buf()])?;
     let mut t0 = None;
     let mut now = nexus_core::Instant::ZERO;
     let mut tx = [0u8; nexus_core::frame::MAX_FRAME_LEN];
