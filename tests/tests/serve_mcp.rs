@@ -1,4 +1,4 @@
-//! `nexus serve` (issue 25) with a real MCP client, the official MCP Python SDK
+//! `nexus serve` with a real MCP client, the official MCP Python SDK
 //! (tests/py/mcp_client.py): over stdio and over streamable HTTP (a free loopback port, a
 //! bearer token), a flight on the built-in vehicle at ×15 with waits capped short enough to
 //! end `cap` and continued with `since_seq` (no text missed), concurrent waits, a step program,
