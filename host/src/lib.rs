@@ -8,6 +8,8 @@
 //! * [`launcher`]: starts and supervises real PX4 SITL processes;
 //! * [`pump`]: one background thread driving any number of vehicle links (the core client per
 //!   link, reactions on the wire in the tick their condition is met);
+//! * [`groups`]: a client's verbs and queries, once, grouped as MAVSDK groups them (action,
+//!   mission, param, telemetry, offboard, geofence, info), on every client;
 //! * [`offboard_client`]: the Python `OffboardClient` for PX4, in Rust; [`run`]: a
 //!   [`run::Run`] that owns the vehicle; [`session`]: the wait engine as a service with
 //!   wall-clock caps and an idle reaper; [`error`]: their errors.
@@ -51,6 +53,7 @@
 
 pub mod bridge;
 pub mod error;
+pub mod groups;
 pub mod input_file;
 pub mod launcher;
 pub mod offboard_client;
@@ -69,6 +72,9 @@ pub use nexus_core;
 /// What a program that flies a vehicle imports: `use nexus_host::prelude::*;`.
 pub mod prelude {
     pub use crate::error::{ConnectError, OffboardClientError, RunError, SessionError};
+    pub use crate::groups::{
+        ActionApi, Facade, GeofenceApi, InfoApi, MissionApi, OffboardApi, ParamApi, TelemetryApi,
+    };
     pub use crate::launcher::DeathCause;
     pub use crate::offboard_client::{read_plan_file, OffboardClient, OffboardOptions};
     pub use crate::run::{Run, RunOptions};

@@ -279,6 +279,52 @@ impl Default for LinkStatus {
     }
 }
 
+impl LinkStatus {
+    /// Bring the fields the core client itself knows up to date from `client`: the vehicle's
+    /// state, mission progress, pending requests, the wait engine's snapshot and the last
+    /// refusal. What only a driver knows (counters, round trip, peer, death, wall times) is
+    /// left as it is. The one mapping from a client to a status, for every driver.
+    pub fn observe(&mut self, client: &super::HostClient) {
+        let tel = client.telemetry();
+        let ob = client.offboard();
+        self.connected = tel.connected();
+        self.armed = ob.is_armed(tel);
+        self.mode = tel.mode();
+        self.at_target = ob.at_target(tel);
+        self.landed_state = tel.landed_state();
+        self.airborne_seen |= matches!(
+            self.landed_state,
+            LandedState::InAir | LandedState::TakingOff
+        );
+        self.landed = tel.landed();
+        self.relative_alt_m = tel.relative_alt_m();
+        self.vitals = Vitals::from_telemetry(tel);
+        self.sim_ms = tel.sim_ms();
+        self.mission = MissionStatus {
+            count: ob.mission_count(),
+            uploaded: ob.mission_uploaded(),
+            ack: ob.mission_ack(),
+            opaque_id: ob.mission_opaque_id(),
+            reached: ob.mission_reached(),
+            current: ob.mission_current(),
+            complete: ob.mission_complete(),
+            transfer_in_flight: ob.pending().transfer,
+        };
+        self.pending = ob.pending();
+        self.snapshot = client.snapshot();
+        if self.last_refusal.as_ref() != ob.last_refusal() {
+            self.last_refusal = ob.last_refusal().cloned();
+        }
+    }
+
+    /// The status of `client` alone (a driver's own fields empty).
+    pub fn of_client(client: &super::HostClient) -> LinkStatus {
+        let mut s = LinkStatus::default();
+        s.observe(client);
+        s
+    }
+}
+
 /// Something that happened on a link that the application may want to see.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive] // more variants may come; match with a `_` arm

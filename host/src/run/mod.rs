@@ -2,8 +2,7 @@
 //! pump its offboard link runs on, and the run's clock.
 //!
 //! ```no_run
-//! use nexus_host::offboard_client::OffboardClient;
-//! use nexus_host::run::{Run, RunOptions};
+//! use nexus_host::prelude::*;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let sim = Run::new(RunOptions::simulated(0).speed(10.0)); // or RunOptions::px4(0, None)
 //! sim.start()?;

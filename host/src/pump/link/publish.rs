@@ -96,38 +96,10 @@ impl LinkState {
         self.counters.crc_errors = u64::from(rx.framer.crc_errors);
         self.counters.dropped_bytes = u64::from(rx.framer.dropped_bytes);
         self.counters.signing = self.signing.as_ref().map(|s| s.stats());
-        let mut snapshot = c.snapshot();
-        if let Some(r) = &self.died {
-            snapshot.error = Some(error_text(&r.to_string()));
-        }
         let mut s = self.shared.status();
-        s.connected = tel.connected();
-        s.armed = ob.is_armed(tel);
-        s.mode = tel.mode();
-        s.at_target = ob.at_target(tel);
-        s.landed_state = tel.landed_state();
-        s.airborne_seen |= matches!(
-            s.landed_state,
-            nexus_core::LandedState::InAir | nexus_core::LandedState::TakingOff
-        );
-        s.landed = tel.landed();
-        s.relative_alt_m = tel.relative_alt_m();
-        s.vitals = crate::pump::status::Vitals::from_telemetry(tel);
-        s.sim_ms = tel.sim_ms();
-        s.mission = crate::pump::status::MissionStatus {
-            count: ob.mission_count(),
-            uploaded: ob.mission_uploaded(),
-            ack: ob.mission_ack(),
-            opaque_id: ob.mission_opaque_id(),
-            reached: ob.mission_reached(),
-            current: ob.mission_current(),
-            complete: ob.mission_complete(),
-            transfer_in_flight: ob.pending().transfer,
-        };
-        s.pending = ob.pending();
-        s.snapshot = snapshot;
-        if s.last_refusal.as_ref() != ob.last_refusal() {
-            s.last_refusal = ob.last_refusal().cloned();
+        s.observe(c);
+        if let Some(r) = &self.died {
+            s.snapshot.error = Some(error_text(&r.to_string()));
         }
         s.counters = self.counters;
         s.rtt = crate::pump::status::LinkRtt::of(
