@@ -12,9 +12,7 @@
 
 use std::time::Duration;
 
-use nexus_core::engine::Wait;
-use nexus_host::offboard_client::OffboardOptions;
-use nexus_tokio::AsyncClient;
+use nexus_tokio::prelude::*;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

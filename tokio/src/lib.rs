@@ -16,14 +16,18 @@
 //!
 //! It is a crate of its own so that nexus-host's synchronous users never build tokio.
 //!
+//! Its verbs and queries are nexus-host's [`nexus_host::groups`] (action, mission, param,
+//! telemetry, offboard, geofence, info), the very functions `OffboardClient` offers; bring
+//! them into scope with [`prelude`].
+//!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
-//! use nexus_core::engine::Wait;
-//! use nexus_tokio::AsyncClient;
+//! use nexus_tokio::prelude::*;
 //! let op = AsyncClient::open("udpin:127.0.0.1:14540", Default::default()).await?;
 //! op.takeoff(5.0)?;
 //! let flight = std::time::Duration::from_secs(60);
 //! op.until(|c| c.offboard().at_target(c.telemetry()), flight).await?;
+//! assert!(op.at_target());
 //! op.land()?;
 //! let landed = op.wait(&Wait::landed().timeout_s(120.0)).await?;
 //! assert!(landed.satisfied);
@@ -43,12 +47,14 @@ use nexus_core::client::Event;
 use nexus_core::engine::{Wait, WaitId, WaitResult};
 use nexus_core::frame::MAX_FRAME_LEN;
 use nexus_core::link::Framing;
-use nexus_core::mission::MissionItem;
-use nexus_core::{Client, Instant, Mode};
+use nexus_core::{Client, Instant};
 use nexus_host::error::OffboardClientError;
+use nexus_host::groups::Facade;
 use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
-use nexus_host::pump::{LinkEvent, PauseDetector, PumpError, WaitError, NO_SPEED_CONTROL};
+use nexus_host::pump::{
+    LinkEvent, LinkStatus, PauseDetector, PumpError, WaitError, NO_SPEED_CONTROL,
+};
 use nexus_host::run::Run;
 use nexus_host::transport::{
     ConnString, ForeignTraffic, LinkError, OpenError, PeerRule, RECV_BUF_LEN,
@@ -56,6 +62,13 @@ use nexus_host::transport::{
 use tokio::sync::{watch, Notify};
 
 pub use nexus_host::pump::HostClient;
+
+/// The async client, its errors and futures, and every group's verbs and queries (with
+/// nexus-host's and nexus-core's preludes): `use nexus_tokio::prelude::*`.
+pub mod prelude {
+    pub use crate::{AsyncClient, AsyncConnectError, WaitFuture};
+    pub use nexus_host::prelude::*;
+}
 
 /// Offboard events kept for [`AsyncClient::events`]; older ones are dropped.
 pub const EVENTS_KEPT: usize = 256;
@@ -98,6 +111,8 @@ struct State {
     tx_frames: u64,
     /// Times the task woke with nothing read (a deadline, a verb's kick).
     wakes: u64,
+    /// What the groups' queries read: brought up to date after every batch and verb.
+    status: LinkStatus,
 }
 
 #[derive(Default)]
@@ -178,6 +193,16 @@ impl State {
         }
     }
 
+    /// Bring the status the groups read up to date with the client and the link.
+    fn publish(&mut self) {
+        self.status.observe(&self.client);
+        self.status.peer = self.peer;
+        self.status.closed = self.closed;
+        if self.status.died != self.died {
+            self.status.died.clone_from(&self.died);
+        }
+    }
+
     fn die(&mut self, now: Instant, cause: DeathCause) {
         if self.died.is_none() {
             self.client.died(now, &cause.to_string());
@@ -239,6 +264,7 @@ impl AsyncClient {
             foreign: ForeignTraffic::default(),
             tx_frames: 0,
             wakes: 0,
+            status: LinkStatus::default(),
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -345,22 +371,6 @@ impl AsyncClient {
         f(&self.shared.lock().client)
     }
 
-    /// Whether PX4's heartbeat has arrived.
-    pub fn connected(&self) -> bool {
-        self.with(|c| c.telemetry().connected())
-    }
-
-    /// Whether the vehicle reached what the last verb commanded (see
-    /// `OffboardClient::at_target`).
-    pub fn at_target(&self) -> bool {
-        self.with(|c| c.offboard().at_target(c.telemetry()))
-    }
-
-    /// Armed flag of the last heartbeat.
-    pub fn is_armed(&self) -> bool {
-        self.with(|c| c.offboard().is_armed(c.telemetry()))
-    }
-
     /// Waits registered and not yet settled, and engine slots free.
     pub fn wait_slots(&self) -> (usize, usize) {
         self.with(|c| (c.engine().pending_count(), c.engine().free_slots()))
@@ -402,99 +412,37 @@ impl AsyncClient {
         self.shared.lock().died.clone()
     }
 
-    /// Apply a verb to the client now and wake the task to send what it queued.
-    fn verb<R>(
+    /// Close the link: pending waits end `closed`, the task stops. Idempotent.
+    pub fn close(&self) {
+        close(&self.shared);
+    }
+}
+
+impl Facade for AsyncClient {
+    fn read_status<R>(&self, f: impl FnOnce(&LinkStatus) -> R) -> R {
+        let st = self.shared.lock();
+        if st.closed {
+            // As a closed `OffboardClient` reads: the empty status, not connected.
+            return f(&LinkStatus::default());
+        }
+        f(&st.status)
+    }
+
+    fn apply<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut HostClient, Instant) -> Result<R, OffboardClientError>,
+        verb: impl FnOnce(&mut HostClient, Instant) -> Result<R, OffboardClientError> + Send + 'static,
     ) -> Result<R, OffboardClientError> {
         let now = self.shared.now();
         let mut st = self.shared.lock();
         if st.closed {
             return Err(OffboardClientError::NotOpen);
         }
-        let r = f(&mut st.client, now);
+        let r = verb(&mut st.client, now);
         st.route(now);
+        st.publish();
         drop(st);
         self.shared.kick.notify_one();
         r
-    }
-
-    /// Request flight mode `mode`; commanded until telemetry confirms it (by name:
-    /// [`Mode::from_name`]).
-    pub fn set_mode(&self, mode: Mode) -> Result<(), OffboardClientError> {
-        self.verb(|c, _| {
-            c.set_mode(mode);
-            Ok(())
-        })
-    }
-
-    /// Request arming, sent once armable.
-    pub fn arm(&self) -> Result<(), OffboardClientError> {
-        self.verb(|c, now| {
-            c.arm(now);
-            Ok(())
-        })
-    }
-
-    /// Take off to `alt_m` over home (Takeoff mode, then arm); see
-    /// [`AsyncClient::at_target`].
-    pub fn takeoff(&self, alt_m: f32) -> Result<(), OffboardClientError> {
-        self.verb(|c, now| Ok(c.takeoff(now, alt_m)?))
-    }
-
-    /// Fly to a world-frame position (FLU over the launch point), m, with an optional yaw
-    /// (rad, +π/2 faces west).
-    pub fn goto(
-        &self,
-        x_m: f32,
-        y_m: f32,
-        z_m: f32,
-        yaw_rad: Option<f32>,
-    ) -> Result<(), OffboardClientError> {
-        self.verb(|c, _| Ok(c.goto(x_m, y_m, z_m, yaw_rad)?))
-    }
-
-    /// Land in place (Land mode).
-    pub fn land(&self) -> Result<(), OffboardClientError> {
-        self.verb(|c, _| {
-            c.land();
-            Ok(())
-        })
-    }
-
-    /// Return to launch (RTL mode).
-    pub fn return_to_launch(&self) -> Result<(), OffboardClientError> {
-        self.verb(|c, _| {
-            c.return_to_launch();
-            Ok(())
-        })
-    }
-
-    /// Hold position (Hold mode).
-    pub fn hold(&self) -> Result<(), OffboardClientError> {
-        self.verb(|c, _| {
-            c.hold();
-            Ok(())
-        })
-    }
-
-    /// Upload mission items verbatim (`seq` equal to their index); see
-    /// `offboard().mission_uploaded()`.
-    pub fn upload_mission(&self, items: &[MissionItem]) -> Result<(), OffboardClientError> {
-        self.verb(|c, _| Ok(c.upload_mission_items(items)?))
-    }
-
-    /// Fly the uploaded mission from its first item (Mission mode, then arm).
-    pub fn start_mission(&self) -> Result<(), OffboardClientError> {
-        self.verb(|c, now| {
-            c.start_mission(now);
-            Ok(())
-        })
-    }
-
-    /// Close the link: pending waits end `closed`, the task stops. Idempotent.
-    pub fn close(&self) {
-        close(&self.shared);
     }
 }
 
@@ -511,6 +459,7 @@ fn close(shared: &Shared) {
         st.closed = true;
         st.client.close(now);
         st.route(now);
+        st.publish();
     }
     drop(st);
     shared.kick.notify_one();
@@ -664,6 +613,7 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
                     st.foreign.clone_from(&u.foreign);
                 }
             }
+            st.publish();
         }
         if !ends.is_empty() {
             match io.send(&out, &ends).await {
