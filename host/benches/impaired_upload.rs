@@ -11,6 +11,7 @@
 
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
+use nexus_host::groups::{InfoApi, MissionApi};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};

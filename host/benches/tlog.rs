@@ -14,6 +14,7 @@
 
 #![allow(missing_docs)] // criterion's macros generate undocumented items
 
+use nexus_host::groups::{ActionApi, TelemetryApi};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -58,11 +59,14 @@ fn flight(instance: u8, tlog: Option<Tlog>) -> (f64, u64) {
     let t0 = Instant::now();
     op.takeoff(5.0).expect("takeoff");
     assert!(
-        until(limit, || op.relative_altitude().is_some_and(|a| a > 4.5)),
+        until(limit, || op.relative_altitude_m().is_some_and(|a| a > 4.5)),
         "take off"
     );
     op.land().expect("land");
-    assert!(until(limit, || op.landed() && !op.is_armed()), "land");
+    assert!(
+        until(limit, || op.landed() == Some(true) && !op.is_armed()),
+        "land"
+    );
     let wall = t0.elapsed().as_secs_f64();
     op.close();
     drop(sim);

@@ -46,7 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "item {}/{}  alt {:.1} m",
                 p.current,
                 p.count,
-                op.relative_altitude().unwrap_or(0.0)
+                op.relative_altitude_m().unwrap_or(0.0)
             );
         }
     })?;

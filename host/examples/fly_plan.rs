@@ -8,6 +8,7 @@
 //! cargo run -p nexus-host --example fly_plan -- my.plan lockstep
 //! ```
 
+use nexus_host::groups::{MissionApi, TelemetryApi};
 use std::path::PathBuf;
 
 use nexus_host::offboard_client::{read_plan_file, OffboardClient};
@@ -57,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 p.count,
                 op.mission_reached()
                     .map_or_else(|| "none".to_owned(), |r| r.to_string()),
-                op.relative_altitude().unwrap_or(0.0),
+                op.relative_altitude_m().unwrap_or(0.0),
                 op.mode()
                     .map_or_else(|| "unknown".to_owned(), |m| m.to_string())
             );
@@ -80,7 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     sim.until(
         || {
             report();
-            op.landed() && !op.is_armed()
+            op.landed() == Some(true) && !op.is_armed()
         },
         600.0,
     )?;

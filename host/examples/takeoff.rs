@@ -9,6 +9,7 @@
 //!   cargo run -p nexus-host --example takeoff -- px4   # real PX4 SITL (SIH)
 //! ```
 
+use nexus_host::groups::{ActionApi, TelemetryApi};
 use nexus_host::offboard_client::OffboardClient;
 use nexus_host::run::{Run, RunOptions};
 
@@ -31,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "at target after {:.1} s of sim time ({:.1} s wall): {} m above home, mode {}, armed {}",
         waited.waited_sim_s,
         waited.waited_wall.as_secs_f64(),
-        op.relative_altitude().unwrap_or(f32::NAN),
+        op.relative_altitude_m().unwrap_or(f32::NAN),
         op.mode()
             .map_or_else(|| "unknown".to_owned(), |m| m.to_string()),
         op.is_armed()

@@ -2,6 +2,7 @@
 //! and the pump carries them out in PX4's order (Takeoff mode confirmed before the arm, …);
 //! queries read what PX4 last reported. Units: metres, radians, sim seconds.
 
+use nexus_host::groups::{ActionApi, InfoApi, MissionApi, ParamApi, TelemetryApi};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -312,7 +313,7 @@ impl OffboardClient {
     ///     value: New value, sent as a float.
     fn param_set(&self, name: &str, value: f32) -> PyResult<()> {
         self.inner
-            .set_param(name, ParamValue::real(value), None)
+            .set_param(name, ParamValue::real(value))
             .map(|_| ())
             .map_err(client_error)
     }
@@ -328,7 +329,7 @@ impl OffboardClient {
     ///     value: New value, sent as the INT32 bit pattern of the float field.
     fn param_set_int(&self, name: &str, value: i32) -> PyResult<()> {
         self.inner
-            .set_param(name, ParamValue::int(value), None)
+            .set_param(name, ParamValue::int(value))
             .map(|_| ())
             .map_err(client_error)
     }
@@ -638,7 +639,7 @@ impl OffboardClient {
     ///     Relative altitude in meters from GLOBAL_POSITION_INT, or ``None`` if no position has
     ///     arrived yet.
     fn relative_altitude(&self) -> Option<f32> {
-        self.inner.relative_altitude()
+        self.inner.relative_altitude_m()
     }
 
     /// Report PX4's last refusal of a request, with the STATUSTEXT that explained it.

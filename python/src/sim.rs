@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use nexus_core::engine::{Condition, Reason, Wait, WaitResult};
 use nexus_host::error::RunError as HostRunError;
+use nexus_host::groups::InfoApi;
 use nexus_host::offboard_client::OffboardClient as HostClient;
 use nexus_host::run::{Run as HostRun, RunOptions, VehicleKind, DEFAULT_STALL};
 use nexus_host::sim::Fault;

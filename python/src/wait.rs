@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use nexus_core::engine::{Wait, WaitResult};
 use nexus_host::error::RunError as HostRunError;
+use nexus_host::groups::{MissionApi, TelemetryApi};
 use nexus_host::offboard_client::OffboardClient as HostClient;
 use nexus_host::pump::{HostProgram, ProgramReport};
 use nexus_host::run::{Run as HostRun, RunClock};

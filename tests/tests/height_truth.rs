@@ -7,6 +7,7 @@ mod cli_support;
 
 use cli_support::{json, nexus, reasons, SPEED};
 use nexus_core::HeightSource;
+use nexus_host::groups::{ActionApi, TelemetryApi};
 use nexus_host::offboard_client::{GroundTruth, OffboardClient};
 use nexus_host::run::{Run, RunOptions};
 
@@ -49,7 +50,7 @@ fn hover_samples(sim: &Run, op: &OffboardClient, secs: u32) -> Vec<(f32, f32, He
             .unwrap();
         let s = op.snapshot().unwrap();
         out.push((
-            op.relative_altitude().unwrap(),
+            op.relative_altitude_m().unwrap(),
             s.height_m.unwrap(),
             s.height_source.unwrap(),
         ));

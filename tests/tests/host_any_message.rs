@@ -4,6 +4,7 @@
 
 mod host_support;
 
+use nexus_host::groups::InfoApi;
 use std::time::Duration;
 
 use host_support::*;

@@ -9,6 +9,7 @@ use host_support::*;
 use nexus_core::engine::{Condition, Op, Reason, SnapshotAt, Wait};
 use nexus_core::Mode;
 use nexus_host::error::SessionError;
+use nexus_host::groups::{ActionApi, MissionApi};
 use nexus_host::pump::WaitError;
 
 fn met(r: &nexus_core::engine::WaitResult) {

@@ -10,6 +10,7 @@ use host_support::*;
 use nexus_core::engine::{Condition, Op, Place, Reason, Wait};
 use nexus_core::telemetry::GpsFix;
 use nexus_core::LandedState;
+use nexus_host::groups::{ActionApi, TelemetryApi};
 
 fn met(what: &str, r: &nexus_core::engine::WaitResult) {
     assert_eq!(r.reason, Reason::Met, "{what}: {r:?}");

@@ -4,6 +4,7 @@
 
 mod host_support;
 
+use nexus_host::groups::{ActionApi, InfoApi, TelemetryApi};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -151,7 +152,7 @@ fn a_predicate_wait_on_a_dead_run_fails_with_the_cause() {
             thread::sleep(Duration::from_millis(100));
             sim2.inject(Fault::Exit { code: 9 }).unwrap();
         });
-        match sim.until(|| op.relative_altitude().unwrap_or(0.0) > 49.0, 600.0) {
+        match sim.until(|| op.relative_altitude_m().unwrap_or(0.0) > 49.0, 600.0) {
             Err(RunError::Died { cause }) => {
                 assert_eq!(cause, DeathCause::Exited { code: 9 });
                 assert_eq!(cause.to_string(), "PX4 exited with code 9");

@@ -9,6 +9,7 @@ mod host_support;
 use host_support::*;
 use nexus_core::engine::{Condition, Op, Reason, Wait};
 use nexus_core::Mode;
+use nexus_host::groups::ActionApi;
 
 #[test]
 fn failed_waits_say_why_and_met_ones_say_nothing() {

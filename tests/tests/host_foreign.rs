@@ -10,6 +10,7 @@ mod host_support;
 use host_support::{connect, realtime, WALL};
 use nexus_core::frame::Encoder;
 use nexus_core::mav;
+use nexus_host::groups::TelemetryApi;
 use nexus_host::pump::LinkEvent;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};

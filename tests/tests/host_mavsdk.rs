@@ -10,6 +10,7 @@ mod host_support;
 #[path = "sim_support/mod.rs"]
 mod sim_support;
 
+use nexus_host::groups::{ActionApi, InfoApi, MissionApi, ParamApi, TelemetryApi};
 use std::time::{Duration, Instant};
 
 use nexus_core::offboard::{GiveUpReason, OffboardConfig, OffboardEvent, Request};
@@ -119,13 +120,12 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     eventually("MAVSDK's heartbeat", t, &op, || op.connected());
 
     // Parameters: an INT32 sent bytewise and a REAL32; both read back.
-    op.set_param("COM_RC_IN_MODE", ParamValue::int(2), None)
-        .unwrap();
+    op.set_param("COM_RC_IN_MODE", ParamValue::int(2)).unwrap();
     let e = sc.wait_event("param_int", t);
     assert_eq!(e["name"], "COM_RC_IN_MODE");
     assert_eq!(e["value"], 2, "MAVSDK read the int's bits, not 2.0's");
     assert_eq!(op.param_get("COM_RC_IN_MODE", t).unwrap().as_int(), Some(2));
-    op.set_param("MIS_TAKEOFF_ALT", ParamValue::real(3.5), None)
+    op.set_param("MIS_TAKEOFF_ALT", ParamValue::real(3.5))
         .unwrap();
     let e = sc.wait_event("param_float", t);
     assert_eq!(e["name"], "MIS_TAKEOFF_ALT");

@@ -4,6 +4,7 @@
 
 mod host_support;
 
+use nexus_host::groups::{ActionApi, TelemetryApi};
 use std::collections::BTreeSet;
 use std::fs;
 use std::thread;

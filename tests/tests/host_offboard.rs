@@ -8,6 +8,7 @@ use host_support::*;
 use nexus_core::engine::{Condition, Op, Place, Reason, Wait};
 use nexus_core::offboard::Yaw;
 use nexus_core::Mode;
+use nexus_host::groups::{ActionApi, OffboardApi, TelemetryApi};
 use nexus_host::session::Session;
 
 fn met(what: &str, r: &nexus_core::engine::WaitResult) {

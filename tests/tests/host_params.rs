@@ -15,13 +15,11 @@ use nexus_host::pump::{ParamError, ParamValue};
 fn set_param_is_confirmed_or_refused_as_px4_answers() {
     let (_sim, op) = connect(realtime(143));
     let t = Duration::from_secs(10);
-    let w = Some(t);
 
     // INT32: confirmed with the value PX4 stored, and read back the same.
     let v = op
-        .set_param("COM_OBL_RC_ACT", ParamValue::int(3), w)
-        .unwrap()
-        .expect("waited: PX4's echo");
+        .set_param_wait("COM_OBL_RC_ACT", ParamValue::int(3), t)
+        .unwrap();
     assert_eq!(v.param_type, MavParamType::MAV_PARAM_TYPE_INT32);
     assert_eq!(v.as_int(), Some(3));
     assert!(v.count > 1, "the echo's param_count: {v:?}");
@@ -29,9 +27,8 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // REAL32.
     let v = op
-        .set_param("MPC_XY_CRUISE", ParamValue::real(7.25), w)
-        .unwrap()
-        .expect("waited: PX4's echo");
+        .set_param_wait("MPC_XY_CRUISE", ParamValue::real(7.25), t)
+        .unwrap();
     assert_eq!(v.as_real(), Some(7.25));
     assert_eq!(
         op.param_get("MPC_XY_CRUISE", t).unwrap().as_real(),
@@ -41,18 +38,17 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
     // Back to back, each set confirmed with its own value (never an earlier set's echo).
     for x in 0..10 {
         let v = op
-            .set_param("COM_OBL_RC_ACT", ParamValue::int(x), w)
-            .unwrap()
-            .expect("waited: PX4's echo");
+            .set_param_wait("COM_OBL_RC_ACT", ParamValue::int(x), t)
+            .unwrap();
         assert_eq!(v.as_int(), Some(x));
     }
 
     // An unknown name: PX4's DOES_NOT_EXIST at once, not at the timeout.
     let t0 = Instant::now();
-    match op.set_param(
+    match op.set_param_wait(
         "NO_SUCH_PARAM",
         ParamValue::real(1.0),
-        Some(Duration::from_secs(5)),
+        Duration::from_secs(5),
     ) {
         Err(OffboardClientError::Param(ParamError::Refused { name, error })) => {
             assert_eq!(name, "NO_SUCH_PARAM");
@@ -64,11 +60,7 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // The wrong type (MPC_XY_CRUISE is REAL32): TYPE_MISMATCH at once, the value unchanged.
     let t0 = Instant::now();
-    match op.set_param(
-        "MPC_XY_CRUISE",
-        ParamValue::int(5),
-        Some(Duration::from_secs(5)),
-    ) {
+    match op.set_param_wait("MPC_XY_CRUISE", ParamValue::int(5), Duration::from_secs(5)) {
         Err(OffboardClientError::Param(ParamError::Refused { error, .. })) => {
             assert_eq!(error, "MAV_PARAM_ERROR_TYPE_MISMATCH");
         }
@@ -82,11 +74,11 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // What cannot be a PARAM_SET is refused before anything is sent.
     assert!(matches!(
-        op.set_param("A_NAME_LONGER_THAN_16", ParamValue::int(1), w),
+        op.set_param_wait("A_NAME_LONGER_THAN_16", ParamValue::int(1), t),
         Err(OffboardClientError::Param(ParamError::BadName(_)))
     ));
     assert!(matches!(
-        op.set_param("MPC_XY_CRUISE", ParamValue::real(f32::NAN), w),
+        op.set_param_wait("MPC_XY_CRUISE", ParamValue::real(f32::NAN), t),
         Err(OffboardClientError::Param(ParamError::NotSent { .. }))
     ));
 }

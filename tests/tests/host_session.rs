@@ -5,6 +5,7 @@
 
 mod host_support;
 
+use nexus_host::groups::ActionApi;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};

@@ -20,6 +20,7 @@
 //! The wall-clock drivers run on loopback sockets bound to port 0 (no instance numbers); their
 //! checks wait for an outcome with a generous cap and never assert how long anything took.
 
+use nexus_host::groups::ActionApi;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::time::Duration;

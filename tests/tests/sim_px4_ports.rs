@@ -9,6 +9,7 @@
 //! clients' 14540+N keep their shape, base + N), so it passes while a real SITL or QGC holds
 //! 14540–14560 and 14550.
 
+use nexus_host::groups::{ActionApi, InfoApi, TelemetryApi};
 use nexus_host::offboard_client::{OffboardClient, OffboardOptions};
 use nexus_host::sim::{SimConfig, SimHandle};
 use nexus_host::transport::PeerRule;
@@ -84,7 +85,7 @@ fn fly(n: u8, client_base: u16, vehicle_port: u16) -> Result<(), String> {
     // Take-off to 3 m is ~6 s sim after the arm checks: under 10 s wall at ×10, with margin.
     wait("take-off to 3 m", 60, &|| op.at_target() && op.is_armed())?;
     op.land().map_err(|e| e.to_string())?;
-    wait("landing", 60, &|| op.landed())?;
+    wait("landing", 60, &|| op.landed() == Some(true))?;
     Ok(())
 }
 

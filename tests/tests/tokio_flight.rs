@@ -8,6 +8,7 @@
 
 mod host_support;
 
+use nexus_host::groups::{ActionApi, InfoApi, MissionApi, TelemetryApi};
 use std::time::Duration;
 
 use host_support::*;
@@ -76,7 +77,7 @@ async fn takeoff_at_target_land() {
 async fn box_mission_with_a_guard() {
     let (_sim, op) = connect(169).await;
     let plan = read_plan_file(plan("MC_mission_box.plan")).unwrap();
-    op.upload_mission(&plan.items).unwrap();
+    op.upload_mission(&*plan).unwrap();
     op.until(|c| c.offboard().mission_uploaded(), Duration::from_secs(60))
         .await
         .unwrap_or_else(|_| panic!("upload: {}", log(&op)));

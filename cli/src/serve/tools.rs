@@ -8,6 +8,7 @@
 //! call runs on a blocking thread (a wait may take its whole `wait_cap_s`; other calls go on
 //! meanwhile) and answers JSON text, or a tool error with the same words as the command line.
 
+use nexus_host::groups::{ActionApi, GeofenceApi, MissionApi, ParamApi};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -1546,7 +1547,7 @@ impl NexusServer {
             } else {
                 ParamValue::real(v as f32)
             };
-            s.client().set_param(&name, value, None).map(|_| ())
+            s.client().set_param(&name, value)
         })
         .await
     }

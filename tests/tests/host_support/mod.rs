@@ -9,6 +9,7 @@
 
 #![allow(dead_code)]
 
+use nexus_host::groups::InfoApi;
 use std::path::PathBuf;
 use std::time::Duration;
 
