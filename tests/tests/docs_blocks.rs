@@ -17,7 +17,8 @@
 //!   example output compared with a real run's, a report's field list with a real report, a
 //!   tree with the files). A new text block fails until it gets a check.
 //!
-//! The flights use SITL instances 180–184 (the doctests 180, 182, 184; this file 181 and 183).
+//! The flights use SITL instances 180–184 (the doctests 180, 182, 183, 184; this file 181 and 183,
+//! at another time: cargo runs doctests after the test binaries).
 
 mod cli_support;
 
