@@ -16,6 +16,93 @@ pub const PARAM_NAME_LEN: usize = 16;
 /// A PX4 parameter name.
 pub type ParamName = String<PARAM_NAME_LEN>;
 
+/// A parameter's value in its MAVLink type: what a PARAM_SET carries and a PARAM_VALUE
+/// reports. PX4 sends integers bytewise: an INT32's bits ride in the message's float field
+/// (1 goes out as 0x00000001, not as 1.0), so the type decides how the field is read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ParamValue {
+    /// A REAL32 parameter, in the parameter's own unit.
+    Real(f32),
+    /// An INT32 parameter (PX4's integer parameters are all INT32).
+    Int(i32),
+}
+
+impl ParamValue {
+    /// The 32 bits of the message's float field: the f32's bits, or the i32's own.
+    pub fn wire_bits(self) -> u32 {
+        match self {
+            ParamValue::Real(v) => v.to_bits(),
+            ParamValue::Int(i) => i as u32,
+        }
+    }
+
+    /// The message's float field as it travels ([`ParamValue::wire_bits`] as an f32).
+    pub fn wire_f32(self) -> f32 {
+        f32::from_bits(self.wire_bits())
+    }
+
+    /// Read a float field's `bits`: an integer when `int` (any MAV_PARAM_TYPE INT8..UINT32;
+    /// PX4 uses INT32), else a REAL32.
+    pub fn from_wire(bits: u32, int: bool) -> Self {
+        if int {
+            ParamValue::Int(bits as i32)
+        } else {
+            ParamValue::Real(f32::from_bits(bits))
+        }
+    }
+
+    /// Whether it is an integer parameter.
+    pub fn is_int(self) -> bool {
+        matches!(self, ParamValue::Int(_))
+    }
+
+    /// The integer, `None` for a REAL32.
+    pub fn as_int(self) -> Option<i32> {
+        match self {
+            ParamValue::Int(i) => Some(i),
+            ParamValue::Real(_) => None,
+        }
+    }
+
+    /// The float, `None` for an INT32.
+    pub fn as_real(self) -> Option<f32> {
+        match self {
+            ParamValue::Real(v) => Some(v),
+            ParamValue::Int(_) => None,
+        }
+    }
+
+    /// The value as a number (an INT32 converted numerically, not bitwise).
+    pub fn as_f32(self) -> f32 {
+        match self {
+            ParamValue::Real(v) => v,
+            ParamValue::Int(i) => i as f32,
+        }
+    }
+}
+
+impl From<f32> for ParamValue {
+    fn from(v: f32) -> Self {
+        ParamValue::Real(v)
+    }
+}
+
+impl From<i32> for ParamValue {
+    fn from(v: i32) -> Self {
+        ParamValue::Int(v)
+    }
+}
+
+impl core::fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ParamValue::Real(v) => write!(f, "{v}"),
+            ParamValue::Int(i) => write!(f, "{i}"),
+        }
+    }
+}
+
 /// One thing to do.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

@@ -108,6 +108,7 @@ pub use vehicle::{VehicleKind, VtolState};
 
 /// What a driver of the core imports: `use nexus_core::prelude::*;`.
 pub mod prelude {
+    pub use crate::action::ParamValue;
     pub use crate::client::{Client, ClientConfig, ClientError, Event};
     pub use crate::engine::{Condition, Op, Reason, Wait, WaitResult};
     pub use crate::mission::{MissionAck, MissionItem};

@@ -162,7 +162,8 @@ fn a_full_outbox_is_an_error_not_a_loss() {
     assert_eq!(rig.ob.disarm(), Err(OffboardError::OutboxFull));
     #[cfg(not(feature = "confirmed-params"))]
     assert_eq!(
-        rig.ob.param_set_int("SYS_AUTOSTART", 99),
+        rig.ob
+            .set_param("SYS_AUTOSTART", nexus_core::action::ParamValue::Int(99)),
         Err(OffboardError::OutboxFull)
     );
     rig.pump();

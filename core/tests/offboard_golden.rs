@@ -4,6 +4,7 @@
 
 mod offboard_rig;
 
+use nexus_core::action::ParamValue;
 use nexus_core::frame::{Encoder, MAX_FRAME_LEN};
 use nexus_core::mav;
 use nexus_core::mission::MissionItem;
@@ -338,7 +339,8 @@ fn hand_laid_mission_items_equal_mavlink_encoding() {
 fn param_sets_through_the_machine() {
     let v = vector("param_set_real32");
     let mut m = Machine::new(255, 190);
-    m.ob.param_set("MPC_XY_CRUISE", 7.5).unwrap();
+    m.ob.set_param("MPC_XY_CRUISE", ParamValue::Real(7.5))
+        .unwrap();
     assert_eq!(m.next_as(&v), expected(&v));
     assert_eq!(
         encode(
@@ -365,7 +367,7 @@ fn param_sets_through_the_machine() {
         )
         .unwrap();
         let value = bits as i32;
-        m.ob.param_set_int(id, value).unwrap();
+        m.ob.set_param(id, ParamValue::Int(value)).unwrap();
         assert_eq!(m.next_as(&v), expected(&v), "{name}");
         assert_eq!(
             encode(&v, &wire::param_set_int(PX4, id, value).unwrap()),
@@ -378,7 +380,8 @@ fn param_sets_through_the_machine() {
 #[test]
 fn param_set_int_one_is_bits_one_on_the_wire() {
     let mut m = Machine::new(255, 240);
-    m.ob.param_set_int("COM_RC_IN_MODE", 1).unwrap();
+    m.ob.set_param("COM_RC_IN_MODE", ParamValue::Int(1))
+        .unwrap();
     let frame = m.next().unwrap();
     match offboard_rig::decode(&frame) {
         mav::MavMessage::PARAM_SET(p) => {
@@ -434,11 +437,11 @@ fn builders_refuse_bad_input_without_panicking() {
     .is_err());
     let mut m = Machine::new(255, 240);
     assert_eq!(
-        m.ob.param_set("ABCDEFGHIJKLMNOPQ", 1.0),
+        m.ob.set_param("ABCDEFGHIJKLMNOPQ", ParamValue::Real(1.0)),
         Err(nexus_core::offboard::OffboardError::BadParamName)
     );
     assert_eq!(
-        m.ob.param_set("X", f32::NAN),
+        m.ob.set_param("X", ParamValue::Real(f32::NAN)),
         Err(nexus_core::offboard::OffboardError::InvalidArgument(
             "parameter value must be finite"
         ))

@@ -6,6 +6,7 @@
 
 mod offboard_rig;
 
+use nexus_core::action::ParamValue;
 use nexus_core::mav;
 use nexus_core::offboard::{
     OffboardError, OffboardEvent, ParamSetEnd, ParamSetOutcome, PARAM_SETS_LEN,
@@ -40,7 +41,9 @@ fn outcomes(rig: &Rig) -> Vec<(u64, ParamSetOutcome)> {
 fn the_echo_confirms_once_sent_and_is_a_round_trip_sample() {
     let mut rig = Rig::new();
     rig.boot();
-    rig.ob.param_set_int("COM_RC_IN_MODE", 4).unwrap();
+    rig.ob
+        .set_param("COM_RC_IN_MODE", ParamValue::Int(4))
+        .unwrap();
     assert!(rig.ob.param_set_pending("COM_RC_IN_MODE"));
     assert!(rig.run_until(10_000, |r| r.ob.param_sets_pending() == 0));
     let sets = param_sets(&rig);
@@ -63,7 +66,9 @@ fn a_lost_set_is_resent_on_the_retry_timer() {
     rig.boot();
     rig.px4.lose_param_sets = 2;
     let timer_ms = rig.ob.retry_timers_ms().0;
-    rig.ob.param_set("MPC_XY_VEL_MAX", 7.5).unwrap();
+    rig.ob
+        .set_param("MPC_XY_VEL_MAX", ParamValue::Real(7.5))
+        .unwrap();
     assert!(rig.run_until(30_000, |r| r.ob.param_sets_pending() == 0));
     let sets = param_sets(&rig);
     assert_eq!(sets.len(), 3, "two lost, the third answered: {sets:?}");
@@ -94,7 +99,7 @@ fn a_set_never_answered_is_given_up_after_the_resend_limit() {
     let mut rig = Rig::new();
     rig.boot();
     rig.px4.lose_param_sets = u8::MAX;
-    rig.ob.param_set_int("NAV_DLL_ACT", 2).unwrap();
+    rig.ob.set_param("NAV_DLL_ACT", ParamValue::Int(2)).unwrap();
     assert!(rig.run_until(600_000, |r| r.ob.param_sets_pending() == 0));
     let sends = param_sets(&rig).len();
     assert_eq!(sends, rig.ob.config().max_sends as usize);
@@ -117,8 +122,10 @@ fn param_error_fails_the_set_at_once_with_px4s_code() {
             mav::MavParamError::MAV_PARAM_ERROR_TYPE_MISMATCH,
         ),
     ];
-    rig.ob.param_set_int("COM_FOO", 3).unwrap();
-    rig.ob.param_set_int("MPC_XY_CRUISE", 5).unwrap();
+    rig.ob.set_param("COM_FOO", ParamValue::Int(3)).unwrap();
+    rig.ob
+        .set_param("MPC_XY_CRUISE", ParamValue::Int(5))
+        .unwrap();
     let t0 = rig.sim_ms();
     assert!(rig.run_until(10_000, |r| r.ob.param_sets_pending() == 0));
     assert_eq!(param_sets(&rig).len(), 2, "each sent once, never resent");
@@ -144,7 +151,9 @@ fn an_echo_of_another_value_is_no_confirmation() {
     let mut rig = Rig::new();
     rig.boot();
     rig.px4.param_echo_bits = Some(1.0f32.to_bits());
-    rig.ob.param_set("MPC_Z_VEL_MAX_UP", 3.0).unwrap();
+    rig.ob
+        .set_param("MPC_Z_VEL_MAX_UP", ParamValue::Real(3.0))
+        .unwrap();
     rig.run_ms(rig.ob.retry_timers_ms().0 + 100);
     assert!(rig.ob.param_set_pending("MPC_Z_VEL_MAX_UP"));
     assert!(outcomes(&rig).is_empty());
@@ -167,12 +176,14 @@ fn running_out_of_outstanding_sets_is_an_error_the_caller_sees() {
     let mut rig = Rig::new();
     // Not connected: nothing goes out, so every set stays outstanding.
     for i in 0..PARAM_SETS_LEN {
-        rig.ob.param_set_int(&format!("P{i}"), i as i32).unwrap();
+        rig.ob
+            .set_param(&format!("P{i}"), ParamValue::Int(i as i32))
+            .unwrap();
     }
     // A set of a name already outstanding replaces its value and takes no room.
-    rig.ob.param_set_int("P0", 9).unwrap();
+    rig.ob.set_param("P0", ParamValue::Int(9)).unwrap();
     assert_eq!(
-        rig.ob.param_set_int("ONE_MORE", 1),
+        rig.ob.set_param("ONE_MORE", ParamValue::Int(1)),
         Err(OffboardError::ParamSetsFull)
     );
     rig.boot();

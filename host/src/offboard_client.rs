@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use nexus_core::action::ParamValue;
 use nexus_core::client::ClientConfig;
 pub use nexus_core::ground_truth::GroundTruth;
 use nexus_core::mission::MissionItem;
@@ -48,8 +49,7 @@ use crate::groups::Facade;
 use crate::groups::ParamApi;
 use crate::launcher::OFFBOARD_CLIENT_PORT_BASE;
 use crate::pump::{
-    HostClient, HostPlan, LinkConfig, LinkEvent, LinkHandle, LinkStatus, ParamValue, Pump,
-    Supervision,
+    HostClient, HostPlan, LinkConfig, LinkEvent, LinkHandle, LinkStatus, Param, Pump, Supervision,
 };
 use crate::run::Run;
 use crate::sync::lock;
@@ -402,18 +402,14 @@ impl OffboardClient {
         name: &str,
         value: ParamValue,
         timeout: Duration,
-    ) -> Result<ParamValue, OffboardClientError> {
+    ) -> Result<Param, OffboardClientError> {
         Ok(self.link()?.set_param(name, value, timeout)?)
     }
 
     /// Read a parameter (PARAM_REQUEST_READ → PARAM_VALUE), blocking until it comes or
     /// `timeout` (wall) passes ([`crate::pump::ParamError::Timeout`]); at once
     /// [`crate::pump::ParamError::Refused`] when the vehicle answers PARAM_ERROR.
-    pub fn param_get(
-        &self,
-        name: &str,
-        timeout: Duration,
-    ) -> Result<ParamValue, OffboardClientError> {
+    pub fn param_get(&self, name: &str, timeout: Duration) -> Result<Param, OffboardClientError> {
         Ok(self.link()?.read_param(name, timeout)?)
     }
 

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use nexus_core::action::ParamValue;
 use nexus_core::mission::MissionItem;
 use nexus_core::rc::RcSticks;
 use nexus_core::telemetry::LandedState;
 use nexus_host::offboard_client::{parse_mode, MissionSource, OffboardClient as HostClient};
-use nexus_host::pump::ParamValue;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -313,7 +313,7 @@ impl OffboardClient {
     ///     value: New value, sent as a float.
     fn param_set(&self, name: &str, value: f32) -> PyResult<()> {
         self.inner
-            .set_param(name, ParamValue::real(value))
+            .set_param(name, ParamValue::Real(value))
             .map(|_| ())
             .map_err(client_error)
     }
@@ -329,7 +329,7 @@ impl OffboardClient {
     ///     value: New value, sent as the INT32 bit pattern of the float field.
     fn param_set_int(&self, name: &str, value: i32) -> PyResult<()> {
         self.inner
-            .set_param(name, ParamValue::int(value))
+            .set_param(name, ParamValue::Int(value))
             .map(|_| ())
             .map_err(client_error)
     }
@@ -351,7 +351,7 @@ impl OffboardClient {
         }
         let c = Arc::clone(&self.inner);
         let got = py.allow_threads(|| c.param_get(name, Duration::from_secs_f64(timeout)));
-        let v: ParamValue = got.map_err(|e| {
+        let v: nexus_host::pump::Param = got.map_err(|e| {
             let msg = e.to_string();
             match e {
                 nexus_host::error::OffboardClientError::Param(
@@ -365,13 +365,9 @@ impl OffboardClient {
                 other => client_error(other),
             }
         })?;
-        Ok(if v.is_int() {
-            (v.bits as i32).into_pyobject(py)?.into_any().unbind()
-        } else {
-            f64::from(f32::from_bits(v.bits))
-                .into_pyobject(py)?
-                .into_any()
-                .unbind()
+        Ok(match v.value {
+            ParamValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+            ParamValue::Real(f) => f64::from(f).into_pyobject(py)?.into_any().unbind(),
         })
     }
 

@@ -29,32 +29,8 @@ impl ParamKind {
     }
 }
 
-/// A parameter value in its own type.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ParamValue {
-    /// REAL32 value.
-    Real(f32),
-    /// INT32 value.
-    Int(i32),
-}
-
-impl ParamValue {
-    /// The float field as it travels in PARAM_VALUE (INT32: the int's bits).
-    pub fn wire(self) -> f32 {
-        match self {
-            ParamValue::Real(v) => v,
-            ParamValue::Int(i) => f32::from_bits(i as u32),
-        }
-    }
-
-    /// Numeric value as f32 (INT32 converted numerically).
-    pub fn as_f32(self) -> f32 {
-        match self {
-            ParamValue::Real(v) => v,
-            ParamValue::Int(i) => i as f32,
-        }
-    }
-}
+/// A parameter value in its own type (the core's, as PARAM_SET and PARAM_VALUE carry it).
+pub use nexus_core::action::ParamValue;
 
 macro_rules! modelled {
     ($( $id:ident ),* $(,)?) => {
@@ -418,7 +394,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(p.i(P::COM_RC_IN_MODE), 2);
-        assert_eq!(p.entry(idx).unwrap().2.wire().to_bits(), 2);
+        assert_eq!(p.entry(idx).unwrap().2.wire_bits(), 2);
         // A float-typed set of an INT32 is ignored, as PX4 does.
         assert_eq!(
             p.set_from_wire("COM_RC_IN_MODE", 1.0, MavParamType::MAV_PARAM_TYPE_REAL32),

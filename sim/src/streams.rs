@@ -885,7 +885,7 @@ impl Vehicle {
         if let Some((name, kind, value)) = self.params.entry(index) {
             let mut id = [0u8; 16];
             id[..name.len()].copy_from_slice(name.as_bytes());
-            let wire = value.wire();
+            let wire = value.wire_f32();
             self.io.out.push(&mav::PARAM_VALUE_DATA {
                 param_value: wire,
                 param_count: count,

@@ -13,8 +13,9 @@ use nexus_core::mav::MavParamType;
 use nexus_core::telemetry::LandedState;
 use nexus_core::Mode;
 use nexus_host::error::{ConnectError, OffboardClientError, RunError};
+use nexus_host::nexus_core::action::ParamValue;
 use nexus_host::offboard_client::OffboardClient;
-use nexus_host::pump::{LinkEvent, ParamError, ParamValue};
+use nexus_host::pump::{LinkEvent, ParamError};
 use nexus_host::run::{Run, RunOptions};
 use nexus_host::sim::Fault;
 
@@ -128,11 +129,11 @@ fn parameters_round_trip() {
     let (_sim, op) = connect(realtime(103));
     let t = Duration::from_secs(10);
     // INT32: the int's bits ride in the float field; read back bytewise.
-    op.set_param("COM_OBL_RC_ACT", ParamValue::int(3)).unwrap();
+    op.set_param("COM_OBL_RC_ACT", ParamValue::Int(3)).unwrap();
     let v = op.param_get("COM_OBL_RC_ACT", t).unwrap();
     assert_eq!(v.param_type, MavParamType::MAV_PARAM_TYPE_INT32);
     assert_eq!(v.as_int(), Some(3));
-    op.set_param("COM_OBL_RC_ACT", ParamValue::int(-1)).unwrap();
+    op.set_param("COM_OBL_RC_ACT", ParamValue::Int(-1)).unwrap();
     assert_eq!(
         op.param_get("COM_OBL_RC_ACT", t).unwrap().as_int(),
         Some(-1)
@@ -140,12 +141,12 @@ fn parameters_round_trip() {
     // Back to back: each read gets the value its own set left, never an earlier set's echo
     // or an earlier read's late answer (the protocol has no request ids).
     for v in 0..20 {
-        op.set_param("COM_OBL_RC_ACT", ParamValue::int(v)).unwrap();
+        op.set_param("COM_OBL_RC_ACT", ParamValue::Int(v)).unwrap();
         let got = op.param_get("COM_OBL_RC_ACT", t).unwrap().as_int();
         assert_eq!(got, Some(v));
     }
     // REAL32.
-    op.set_param("MPC_XY_CRUISE", ParamValue::real(7.25))
+    op.set_param("MPC_XY_CRUISE", ParamValue::Real(7.25))
         .unwrap();
     let v = op.param_get("MPC_XY_CRUISE", t).unwrap();
     assert_eq!(v.as_real(), Some(7.25));
@@ -161,7 +162,7 @@ fn parameters_round_trip() {
     }
     assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     // A set of an unknown name, read back: the same error at once.
-    op.set_param("NO_SUCH_PARAM2", ParamValue::real(1.0))
+    op.set_param("NO_SUCH_PARAM2", ParamValue::Real(1.0))
         .unwrap();
     let t0 = Instant::now();
     assert!(matches!(
@@ -171,7 +172,7 @@ fn parameters_round_trip() {
     assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     // Names that cannot be parameter ids are refused before anything is sent.
     assert!(matches!(
-        op.set_param("", ParamValue::real(1.0)),
+        op.set_param("", ParamValue::Real(1.0)),
         Err(OffboardClientError::Verb(_))
     ));
     assert!(matches!(

@@ -19,8 +19,8 @@ use nexus_core::Mode;
 use nexus_host::groups::{
     ActionApi, GeofenceApi, InfoApi, MissionApi, OffboardApi, ParamApi, TelemetryApi,
 };
+use nexus_host::nexus_core::action::ParamValue;
 use nexus_host::offboard_client::OffboardClient;
-use nexus_host::pump::ParamValue;
 use nexus_host::run::Run;
 use nexus_host::session::Session;
 
@@ -206,7 +206,7 @@ fn fenced_hover(gf_action: Option<i32>) -> Session {
     let s = session(lockstep(252));
     let op = s.client();
     if let Some(a) = gf_action {
-        op.set_param("GF_ACTION", ParamValue::int(a)).unwrap();
+        op.set_param("GF_ACTION", ParamValue::Int(a)).unwrap();
     }
     op.upload_geo(GeoKind::Fence, &square_at_home(25.0))
         .unwrap();

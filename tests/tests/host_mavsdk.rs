@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 use nexus_core::offboard::{GiveUpReason, OffboardConfig, OffboardEvent, Request};
 use nexus_core::Mode;
 use nexus_host::error::OffboardClientError;
+use nexus_host::nexus_core::action::ParamValue;
 use nexus_host::offboard_client::{read_plan_file, OffboardClient, OffboardOptions};
-use nexus_host::pump::{LinkEvent, ParamError, ParamValue, Pump};
+use nexus_host::pump::{LinkEvent, ParamError, Pump};
 use serde_json::json;
 use sim_support::Scenario;
 
@@ -120,12 +121,12 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     eventually("MAVSDK's heartbeat", t, &op, || op.connected());
 
     // Parameters: an INT32 sent bytewise and a REAL32; both read back.
-    op.set_param("COM_RC_IN_MODE", ParamValue::int(2)).unwrap();
+    op.set_param("COM_RC_IN_MODE", ParamValue::Int(2)).unwrap();
     let e = sc.wait_event("param_int", t);
     assert_eq!(e["name"], "COM_RC_IN_MODE");
     assert_eq!(e["value"], 2, "MAVSDK read the int's bits, not 2.0's");
     assert_eq!(op.param_get("COM_RC_IN_MODE", t).unwrap().as_int(), Some(2));
-    op.set_param("MIS_TAKEOFF_ALT", ParamValue::real(3.5))
+    op.set_param("MIS_TAKEOFF_ALT", ParamValue::Real(3.5))
         .unwrap();
     let e = sc.wait_event("param_float", t);
     assert_eq!(e["name"], "MIS_TAKEOFF_ALT");

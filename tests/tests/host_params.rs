@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use host_support::*;
 use nexus_core::mav::MavParamType;
 use nexus_host::error::OffboardClientError;
-use nexus_host::pump::{ParamError, ParamValue};
+use nexus_host::nexus_core::action::ParamValue;
+use nexus_host::pump::ParamError;
 
 #[test]
 fn set_param_is_confirmed_or_refused_as_px4_answers() {
@@ -18,7 +19,7 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // INT32: confirmed with the value PX4 stored, and read back the same.
     let v = op
-        .set_param_wait("COM_OBL_RC_ACT", ParamValue::int(3), t)
+        .set_param_wait("COM_OBL_RC_ACT", ParamValue::Int(3), t)
         .unwrap();
     assert_eq!(v.param_type, MavParamType::MAV_PARAM_TYPE_INT32);
     assert_eq!(v.as_int(), Some(3));
@@ -27,7 +28,7 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // REAL32.
     let v = op
-        .set_param_wait("MPC_XY_CRUISE", ParamValue::real(7.25), t)
+        .set_param_wait("MPC_XY_CRUISE", ParamValue::Real(7.25), t)
         .unwrap();
     assert_eq!(v.as_real(), Some(7.25));
     assert_eq!(
@@ -38,7 +39,7 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
     // Back to back, each set confirmed with its own value (never an earlier set's echo).
     for x in 0..10 {
         let v = op
-            .set_param_wait("COM_OBL_RC_ACT", ParamValue::int(x), t)
+            .set_param_wait("COM_OBL_RC_ACT", ParamValue::Int(x), t)
             .unwrap();
         assert_eq!(v.as_int(), Some(x));
     }
@@ -47,7 +48,7 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
     let t0 = Instant::now();
     match op.set_param_wait(
         "NO_SUCH_PARAM",
-        ParamValue::real(1.0),
+        ParamValue::Real(1.0),
         Duration::from_secs(5),
     ) {
         Err(OffboardClientError::Param(ParamError::Refused { name, error })) => {
@@ -60,7 +61,7 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // The wrong type (MPC_XY_CRUISE is REAL32): TYPE_MISMATCH at once, the value unchanged.
     let t0 = Instant::now();
-    match op.set_param_wait("MPC_XY_CRUISE", ParamValue::int(5), Duration::from_secs(5)) {
+    match op.set_param_wait("MPC_XY_CRUISE", ParamValue::Int(5), Duration::from_secs(5)) {
         Err(OffboardClientError::Param(ParamError::Refused { error, .. })) => {
             assert_eq!(error, "MAV_PARAM_ERROR_TYPE_MISMATCH");
         }
@@ -74,11 +75,11 @@ fn set_param_is_confirmed_or_refused_as_px4_answers() {
 
     // What cannot be a PARAM_SET is refused before anything is sent.
     assert!(matches!(
-        op.set_param_wait("A_NAME_LONGER_THAN_16", ParamValue::int(1), t),
+        op.set_param_wait("A_NAME_LONGER_THAN_16", ParamValue::Int(1), t),
         Err(OffboardClientError::Param(ParamError::BadName(_)))
     ));
     assert!(matches!(
-        op.set_param_wait("MPC_XY_CRUISE", ParamValue::real(f32::NAN), t),
+        op.set_param_wait("MPC_XY_CRUISE", ParamValue::Real(f32::NAN), t),
         Err(OffboardClientError::Param(ParamError::NotSent { .. }))
     ));
 }

@@ -16,12 +16,13 @@ use std::time::Duration;
 
 use crate::limits;
 use nexus_core::action::Action;
+use nexus_core::action::ParamValue;
 use nexus_core::engine::{SnapshotAt, Wait, WaitResult};
 use nexus_core::mode::Mode;
 use nexus_core::offboard::GeoKind;
 use nexus_core::plan::{ALT_MAX_M, ALT_MIN_M};
 use nexus_core::telemetry::{Snapshot, Text};
-use nexus_host::pump::{ParamValue, ProgramReport};
+use nexus_host::pump::ProgramReport;
 use nexus_host::run::{RunClock, RunOptions};
 use nexus_host::session::{Session, Sessions};
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
@@ -1543,9 +1544,9 @@ impl NexusServer {
         let name = a.name.clone();
         self.verb(a.session, "param_set", action, move |s| {
             let value = if int {
-                ParamValue::int(v as i32)
+                ParamValue::Int(v as i32)
             } else {
-                ParamValue::real(v as f32)
+                ParamValue::Real(v as f32)
             };
             s.client().set_param(&name, value)
         })

@@ -9,6 +9,7 @@
 //! Queries stay on [`Client::offboard`] and [`Client::telemetry`].
 
 use super::Client;
+use crate::action::ParamValue;
 use crate::mission::MissionItem;
 use crate::mode::Mode;
 use crate::offboard::{Anchor, Offboard, OffboardError};
@@ -120,18 +121,13 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         });
     }
 
-    /// Set REAL32 parameter `name` (at most 16 characters) to `value` (the parameter's own
-    /// unit): PARAM_SET, resent until PX4 echoes it with `confirmed-params`, its end an
+    /// Set parameter `name` (at most 16 characters) to `value` (the parameter's own unit, in
+    /// its type: an INT32's bits ride in PARAM_SET's float field, as PX4 reads them):
+    /// PARAM_SET, resent until PX4 echoes it with `confirmed-params`, its end an
     /// [`crate::offboard::OffboardEvent::ParamSet`]. A bad name is
     /// [`OffboardError::BadParamName`], a non-finite value [`OffboardError::InvalidArgument`].
-    pub fn param_set(&mut self, name: &str, value: f32) -> Result<(), OffboardError> {
-        self.verb(|ob, _| ob.param_set(name, value))
-    }
-
-    /// Set INT32 parameter `name` to `value`: its bits ride in PARAM_SET's float field (as PX4
-    /// reads them); confirmed and refused as [`Client::param_set`].
-    pub fn param_set_int(&mut self, name: &str, value: i32) -> Result<(), OffboardError> {
-        self.verb(|ob, _| ob.param_set_int(name, value))
+    pub fn set_param(&mut self, name: &str, value: ParamValue) -> Result<(), OffboardError> {
+        self.verb(|ob, _| ob.set_param(name, value))
     }
 
     /// Take off to `alt_m` (m over home, finite and positive) from `now` (driver time):

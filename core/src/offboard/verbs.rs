@@ -9,7 +9,7 @@ use super::mission::Transfer;
 use super::mission_download::{Clear, Download};
 use super::mission_upload::Upload;
 use super::{Offboard, OffboardError, OneShot, Target};
-use crate::action::{Action, ParamName};
+use crate::action::{Action, ParamName, ParamValue};
 use crate::mission::{validate_mission, MissionItem};
 use crate::mode::Mode;
 use crate::plan::Plan;
@@ -190,21 +190,17 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
         self.sp
     }
 
-    /// Set a REAL32 parameter: PARAM_SET (type 9). With `confirmed-params` (default) it is
-    /// resent until PX4 echoes the value and ends in an `OffboardEvent::ParamSet`
-    /// (confirmed, refused with PX4's MAV_PARAM_ERROR, or given up); without it, one send,
-    /// not verified.
-    pub fn param_set(&mut self, name: &str, value: f32) -> Result<(), OffboardError> {
+    /// Set parameter `name` to `value`: PARAM_SET of its type (REAL32, 9; INT32, 6, the int's
+    /// bits in the float field: 1 goes out as 0x00000001, not as 1.0). With
+    /// `confirmed-params` (default) it is resent until PX4 echoes the value and ends in an
+    /// `OffboardEvent::ParamSet` (confirmed, refused with PX4's MAV_PARAM_ERROR, or given
+    /// up); without it, one send, not verified. A non-finite REAL32 is refused.
+    pub fn set_param(&mut self, name: &str, value: ParamValue) -> Result<(), OffboardError> {
         let name = param_name(name)?;
-        let value = finite(value, "parameter value must be finite")?;
-        self.set_param_bits(name, value.to_bits(), false)
-    }
-
-    /// Set an INT32 parameter: PARAM_SET (type 6) with the int's bits in the float field
-    /// (1 goes out as 0x00000001, not as 1.0); confirmed as [`Offboard::param_set`].
-    pub fn param_set_int(&mut self, name: &str, value: i32) -> Result<(), OffboardError> {
-        let name = param_name(name)?;
-        self.set_param_bits(name, value as u32, true)
+        if let ParamValue::Real(v) = value {
+            finite(v, "parameter value must be finite")?;
+        }
+        self.set_param_bits(name, value.wire_bits(), value.is_int())
     }
 
     #[cfg(feature = "confirmed-params")]
@@ -242,7 +238,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
             ));
         }
         check_action(tel, &Action::Takeoff { alt_m })?;
-        self.param_set(TAKEOFF_ALT_PARAM, alt_m)?;
+        self.set_param(TAKEOFF_ALT_PARAM, ParamValue::Real(alt_m))?;
         self.req.restart = None;
         #[cfg(feature = "setpoints")]
         self.stop_setpoints();
@@ -538,8 +534,8 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 self.stop_rc();
                 Ok(())
             }
-            Action::ParamReal { name, value } => self.param_set(name, *value),
-            Action::ParamInt { name, value } => self.param_set_int(name, *value),
+            Action::ParamReal { name, value } => self.set_param(name, ParamValue::Real(*value)),
+            Action::ParamInt { name, value } => self.set_param(name, ParamValue::Int(*value)),
             Action::UploadMission => self.upload_mission(),
             #[cfg(feature = "mission-verify")]
             Action::VerifyMission => {

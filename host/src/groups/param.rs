@@ -2,19 +2,19 @@
 
 use super::Facade;
 use crate::error::OffboardClientError;
-use crate::pump::ParamValue;
+use nexus_core::action::ParamValue;
 
 /// The vehicle's parameters, set through the link's machine. A set that returns PX4's echo,
 /// and a read, wait on the caller's side: `OffboardClient::set_param_wait` and
 /// `OffboardClient::param_get` block the calling thread.
 pub trait ParamApi: Facade {
-    /// Set parameter `name` to `value` ([`ParamValue::int`] goes as INT32, its bits in
-    /// PARAM_SET's float field as PX4 reads them; [`ParamValue::real`] as REAL32, in the
+    /// Set parameter `name` to `value` ([`ParamValue::Int`] goes as INT32, its bits in
+    /// PARAM_SET's float field as PX4 reads them; [`ParamValue::Real`] as REAL32, in the
     /// parameter's own unit). Returns once the machine has it; the machine resends it until
     /// PX4 echoes it, and its end (stored, refused, given up) is an event of the link. A name
     /// longer than 16 bytes is refused here.
     fn set_param(&self, name: &str, value: ParamValue) -> Result<(), OffboardClientError> {
         let name = name.to_owned();
-        self.apply(move |c, _| Ok(value.set_on(c, &name)?))
+        self.apply(move |c, _| Ok(c.set_param(&name, value)?))
     }
 }

@@ -45,7 +45,7 @@ pub use airframe::{Airframe, UnknownAirframe};
 pub use build::{Px4Build, PX4_BUILD_ENV};
 pub use death::{DeathCause, DeathWatch, OUTPUT_TAIL_LINES};
 pub use error::LaunchError;
-pub use options::{LaunchOptions, ParamValue, DEFAULT_KILL_GRACE};
+pub use options::{LaunchOptions, DEFAULT_KILL_GRACE};
 pub use ports::{OffboardPort, PortMap, OFFBOARD_CLIENT_PORT_BASE, OFFBOARD_PX4_PORT_BASE};
 pub use process::{Px4Process, CONSOLE_LOG};
 pub use sweep::{end_all_now, TAG_ENV};

@@ -1,40 +1,11 @@
 //! How to start one PX4 SITL instance: instance number, speed, parameter overrides.
 
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use nexus_core::action::ParamValue;
+
 use super::{Airframe, LaunchError};
-
-/// A PX4 parameter override, passed as `PX4_PARAM_<NAME>=<value>`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ParamValue {
-    /// An INT32 parameter.
-    Int(i32),
-    /// A REAL32 parameter.
-    Real(f32),
-}
-
-impl From<i32> for ParamValue {
-    fn from(v: i32) -> Self {
-        ParamValue::Int(v)
-    }
-}
-
-impl From<f32> for ParamValue {
-    fn from(v: f32) -> Self {
-        ParamValue::Real(v)
-    }
-}
-
-impl fmt::Display for ParamValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ParamValue::Int(v) => write!(f, "{v}"),
-            ParamValue::Real(v) => write!(f, "{v}"),
-        }
-    }
-}
 
 /// Default time between SIGTERM and SIGKILL when closing PX4.
 pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);

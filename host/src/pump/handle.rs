@@ -7,13 +7,15 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use nexus_core::action::ParamValue;
 use nexus_core::client::ClientError;
 use nexus_core::engine::{Reason, Wait, WaitId, WaitResult};
+use nexus_core::mav;
 use nexus_core::telemetry::Snapshot;
 use nexus_core::Instant;
 
 use super::link::{LinkShared, LinkState, ProgramSlot, WaitSlot, WhySlot};
-use super::params::{ParamError, ParamValue};
+use super::params::{Param, ParamError};
 use super::slot::Slot;
 use super::status::{LinkEvent, LinkStatus, ProgramReport};
 use super::{Cmd, HostClient, HostProgram, LinkId, Pump, PumpError};
@@ -294,8 +296,8 @@ impl LinkHandle {
 
     /// Read a parameter: PARAM_REQUEST_READ until PARAM_VALUE answers or `timeout` (wall)
     /// passes ([`ParamError::Timeout`]); a PARAM_ERROR ends it at once ([`ParamError::Refused`]).
-    pub fn read_param(&self, name: &str, timeout: Duration) -> Result<ParamValue, ParamError> {
-        let slot: Arc<Slot<Result<ParamValue, ParamError>>> = Arc::new(Slot::new());
+    pub fn read_param(&self, name: &str, timeout: Duration) -> Result<Param, ParamError> {
+        let slot: Arc<Slot<Result<Param, ParamError>>> = Arc::new(Slot::new());
         let s = Arc::clone(&slot);
         let n = name.to_owned();
         self.call(move |ctx| ctx.state.read_param(ctx.now, n, timeout, s))
@@ -316,14 +318,14 @@ impl LinkHandle {
         name: &str,
         value: ParamValue,
         timeout: Duration,
-    ) -> Result<ParamValue, ParamError> {
+    ) -> Result<Param, ParamError> {
         use nexus_core::offboard::{param_error_name, OffboardError, OffboardEvent, ParamSetEnd};
         let start = std::time::Instant::now();
         let mut seen = self.last_event_seq();
         let mut news = self.pump().news();
         let n = name.to_owned();
         let queued = self
-            .call(move |ctx| value.set_on(&mut ctx.state.client, &n))
+            .call(move |ctx| ctx.state.client.set_param(&n, value))
             .map_err(|_| ParamError::Closed(name.to_owned()))?;
         match queued {
             Ok(()) => {}
@@ -342,13 +344,17 @@ impl LinkHandle {
                     LinkEvent::Offboard(OffboardEvent::ParamSet(p)) if p.name == name => {
                         return match p.end {
                             ParamSetEnd::Confirmed => {
-                                let mut v = if p.int32 {
-                                    ParamValue::int(p.bits as i32)
-                                } else {
-                                    ParamValue::real(f32::from_bits(p.bits))
-                                };
-                                (v.index, v.count) = p.index_count;
-                                Ok(v)
+                                let (index, count) = p.index_count;
+                                Ok(Param {
+                                    value: ParamValue::from_wire(p.bits, p.int32),
+                                    param_type: if p.int32 {
+                                        mav::MavParamType::MAV_PARAM_TYPE_INT32
+                                    } else {
+                                        mav::MavParamType::MAV_PARAM_TYPE_REAL32
+                                    },
+                                    index,
+                                    count,
+                                })
                             }
                             ParamSetEnd::Refused { error } => Err(ParamError::Refused {
                                 name: name.to_owned(),

@@ -57,7 +57,7 @@ use crate::transport::{ConnString, Link, LinkOptions, OpenError, PeerRule};
 pub use handle::{
     LinkCtx, LinkHandle, PendingProgram, PendingWait, SendError, WaitError, WeakLink,
 };
-pub use params::{ParamError, ParamValue, PARAM_RETRY_MS};
+pub use params::{Param, ParamError, PARAM_RETRY_MS};
 pub use status::{
     LinkCounters, LinkEvent, LinkRtt, LinkStatus, MissionStatus, ProgramReport, TxRequests, Vitals,
     EVENT_LOG_LEN, NO_SPEED_CONTROL,

@@ -16,6 +16,7 @@
 
 use std::sync::Arc;
 
+use nexus_core::action::ParamValue;
 use nexus_core::mav;
 use nexus_core::offboard::RttEstimator;
 use nexus_core::Instant;
@@ -30,14 +31,14 @@ pub const PARAM_RETRY_MS: u64 = 1000;
 /// after that it counts as lost.
 pub const PARAM_OWED_MS: u64 = 3000;
 
-/// A parameter as the autopilot reported it (PARAM_VALUE).
+/// A parameter as the autopilot reported it (PARAM_VALUE): its value in its type, and where
+/// it sits in the vehicle's list.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive] // more fields may come
-pub struct ParamValue {
-    /// The raw 32 bits of `param_value`: a REAL32's float bits, or an integer's own bits
-    /// (PX4 sends integers bytewise).
-    pub bits: u32,
-    /// MAV_PARAM_TYPE.
+pub struct Param {
+    /// The value, read by the message's type (PX4 sends integers bytewise).
+    pub value: ParamValue,
+    /// MAV_PARAM_TYPE as sent (PX4: INT32 or REAL32).
     pub param_type: mav::MavParamType,
     /// The parameter's index on the vehicle.
     pub index: u16,
@@ -45,66 +46,35 @@ pub struct ParamValue {
     pub count: u16,
 }
 
-impl ParamValue {
-    /// A REAL32 value to set ([`crate::pump::LinkHandle::set_param`]).
-    pub fn real(value: f32) -> Self {
-        ParamValue {
-            bits: value.to_bits(),
-            param_type: mav::MavParamType::MAV_PARAM_TYPE_REAL32,
-            index: 0,
-            count: 0,
-        }
-    }
-
-    /// An INT32 value to set (its bits ride in PARAM_SET's float field, as PX4 reads them).
-    pub fn int(value: i32) -> Self {
-        ParamValue {
-            bits: value as u32,
-            param_type: mav::MavParamType::MAV_PARAM_TYPE_INT32,
-            index: 0,
-            count: 0,
-        }
-    }
-
-    /// Hand this value to `client` as a set of parameter `name`: INT32 (its bits) for an
-    /// integer type, else REAL32 ([`nexus_core::Client::param_set_int`] and
-    /// [`nexus_core::Client::param_set`]). The one place a host turns a value into a set.
-    pub(crate) fn set_on(
-        &self,
-        client: &mut super::HostClient,
-        name: &str,
-    ) -> Result<(), nexus_core::offboard::OffboardError> {
-        if self.is_int() {
-            client.param_set_int(name, self.bits as i32)
-        } else {
-            client.param_set(name, f32::from_bits(self.bits))
-        }
-    }
-
+impl Param {
     /// Whether the parameter is an integer type (INT8..INT32, UINT8..UINT32).
     pub fn is_int(&self) -> bool {
-        use mav::MavParamType as T;
-        matches!(
-            self.param_type,
-            T::MAV_PARAM_TYPE_INT8
-                | T::MAV_PARAM_TYPE_UINT8
-                | T::MAV_PARAM_TYPE_INT16
-                | T::MAV_PARAM_TYPE_UINT16
-                | T::MAV_PARAM_TYPE_INT32
-                | T::MAV_PARAM_TYPE_UINT32
-        )
+        self.value.is_int()
     }
 
-    /// The value of an integer parameter (its bits, as PX4 sends them); `None` for a float.
+    /// The value of an integer parameter; `None` for a float.
     pub fn as_int(&self) -> Option<i32> {
-        self.is_int().then_some(self.bits as i32)
+        self.value.as_int()
     }
 
     /// The value of a REAL32 parameter; `None` for an integer (whose bits are no float).
     pub fn as_real(&self) -> Option<f32> {
-        (self.param_type == mav::MavParamType::MAV_PARAM_TYPE_REAL32)
-            .then_some(f32::from_bits(self.bits))
+        self.value.as_real()
     }
+}
+
+/// Whether a MAV_PARAM_TYPE is an integer type (its value rides bytewise in the float field).
+pub(crate) fn int_type(t: mav::MavParamType) -> bool {
+    use mav::MavParamType as T;
+    matches!(
+        t,
+        T::MAV_PARAM_TYPE_INT8
+            | T::MAV_PARAM_TYPE_UINT8
+            | T::MAV_PARAM_TYPE_INT16
+            | T::MAV_PARAM_TYPE_UINT16
+            | T::MAV_PARAM_TYPE_INT32
+            | T::MAV_PARAM_TYPE_UINT32
+    )
 }
 
 /// Why a parameter read or set failed.
@@ -243,7 +213,7 @@ pub(crate) struct ParamRead {
     pub name: String,
     /// PARAM_VALUEs for this name owed to earlier sets and reads: skipped before one is taken.
     pub skip: usize,
-    pub slot: Arc<Slot<Result<ParamValue, ParamError>>>,
+    pub slot: Arc<Slot<Result<Param, ParamError>>>,
     pub sends: u32,
     pub next_send: Instant,
     pub deadline: Instant,
@@ -273,10 +243,10 @@ pub(crate) fn param_name_of(m: &mav::PARAM_VALUE_DATA) -> Option<&str> {
     m.param_id.to_str().ok().map(|id| id.trim_end_matches('\0'))
 }
 
-impl From<&mav::PARAM_VALUE_DATA> for ParamValue {
+impl From<&mav::PARAM_VALUE_DATA> for Param {
     fn from(m: &mav::PARAM_VALUE_DATA) -> Self {
-        ParamValue {
-            bits: m.param_value.to_bits(),
+        Param {
+            value: ParamValue::from_wire(m.param_value.to_bits(), int_type(m.param_type)),
             param_type: m.param_type,
             index: m.param_index,
             count: m.param_count,
@@ -325,20 +295,26 @@ mod tests {
 
     #[test]
     fn integers_come_bytewise() {
-        let v = ParamValue {
-            bits: 1,
+        let mut m = mav::PARAM_VALUE_DATA {
+            param_value: f32::from_bits(1),
             param_type: mav::MavParamType::MAV_PARAM_TYPE_INT32,
-            index: 0,
-            count: 1,
+            param_count: 1,
+            ..Default::default()
         };
+        let v = Param::from(&m);
         assert_eq!(v.as_int(), Some(1));
         assert_eq!(v.as_real(), None);
-        let r = ParamValue {
-            bits: 2.5f32.to_bits(),
-            param_type: mav::MavParamType::MAV_PARAM_TYPE_REAL32,
-            ..v
-        };
+        m.param_value = 2.5;
+        m.param_type = mav::MavParamType::MAV_PARAM_TYPE_REAL32;
+        let r = Param::from(&m);
         assert_eq!(r.as_real(), Some(2.5));
         assert_eq!(r.as_int(), None);
+        m.param_value = f32::from_bits(7);
+        m.param_type = mav::MavParamType::MAV_PARAM_TYPE_UINT8;
+        assert_eq!(
+            Param::from(&m).as_int(),
+            Some(7),
+            "any integer type is bytewise"
+        );
     }
 }

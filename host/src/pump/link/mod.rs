@@ -22,7 +22,7 @@ use nexus_core::engine::{ProgramEnd, Reason, Wait, WaitId, WaitResult};
 use nexus_core::frame::MAX_FRAME_LEN;
 use nexus_core::{Client, Instant};
 
-use super::params::{Owed, ParamError, ParamRead, ParamValue};
+use super::params::{Owed, Param, ParamError, ParamRead};
 use super::slot::Slot;
 use super::status::{EventLog, LinkStatus, ProgramReport};
 use super::supervise::{Supervision, VehicleProbe};
@@ -74,7 +74,7 @@ struct WaitEntry {
 /// A program's one report.
 pub(crate) type ProgramSlot = Arc<Slot<ProgramReport>>;
 /// A parameter read's one answer.
-pub(crate) type ParamSlot = Arc<Slot<Result<ParamValue, ParamError>>>;
+pub(crate) type ParamSlot = Arc<Slot<Result<Param, ParamError>>>;
 
 /// The pump thread's side of one link.
 pub(crate) struct LinkState {

@@ -9,9 +9,7 @@ use nexus_core::offboard::wire;
 use nexus_core::Instant;
 
 use super::{LinkState, ParamSlot};
-use crate::pump::params::{
-    param_error_name, param_name_of, Owed, ParamError, ParamRead, ParamValue,
-};
+use crate::pump::params::{param_error_name, param_name_of, Owed, Param, ParamError, ParamRead};
 
 /// A frame from the vehicle: a PARAM_VALUE or PARAM_ERROR answers the reads of its name.
 pub(super) fn on_param_answer(
@@ -116,7 +114,7 @@ fn answer_params(params: &mut Vec<ParamRead>, pv: &mav::PARAM_VALUE_DATA) {
             i += 1;
         } else {
             let p = params.swap_remove(i);
-            p.slot.fill(Ok(ParamValue::from(pv)));
+            p.slot.fill(Ok(Param::from(pv)));
         }
     }
 }
