@@ -15,7 +15,7 @@
 
 use super::evidence::EvidenceArgs;
 use super::exec::{Flight, StepMeta};
-use super::outcome::Command;
+use super::outcome::Invocation;
 use super::output::{Named, Out};
 use super::program::{PlanFile, STEPS};
 use super::report::Report;
@@ -253,7 +253,7 @@ pub fn main(args: &FlyArgs) -> ExitCode {
             return exit(EXIT_SETUP);
         }
     };
-    let cmd = Command {
+    let cmd = Invocation {
         name: "nexus fly",
         out: &out,
         evidence: &args.evidence,

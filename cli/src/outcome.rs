@@ -14,7 +14,7 @@ use nexus_host::tlog::Tlog;
 use std::process::ExitCode;
 
 /// One `fly` or `run` command: its name for error lines, its output and its evidence.
-pub struct Command<'a> {
+pub struct Invocation<'a> {
     /// "nexus fly", "nexus run".
     pub name: &'static str,
     /// Where lines and the JSON report go.
@@ -23,7 +23,7 @@ pub struct Command<'a> {
     pub evidence: &'a EvidenceArgs,
 }
 
-impl Command<'_> {
+impl Invocation<'_> {
     /// Start the vehicle and a flight on it (`items` mission items for the display; see
     /// [`Flight::new`] for `abort_on_give_up`), with the vehicle in `report`. `moves`: what the
     /// flight can do to the vehicle that needs `--real-vehicle` on one that is not a simulator

@@ -3,7 +3,7 @@
 
 use super::evidence::EvidenceArgs;
 use super::exec::StepMeta;
-use super::outcome::Command;
+use super::outcome::Invocation;
 use super::output::{Named, Out};
 use super::program::ProgramFile;
 use super::report::Report;
@@ -149,7 +149,7 @@ pub fn main(args: &RunArgs) -> ExitCode {
         };
         format!("{what} {}", m.why)
     });
-    let cmd = Command {
+    let cmd = Invocation {
         name: "nexus run",
         out: &out,
         evidence: &args.evidence,

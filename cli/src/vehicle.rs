@@ -357,7 +357,7 @@ pub fn start(
     }
     if let Some(conn) = &args.connect {
         // `--ulog`: the vehicle's log is fetched over MAVLink after the flight
-        // ([`super::outcome::Command::fill`]).
+        // ([`super::outcome::Invocation::fill`]).
         return attach(args, conn, opts, moves);
     }
     let px4 = args.wants_px4();

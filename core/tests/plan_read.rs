@@ -2,7 +2,7 @@
 //! against the files by hand), and every malformed input gives its typed error with a position.
 
 use nexus_core::mission::MissionItem;
-use nexus_core::plan::{line_col, read_plan, Home, PlanError, SyntaxKind};
+use nexus_core::plan::{line_col, read_plan, PlanError, PlannedHome, SyntaxKind};
 
 const BOX: &[u8] = include_bytes!("../../fixtures/plans/MC_mission_box.plan");
 const SAFE: &[u8] = include_bytes!("../../fixtures/plans/MC_safe_landing.plan");
@@ -50,7 +50,7 @@ fn the_box_mission() {
     let plan = read_plan::<8>(BOX).unwrap();
     assert_eq!(
         plan.home,
-        Home {
+        PlannedHome {
             lat_deg: 47.397742,
             lon_deg: 8.545594,
             alt_amsl_m: 488.0
@@ -72,7 +72,7 @@ fn the_safe_landing_mission() {
     let plan = read_plan::<8>(SAFE).unwrap();
     assert_eq!(
         plan.home,
-        Home {
+        PlannedHome {
             lat_deg: 47.3977419,
             lon_deg: 8.5455941,
             alt_amsl_m: 489.0
@@ -98,7 +98,7 @@ fn defaults_nulls_and_rounding() {
     let plan = read_plan::<2>(doc).unwrap();
     assert_eq!(
         plan.home,
-        Home::default(),
+        PlannedHome::default(),
         "no plannedHomePosition: (0, 0, 0)"
     );
     let a = plan.items[0];

@@ -11,7 +11,7 @@ use nexus_core::engine::{Condition, Reason, Wait, WaitResult};
 use nexus_host::error::RunError as HostRunError;
 use nexus_host::groups::InfoApi;
 use nexus_host::offboard_client::OffboardClient as HostClient;
-use nexus_host::run::{Run as HostRun, RunOptions, VehicleKind, DEFAULT_STALL};
+use nexus_host::run::{Run as HostRun, RunOptions, RunVehicle, DEFAULT_STALL};
 use nexus_host::sim::Fault;
 use pyo3::exceptions::{PyKeyError, PyTimeoutError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -79,7 +79,7 @@ pub(crate) fn no_link() -> PyErr {
 impl Sim {
     /// Whether the run has no vehicle at all (vehicle="none", not attached).
     pub(crate) fn vehicleless(&self) -> bool {
-        self.attach.is_none() && self.inner.options().vehicle == VehicleKind::None
+        self.attach.is_none() && self.inner.options().vehicle == RunVehicle::None
     }
 
     pub(crate) fn host(&self) -> Arc<HostRun> {
@@ -693,8 +693,8 @@ impl Sim {
 
     fn __repr__(&self) -> String {
         let kind = match self.inner.options().vehicle {
-            VehicleKind::Simulated => "builtin",
-            VehicleKind::Px4 { .. } => "px4",
+            RunVehicle::Simulated => "builtin",
+            RunVehicle::Px4 { .. } => "px4",
             _ => "none",
         };
         format!(

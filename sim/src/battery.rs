@@ -29,7 +29,7 @@ pub enum Warning {
 
 /// The simulated battery and PX4's estimate of it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Battery {
+pub struct BatteryModel {
     /// The simulator's charge, 0..1.
     pub charge: f32,
     /// Pinned at empty by an injected failure.
@@ -40,9 +40,9 @@ pub struct Battery {
     pub warning: Warning,
 }
 
-impl Default for Battery {
+impl Default for BatteryModel {
     fn default() -> Self {
-        Battery {
+        BatteryModel {
             charge: 1.0,
             forced_empty: false,
             cell_v: None,
@@ -54,7 +54,7 @@ impl Default for Battery {
 /// The cell voltage filter's time constant, s (`_cell_voltage_filter_v`).
 pub const CELL_FILTER_S: f32 = 1.0;
 
-impl Battery {
+impl BatteryModel {
     /// Advance `dt_s` (armed or not).
     pub fn step(&mut self, p: &Params, armed: bool, dt_s: f32) {
         if p.i(P::SIM_BAT_ENABLE) == 0 {
@@ -122,7 +122,7 @@ mod tests {
     #[test]
     fn drains_while_armed_down_to_sim_bat_min_pct_and_warns_in_steps() {
         let mut p = Params::new(1);
-        let mut b = Battery::default();
+        let mut b = BatteryModel::default();
         b.step(&p, false, 0.01);
         assert_eq!((b.remaining(&p), b.voltage_mv(&p)), (1.0, 16_200));
         // PX4 SITL's defaults: 50 % after 30 s armed, and there it stays.

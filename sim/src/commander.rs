@@ -42,7 +42,7 @@ pub struct Conditions {
 
 /// Why the vehicle was armed or disarmed (PX4's `arm_disarm_reason_t` wording).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
+pub enum ArmReason {
     /// A MAVLink command.
     ExternalCommand,
     /// The throttle-down, yaw-right (or left) stick gesture.
@@ -57,16 +57,16 @@ pub enum Reason {
     Failsafe,
 }
 
-impl Reason {
+impl ArmReason {
     /// PX4's `arm_disarm_reason_str`.
     pub fn text(self) -> &'static str {
         match self {
-            Reason::ExternalCommand => "external command",
-            Reason::StickGesture => "Stick gesture",
-            Reason::MissionStart => "mission start",
-            Reason::Landing => "landing",
-            Reason::Preflight => "auto preflight disarming",
-            Reason::Failsafe => "failsafe",
+            ArmReason::ExternalCommand => "external command",
+            ArmReason::StickGesture => "Stick gesture",
+            ArmReason::MissionStart => "mission start",
+            ArmReason::Landing => "landing",
+            ArmReason::Preflight => "auto preflight disarming",
+            ArmReason::Failsafe => "failsafe",
         }
     }
 
@@ -74,12 +74,12 @@ impl Reason {
     /// in box-x4: external command, landing).
     pub fn px4_code(self) -> u8 {
         match self {
-            Reason::StickGesture => 1,
-            Reason::ExternalCommand => 4,
-            Reason::MissionStart => 5,
-            Reason::Landing => 6,
-            Reason::Preflight => 7,
-            Reason::Failsafe => 14,
+            ArmReason::StickGesture => 1,
+            ArmReason::ExternalCommand => 4,
+            ArmReason::MissionStart => 5,
+            ArmReason::Landing => 6,
+            ArmReason::Preflight => 7,
+            ArmReason::Failsafe => 14,
         }
     }
 }
@@ -88,7 +88,7 @@ impl Reason {
 #[derive(Debug, Clone, Copy)]
 pub struct ArmRequest<'a> {
     /// Why.
-    pub reason: Reason,
+    pub reason: ArmReason,
     /// Run the prearm checks (false: forced).
     pub run_checks: bool,
     /// Current conditions.
@@ -347,7 +347,7 @@ impl Commander {
                         return false;
                     }
                 }
-            } else if reason == Reason::StickGesture {
+            } else if reason == ArmReason::StickGesture {
                 io.critical(
                     now,
                     "commander",
@@ -382,12 +382,12 @@ impl Commander {
     }
 
     /// Disarm unless airborne (or `forced`). Returns whether the vehicle is now disarmed.
-    pub fn disarm(&mut self, now: u64, reason: Reason, forced: bool, io: &mut Io) -> bool {
+    pub fn disarm(&mut self, now: u64, reason: ArmReason, forced: bool, io: &mut Io) -> bool {
         if !self.armed {
             return true;
         }
         if !forced && !self.landed {
-            if reason != Reason::StickGesture {
+            if reason != ArmReason::StickGesture {
                 io.critical(now, "commander", "Disarming denied: not landed\t");
             }
             return false;
@@ -456,7 +456,7 @@ impl Commander {
         disarm_land_s: f32,
         disarm_prflt_s: f32,
         landed_amid_mission: bool,
-    ) -> Option<Reason> {
+    ) -> Option<ArmReason> {
         if !self.armed {
             self.auto_disarm_since_us = None;
             return None;
@@ -466,12 +466,12 @@ impl Commander {
                 (
                     self.landed,
                     disarm_land_s + LAND_DISARM_LATENCY_US as f32 * 1e-6,
-                    Reason::Landing,
+                    ArmReason::Landing,
                 )
             } else if disarm_prflt_s > 0.0 && !self.taken_off {
-                (true, disarm_prflt_s, Reason::Preflight)
+                (true, disarm_prflt_s, ArmReason::Preflight)
             } else {
-                (false, 0.0, Reason::Landing)
+                (false, 0.0, ArmReason::Landing)
             };
         if !cond {
             self.auto_disarm_since_us = None;

@@ -10,13 +10,13 @@
 //! * Unknown commands: UNSUPPORTED (3).
 #![allow(deprecated)] // PX4 still answers GET_MESSAGE_INTERVAL and REQUEST_AUTOPILOT_CAPABILITIES.
 
-use super::commander::Reason;
+use super::commander::ArmReason;
 use super::geofence::GeofenceAction;
 use super::mission::cmd_or_waypoint;
 use super::navigator::Reposition;
 use super::params::P;
 use super::vehicle::Vehicle;
-use super::wire::Command;
+use super::wire::CommandIn;
 use mav::{MavCmd, MavResult};
 use mavlink::dialects::common as mav;
 use mavlink::MessageData;
@@ -137,7 +137,7 @@ impl Vehicle {
     }
 
     /// Handle a command addressed to the autopilot (or broadcast).
-    pub(super) fn on_command(&mut self, cmd: Command, src: (u8, u8)) {
+    pub(super) fn on_command(&mut self, cmd: CommandIn, src: (u8, u8)) {
         if (cmd.target_system != self.sysid && cmd.target_system != 0)
             || (cmd.target_component != self.compid && cmd.target_component != 0)
         {
@@ -272,7 +272,7 @@ impl Vehicle {
     /// pinned at empty) ACCEPTED for instance 0, UNSUPPORTED for another; nothing else answers
     /// (measured: GPS, unit 4, and RC signal, unit 104, get no COMMAND_ACK at all). `None`: no
     /// ack.
-    fn inject_failure(&mut self, cmd: &Command) -> Option<MavResult> {
+    fn inject_failure(&mut self, cmd: &CommandIn) -> Option<MavResult> {
         if self.params.i(P::SYS_FAILURE_EN) == 0 {
             return Some(MavResult::MAV_RESULT_DENIED);
         }
@@ -298,7 +298,7 @@ impl Vehicle {
     }
 
     /// MAV_CMD_COMPONENT_ARM_DISARM: param1 arm (1) or disarm (0), param2 21196 forces it.
-    fn arm_disarm_cmd(&mut self, cmd: &Command) -> MavResult {
+    fn arm_disarm_cmd(&mut self, cmd: &CommandIn) -> MavResult {
         let now = self.now_us;
         let action = cmd.p[0].round();
         if action != 0.0 && action != 1.0 {
@@ -311,9 +311,9 @@ impl Vehicle {
         } else {
             let forced = cmd.p[1].round() as i32 == FORCE_ARM_DISARM;
             let ok = if action == 1.0 {
-                self.arm(Reason::ExternalCommand, !forced)
+                self.arm(ArmReason::ExternalCommand, !forced)
             } else {
-                self.disarm(Reason::ExternalCommand, forced)
+                self.disarm(ArmReason::ExternalCommand, forced)
             };
             if ok {
                 MavResult::MAV_RESULT_ACCEPTED
@@ -324,7 +324,7 @@ impl Vehicle {
     }
 
     /// MAV_CMD_MISSION_START: Mission mode and arm, from item param1 when given.
-    fn mission_start_cmd(&mut self, cmd: &Command) -> MavResult {
+    fn mission_start_cmd(&mut self, cmd: &CommandIn) -> MavResult {
         let now = self.now_us;
         // param1: the first item.
         let c = self.conditions();
@@ -340,7 +340,7 @@ impl Vehicle {
                 self.mission.set_current(cmd.p[0] as u16);
             }
             if self.commander.change_mode(Mode::Mission, false, &c)
-                && self.arm(Reason::MissionStart, true)
+                && self.arm(ArmReason::MissionStart, true)
             {
                 MavResult::MAV_RESULT_ACCEPTED
             } else {
@@ -354,7 +354,7 @@ impl Vehicle {
     }
 
     /// MAV_CMD_DO_SET_HOME: the current position (param1 1) or the one given (degrees, m AMSL).
-    fn set_home_cmd(&mut self, cmd: &Command, is_long: bool) -> MavResult {
+    fn set_home_cmd(&mut self, cmd: &CommandIn, is_long: bool) -> MavResult {
         // param1 = 1 uses the current position.
         if self.params.i(P::COM_HOME_EN) == 0 {
             MavResult::MAV_RESULT_DENIED
@@ -411,7 +411,7 @@ impl Vehicle {
         });
     }
 
-    fn reposition(&mut self, cmd: &Command) -> MavResult {
+    fn reposition(&mut self, cmd: &CommandIn) -> MavResult {
         let flags = if cmd.p[1].is_finite() && cmd.p[1] >= 0.0 {
             cmd.p[1] as u32
         } else {

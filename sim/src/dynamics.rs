@@ -42,7 +42,7 @@ pub struct PosSp {
 
 /// What the controller is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Setpoint {
+pub enum ControlSetpoint {
     /// No thrust: on the ground the vehicle stays; in the air it falls.
     Idle,
     /// Fly to a position.
@@ -62,7 +62,7 @@ pub enum Setpoint {
 
 /// Acceleration and yaw-rate limits.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
+pub struct MotionLimits {
     /// Horizontal acceleration, m/s² (MPC_ACC_HOR).
     pub acc_hor_m_s2: f32,
     /// Upward acceleration, m/s² (MPC_ACC_UP_MAX).
@@ -125,7 +125,7 @@ impl Body {
     }
 
     /// The point where the vehicle would stop if it braked now (PX4 loiter's stopping point).
-    pub fn stopping_point(&self, lim: &Limits) -> [f32; 3] {
+    pub fn stopping_point(&self, lim: &MotionLimits) -> [f32; 3] {
         let v = self.ground_speed_m_s();
         let a = (lim.acc_hor_m_s2 * 0.5).max(0.1);
         let k = if v > 1e-3 { v / (2.0 * a) } else { 0.0 };
@@ -138,18 +138,18 @@ impl Body {
 
     fn desired_velocity(
         &self,
-        sp: &Setpoint,
-        lim: &Limits,
+        sp: &ControlSetpoint,
+        lim: &MotionLimits,
     ) -> ([f32; 3], Option<f32>, Option<f32>) {
         match *sp {
-            Setpoint::Idle => ([0.0; 3], None, None),
-            Setpoint::Velocity {
+            ControlSetpoint::Idle => ([0.0; 3], None, None),
+            ControlSetpoint::Velocity {
                 vel_ned_m_s,
                 yaw_rad,
                 yaw_rate_rad_s,
                 ..
             } => (vel_ned_m_s, yaw_rad, yaw_rate_rad_s),
-            Setpoint::Position(p) => {
+            ControlSetpoint::Position(p) => {
                 let dn = p.target_ned_m[0] - self.pos_ned_m[0];
                 let de = p.target_ned_m[1] - self.pos_ned_m[1];
                 let d = dn.hypot(de);
@@ -186,10 +186,10 @@ impl Body {
     }
 
     /// Advance by `dt_s`. `thrust` is false while disarmed or spooling up.
-    pub fn step(&mut self, sp: &Setpoint, thrust: bool, lim: &Limits, dt_s: f32) {
+    pub fn step(&mut self, sp: &ControlSetpoint, thrust: bool, lim: &MotionLimits, dt_s: f32) {
         let prev_vel = self.vel_ned_m_s;
         let (prev_roll, prev_pitch, prev_yaw) = (self.roll_rad, self.pitch_rad, self.yaw_rad);
-        if !thrust || matches!(sp, Setpoint::Idle) {
+        if !thrust || matches!(sp, ControlSetpoint::Idle) {
             if self.on_ground {
                 self.vel_ned_m_s = [0.0; 3];
             } else {
@@ -206,9 +206,9 @@ impl Body {
             } else {
                 // PX4's auto trajectory is jerk-limited (MPC_JERK_AUTO): on the traces' legs it
                 // gains speed at about half of MPC_ACC_HOR.
-                let auto = matches!(sp, Setpoint::Position(p) if p.auto);
+                let auto = matches!(sp, ControlSetpoint::Position(p) if p.auto);
                 let acc = match sp {
-                    Setpoint::Velocity {
+                    ControlSetpoint::Velocity {
                         acc_hor_m_s2: Some(a),
                         ..
                     } => *a,
@@ -284,8 +284,8 @@ impl Body {
 mod tests {
     use super::*;
 
-    fn lim() -> Limits {
-        Limits {
+    fn lim() -> MotionLimits {
+        MotionLimits {
             acc_hor_m_s2: 3.0,
             acc_up_m_s2: 4.0,
             acc_down_m_s2: 3.0,
@@ -315,7 +315,7 @@ mod tests {
         }
     }
 
-    fn fly(b: &mut Body, sp: &Setpoint, secs: f32) {
+    fn fly(b: &mut Body, sp: &ControlSetpoint, secs: f32) {
         for _ in 0..(secs * 250.0) as u32 {
             b.step(sp, true, &lim(), 0.004);
         }
@@ -324,12 +324,12 @@ mod tests {
     #[test]
     fn climbs_holds_and_repositions_like_px4() {
         let mut b = Body::default();
-        let up = Setpoint::Position(pos_sp([0.0, 0.0, -5.0]));
+        let up = ControlSetpoint::Position(pos_sp([0.0, 0.0, -5.0]));
         fly(&mut b, &up, 10.0);
         assert!((b.height_m() - 5.0).abs() < 0.05, "{}", b.height_m());
         assert!(!b.on_ground);
         // 15 m north: PX4 SITL takes ~6.5 s.
-        let go = Setpoint::Position(pos_sp([15.0, 0.0, -5.0]));
+        let go = ControlSetpoint::Position(pos_sp([15.0, 0.0, -5.0]));
         let mut t = 0.0;
         while (15.0 - b.pos_ned_m[0]).abs() > 0.1 && t < 20.0 {
             b.step(&go, true, &lim(), 0.004);
@@ -341,7 +341,7 @@ mod tests {
     #[test]
     fn lands_and_falls_when_motors_stop() {
         let mut b = airborne(3.0);
-        let land = Setpoint::Position(PosSp {
+        let land = ControlSetpoint::Position(PosSp {
             descend_m_s: Some(0.7),
             ..pos_sp([0.0, 0.0, 0.0])
         });
@@ -350,7 +350,7 @@ mod tests {
         b.on_ground = false;
         b.pos_ned_m[2] = -10.0;
         for _ in 0..1000 {
-            b.step(&Setpoint::Idle, false, &lim(), 0.004);
+            b.step(&ControlSetpoint::Idle, false, &lim(), 0.004);
         }
         assert!(b.on_ground);
     }
@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn turns_at_the_yaw_rate_limit() {
         let mut b = airborne(5.0);
-        let sp = Setpoint::Position(PosSp {
+        let sp = ControlSetpoint::Position(PosSp {
             yaw_rad: Some(1.0),
             ..pos_sp([0.0, 0.0, -5.0])
         });

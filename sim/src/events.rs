@@ -54,7 +54,7 @@ pub const fn id(name: &str) -> u32 {
 
 /// One buffered event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Event {
+pub struct EventRecord {
     /// `events::ID` of its name.
     pub id: u32,
     /// When it was reported, ms of the vehicle's clock.
@@ -67,7 +67,7 @@ pub struct Event {
     pub arguments: [u8; MAX_ARGUMENTS],
 }
 
-impl Event {
+impl EventRecord {
     /// The EVENT message for it (to all components of all systems, as PX4 sends them).
     pub fn message(&self) -> mav::EVENT_DATA {
         mav::EVENT_DATA {
@@ -85,7 +85,7 @@ impl Event {
 /// The event buffer and the send protocol's state for the one link.
 #[derive(Debug, Clone)]
 pub struct EventLog {
-    buffer: VecDeque<Event>,
+    buffer: VecDeque<EventRecord>,
     /// Sequence of the newest event (the one before [`INITIAL_SEQUENCE`] while none).
     latest: u16,
     /// Newest sequence already sent as EVENT.
@@ -117,7 +117,7 @@ impl EventLog {
         if self.buffer.len() == BUFFER_CAPACITY {
             self.buffer.pop_front();
         }
-        self.buffer.push_back(Event {
+        self.buffer.push_back(EventRecord {
             id: id(name),
             time_boot_ms: (now_us / 1000) as u32,
             sequence: self.latest,
@@ -132,7 +132,7 @@ impl EventLog {
     }
 
     /// The buffered event with `sequence`, if still held.
-    pub fn get(&self, sequence: u16) -> Option<&Event> {
+    pub fn get(&self, sequence: u16) -> Option<&EventRecord> {
         self.buffer.iter().rev().find(|e| e.sequence == sequence)
     }
 

@@ -174,7 +174,7 @@ impl Fence {
 /// The limits besides the areas: GF_MAX_HOR_DIST from home and GF_MAX_VER_DIST above it (0:
 /// off), as `isCloserThanMaxDistToHome` / `isBelowMaxAltitude`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Limits {
+pub struct FenceLimits {
     /// GF_MAX_HOR_DIST, m.
     pub max_hor_m: f32,
     /// GF_MAX_VER_DIST, m.
@@ -183,7 +183,7 @@ pub struct Limits {
 
 /// `checkPointAgainstAllGeofences`: local NED `p` passes the distance and height limits (from
 /// `home`, local NED, when set) and the areas.
-pub fn allows(fence: &Fence, limits: Limits, home: Option<[f32; 3]>, p: [f32; 3]) -> bool {
+pub fn allows(fence: &Fence, limits: FenceLimits, home: Option<[f32; 3]>, p: [f32; 3]) -> bool {
     let (hor_ok, ver_ok) = match home {
         Some(h) => (
             limits.max_hor_m <= 0.0 || (p[0] - h[0]).hypot(p[1] - h[1]) < limits.max_hor_m,
@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn distance_and_height_limits() {
-        let lim = Limits {
+        let lim = FenceLimits {
             max_hor_m: 30.0,
             max_ver_m: 20.0,
         };

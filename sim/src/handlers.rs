@@ -5,7 +5,7 @@
 use super::navigator::OffboardSp;
 use super::params::SetError;
 use super::vehicle::{Vehicle, COMPID, STALLED_CMD_CAP};
-use super::wire::{Command, Payload, RawMissionItem};
+use super::wire::{CommandIn, Payload, RawMissionItem};
 use mavlink::dialects::common as mav;
 use mavlink::{MavlinkVersion, MessageData};
 use nexus_core::frame::{Header, Version};
@@ -44,9 +44,9 @@ impl Vehicle {
             }
             mav::COMMAND_LONG_DATA::ID | mav::COMMAND_INT_DATA::ID => {
                 let cmd = if h.msgid == mav::COMMAND_LONG_DATA::ID {
-                    Command::long(payload)
+                    CommandIn::long(payload)
                 } else {
-                    Command::int(payload)
+                    CommandIn::int(payload)
                 };
                 if self.stalled {
                     if self.stalled_cmds.len() < STALLED_CMD_CAP {

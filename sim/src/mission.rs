@@ -69,7 +69,7 @@ fn is_roi(command: u16) -> bool {
 
 /// A stored plan of one type.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub struct StoredPlan {
     /// Items, seq = index.
     pub items: Vec<Item>,
     /// CRC32 of the plan (0 when empty).
@@ -78,7 +78,7 @@ pub struct Plan {
 
 /// The navigator's progress through the active mission (PX4 `mission_result`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
+pub struct MissionResult {
     /// Item being flown (or to be flown).
     pub current: u16,
     /// Highest item reached, −1 for none.
@@ -300,9 +300,9 @@ pub struct MissionManager {
     last_recv_us: Option<u64>,
     last_sent_us: Option<u64>,
     /// Stored plans: mission, fence, rally.
-    pub plans: [Plan; 3],
+    pub plans: [StoredPlan; 3],
     /// Progress through the mission.
-    pub progress: Progress,
+    pub progress: MissionResult,
     sent_current: Option<u16>,
     sent_reached: i32,
     reached_repeats: u8,
@@ -328,7 +328,7 @@ impl MissionManager {
             last_recv_us: None,
             last_sent_us: None,
             plans: Default::default(),
-            progress: Progress {
+            progress: MissionResult {
                 current: 0,
                 reached: -1,
                 finished: false,
@@ -386,9 +386,9 @@ impl MissionManager {
     }
 
     fn replace(&mut self, ty: usize, items: Vec<Item>, crc: u32, current: i32) {
-        self.plans[ty] = Plan { items, crc };
+        self.plans[ty] = StoredPlan { items, crc };
         if ty == 0 {
-            self.progress = Progress {
+            self.progress = MissionResult {
                 current: current.max(0) as u16,
                 reached: -1,
                 finished: false,

@@ -14,8 +14,8 @@
 //!   items; "Mission finished, loitering" at the end.
 //! * Offboard and the manual modes follow the setpoint / stick streams.
 
-use super::commander::Reason;
-use super::dynamics::{Body, Limits, PosSp, Setpoint};
+use super::commander::ArmReason;
+use super::dynamics::{Body, ControlSetpoint, MotionLimits, PosSp};
 use super::events::level;
 use super::geo::LocalFrame;
 use super::io::Io;
@@ -120,7 +120,7 @@ pub struct Inputs<'a> {
     /// Parameters.
     pub params: &'a Params,
     /// Dynamics limits.
-    pub limits: &'a Limits,
+    pub limits: &'a MotionLimits,
     /// Latest manual-control sticks, if live.
     pub sticks: Option<RcSticks>,
     /// Latest offboard setpoint.
@@ -498,7 +498,7 @@ impl Navigator {
         i: &Inputs<'_>,
         mission: &mut MissionManager,
         io: &mut Io,
-    ) -> (Setpoint, Option<NavEvent>) {
+    ) -> (ControlSetpoint, Option<NavEvent>) {
         let mut event = None;
         if self.active != Some((i.mode, i.armed)) {
             self.active = Some((i.mode, i.armed));
@@ -510,7 +510,7 @@ impl Navigator {
         if !i.armed {
             self.sp_type = SpType::Idle;
             self.reposition = None;
-            return (Setpoint::Idle, event);
+            return (ControlSetpoint::Idle, event);
         }
         let p = i.params;
         let sp = match i.mode {
@@ -525,15 +525,15 @@ impl Navigator {
             Mode::Land | Mode::PrecisionLand => {
                 if i.landed {
                     self.sp_type = SpType::Idle;
-                    Setpoint::Idle
+                    ControlSetpoint::Idle
                 } else {
                     self.sp_type = SpType::Land;
                     match self.target {
                         Some(mut t) => {
                             t.descend_m_s = Some(land_speed(p, i.body.height_m()));
-                            Setpoint::Position(t)
+                            ControlSetpoint::Position(t)
                         }
-                        None => Setpoint::Idle,
+                        None => ControlSetpoint::Idle,
                     }
                 }
             }
@@ -550,19 +550,19 @@ impl Navigator {
             _ => {
                 self.sp_type = SpType::Position;
                 let here = i.body.pos_ned_m;
-                Setpoint::Position(*self.target.get_or_insert(auto_sp(
+                ControlSetpoint::Position(*self.target.get_or_insert(auto_sp(
                     p,
                     here,
                     Some(i.body.yaw_rad),
                 )))
             }
         };
-        let thrust_sp = if i.spooled { sp } else { Setpoint::Idle };
+        let thrust_sp = if i.spooled { sp } else { ControlSetpoint::Idle };
         (thrust_sp, event)
     }
 
     /// Hold: at the last target (or a reposition's), else idle.
-    fn hold_step(&mut self, i: &Inputs<'_>) -> Setpoint {
+    fn hold_step(&mut self, i: &Inputs<'_>) -> ControlSetpoint {
         let p = i.params;
         if let Some(r) = self.reposition.take() {
             let base = self
@@ -584,12 +584,12 @@ impl Navigator {
             SpType::Idle
         };
         self.target
-            .map(Setpoint::Position)
-            .unwrap_or(Setpoint::Idle)
+            .map(ControlSetpoint::Position)
+            .unwrap_or(ControlSetpoint::Idle)
     }
 
     /// Takeoff: climb to the target; done (once) within NAV_MC_ALT_RAD of it.
-    fn takeoff_step(&mut self, i: &Inputs<'_>) -> (Setpoint, Option<NavEvent>) {
+    fn takeoff_step(&mut self, i: &Inputs<'_>) -> (ControlSetpoint, Option<NavEvent>) {
         let p = i.params;
         self.sp_type = SpType::Takeoff;
         match self.target {
@@ -603,21 +603,21 @@ impl Navigator {
                     self.takeoff_alt_amsl = None;
                     self.last_target = self.target;
                     self.can_loiter_at_sp = true;
-                    return (Setpoint::Position(t), Some(NavEvent::TakeoffDone));
+                    return (ControlSetpoint::Position(t), Some(NavEvent::TakeoffDone));
                 }
-                (Setpoint::Position(t), None)
+                (ControlSetpoint::Position(t), None)
             }
-            None => (Setpoint::Idle, None),
+            None => (ControlSetpoint::Idle, None),
         }
     }
 
     /// Offboard: the position or velocity the offboard controller streams, else stand still.
-    fn offboard_step(&mut self, i: &Inputs<'_>) -> Setpoint {
+    fn offboard_step(&mut self, i: &Inputs<'_>) -> ControlSetpoint {
         let p = i.params;
         self.sp_type = SpType::Position;
         let o = i.offboard;
         if let Some(pos) = o.pos {
-            Setpoint::Position(PosSp {
+            ControlSetpoint::Position(PosSp {
                 target_ned_m: pos,
                 cruise_m_s: p.f(P::MPC_XY_VEL_MAX),
                 up_m_s: p.f(P::MPC_Z_VEL_MAX_UP),
@@ -627,14 +627,14 @@ impl Navigator {
                 auto: false,
             })
         } else if let Some(v) = o.vel {
-            Setpoint::Velocity {
+            ControlSetpoint::Velocity {
                 vel_ned_m_s: v,
                 yaw_rad: o.yaw,
                 yaw_rate_rad_s: o.yaw_rate,
                 acc_hor_m_s2: None,
             }
         } else {
-            Setpoint::Velocity {
+            ControlSetpoint::Velocity {
                 vel_ned_m_s: [0.0; 3],
                 yaw_rad: None,
                 yaw_rate_rad_s: None,
@@ -644,7 +644,7 @@ impl Navigator {
     }
 
     /// The manual modes: velocity from the sticks, shaped as PX4 shapes them.
-    fn manual_step(&mut self, i: &Inputs<'_>) -> Setpoint {
+    fn manual_step(&mut self, i: &Inputs<'_>) -> ControlSetpoint {
         let p = i.params;
         self.sp_type = SpType::Position;
         let s = i.sticks.unwrap_or(RcSticks::NEUTRAL).clamped();
@@ -671,7 +671,7 @@ impl Navigator {
         } else {
             -thr * p.f(P::MPC_Z_VEL_MAX_DN)
         };
-        Setpoint::Velocity {
+        ControlSetpoint::Velocity {
             vel_ned_m_s: [fwd * cy - right * sy, fwd * sy + right * cy, vz],
             yaw_rad: None,
             yaw_rate_rad_s: Some(dead(s.yaw) * 150f32.to_radians()),
@@ -679,7 +679,7 @@ impl Navigator {
         }
     }
 
-    fn rtl_step(&mut self, i: &Inputs<'_>, io: &mut Io) -> Setpoint {
+    fn rtl_step(&mut self, i: &Inputs<'_>, io: &mut Io) -> ControlSetpoint {
         let p = i.params;
         let acc = p.f(P::NAV_ACC_RAD);
         let alt_rad = p.f(P::NAV_MC_ALT_RAD);
@@ -707,19 +707,19 @@ impl Navigator {
         }
         if i.landed || self.rtl == RtlPhase::Idle {
             self.sp_type = SpType::Idle;
-            return Setpoint::Idle;
+            return ControlSetpoint::Idle;
         }
         match (self.rtl, self.target) {
             (RtlPhase::Land, Some(mut t)) => {
                 self.sp_type = SpType::Land;
                 t.descend_m_s = Some(land_speed(p, i.body.height_m()));
-                Setpoint::Position(t)
+                ControlSetpoint::Position(t)
             }
             (_, Some(t)) => {
                 self.sp_type = SpType::Position;
-                Setpoint::Position(t)
+                ControlSetpoint::Position(t)
             }
-            _ => Setpoint::Idle,
+            _ => ControlSetpoint::Idle,
         }
     }
 
@@ -728,7 +728,7 @@ impl Navigator {
         i: &Inputs<'_>,
         mission: &mut MissionManager,
         io: &mut Io,
-    ) -> (Setpoint, Option<NavEvent>) {
+    ) -> (ControlSetpoint, Option<NavEvent>) {
         let p = i.params;
         if mission.progress.generation != self.mission_gen {
             self.mission_gen = mission.progress.generation;
@@ -744,8 +744,8 @@ impl Navigator {
             };
             return (
                 self.target
-                    .map(Setpoint::Position)
-                    .unwrap_or(Setpoint::Idle),
+                    .map(ControlSetpoint::Position)
+                    .unwrap_or(ControlSetpoint::Idle),
                 None,
             );
         }
@@ -758,7 +758,7 @@ impl Navigator {
                     self.work = Work::Default;
                 } else {
                     self.sp_type = SpType::Takeoff;
-                    return (Setpoint::Position(t), None);
+                    return (ControlSetpoint::Position(t), None);
                 }
             }
         }
@@ -784,7 +784,7 @@ impl Navigator {
         i: &Inputs<'_>,
         mission: &mut MissionManager,
         io: &mut Io,
-    ) -> Option<(Setpoint, Option<NavEvent>)> {
+    ) -> Option<(ControlSetpoint, Option<NavEvent>)> {
         let mut guard = 0;
         loop {
             guard += 1;
@@ -806,8 +806,8 @@ impl Navigator {
                     self.last_target = self.target;
                     return Some((
                         self.target
-                            .map(Setpoint::Position)
-                            .unwrap_or(Setpoint::Idle),
+                            .map(ControlSetpoint::Position)
+                            .unwrap_or(ControlSetpoint::Idle),
                         Some(NavEvent::MissionRtl),
                     ));
                 }
@@ -873,7 +873,7 @@ impl Navigator {
         io: &mut Io,
         cur: usize,
         it: Item,
-    ) -> (Setpoint, Option<NavEvent>) {
+    ) -> (ControlSetpoint, Option<NavEvent>) {
         let p = i.params;
         let acc_default = p.f(P::NAV_ACC_RAD);
         let alt_rad = p.f(P::NAV_MC_ALT_RAD);
@@ -895,7 +895,7 @@ impl Navigator {
                 if mission.progress.reached != cur as i32 {
                     mission.progress.reached = cur as i32;
                 }
-                return (Setpoint::Position(sp), None);
+                return (ControlSetpoint::Position(sp), None);
             }
             let until = *self
                 .item_hold_until
@@ -904,7 +904,7 @@ impl Navigator {
                 self.item_hold_until = None;
                 mission.progress.reached = cur as i32;
                 if !it.autocontinue {
-                    return (Setpoint::Position(sp), None);
+                    return (ControlSetpoint::Position(sp), None);
                 }
                 if cur + 1 >= mission.mission().len() {
                     return self.finish(i, mission, io);
@@ -912,7 +912,7 @@ impl Navigator {
                 mission.progress.current = (cur + 1) as u16;
             }
         }
-        (Setpoint::Position(sp), None)
+        (ControlSetpoint::Position(sp), None)
     }
 
     fn mission_land(
@@ -921,7 +921,7 @@ impl Navigator {
         mission: &mut MissionManager,
         io: &mut Io,
         it: Item,
-    ) -> (Setpoint, Option<NavEvent>) {
+    ) -> (ControlSetpoint, Option<NavEvent>) {
         let p = i.params;
         let cur = mission.progress.current as usize;
         let mut t = self.item_target(i, &it);
@@ -937,7 +937,7 @@ impl Navigator {
             if reached(i.body, &sp, p.f(P::NAV_ACC_RAD), p.f(P::NAV_MC_ALT_RAD)) {
                 self.work = Work::Landing;
             } else {
-                return (Setpoint::Position(sp), None);
+                return (ControlSetpoint::Position(sp), None);
             }
         }
         if i.landed {
@@ -949,7 +949,7 @@ impl Navigator {
         sp.descend_m_s = Some(land_speed(p, i.body.height_m()));
         self.target = Some(sp);
         self.sp_type = SpType::Land;
-        (Setpoint::Position(sp), None)
+        (ControlSetpoint::Position(sp), None)
     }
 
     fn finish(
@@ -957,25 +957,25 @@ impl Navigator {
         i: &Inputs<'_>,
         mission: &mut MissionManager,
         io: &mut Io,
-    ) -> (Setpoint, Option<NavEvent>) {
+    ) -> (ControlSetpoint, Option<NavEvent>) {
         if finish_mission(i, mission, io) {
             self.sp_type = SpType::Idle;
-            (Setpoint::Idle, Some(NavEvent::MissionFinished))
+            (ControlSetpoint::Idle, Some(NavEvent::MissionFinished))
         } else {
             self.last_target = self.target;
             self.can_loiter_at_sp = true;
             self.sp_type = SpType::Position;
             (
                 self.target
-                    .map(Setpoint::Position)
-                    .unwrap_or(Setpoint::Idle),
+                    .map(ControlSetpoint::Position)
+                    .unwrap_or(ControlSetpoint::Idle),
                 Some(NavEvent::MissionFinished),
             )
         }
     }
 
     /// Arm-time hook (PX4 sets home at arming; the navigator restarts its current mode).
-    pub fn on_armed(&mut self, _reason: Reason) {
+    pub fn on_armed(&mut self, _reason: ArmReason) {
         self.active = None;
         self.last_target = None;
         self.can_loiter_at_sp = false;

@@ -30,7 +30,7 @@ pub const ESTIMATE_LAG_MAX_M: f32 = 0.7;
 
 /// A telemetry stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum StreamKind {
     /// HEARTBEAT (0).
     Heartbeat,
     /// SYS_STATUS (1).
@@ -96,85 +96,85 @@ pub enum Kind {
     TimeEstimateToTarget,
 }
 
-impl Kind {
+impl StreamKind {
     /// MAVLink message id.
     #[allow(deprecated)] // PING: PX4 still streams it.
     pub fn msgid(self) -> u32 {
         match self {
-            Kind::Heartbeat => mav::HEARTBEAT_DATA::ID,
-            Kind::SysStatus => mav::SYS_STATUS_DATA::ID,
-            Kind::SystemTime => mav::SYSTEM_TIME_DATA::ID,
-            Kind::Attitude => mav::ATTITUDE_DATA::ID,
-            Kind::AttitudeQuaternion => mav::ATTITUDE_QUATERNION_DATA::ID,
-            Kind::HighresImu => mav::HIGHRES_IMU_DATA::ID,
-            Kind::GlobalPositionInt => mav::GLOBAL_POSITION_INT_DATA::ID,
-            Kind::LocalPositionNed => mav::LOCAL_POSITION_NED_DATA::ID,
-            Kind::Odometry => mav::ODOMETRY_DATA::ID,
-            Kind::VfrHud => mav::VFR_HUD_DATA::ID,
-            Kind::Altitude => mav::ALTITUDE_DATA::ID,
-            Kind::GpsRawInt => mav::GPS_RAW_INT_DATA::ID,
-            Kind::ExtendedSysState => mav::EXTENDED_SYS_STATE_DATA::ID,
-            Kind::HomePosition => mav::HOME_POSITION_DATA::ID,
-            Kind::BatteryStatus => mav::BATTERY_STATUS_DATA::ID,
-            Kind::HilStateQuaternion => mav::HIL_STATE_QUATERNION_DATA::ID,
-            Kind::Timesync => mav::TIMESYNC_DATA::ID,
-            Kind::Ping => mav::PING_DATA::ID,
-            Kind::ScaledPressure => mav::SCALED_PRESSURE_DATA::ID,
-            Kind::DistanceSensor => mav::DISTANCE_SENSOR_DATA::ID,
-            Kind::EstimatorStatus => mav::ESTIMATOR_STATUS_DATA::ID,
-            Kind::AttitudeTarget => mav::ATTITUDE_TARGET_DATA::ID,
-            Kind::PositionTargetLocalNed => mav::POSITION_TARGET_LOCAL_NED_DATA::ID,
-            Kind::PositionTargetGlobalInt => mav::POSITION_TARGET_GLOBAL_INT_DATA::ID,
-            Kind::ServoOutputRaw => mav::SERVO_OUTPUT_RAW_DATA::ID,
-            Kind::Vibration => mav::VIBRATION_DATA::ID,
-            Kind::OpenDroneIdLocation => mav::OPEN_DRONE_ID_LOCATION_DATA::ID,
-            Kind::OpenDroneIdSystem => mav::OPEN_DRONE_ID_SYSTEM_DATA::ID,
-            Kind::LinkNodeStatus => mav::LINK_NODE_STATUS_DATA::ID,
-            Kind::CurrentMode => mav::CURRENT_MODE_DATA::ID,
-            Kind::TimeEstimateToTarget => mav::TIME_ESTIMATE_TO_TARGET_DATA::ID,
+            StreamKind::Heartbeat => mav::HEARTBEAT_DATA::ID,
+            StreamKind::SysStatus => mav::SYS_STATUS_DATA::ID,
+            StreamKind::SystemTime => mav::SYSTEM_TIME_DATA::ID,
+            StreamKind::Attitude => mav::ATTITUDE_DATA::ID,
+            StreamKind::AttitudeQuaternion => mav::ATTITUDE_QUATERNION_DATA::ID,
+            StreamKind::HighresImu => mav::HIGHRES_IMU_DATA::ID,
+            StreamKind::GlobalPositionInt => mav::GLOBAL_POSITION_INT_DATA::ID,
+            StreamKind::LocalPositionNed => mav::LOCAL_POSITION_NED_DATA::ID,
+            StreamKind::Odometry => mav::ODOMETRY_DATA::ID,
+            StreamKind::VfrHud => mav::VFR_HUD_DATA::ID,
+            StreamKind::Altitude => mav::ALTITUDE_DATA::ID,
+            StreamKind::GpsRawInt => mav::GPS_RAW_INT_DATA::ID,
+            StreamKind::ExtendedSysState => mav::EXTENDED_SYS_STATE_DATA::ID,
+            StreamKind::HomePosition => mav::HOME_POSITION_DATA::ID,
+            StreamKind::BatteryStatus => mav::BATTERY_STATUS_DATA::ID,
+            StreamKind::HilStateQuaternion => mav::HIL_STATE_QUATERNION_DATA::ID,
+            StreamKind::Timesync => mav::TIMESYNC_DATA::ID,
+            StreamKind::Ping => mav::PING_DATA::ID,
+            StreamKind::ScaledPressure => mav::SCALED_PRESSURE_DATA::ID,
+            StreamKind::DistanceSensor => mav::DISTANCE_SENSOR_DATA::ID,
+            StreamKind::EstimatorStatus => mav::ESTIMATOR_STATUS_DATA::ID,
+            StreamKind::AttitudeTarget => mav::ATTITUDE_TARGET_DATA::ID,
+            StreamKind::PositionTargetLocalNed => mav::POSITION_TARGET_LOCAL_NED_DATA::ID,
+            StreamKind::PositionTargetGlobalInt => mav::POSITION_TARGET_GLOBAL_INT_DATA::ID,
+            StreamKind::ServoOutputRaw => mav::SERVO_OUTPUT_RAW_DATA::ID,
+            StreamKind::Vibration => mav::VIBRATION_DATA::ID,
+            StreamKind::OpenDroneIdLocation => mav::OPEN_DRONE_ID_LOCATION_DATA::ID,
+            StreamKind::OpenDroneIdSystem => mav::OPEN_DRONE_ID_SYSTEM_DATA::ID,
+            StreamKind::LinkNodeStatus => mav::LINK_NODE_STATUS_DATA::ID,
+            StreamKind::CurrentMode => mav::CURRENT_MODE_DATA::ID,
+            StreamKind::TimeEstimateToTarget => mav::TIME_ESTIMATE_TO_TARGET_DATA::ID,
         }
     }
 }
 
 /// PX4's rates on the offboard link (docs/px4-wire.md §Streams and the px4-traces, whose rates
 /// `fixtures/calibration/px4-rates.tsv` lists), Hz; 0: not streamed until asked for.
-pub const DEFAULT_RATES: &[(Kind, f32)] = &[
-    (Kind::Heartbeat, 1.0),
-    (Kind::SysStatus, 5.0),
-    (Kind::SystemTime, 1.0),
-    (Kind::Attitude, 100.0),
-    (Kind::AttitudeQuaternion, 50.0),
-    (Kind::HighresImu, 50.0),
-    (Kind::GlobalPositionInt, 50.0),
-    (Kind::LocalPositionNed, 30.0),
-    (Kind::Odometry, 30.0),
-    (Kind::VfrHud, 10.0),
-    (Kind::Altitude, 10.0),
-    (Kind::GpsRawInt, 8.0),
-    (Kind::ExtendedSysState, 5.0),
-    (Kind::HomePosition, 0.5),
-    (Kind::BatteryStatus, 0.5),
-    (Kind::HilStateQuaternion, 0.0),
-    (Kind::Timesync, 10.0),
-    (Kind::Ping, 1.0),
-    (Kind::ScaledPressure, 1.0),
-    (Kind::DistanceSensor, 10.0),
-    (Kind::EstimatorStatus, 1.0),
-    (Kind::AttitudeTarget, 10.0),
-    (Kind::PositionTargetLocalNed, 10.0),
-    (Kind::PositionTargetGlobalInt, 10.0),
-    (Kind::ServoOutputRaw, 10.0),
-    (Kind::Vibration, 0.5),
-    (Kind::OpenDroneIdLocation, 1.0),
-    (Kind::OpenDroneIdSystem, 1.0),
-    (Kind::LinkNodeStatus, 1.0),
-    (Kind::CurrentMode, 0.5),
-    (Kind::TimeEstimateToTarget, 0.5),
+pub const DEFAULT_RATES: &[(StreamKind, f32)] = &[
+    (StreamKind::Heartbeat, 1.0),
+    (StreamKind::SysStatus, 5.0),
+    (StreamKind::SystemTime, 1.0),
+    (StreamKind::Attitude, 100.0),
+    (StreamKind::AttitudeQuaternion, 50.0),
+    (StreamKind::HighresImu, 50.0),
+    (StreamKind::GlobalPositionInt, 50.0),
+    (StreamKind::LocalPositionNed, 30.0),
+    (StreamKind::Odometry, 30.0),
+    (StreamKind::VfrHud, 10.0),
+    (StreamKind::Altitude, 10.0),
+    (StreamKind::GpsRawInt, 8.0),
+    (StreamKind::ExtendedSysState, 5.0),
+    (StreamKind::HomePosition, 0.5),
+    (StreamKind::BatteryStatus, 0.5),
+    (StreamKind::HilStateQuaternion, 0.0),
+    (StreamKind::Timesync, 10.0),
+    (StreamKind::Ping, 1.0),
+    (StreamKind::ScaledPressure, 1.0),
+    (StreamKind::DistanceSensor, 10.0),
+    (StreamKind::EstimatorStatus, 1.0),
+    (StreamKind::AttitudeTarget, 10.0),
+    (StreamKind::PositionTargetLocalNed, 10.0),
+    (StreamKind::PositionTargetGlobalInt, 10.0),
+    (StreamKind::ServoOutputRaw, 10.0),
+    (StreamKind::Vibration, 0.5),
+    (StreamKind::OpenDroneIdLocation, 1.0),
+    (StreamKind::OpenDroneIdSystem, 1.0),
+    (StreamKind::LinkNodeStatus, 1.0),
+    (StreamKind::CurrentMode, 0.5),
+    (StreamKind::TimeEstimateToTarget, 0.5),
 ];
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    kind: Kind,
+    kind: StreamKind,
     interval_us: u64,
     default_us: u64,
     next_us: u64,
@@ -353,42 +353,44 @@ impl Vehicle {
     }
 
     /// Sends one message of stream `kind`, built from the vehicle's state now.
-    fn emit(&mut self, kind: Kind) {
+    fn emit(&mut self, kind: StreamKind) {
         match kind {
-            Kind::Heartbeat
-            | Kind::SysStatus
-            | Kind::ExtendedSysState
-            | Kind::HomePosition
-            | Kind::BatteryStatus
-            | Kind::EstimatorStatus
-            | Kind::ServoOutputRaw
-            | Kind::CurrentMode
-            | Kind::TimeEstimateToTarget => self.emit_health(kind),
-            Kind::SystemTime | Kind::Timesync | Kind::Ping | Kind::LinkNodeStatus => {
-                self.emit_clock(kind)
-            }
-            Kind::Attitude
-            | Kind::AttitudeQuaternion
-            | Kind::HighresImu
-            | Kind::ScaledPressure
-            | Kind::Vibration
-            | Kind::AttitudeTarget
-            | Kind::DistanceSensor => self.emit_attitude_and_sensors(kind),
-            Kind::GlobalPositionInt | Kind::LocalPositionNed | Kind::Odometry | Kind::Altitude => {
-                self.emit_position_estimate(kind)
-            }
-            Kind::GpsRawInt
-            | Kind::VfrHud
-            | Kind::OpenDroneIdLocation
-            | Kind::OpenDroneIdSystem => self.emit_gnss_and_hud(kind),
-            Kind::HilStateQuaternion
-            | Kind::PositionTargetLocalNed
-            | Kind::PositionTargetGlobalInt => self.emit_truth_and_targets(kind),
+            StreamKind::Heartbeat
+            | StreamKind::SysStatus
+            | StreamKind::ExtendedSysState
+            | StreamKind::HomePosition
+            | StreamKind::BatteryStatus
+            | StreamKind::EstimatorStatus
+            | StreamKind::ServoOutputRaw
+            | StreamKind::CurrentMode
+            | StreamKind::TimeEstimateToTarget => self.emit_health(kind),
+            StreamKind::SystemTime
+            | StreamKind::Timesync
+            | StreamKind::Ping
+            | StreamKind::LinkNodeStatus => self.emit_clock(kind),
+            StreamKind::Attitude
+            | StreamKind::AttitudeQuaternion
+            | StreamKind::HighresImu
+            | StreamKind::ScaledPressure
+            | StreamKind::Vibration
+            | StreamKind::AttitudeTarget
+            | StreamKind::DistanceSensor => self.emit_attitude_and_sensors(kind),
+            StreamKind::GlobalPositionInt
+            | StreamKind::LocalPositionNed
+            | StreamKind::Odometry
+            | StreamKind::Altitude => self.emit_position_estimate(kind),
+            StreamKind::GpsRawInt
+            | StreamKind::VfrHud
+            | StreamKind::OpenDroneIdLocation
+            | StreamKind::OpenDroneIdSystem => self.emit_gnss_and_hud(kind),
+            StreamKind::HilStateQuaternion
+            | StreamKind::PositionTargetLocalNed
+            | StreamKind::PositionTargetGlobalInt => self.emit_truth_and_targets(kind),
         }
     }
 
     /// Heartbeat, health and state: what a ground station shows on its status bar.
-    fn emit_health(&mut self, kind: Kind) {
+    fn emit_health(&mut self, kind: StreamKind) {
         let now = self.now_us;
         let can_arm = {
             let c = self.conditions();
@@ -413,11 +415,11 @@ impl Vehicle {
         };
         let out = &mut self.io.out;
         match kind {
-            Kind::Heartbeat => {
+            StreamKind::Heartbeat => {
                 let hb = self.heartbeat();
                 self.io.out.push(&hb);
             }
-            Kind::SysStatus => {
+            StreamKind::SysStatus => {
                 let health = if can_arm { SENSORS | PREARM } else { SENSORS };
                 out.push(&mav::SYS_STATUS_DATA {
                     onboard_control_sensors_present: MavSysStatusSensor::from_bits_retain(
@@ -434,7 +436,7 @@ impl Vehicle {
                     ..Default::default()
                 });
             }
-            Kind::ExtendedSysState => {
+            StreamKind::ExtendedSysState => {
                 let ls = match landed_state {
                     1 => mav::MavLandedState::MAV_LANDED_STATE_ON_GROUND,
                     3 => mav::MavLandedState::MAV_LANDED_STATE_TAKEOFF,
@@ -446,8 +448,8 @@ impl Vehicle {
                     landed_state: ls,
                 });
             }
-            Kind::HomePosition => self.send_home(),
-            Kind::BatteryStatus => {
+            StreamKind::HomePosition => self.send_home(),
+            StreamKind::BatteryStatus => {
                 let mut voltages = [u16::MAX; 10];
                 voltages[0] = bat_mv;
                 out.push(&mav::BATTERY_STATUS_DATA {
@@ -465,11 +467,11 @@ impl Vehicle {
                     ..Default::default()
                 });
             }
-            Kind::EstimatorStatus => out.push(&mav::ESTIMATOR_STATUS_DATA {
+            StreamKind::EstimatorStatus => out.push(&mav::ESTIMATOR_STATUS_DATA {
                 time_usec: now,
                 ..Default::default()
             }),
-            Kind::ServoOutputRaw => {
+            StreamKind::ServoOutputRaw => {
                 let pwm = if self.commander.armed { 1_500 } else { 1_000 };
                 out.push(&mav::SERVO_OUTPUT_RAW_DATA {
                     time_usec: now as u32,
@@ -480,8 +482,8 @@ impl Vehicle {
                     ..Default::default()
                 });
             }
-            Kind::CurrentMode => self.send_current_mode(),
-            Kind::TimeEstimateToTarget => out.push(&mav::TIME_ESTIMATE_TO_TARGET_DATA {
+            StreamKind::CurrentMode => self.send_current_mode(),
+            StreamKind::TimeEstimateToTarget => out.push(&mav::TIME_ESTIMATE_TO_TARGET_DATA {
                 safe_return: -1,
                 land: -1,
                 mission_next_item: -1,
@@ -493,23 +495,23 @@ impl Vehicle {
     }
 
     /// The clock and link messages: SYSTEM_TIME, TIMESYNC, PING, LINK_NODE_STATUS.
-    fn emit_clock(&mut self, kind: Kind) {
+    fn emit_clock(&mut self, kind: StreamKind) {
         let now = self.now_us;
         let ms = self.time_boot_ms();
         let out = &mut self.io.out;
         match kind {
-            Kind::SystemTime => out.push(&mav::SYSTEM_TIME_DATA {
+            StreamKind::SystemTime => out.push(&mav::SYSTEM_TIME_DATA {
                 time_unix_usec: UNIX_EPOCH_BASE_US + now,
                 time_boot_ms: ms,
             }),
-            Kind::Timesync => out.push(&mav::TIMESYNC_DATA {
+            StreamKind::Timesync => out.push(&mav::TIMESYNC_DATA {
                 tc1: 0,
                 ts1: now as i64 * 1000,
                 ..Default::default()
             }),
             // PX4 still streams the deprecated PING (the box trace: 1 Hz).
             #[allow(deprecated)]
-            Kind::Ping => {
+            StreamKind::Ping => {
                 self.ping_seq = self.ping_seq.wrapping_add(1);
                 self.io.out.push(&mav::PING_DATA {
                     time_usec: now,
@@ -518,7 +520,7 @@ impl Vehicle {
                     target_component: 0,
                 });
             }
-            Kind::LinkNodeStatus => out.push(&mav::LINK_NODE_STATUS_DATA {
+            StreamKind::LinkNodeStatus => out.push(&mav::LINK_NODE_STATUS_DATA {
                 timestamp: now / 1000,
                 ..Default::default()
             }),
@@ -527,7 +529,7 @@ impl Vehicle {
     }
 
     /// Attitude and the raw sensors (IMU, barometer, vibration, range finder).
-    fn emit_attitude_and_sensors(&mut self, kind: Kind) {
+    fn emit_attitude_and_sensors(&mut self, kind: StreamKind) {
         let now = self.now_us;
         let b = self.body;
         let geo = self.frame.to_geo(b.pos_ned_m);
@@ -535,7 +537,7 @@ impl Vehicle {
         let local_ok = now >= self.cfg.boot.local_position_ms * 1000;
         let out = &mut self.io.out;
         match kind {
-            Kind::Attitude => out.push(&mav::ATTITUDE_DATA {
+            StreamKind::Attitude => out.push(&mav::ATTITUDE_DATA {
                 time_boot_ms: ms,
                 roll: b.roll_rad,
                 pitch: b.pitch_rad,
@@ -544,7 +546,7 @@ impl Vehicle {
                 pitchspeed: b.rates_rad_s[1],
                 yawspeed: b.rates_rad_s[2],
             }),
-            Kind::AttitudeQuaternion => {
+            StreamKind::AttitudeQuaternion => {
                 let q = quat(b.roll_rad, b.pitch_rad, b.yaw_rad);
                 out.push(&mav::ATTITUDE_QUATERNION_DATA {
                     time_boot_ms: ms,
@@ -558,7 +560,7 @@ impl Vehicle {
                     repr_offset_q: [0.0; 4],
                 });
             }
-            Kind::HighresImu => {
+            StreamKind::HighresImu => {
                 let pressure_hpa = 1013.25 * (1.0 - 2.25577e-5 * geo.alt_amsl_m).powf(5.25588);
                 out.push(&mav::HIGHRES_IMU_DATA {
                     time_usec: now,
@@ -579,7 +581,7 @@ impl Vehicle {
                     id: 0,
                 });
             }
-            Kind::ScaledPressure => {
+            StreamKind::ScaledPressure => {
                 // Standard atmosphere near the ground: -12 Pa per metre.
                 let hpa = 1013.25 - 0.12 * geo.alt_amsl_m;
                 out.push(&mav::SCALED_PRESSURE_DATA {
@@ -589,17 +591,17 @@ impl Vehicle {
                     ..Default::default()
                 });
             }
-            Kind::Vibration => out.push(&mav::VIBRATION_DATA {
+            StreamKind::Vibration => out.push(&mav::VIBRATION_DATA {
                 time_usec: now,
                 ..Default::default()
             }),
-            Kind::AttitudeTarget => out.push(&mav::ATTITUDE_TARGET_DATA {
+            StreamKind::AttitudeTarget => out.push(&mav::ATTITUDE_TARGET_DATA {
                 time_boot_ms: ms,
                 q: quat(b.roll_rad, b.pitch_rad, b.yaw_rad),
                 thrust: if self.commander.armed { 0.5 } else { 0.0 },
                 ..Default::default()
             }),
-            Kind::DistanceSensor if local_ok => out.push(&mav::DISTANCE_SENSOR_DATA {
+            StreamKind::DistanceSensor if local_ok => out.push(&mav::DISTANCE_SENSOR_DATA {
                 time_boot_ms: ms,
                 min_distance: 0,
                 max_distance: 10_000,
@@ -612,7 +614,7 @@ impl Vehicle {
     }
 
     /// The estimator's position: global, local, odometry, altitude (each once its boot delay passed).
-    fn emit_position_estimate(&mut self, kind: Kind) {
+    fn emit_position_estimate(&mut self, kind: StreamKind) {
         let now = self.now_us;
         let b = self.body;
         let geo = self.frame.to_geo(b.pos_ned_m);
@@ -629,7 +631,7 @@ impl Vehicle {
         };
         let out = &mut self.io.out;
         match kind {
-            Kind::GlobalPositionInt if global_ok => {
+            StreamKind::GlobalPositionInt if global_ok => {
                 let est = self.estimated_alt_amsl(geo.alt_amsl_m);
                 let rel = est - self.reported_home_alt();
                 let hdg = ((yaw_deg * 100.0).round() as u32 % 36000) as u16;
@@ -645,7 +647,7 @@ impl Vehicle {
                     hdg,
                 });
             }
-            Kind::LocalPositionNed if local_ok => out.push(&mav::LOCAL_POSITION_NED_DATA {
+            StreamKind::LocalPositionNed if local_ok => out.push(&mav::LOCAL_POSITION_NED_DATA {
                 time_boot_ms: ms,
                 x: b.pos_ned_m[0],
                 y: b.pos_ned_m[1],
@@ -654,7 +656,7 @@ impl Vehicle {
                 vy: b.vel_ned_m_s[1],
                 vz: b.vel_ned_m_s[2],
             }),
-            Kind::Odometry if local_ok => {
+            StreamKind::Odometry if local_ok => {
                 let q = quat(b.roll_rad, b.pitch_rad, b.yaw_rad);
                 let (s, c) = b.yaw_rad.sin_cos();
                 let v = b.vel_ned_m_s;
@@ -679,7 +681,7 @@ impl Vehicle {
                     quality: 100,
                 });
             }
-            Kind::Altitude if local_ok => {
+            StreamKind::Altitude if local_ok => {
                 let rel = geo.alt_amsl_m - self.reported_home_alt();
                 self.io.out.push(&mav::ALTITUDE_DATA {
                     time_usec: now,
@@ -696,7 +698,7 @@ impl Vehicle {
     }
 
     /// GPS_RAW_INT, VFR_HUD and the Open Drone ID location.
-    fn emit_gnss_and_hud(&mut self, kind: Kind) {
+    fn emit_gnss_and_hud(&mut self, kind: StreamKind) {
         let now = self.now_us;
         let b = self.body;
         let geo = self.frame.to_geo(b.pos_ned_m);
@@ -711,7 +713,7 @@ impl Vehicle {
         };
         let out = &mut self.io.out;
         match kind {
-            Kind::GpsRawInt => {
+            StreamKind::GpsRawInt => {
                 let fix = if global_ok {
                     mav::GpsFixType::GPS_FIX_TYPE_3D_FIX
                 } else {
@@ -739,7 +741,7 @@ impl Vehicle {
                     yaw: 0,
                 });
             }
-            Kind::VfrHud => {
+            StreamKind::VfrHud => {
                 let gs = b.ground_speed_m_s();
                 let throttle = if self.commander.armed && !b.on_ground {
                     50
@@ -755,14 +757,14 @@ impl Vehicle {
                     throttle,
                 });
             }
-            Kind::OpenDroneIdLocation => out.push(&mav::OPEN_DRONE_ID_LOCATION_DATA {
+            StreamKind::OpenDroneIdLocation => out.push(&mav::OPEN_DRONE_ID_LOCATION_DATA {
                 latitude: (geo.lat_deg * 1e7).round() as i32,
                 longitude: (geo.lon_deg * 1e7).round() as i32,
                 altitude_geodetic: geo.alt_amsl_m,
                 height: b.height_m(),
                 ..Default::default()
             }),
-            Kind::OpenDroneIdSystem => out.push(&mav::OPEN_DRONE_ID_SYSTEM_DATA {
+            StreamKind::OpenDroneIdSystem => out.push(&mav::OPEN_DRONE_ID_SYSTEM_DATA {
                 ..Default::default()
             }),
             _ => {}
@@ -770,14 +772,14 @@ impl Vehicle {
     }
 
     /// SIH's ground truth and the position controller's targets.
-    fn emit_truth_and_targets(&mut self, kind: Kind) {
+    fn emit_truth_and_targets(&mut self, kind: StreamKind) {
         let now = self.now_us;
         let b = self.body;
         let geo = self.frame.to_geo(b.pos_ned_m);
         let ms = self.time_boot_ms();
         let out = &mut self.io.out;
         match kind {
-            Kind::HilStateQuaternion => {
+            StreamKind::HilStateQuaternion => {
                 // SIH's ground truth as PX4 streams it: true position (alt mm AMSL), velocity
                 // cm/s, attitude, body rates, speeds cm/s, acceleration mG.
                 let q = quat(b.roll_rad, b.pitch_rad, b.yaw_rad);
@@ -806,7 +808,7 @@ impl Vehicle {
                     zacc: mg(a[2] - super::dynamics::G),
                 });
             }
-            Kind::PositionTargetLocalNed => {
+            StreamKind::PositionTargetLocalNed => {
                 let t = self.nav.target().unwrap_or(b.pos_ned_m);
                 self.io.out.push(&mav::POSITION_TARGET_LOCAL_NED_DATA {
                     time_boot_ms: ms,
@@ -817,7 +819,7 @@ impl Vehicle {
                     ..Default::default()
                 });
             }
-            Kind::PositionTargetGlobalInt => {
+            StreamKind::PositionTargetGlobalInt => {
                 if let Some(t) = self.nav.target().filter(|_| self.commander.armed) {
                     let g = self.frame.to_geo(t);
                     self.io.out.push(&mav::POSITION_TARGET_GLOBAL_INT_DATA {
@@ -983,7 +985,7 @@ impl Vehicle {
                 .streams
                 .entries
                 .iter_mut()
-                .find(|e| e.kind == Kind::HomePosition && e.interval_us > 0)
+                .find(|e| e.kind == StreamKind::HomePosition && e.interval_us > 0)
             {
                 e.next_us = t + e.interval_us;
             }

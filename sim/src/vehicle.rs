@@ -5,9 +5,9 @@
 //! Physics, commander and navigator run at a fixed rate (`physics_hz`, 250 Hz by default);
 //! telemetry streams are scheduled in sim time. Nothing here reads a clock or touches a socket.
 
-use super::commander::{ArmRequest, Commander, Conditions, Failsafe, LandEvent, Reason};
+use super::commander::{ArmReason, ArmRequest, Commander, Conditions, Failsafe, LandEvent};
 use super::config::VehicleConfig;
-use super::dynamics::{Body, Limits, Setpoint};
+use super::dynamics::{Body, ControlSetpoint, MotionLimits};
 use super::events::level;
 use super::faults::{ExitStatus, Fault};
 use super::fixed_wing::FwState;
@@ -42,7 +42,7 @@ const FLEW_HEIGHT_M: f32 = 0.3;
 /// Ground speed on the takeoff roll at which the fixed-wing land detector reports the
 /// takeoff, m/s (plane-mission-x4: 7.0 m/s, 2.0 s after arming).
 const FW_TAKEOFF_DETECT_M_S: f32 = 7.0;
-use super::wire::{Command, TxFault, XorShift64Star};
+use super::wire::{CommandIn, TxFault, XorShift64Star};
 use nexus_core::frame::Decoder;
 use nexus_core::{Mode, RcSticks};
 use std::collections::VecDeque;
@@ -166,7 +166,7 @@ pub struct Vehicle {
     /// the failsafe it belongs to.
     delayed: Option<(u64, Mode, Failsafe)>,
     /// The simulated battery and PX4's estimate of it.
-    pub(super) battery: super::battery::Battery,
+    pub(super) battery: super::battery::BatteryModel,
     /// The battery warning acted on since arming (PX4 acts only on worse ones).
     bat_acted: super::battery::Warning,
     /// The health report's battery text: earliest next, and the one owed.
@@ -199,7 +199,7 @@ pub struct Vehicle {
     pub(super) gcs_heartbeat_us: Option<u64>,
     pub(super) stalled: bool,
     pub(super) refusal: Option<String>,
-    pub(super) stalled_cmds: VecDeque<(Command, (u8, u8))>,
+    pub(super) stalled_cmds: VecDeque<(CommandIn, (u8, u8))>,
     pub(super) exit: Option<ExitStatus>,
     /// Left the ground (above [`FLEW_HEIGHT_M`]) since arming: its landing is detected slowly.
     pub(super) flew: bool,
@@ -572,8 +572,8 @@ impl Vehicle {
         }
     }
 
-    pub(super) fn limits(&self) -> Limits {
-        Limits {
+    pub(super) fn limits(&self) -> MotionLimits {
+        MotionLimits {
             acc_hor_m_s2: self.params.f(P::MPC_ACC_HOR),
             acc_up_m_s2: self.params.f(P::MPC_ACC_UP_MAX),
             acc_down_m_s2: self.params.f(P::MPC_ACC_DOWN_MAX),
@@ -1036,7 +1036,7 @@ impl Vehicle {
                 }
                 None => {
                     self.io.critical(now, "failsafe", "Failsafe activated\t");
-                    self.disarm(Reason::Failsafe, true);
+                    self.disarm(ArmReason::Failsafe, true);
                 }
             }
         } else if !lost && self.datalink.lost {
@@ -1097,7 +1097,7 @@ impl Vehicle {
     /// `checkPointAgainstAllGeofences` for local NED `p`: the areas, GF_MAX_HOR_DIST and
     /// GF_MAX_VER_DIST.
     pub(super) fn fence_allows(&self, p: [f32; 3]) -> bool {
-        let limits = crate::geofence::Limits {
+        let limits = crate::geofence::FenceLimits {
             max_hor_m: self.params.f(P::GF_MAX_HOR_DIST),
             max_ver_m: self.params.f(P::GF_MAX_VER_DIST),
         };
@@ -1131,7 +1131,7 @@ impl Vehicle {
         let fixed_wing = self.cfg.vehicle.is_fixed_wing();
         let (sp, fw_sp, event) = if fixed_wing {
             let (f, e) = self.nav.update_fw(&inputs, &mut self.mission, &mut self.io);
-            (Setpoint::Idle, f, e)
+            (ControlSetpoint::Idle, f, e)
         } else {
             let (s, e) = self.nav.update(&inputs, &mut self.mission, &mut self.io);
             (s, super::fixed_wing::FwSetpoint::Idle, e)
@@ -1162,7 +1162,7 @@ impl Vehicle {
                 // "Mission finished, landed" in plane-mission-x4.)
                 // The trace (box-x4): a mission that ends landed disarms at once, 0.1 s after
                 // "Landing detected", not COM_DISARM_LAND later.
-                self.disarm(Reason::Landing, false);
+                self.disarm(ArmReason::Landing, false);
             }
             Some(NavEvent::MissionRtl) if self.commander.change_mode(Mode::Rtl, false, c) => {
                 self.io.info(now, "commander", "Returning to launch\t");
@@ -1171,7 +1171,7 @@ impl Vehicle {
         }
         // Flight termination: motors off, wherever the vehicle is.
         let sp = if self.commander.terminated() {
-            Setpoint::Idle
+            ControlSetpoint::Idle
         } else {
             sp
         };
@@ -1184,7 +1184,7 @@ impl Vehicle {
             super::fixed_wing::step(&mut self.body, &mut self.fw, &fw_sp, engine, &lim, dt);
             return;
         }
-        let thrust = spooled && !matches!(sp, Setpoint::Idle);
+        let thrust = spooled && !matches!(sp, ControlSetpoint::Idle);
         self.body.step(&sp, thrust, &limits, dt);
     }
 
@@ -1249,9 +1249,9 @@ impl Vehicle {
                 if !self.manual.gesture_fired && now.saturating_sub(since) >= hold {
                     self.manual.gesture_fired = true;
                     if arm {
-                        self.arm(Reason::StickGesture, true);
+                        self.arm(ArmReason::StickGesture, true);
                     } else {
-                        self.disarm(Reason::StickGesture, false);
+                        self.disarm(ArmReason::StickGesture, false);
                     }
                 }
             }
@@ -1259,7 +1259,7 @@ impl Vehicle {
     }
 
     /// Arm with PX4's checks and side effects; returns whether the vehicle is armed.
-    pub(super) fn arm(&mut self, reason: Reason, run_checks: bool) -> bool {
+    pub(super) fn arm(&mut self, reason: ArmReason, run_checks: bool) -> bool {
         if self.commander.armed {
             return true;
         }
@@ -1301,7 +1301,7 @@ impl Vehicle {
     }
 
     /// Disarm; returns whether the vehicle is now disarmed.
-    pub(super) fn disarm(&mut self, reason: Reason, forced: bool) -> bool {
+    pub(super) fn disarm(&mut self, reason: ArmReason, forced: bool) -> bool {
         let was = self.commander.armed;
         let now = self.now_us;
         let ok = self.commander.disarm(now, reason, forced, &mut self.io);

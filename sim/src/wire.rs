@@ -42,7 +42,7 @@ impl Payload<'_> {
 
 /// COMMAND_LONG (76) or COMMAND_INT (75), with the command id as a plain number.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Command {
+pub struct CommandIn {
     /// MAV_CMD id.
     pub command: u16,
     /// param1..param4.
@@ -65,11 +65,11 @@ pub struct Command {
     pub frame: Option<u8>,
 }
 
-impl Command {
+impl CommandIn {
     /// Decode a COMMAND_LONG payload.
-    pub fn long(p: &[u8]) -> Command {
+    pub fn long(p: &[u8]) -> CommandIn {
         let p = Payload(p);
-        Command {
+        CommandIn {
             command: p.u16(28),
             p: [p.f32(0), p.f32(4), p.f32(8), p.f32(12)],
             p5: p.f32(16),
@@ -84,11 +84,11 @@ impl Command {
     }
 
     /// Decode a COMMAND_INT payload.
-    pub fn int(p: &[u8]) -> Command {
+    pub fn int(p: &[u8]) -> CommandIn {
         let p = Payload(p);
         let x = p.u32(16) as i32;
         let y = p.u32(20) as i32;
-        Command {
+        CommandIn {
             command: p.u16(28),
             p: [p.f32(0), p.f32(4), p.f32(8), p.f32(12)],
             p5: x as f32,
@@ -374,7 +374,7 @@ mod tests {
         let mut p = [0u8; 33];
         p[28..30].copy_from_slice(&31999u16.to_le_bytes());
         p[30] = 1;
-        let c = Command::long(&p[..31]);
+        let c = CommandIn::long(&p[..31]);
         assert_eq!(c.command, 31999);
         assert_eq!(c.target_system, 1);
         assert_eq!(c.target_component, 0);

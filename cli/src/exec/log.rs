@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 /// The record of one flight.
-pub struct FlightLog {
+pub struct FlightRecord {
     /// When the flight began, wall.
     started: Instant,
     /// The vehicle's clock when the flight began, sim s.
@@ -45,10 +45,10 @@ pub struct FlightLog {
     pub(super) status: LinkStatus,
 }
 
-impl FlightLog {
+impl FlightRecord {
     /// An empty record of a flight that begins now, on a link in `status`.
     pub(super) fn new(status: LinkStatus) -> Self {
-        FlightLog {
+        FlightRecord {
             started: Instant::now(),
             sim0_s: status.snapshot.t_sim_s(),
             ended: None,

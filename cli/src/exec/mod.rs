@@ -6,7 +6,7 @@
 //! - `upload`: the plan lodged with the offboard machine and sent up, fence and rally after;
 //! - `flight`: the loop that follows the program on the link and shows it;
 //! - `bound`: the wall-time bound on each step (a vehicle whose clock stops);
-//! - `log`: what the flight saw and did ([`FlightLog`]), and the report's parts built from it.
+//! - `log`: what the flight saw and did ([`FlightRecord`]), and the report's parts built from it.
 
 mod bound;
 mod flight;
@@ -14,7 +14,7 @@ mod log;
 mod upload;
 
 pub use flight::horizontal_m;
-pub use log::{failure_text, severity_name, step_line, FlightLog};
+pub use log::{failure_text, severity_name, step_line, FlightRecord};
 pub use upload::{lodge_plan, UPLOAD_TIMEOUT};
 
 use super::output::Out;
@@ -70,7 +70,7 @@ pub struct Flight {
     /// The display.
     pub view: ProgressView,
     /// What the flight saw and did: the report is built from it.
-    pub log: FlightLog,
+    pub log: FlightRecord,
     /// With it, a request PX4 keeps refusing or a failed upload ends the program at once.
     abort_on_give_up: bool,
     /// The link's newest event already handled.
@@ -110,7 +110,7 @@ impl Flight {
         let mut flight = Flight {
             vehicle,
             view: ProgressView::new(out, mission_total),
-            log: FlightLog::new(status),
+            log: FlightRecord::new(status),
             abort_on_give_up,
             event_seq,
             announced: None,

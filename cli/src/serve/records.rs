@@ -201,27 +201,27 @@ impl Meta {
 
 /// Which file of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum RecordKind {
     /// `nexus://session/ID/tlog`.
     Tlog,
     /// `nexus://session/ID/report.html`.
     Html,
 }
 
-impl Kind {
+impl RecordKind {
     /// The resource's URI.
     pub fn uri(self, id: u64) -> String {
         match self {
-            Kind::Tlog => format!("nexus://session/{id}/tlog"),
-            Kind::Html => format!("nexus://session/{id}/report.html"),
+            RecordKind::Tlog => format!("nexus://session/{id}/tlog"),
+            RecordKind::Html => format!("nexus://session/{id}/report.html"),
         }
     }
 
     /// Its MIME type.
     pub fn mime(self) -> &'static str {
         match self {
-            Kind::Tlog => "application/octet-stream",
-            Kind::Html => "text/html",
+            RecordKind::Tlog => "application/octet-stream",
+            RecordKind::Html => "text/html",
         }
     }
 }
@@ -253,11 +253,11 @@ impl Kept {
             "closed": self.why,
             "verdict": self.verdict,
             "tlog": self.tlog.as_ref().map(|p| p.display().to_string()),
-            "tlog_resource": self.tlog.as_ref().map(|_| Kind::Tlog.uri(self.id)),
+            "tlog_resource": self.tlog.as_ref().map(|_| RecordKind::Tlog.uri(self.id)),
             "tlog_received": self.tlog_frames.0,
             "tlog_sent": self.tlog_frames.1,
             "report_html": self.html.as_ref().map(|p| p.display().to_string()),
-            "report_html_resource": self.html.as_ref().map(|_| Kind::Html.uri(self.id)),
+            "report_html_resource": self.html.as_ref().map(|_| RecordKind::Html.uri(self.id)),
             "error": self.error,
         })
     }
@@ -362,8 +362,8 @@ impl Records {
 
     /// A session's file for a resource: an open session's tlog (flushed first: the flight so
     /// far), a closed one's tlog and HTML report.
-    pub fn file(&self, id: u64, kind: Kind) -> Option<PathBuf> {
-        if kind == Kind::Tlog {
+    pub fn file(&self, id: u64, kind: RecordKind) -> Option<PathBuf> {
+        if kind == RecordKind::Tlog {
             if let Some((t, p)) = lock(&self.meta).get(&id).and_then(|m| m.tlog.as_ref()) {
                 let _ = t.flush();
                 return Some(p.clone());
@@ -372,24 +372,28 @@ impl Records {
         let closed = lock(&self.closed);
         let k = closed.iter().find(|k| k.id == id)?;
         match kind {
-            Kind::Tlog => k.tlog.clone(),
-            Kind::Html => k.html.clone(),
+            RecordKind::Tlog => k.tlog.clone(),
+            RecordKind::Html => k.html.clone(),
         }
     }
 
     /// The resources of files: open sessions' tlogs, then closed sessions' tlogs and reports.
-    pub fn resources(&self) -> Vec<(u64, Kind, PathBuf)> {
-        let mut out: Vec<(u64, Kind, PathBuf)> = lock(&self.meta)
+    pub fn resources(&self) -> Vec<(u64, RecordKind, PathBuf)> {
+        let mut out: Vec<(u64, RecordKind, PathBuf)> = lock(&self.meta)
             .iter()
-            .filter_map(|(id, m)| m.tlog.as_ref().map(|(_, p)| (*id, Kind::Tlog, p.clone())))
+            .filter_map(|(id, m)| {
+                m.tlog
+                    .as_ref()
+                    .map(|(_, p)| (*id, RecordKind::Tlog, p.clone()))
+            })
             .collect();
         out.sort_by_key(|r| r.0);
         for k in lock(&self.closed).iter() {
             if let Some(p) = &k.tlog {
-                out.push((k.id, Kind::Tlog, p.clone()));
+                out.push((k.id, RecordKind::Tlog, p.clone()));
             }
             if let Some(p) = &k.html {
-                out.push((k.id, Kind::Html, p.clone()));
+                out.push((k.id, RecordKind::Html, p.clone()));
             }
         }
         out

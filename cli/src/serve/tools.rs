@@ -36,7 +36,7 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData as McpError, Ser
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::records::{Kind, Meta, Records, Running, RESOURCE_MAX_BYTES};
+use super::records::{Meta, RecordKind, Records, Running, RESOURCE_MAX_BYTES};
 use super::Config;
 use crate::diag::FileError;
 use crate::exec::StepMeta;
@@ -677,7 +677,7 @@ impl NexusServer {
     fn px4(s: &Session) -> bool {
         matches!(
             s.sim().options().vehicle,
-            nexus_host::run::VehicleKind::Px4 { .. }
+            nexus_host::run::RunVehicle::Px4 { .. }
         )
     }
 
@@ -876,7 +876,7 @@ impl NexusServer {
             },
             "tlog": m.and_then(|m| m.tlog.as_ref()).map(|(_, p)| json!({
                 "path": p.display().to_string(),
-                "resource": Kind::Tlog.uri(s.id()),
+                "resource": RecordKind::Tlog.uri(s.id()),
             })),
             "closed": s.closed(),
             "idle_s": s.idle_for().as_secs_f64(),
@@ -1051,7 +1051,7 @@ impl NexusServer {
                 "offboard_port": ports,
                 "vehicle_addr": s.sim().vehicle_addr().map(|a| a.to_string()),
                 "report": format!("nexus://session/{}/report", s.id()),
-                "tlog": recorded.then(|| Kind::Tlog.uri(s.id())),
+                "tlog": recorded.then(|| RecordKind::Tlog.uri(s.id())),
                 "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
             })))
         })
@@ -1634,7 +1634,7 @@ impl NexusServer {
                     "connection": m.and_then(|m| m.connection.clone()),
                     "idle_s": s.idle_for().as_secs_f64(),
                     "report": format!("nexus://session/{}/report", s.id()),
-                    "tlog": m.and_then(|m| m.tlog.as_ref()).map(|_| Kind::Tlog.uri(s.id())),
+                    "tlog": m.and_then(|m| m.tlog.as_ref()).map(|_| RecordKind::Tlog.uri(s.id())),
                 })
             })
             .collect();
@@ -1758,7 +1758,7 @@ impl NexusServer {
                 "simulator": simulator,
                 "may_move": c.may_move,
                 "report": format!("nexus://session/{}/report", s.id()),
-                "tlog": recorded.then(|| Kind::Tlog.uri(s.id())),
+                "tlog": recorded.then(|| RecordKind::Tlog.uri(s.id())),
                 "snapshot": s.snapshot().ok().as_ref().map(snapshot_json),
             })))
         })
@@ -1807,8 +1807,8 @@ impl ServerHandler for NexusServer {
             .collect();
         for (id, kind, path) in self.records.resources() {
             let what = match kind {
-                Kind::Tlog => "tlog",
-                Kind::Html => "HTML report",
+                RecordKind::Tlog => "tlog",
+                RecordKind::Html => "HTML report",
             };
             let mut r = Resource::new(kind.uri(id), format!("session {id} {what}"))
                 .with_mime_type(kind.mime());
@@ -1834,8 +1834,8 @@ impl ServerHandler for NexusServer {
             .ok_or_else(not_found)?;
         let kind = match what {
             "report" => None,
-            "tlog" => Some(Kind::Tlog),
-            "report.html" => Some(Kind::Html),
+            "tlog" => Some(RecordKind::Tlog),
+            "report.html" => Some(RecordKind::Html),
             _ => return Err(not_found()),
         };
         let Some(kind) = kind else {
@@ -1867,14 +1867,14 @@ impl ServerHandler for NexusServer {
             Some(Ok(b)) => b,
         };
         let contents = match kind {
-            Kind::Tlog => {
+            RecordKind::Tlog => {
                 use base64::Engine;
                 ResourceContents::blob(
                     base64::engine::general_purpose::STANDARD.encode(&bytes),
                     uri,
                 )
             }
-            Kind::Html => ResourceContents::text(String::from_utf8_lossy(&bytes), uri),
+            RecordKind::Html => ResourceContents::text(String::from_utf8_lossy(&bytes), uri),
         }
         .with_mime_type(kind.mime());
         Ok(ReadResourceResponse::Complete(ReadResourceResult::new(

@@ -60,7 +60,7 @@ pub use reader::KIND_LEN;
 /// Where the vehicle starts: `plannedHomePosition`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Home {
+pub struct PlannedHome {
     /// Latitude, degrees.
     pub lat_deg: f64,
     /// Longitude, degrees.
@@ -74,7 +74,7 @@ pub struct Home {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Plan<const N: usize> {
     /// `plannedHomePosition`.
-    pub home: Home,
+    pub home: PlannedHome,
     /// The mission items in file order, `seq` equal to the index.
     pub items: Vec<MissionItem, N>,
     /// `mission.vehicleType`: the MAV_TYPE the plan was made for (QGroundControl writes 2 for
@@ -412,8 +412,8 @@ pub fn read_plan<const N: usize>(src: &[u8]) -> Result<Plan<N>, PlanError> {
         });
     }
     let home = match m.home {
-        None => Home::default(),
-        Some((_, _, Some([lat, lon, alt]))) => Home {
+        None => PlannedHome::default(),
+        Some((_, _, Some([lat, lon, alt]))) => PlannedHome {
             lat_deg: lat,
             lon_deg: lon,
             alt_amsl_m: alt,
@@ -501,7 +501,7 @@ mod tests {
         let plan = read_plan::<4>(MINI.as_bytes()).unwrap();
         assert_eq!(
             plan.home,
-            Home {
+            PlannedHome {
                 lat_deg: 47.5,
                 lon_deg: 8.25,
                 alt_amsl_m: 488.0

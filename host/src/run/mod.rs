@@ -64,7 +64,7 @@ pub const DEFAULT_PX4_READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// What flies in a run.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive] // more variants may come; match with a `_` arm
-pub enum VehicleKind {
+pub enum RunVehicle {
     /// The built-in simulated PX4 ([`crate::sim`]): the default, and what the tests fly.
     Simulated,
     /// A real PX4 SITL process (SIH quadrotor), from this build directory or
@@ -77,12 +77,12 @@ pub enum VehicleKind {
     None,
 }
 
-impl VehicleKind {
+impl RunVehicle {
     fn name(&self) -> &'static str {
         match self {
-            VehicleKind::Simulated => "the built-in simulated PX4",
-            VehicleKind::Px4 { .. } => "PX4 SITL",
-            VehicleKind::None => "none",
+            RunVehicle::Simulated => "the built-in simulated PX4",
+            RunVehicle::Px4 { .. } => "PX4 SITL",
+            RunVehicle::None => "none",
         }
     }
 }
@@ -114,7 +114,7 @@ pub struct RunOptions {
     /// SITL instance N: offboard UDP port 14540 + N, system id N + 1.
     pub instance: u8,
     /// What flies.
-    pub vehicle: VehicleKind,
+    pub vehicle: RunVehicle,
     /// How the clock goes.
     pub clock: RunClock,
     /// Lockstep: sim seconds per step of a wait (whole milliseconds, at least one).
@@ -153,7 +153,7 @@ pub struct RunOptions {
 pub const DEFAULT_LISTEN: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 
 impl RunOptions {
-    fn with(instance: u8, vehicle: VehicleKind) -> Self {
+    fn with(instance: u8, vehicle: RunVehicle) -> Self {
         RunOptions {
             instance,
             vehicle,
@@ -173,17 +173,17 @@ impl RunOptions {
 
     /// The built-in simulated PX4 as instance `instance`, in real time.
     pub fn simulated(instance: u8) -> Self {
-        Self::with(instance, VehicleKind::Simulated)
+        Self::with(instance, RunVehicle::Simulated)
     }
 
     /// PX4 SITL instance `instance` from `build` (`None`: `NEXUS_PX4_BUILD`), in real time.
     pub fn px4(instance: u8, build: Option<PathBuf>) -> Self {
-        Self::with(instance, VehicleKind::Px4 { build })
+        Self::with(instance, RunVehicle::Px4 { build })
     }
 
     /// A run with no vehicle.
     pub fn no_vehicle() -> Self {
-        Self::with(0, VehicleKind::None)
+        Self::with(0, RunVehicle::None)
     }
 
     /// [`RunOptions::lockstep_chunk_s`] as the whole sim milliseconds a step takes (at least
@@ -334,7 +334,7 @@ impl Run {
         }
         let o = &self.options;
         let (vehicle, ports) = match &o.vehicle {
-            VehicleKind::Simulated => {
+            RunVehicle::Simulated => {
                 let mut cfg = match o.clock {
                     RunClock::RealTime { speed } => SimConfig::realtime(o.instance, speed),
                     RunClock::Lockstep | RunClock::Max => SimConfig::lockstep(o.instance),
@@ -372,7 +372,7 @@ impl Run {
                 }
                 (Vehicle::Simulated(probe), Some(ports))
             }
-            VehicleKind::Px4 { build } => {
+            RunVehicle::Px4 { build } => {
                 let speed =
                     match o.clock {
                         RunClock::RealTime { speed } => speed,
@@ -400,7 +400,7 @@ impl Run {
                     Some(ports),
                 )
             }
-            VehicleKind::None => (Vehicle::None, None),
+            RunVehicle::None => (Vehicle::None, None),
         };
         let pump = match &o.pump {
             Some(p) => p.clone(),
@@ -429,7 +429,7 @@ impl Run {
     }
 
     fn no_vehicle_reason(&self) -> String {
-        "the run has no PX4: it was started with VehicleKind::None, which has no MAVLink \
+        "the run has no PX4: it was started with RunVehicle::None, which has no MAVLink \
          vehicle to connect to"
             .to_owned()
     }
@@ -569,7 +569,7 @@ impl Run {
 
     /// Whether the built-in vehicle runs in lockstep.
     pub fn is_lockstep(&self) -> bool {
-        self.options.clock == RunClock::Lockstep && self.options.vehicle == VehicleKind::Simulated
+        self.options.clock == RunClock::Lockstep && self.options.vehicle == RunVehicle::Simulated
     }
 
     /// Change the speed factor: the built-in vehicle in real time only (PX4 fixes it at
