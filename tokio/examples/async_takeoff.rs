@@ -2,7 +2,7 @@
 //! offboard API: a PX4 SITL booted by hand, a serial-linked rig, a `nexus sim`.
 //!
 //! ```text
-//! cargo run -p nexus-tokio --example takeoff -- udpin:127.0.0.1:14540 5 1
+//! cargo run -p nexus-tokio --example async_takeoff -- udpin:127.0.0.1:14540 5 1
 //! ```
 //!
 //! The arguments are a connection string (default `udpin:127.0.0.1:14540`, PX4 instance 0's
