@@ -18,8 +18,12 @@
 //! its tlog (`nexus://session/ID/tlog`) and, once it closed, its HTML report
 //! (`nexus://session/ID/report.html`) are kept in the records directory ([`records`]).
 
+mod answers;
 mod http;
+mod inputs;
 pub mod records;
+mod resources;
+mod server;
 mod tools;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -31,7 +35,7 @@ use std::time::Duration;
 use clap::Args;
 use nexus_host::session::Sessions;
 
-pub use tools::NexusServer;
+pub use server::NexusServer;
 
 /// Longest idle limit, s (a day).
 pub const IDLE_MAX_S: f64 = 86_400.0;
