@@ -69,6 +69,9 @@ impl Driver {
                     break;
                 }
             }
+            // A pump back late was not running: its watchdogs start over before anything
+            // else this turn (a command, a read) can service them (supervise module docs).
+            self.paused();
             let mut woken = false;
             for ev in events.iter() {
                 if ev.token() == WAKER {
@@ -87,9 +90,8 @@ impl Driver {
                     l.on_wake(now);
                 }
             }
-            // What is queued is read before the timers judge silence (supervise module docs).
+            // What is queued is read before the timers judge silence.
             self.read_ready();
-            self.paused();
             self.timers();
             self.notify.bump();
         }

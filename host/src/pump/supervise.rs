@@ -17,12 +17,13 @@
 //! vehicle, which runs in the same process, was paused with it. The rule:
 //! * the pump never sleeps longer than [`MAX_SLEEP_MS`] while it has a deadline, and it notes
 //!   when each sleep should end ([`PauseDetector`]);
-//! * before it judges its timers, it reads whatever is queued on its links (a vehicle that
-//!   kept sending while we were stopped is heard first), then compares the monotonic clock
-//!   with the end it planned: a pump that comes back later than planned by at least the
-//!   pause limit (`min(`[`nexus_core::link::PAUSE_LIMIT`]`, stall / 4)`) was not running for
-//!   that long, and every supervision window (silence and the autopilot clock) restarts from
-//!   now ([`nexus_core::Client::after_pause`]);
+//! * the moment it wakes, before anything that could service a timer (a caller's command,
+//!   whose queued frames are sent at once, or a read), it compares the monotonic clock with
+//!   the end it planned: a pump that comes back later than planned by at least the pause
+//!   limit (`min(`[`nexus_core::link::PAUSE_LIMIT`]`, stall / 4)`) was not running for that
+//!   long, and every supervision window (silence and the autopilot clock) restarts from now
+//!   ([`nexus_core::Client::after_pause`]); then it reads whatever is queued on its links (a
+//!   vehicle that kept sending while we were stopped is heard) before its timers judge;
 //! * so a vehicle is declared dead only after the stall limit of silence during which the client
 //!   ran; a vehicle that really died is still found, one stall limit after the client came back.
 
