@@ -29,12 +29,12 @@ fn goto_before_a_position_is_an_error() {
     rig.px4.pos_at_ms = 60_000;
     assert!(rig.run_until(5_000, |r| r.tel.connected()));
     assert_eq!(
-        rig.ob.goto(&rig.tel, 1.0, 0.0, 2.0, None),
+        rig.ob.goto_flu(&rig.tel, 1.0, 0.0, 2.0, None),
         Err(OffboardError::NoPosition)
     );
     assert_eq!(rig.ob.anchor(), None);
     assert_eq!(
-        rig.ob.goto(&rig.tel, f32::NAN, 0.0, 2.0, None),
+        rig.ob.goto_flu(&rig.tel, f32::NAN, 0.0, 2.0, None),
         Err(OffboardError::InvalidArgument("goto x must be finite"))
     );
 }
@@ -46,7 +46,7 @@ fn goto_on_the_wire_matches_hand_computed_geodesy() {
     rig.boot();
     // The vehicle sits at home: lat 47.397742, lon 8.545594, 488 m AMSL, relative 0.
     rig.ob
-        .goto(&rig.tel, 10.0, 5.0, 3.0, Some((PI / 2.0) as f32))
+        .goto_flu(&rig.tel, 10.0, 5.0, 3.0, Some((PI / 2.0) as f32))
         .unwrap();
     rig.pump();
     // 10 m north, 5 m west (world y is left):
@@ -71,7 +71,7 @@ fn goto_on_the_wire_matches_hand_computed_geodesy() {
     // The anchor stays where the first goto captured it, wherever the vehicle is now.
     rig.px4.pos = (50.0, 20.0, 7.0);
     rig.run_ms(100);
-    rig.ob.goto(&rig.tel, -120.0, -35.5, 0.0, None).unwrap();
+    rig.ob.goto_flu(&rig.tel, -120.0, -35.5, 0.0, None).unwrap();
     rig.pump();
     let c = &reposition(&rig)[1];
     // lat = 47.397742 − 120 / 111194.9266 = 47.39666281407 → 473966628
@@ -149,7 +149,7 @@ fn at_target_and_goto_altitude_ignore_px4s_home_re_estimation() {
 
     // A goto to z = 3 m asks for the pad's AMSL + 3 m, not PX4's moved home + 3 m.
     rig.auto_reply = false;
-    rig.ob.goto(&rig.tel, 0.0, 0.0, 3.0, None).unwrap();
+    rig.ob.goto_flu(&rig.tel, 0.0, 0.0, 3.0, None).unwrap();
     rig.pump();
     let c = reposition(&rig).pop().expect("a DO_REPOSITION");
     let pad_amsl_m = offboard_rig::HOME_AMSL_M;
@@ -169,7 +169,7 @@ fn at_target_measures_what_px4_reports() {
     assert!(rig.tel.relative_alt_m().unwrap() >= 1.5);
 
     rig.ob
-        .goto(&rig.tel, 10.0, 5.0, 2.5, Some((PI / 2.0) as f32))
+        .goto_flu(&rig.tel, 10.0, 5.0, 2.5, Some((PI / 2.0) as f32))
         .unwrap();
     assert!(!rig.ob.at_target(&rig.tel));
     assert!(rig.run_until(20_000, |r| r.ob.at_target(&r.tel)));
@@ -213,7 +213,7 @@ fn a_goto_nobody_acks_is_reported_once_and_an_acked_one_is_not() {
     let mut rig = Rig::new();
     rig.boot();
     rig.auto_reply = false;
-    rig.ob.goto(&rig.tel, 5.0, 0.0, 2.0, None).unwrap();
+    rig.ob.goto_flu(&rig.tel, 5.0, 0.0, 2.0, None).unwrap();
     rig.pump();
     rig.run_ms(4_500);
     assert_eq!(no_ack(&rig), 0, "not before ACK_WAIT_MS");
@@ -227,7 +227,7 @@ fn a_goto_nobody_acks_is_reported_once_and_an_acked_one_is_not() {
 
     let mut rig = Rig::new();
     rig.boot();
-    rig.ob.goto(&rig.tel, 5.0, 0.0, 2.0, None).unwrap();
+    rig.ob.goto_flu(&rig.tel, 5.0, 0.0, 2.0, None).unwrap();
     rig.pump();
     rig.run_ms(10_000);
     assert_eq!(no_ack(&rig), 0, "{:?}", rig.events_only());
@@ -257,7 +257,7 @@ fn a_goto_px4_acks_then_refuses_in_words_is_refused() {
         let mut rig = Rig::new();
         rig.boot();
         rig.auto_reply = false;
-        rig.ob.goto(&rig.tel, 150.0, 0.0, 5.0, None).unwrap();
+        rig.ob.goto_flu(&rig.tel, 150.0, 0.0, 5.0, None).unwrap();
         rig.pump();
         let ack = offboard_rig::command_ack(
             mav::MavCmd::MAV_CMD_DO_REPOSITION,
@@ -285,7 +285,7 @@ fn a_goto_px4_acks_then_refuses_in_words_is_refused() {
     let mut rig = Rig::new();
     rig.boot();
     rig.auto_reply = false;
-    rig.ob.goto(&rig.tel, 5.0, 0.0, 2.0, None).unwrap();
+    rig.ob.goto_flu(&rig.tel, 5.0, 0.0, 2.0, None).unwrap();
     rig.pump();
     rig.deliver(offboard_rig::command_ack(
         mav::MavCmd::MAV_CMD_DO_REPOSITION,

@@ -42,7 +42,7 @@ fn px4s_accepted_then_refused_goto_is_reported_refused_in_its_words() {
                 // nexus sent its goto 3 ms before this ack: send ours now.
                 acks_192 += 1;
                 assert_eq!(a.result, mav::MavResult::MAV_RESULT_ACCEPTED);
-                ob.goto(&tel, 150.0, 0.0, 5.0, None).unwrap();
+                ob.goto_flu(&tel, 150.0, 0.0, 5.0, None).unwrap();
                 let mut sent_reposition = false;
                 while let Some(n) = ob.poll_transmit(now, &tel, &mut enc, &mut buf) {
                     // COMMAND_INT is message 75: the goto went out.

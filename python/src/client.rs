@@ -584,7 +584,7 @@ impl OffboardClient {
             ));
         }
         self.inner
-            .goto(x as f32, y as f32, z as f32, yaw.map(|v| v as f32))
+            .goto_flu(x as f32, y as f32, z as f32, yaw.map(|v| v as f32))
             .map_err(client_error)
     }
 

@@ -93,7 +93,7 @@ fn every_condition_of_the_wait_table() {
     assert_eq!(r.snapshot.mode, Some(Mode::Hold));
 
     // airspeed: a long goto gets the vehicle moving.
-    op.goto(60.0, 0.0, 4.0, None).unwrap();
+    op.goto_flu(60.0, 0.0, 4.0, None).unwrap();
     let r = s
         .wait(&Wait::airspeed_m_s(3.0).timeout_s(60.0), CAP)
         .unwrap();

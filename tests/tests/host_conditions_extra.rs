@@ -112,7 +112,7 @@ fn the_extra_conditions_over_udp() {
     met("climb_rate within 0.2 of 0 for 1 s", &r);
 
     // A goto 30 m north facing east (world yaw −π/2): moving, then there, facing 90°.
-    op.goto(30.0, 0.0, 5.0, Some(-core::f32::consts::FRAC_PI_2))
+    op.goto_flu(30.0, 0.0, 5.0, Some(-core::f32::consts::FRAC_PI_2))
         .unwrap();
     // The verb moved the target: at_target is not met by the takeoff's arrival.
     let r = s.wait(&w(Condition::at_target(), 0.5), CAP).unwrap();

@@ -56,7 +56,7 @@ fn takeoff_goto_land() {
     sim.until(|| op.at_target(), 60.0).unwrap();
     // 12 m forward (north), 6 m left (west), 8 m up, facing west.
     let yaw = std::f32::consts::FRAC_PI_2;
-    op.goto(12.0, 6.0, 8.0, Some(yaw)).unwrap();
+    op.goto_flu(12.0, 6.0, 8.0, Some(yaw)).unwrap();
     assert!(
         !op.at_target(),
         "a new target is not reached at once: {:?}",

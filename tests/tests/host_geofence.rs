@@ -234,7 +234,7 @@ fn a_goto_outside_the_fence_is_refused_in_px4s_words_and_land_lands() {
     let s = fenced_hover(None);
     let op = s.client();
     let before = op.local_ned().unwrap();
-    op.goto(150.0, 0.0, 5.0, None).unwrap();
+    op.goto_flu(150.0, 0.0, 5.0, None).unwrap();
     s.sim()
         .until(|| op.last_refusal().is_some(), 10.0)
         .unwrap_or_else(|e| panic!("{e}\n{}", events(op)));
@@ -260,7 +260,7 @@ fn a_goto_outside_the_fence_is_refused_in_px4s_words_and_land_lands() {
         (after.north_m - before.north_m).hypot(after.east_m - before.east_m) < 1.0,
         "held where it was: {before:?} -> {after:?}"
     );
-    op.goto(10.0, 0.0, 5.0, None).unwrap();
+    op.goto_flu(10.0, 0.0, 5.0, None).unwrap();
     s.sim().until(|| op.at_target(), 60.0).unwrap();
     op.land().unwrap();
     let r = s

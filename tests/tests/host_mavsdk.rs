@@ -239,7 +239,7 @@ fn mavsdk_as_an_autopilot_accepts_our_commands() {
     // DO_REPOSITION gets no COMMAND_ACK from MAVSDK either: goto is one-shot by design (the
     // Python client's), so it returns at once and nothing waits on the missing ack.
     let t0 = Instant::now();
-    op.goto(5.0, 0.0, 3.0, None).unwrap();
+    op.goto_flu(5.0, 0.0, 3.0, None).unwrap();
     assert!(t0.elapsed() < Duration::from_secs(1));
     assert!(!op.at_target());
     op.close();

@@ -355,7 +355,7 @@ impl NexusServer {
             yaw_rad: yaw,
         };
         self.verb(a.session, "goto", action, move |s| {
-            s.client().goto(x, y, z, yaw)
+            s.client().goto_flu(x, y, z, yaw)
         })
         .await
     }

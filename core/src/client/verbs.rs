@@ -156,16 +156,16 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
     /// Fly to a world-frame position, m (FLU: `x_m` forward/north, `y_m` left/west, `z_m` up
     /// over the launch point), with an optional world yaw `yaw_rad` (rad, right-handed about
     /// +z: +π/2 faces west): one DO_REPOSITION. The world origin is anchored on the first goto
-    /// ([`Offboard::goto`] says where). [`OffboardError::NoPosition`] before the first
+    /// ([`Offboard::goto_flu`] says where). [`OffboardError::NoPosition`] before the first
     /// GLOBAL_POSITION_INT; a non-finite number is an [`OffboardError::InvalidArgument`].
-    pub fn goto(
+    pub fn goto_flu(
         &mut self,
         x_m: f32,
         y_m: f32,
         z_m: f32,
         yaw_rad: Option<f32>,
     ) -> Result<(), OffboardError> {
-        self.verb(|ob, tel| ob.goto(tel, x_m, y_m, z_m, yaw_rad))
+        self.verb(|ob, tel| ob.goto_flu(tel, x_m, y_m, z_m, yaw_rad))
     }
 
     /// Change a VTOL to fixed-wing (`to` = [`crate::VtolState::Fw`]) or multicopter
@@ -176,7 +176,7 @@ impl<const WAITS: usize, const TEXTS: usize, const ITEMS: usize, const STEPS: us
         self.verb(|ob, tel| ob.vtol_transition(tel, to))
     }
 
-    /// Fix the world origin of [`Client::goto`] instead of capturing it on the first goto.
+    /// Fix the world origin of [`Client::goto_flu`] instead of capturing it on the first goto.
     pub fn set_anchor(&mut self, anchor: Anchor) {
         self.verb(|ob, _| ob.set_anchor(anchor));
     }

@@ -285,7 +285,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
     /// fixed-wing (HEARTBEAT type 1), which flies there as a loiter point: it circles the
     /// point at NAV_LOITER_RAD; `set_anchor` overrides it.
     /// Fails with [`OffboardError::NoPosition`] before the first GLOBAL_POSITION_INT.
-    pub fn goto<const T: usize>(
+    pub fn goto_flu<const T: usize>(
         &mut self,
         tel: &Telemetry<T>,
         x_m: f32,
@@ -510,7 +510,7 @@ impl<const ITEMS: usize> Offboard<ITEMS> {
                 y_m,
                 z_m,
                 yaw_rad,
-            } => self.goto(tel, *x_m, *y_m, *z_m, *yaw_rad),
+            } => self.goto_flu(tel, *x_m, *y_m, *z_m, *yaw_rad),
             Action::Land => {
                 check_action(tel, action)?;
                 self.land();

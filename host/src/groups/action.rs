@@ -58,14 +58,14 @@ pub trait ActionApi: Facade {
     /// Fly to a world-frame position, m (FLU over the launch point: `x_m` north, `y_m` west,
     /// `z_m` up), with an optional world yaw (rad, right-handed about +z: +π/2 faces west). One DO_REPOSITION; done when [`super::TelemetryApi::at_target`].
     /// Fails before the first position report.
-    fn goto(
+    fn goto_flu(
         &self,
         x_m: f32,
         y_m: f32,
         z_m: f32,
         yaw_rad: Option<f32>,
     ) -> Result<(), OffboardClientError> {
-        self.apply(move |c, _| Ok(c.goto(x_m, y_m, z_m, yaw_rad)?))
+        self.apply(move |c, _| Ok(c.goto_flu(x_m, y_m, z_m, yaw_rad)?))
     }
 
     /// Stream these sticks (MANUAL_CONTROL at 20 Hz) until changed or
