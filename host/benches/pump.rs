@@ -333,7 +333,7 @@ fn reaction_round(link: &LinkHandle, px4: &mut Px4, round: usize, dec: &mut Deco
                     && cmd.param2 == main as f32
                     && cmd.param3 == sub as f32
                 {
-                    let r = pending.wait(Some(Duration::from_secs(2)));
+                    let r = pending.join(Some(Duration::from_secs(2)));
                     assert!(r.satisfied, "{r:?}");
                     assert_eq!(r.snapshot_at, SnapshotAt::Settle, "met by the crossing");
                     return elapsed;

@@ -98,9 +98,9 @@ pub(crate) fn drive(
             }
             if lockstep {
                 if sim.step(chunk).is_err() {
-                    return Ok(pending.wait_explained(Some(Duration::from_secs(2))));
+                    return Ok(pending.join_explained(Some(Duration::from_secs(2))));
                 }
-            } else if let Some(r) = pending.wait_timeout(Duration::from_millis(5)) {
+            } else if let Some(r) = pending.join_timeout(Duration::from_millis(5)) {
                 let why = pending.explanation();
                 return Ok((r, why));
             }
@@ -135,17 +135,17 @@ pub(crate) fn drive_program(
             }
             if signals.interrupted() {
                 let _ = link.abort_program();
-                let _ = pending.wait(Some(Duration::from_secs(2)));
+                let _ = pending.join(Some(Duration::from_secs(2)));
                 return Err(signals.err.take());
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Ok(pending.wait(Some(Duration::ZERO)));
+                return Ok(pending.join(Some(Duration::ZERO)));
             }
             if lockstep {
                 if sim.step(chunk).is_err() {
-                    return Ok(pending.wait(Some(Duration::from_secs(2))));
+                    return Ok(pending.join(Some(Duration::from_secs(2))));
                 }
-            } else if let Some(r) = pending.wait_timeout(Duration::from_millis(5)) {
+            } else if let Some(r) = pending.join_timeout(Duration::from_millis(5)) {
                 return Ok(r);
             }
         }

@@ -44,7 +44,7 @@ impl Flight {
         let mut closed_since: Option<Instant> = None;
         let mut interrupted_at: Option<Instant> = None;
         loop {
-            let report = pending.wait_timeout(TICK);
+            let report = pending.join_timeout(TICK);
             if interrupted_at.is_none() && self.interrupt() {
                 interrupted_at = Some(Instant::now());
             }

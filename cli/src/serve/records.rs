@@ -454,7 +454,7 @@ impl Records {
             if let Some(report) = p
                 .pending
                 .take()
-                .and_then(|pp| pp.wait_timeout(Duration::from_millis(200)))
+                .and_then(|pp| pp.join_timeout(Duration::from_millis(200)))
             {
                 meta.note_program(&p, &report);
             }

@@ -205,7 +205,7 @@ impl NexusServer {
                 })?;
             p
         };
-        let got = pending.wait_timeout(cap);
+        let got = pending.join_timeout(cap);
         let link = s.client().link();
         let mut meta = lock(&self.records.meta);
         let Some(m) = meta.get_mut(&id) else {

@@ -272,7 +272,7 @@ impl LinkHandle {
     /// Register a wait and block until it ends, or until `cap` (wall time) passes and it is
     /// capped. Every wait ends with a result.
     pub fn wait(&self, wait: &Wait, cap: Option<Duration>) -> Result<WaitResult, WaitError> {
-        Ok(self.register(wait)?.wait(cap))
+        Ok(self.register(wait)?.join(cap))
     }
 
     /// Start a step program; its report comes through the returned handle.
@@ -479,10 +479,10 @@ impl PendingWait {
         Arc::clone(&self.why)
     }
 
-    /// [`PendingWait::wait`], with [`PendingWait::explanation`].
-    pub fn wait_explained(self, cap: Option<Duration>) -> (WaitResult, Option<String>) {
+    /// [`PendingWait::join`], with [`PendingWait::explanation`].
+    pub fn join_explained(self, cap: Option<Duration>) -> (WaitResult, Option<String>) {
         let why = Arc::clone(&self.why);
-        let r = self.wait(cap);
+        let r = self.join(cap);
         let e = lock(&why).clone();
         (r, e)
     }
@@ -494,8 +494,8 @@ impl PendingWait {
         r
     }
 
-    /// Wait up to `timeout` (wall) for the result.
-    pub fn wait_timeout(&mut self, timeout: Duration) -> Option<WaitResult> {
+    /// Block up to `timeout` (wall) for the result; `None` if the wait still runs.
+    pub fn join_timeout(&mut self, timeout: Duration) -> Option<WaitResult> {
         let r = self.slot.take_timeout(Some(timeout));
         self.done |= r.is_some();
         r
@@ -519,15 +519,16 @@ impl PendingWait {
         r
     }
 
-    /// Block until the wait ends, or until `cap` (wall) passes and it is capped.
-    pub fn wait(mut self, cap: Option<Duration>) -> WaitResult {
+    /// Block until the wait ends, or until `cap` (wall) passes and it is capped (as a
+    /// thread's `join`: the pending wait is used up).
+    pub fn join(mut self, cap: Option<Duration>) -> WaitResult {
         match cap {
             None => {
                 let r = take_or(&self.slot, self.link.pump(), closed_result);
                 self.done = true;
                 r
             }
-            Some(c) => match self.wait_timeout(c) {
+            Some(c) => match self.join_timeout(c) {
                 Some(r) => r,
                 None => self.cap(),
             },
@@ -566,16 +567,16 @@ impl PendingProgram {
         self.slot.try_take()
     }
 
-    /// Wait up to `timeout` (wall) for the report.
-    pub fn wait_timeout(&self, timeout: Duration) -> Option<ProgramReport> {
+    /// Block up to `timeout` (wall) for the report; `None` if the program still runs.
+    pub fn join_timeout(&self, timeout: Duration) -> Option<ProgramReport> {
         self.slot.take_timeout(Some(timeout))
     }
 
     /// Block until the program ends; with a wall `limit`, abort it when the limit passes
     /// (it then ends `aborted`).
-    pub fn wait(self, limit: Option<Duration>) -> ProgramReport {
+    pub fn join(self, limit: Option<Duration>) -> ProgramReport {
         if let Some(l) = limit {
-            if let Some(r) = self.wait_timeout(l) {
+            if let Some(r) = self.join_timeout(l) {
                 return r;
             }
             let _ = self.link.abort_program();

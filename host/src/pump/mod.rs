@@ -12,7 +12,7 @@
 //!                                       readable: recv → feed → client.handle (each frame)
 //!                                                 → poll_transmit until None, sent at once
 //!                                       after the batch: poll_event → Settled → the caller's
-//!   PendingWait::wait_timeout ◀──slot── slot; Speedup → the run's speed control; the rest to
+//!   PendingWait::join_timeout ◀──slot── slot; Speedup → the run's speed control; the rest to
 //!                                       the link's event log; the status published first
 //!                                       timers: client.next_deadline (its supervision
 //!                                       included), probe, params

@@ -380,7 +380,7 @@ impl Run {
         let run = match self.running() {
             Ok(r) => r,
             // A closed run: the link reports what became of its vehicle.
-            Err(_) => return Ok(pending.wait(Some(cap.unwrap_or(Duration::from_secs(1))))),
+            Err(_) => return Ok(pending.join(Some(cap.unwrap_or(Duration::from_secs(1))))),
         };
         let deadline = cap.map(|c| Instant::now() + c);
         let probe = match (&run.vehicle, self.is_lockstep()) {
@@ -417,7 +417,7 @@ impl Run {
                 let grace = left
                     .unwrap_or(Duration::from_secs(2))
                     .min(Duration::from_secs(2));
-                return Ok(pending.wait(Some(grace)));
+                return Ok(pending.join(Some(grace)));
             }
         }
     }
@@ -493,10 +493,10 @@ impl Run {
         let run = self.running();
         let probe = match run.as_ref().map(|r| (&r.vehicle, self.is_lockstep())) {
             Ok((Vehicle::Simulated(p), true)) => Arc::clone(p),
-            _ => return Ok(pending.wait(limit)),
+            _ => return Ok(pending.join(limit)),
         };
         let Ok(run) = run else {
-            return Ok(pending.wait(limit));
+            return Ok(pending.join(limit));
         };
         let deadline = limit.map(|c| Instant::now() + c);
         let mut stepper = Stepper::new();
@@ -505,14 +505,14 @@ impl Run {
                 return Ok(r);
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Ok(pending.wait(Some(Duration::ZERO)));
+                return Ok(pending.join(Some(Duration::ZERO)));
             }
             let chunk = self.options.lockstep_chunk_ms();
             if self
                 .step_lockstep(&run, &probe, chunk, &mut stepper)
                 .is_err()
             {
-                return Ok(pending.wait(Some(Duration::from_secs(2))));
+                return Ok(pending.join(Some(Duration::from_secs(2))));
             }
         }
     }
