@@ -626,11 +626,30 @@ fn start_hint(e: RunError, instance: u8) -> String {
     }
 }
 
-/// Everything `fly` and `run` check before a vehicle starts: the vehicle's arguments (speed,
+/// What every flying command checks before a vehicle starts: the vehicle's arguments (speed,
 /// instance) and the `--json` destination.
 pub fn before_flight(vehicle: &VehicleArgs, json: Option<&std::path::Path>) -> Result<(), String> {
-    vehicle.options()?;
+    let _checked = vehicle.options()?; // the run itself is built later
     json_output(json)
+}
+
+/// Everything `fly` and `run` check before a vehicle starts: no two of the command's files are
+/// one (its `inputs`, `--json`, the evidence's outputs and the signing key), then
+/// [`before_flight`], then that the evidence can be written.
+pub fn before_recorded_flight<'a>(
+    mut files: Vec<crate::output::Named<'a>>,
+    vehicle: &'a VehicleArgs,
+    json: Option<&'a std::path::Path>,
+    evidence: &'a crate::evidence::EvidenceArgs,
+) -> Result<(), String> {
+    if let Some(j) = json {
+        files.push(crate::output::Named::output("--json", j));
+    }
+    files.extend(evidence.named());
+    files.extend(vehicle.signing.named());
+    crate::output::distinct(&files)?;
+    before_flight(vehicle, json)?;
+    evidence.check()
 }
 
 /// Check the `--json` destination writable (`-`, stdout, always is).

@@ -69,6 +69,7 @@ pub const OWN_COMPONENT_ID: u8 = 240;
 /// heading 5°, 5 s failure-free before arming, …), supervised after 5 s of silence, the
 /// process-wide pump, ground truth asked for when the vehicle identifies as PX4 SITL.
 #[derive(Debug, Clone)]
+#[must_use = "options do nothing until a client takes them"]
 pub struct OffboardOptions {
     /// PX4's system id, instance + 1: the heartbeat waited for, the system every verb
     /// addresses. Default 1.

@@ -50,6 +50,7 @@ impl Reactions {
 /// registration. `timeout_s` (sim seconds) is required: every wait must end.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[must_use = "a Wait does nothing until a wait API takes it"]
 pub struct Wait {
     condition: Condition,
     timeout_s: Option<f32>,

@@ -17,6 +17,7 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
 /// silently change the vehicle), plus the SIH airframe's settings, the speed factor, the
 /// parameter overrides and `extra_env`, in that order.
 #[derive(Debug, Clone, PartialEq)]
+#[must_use = "options do nothing until a launch takes them"]
 pub struct LaunchOptions {
     /// PX4 instance `N` (`px4 -i N`): system id `N + 1`, offboard ports `14540 + N`/`14580 + N`.
     /// 0 to 254.

@@ -110,6 +110,7 @@ pub enum RunClock {
 /// How to run.
 #[derive(Debug, Clone)]
 #[non_exhaustive] // more fields may come
+#[must_use = "options do nothing until a run takes them"]
 pub struct RunOptions {
     /// SITL instance N: offboard UDP port 14540 + N, system id N + 1.
     pub instance: u8,

@@ -71,6 +71,7 @@ pub(super) enum Target {
 /// registered, never by a panic and never by silently changing what is waited for.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[must_use = "a Condition does nothing until a wait takes it"]
 pub struct Condition {
     pub(super) kind: ConditionKind,
     pub(super) target: Target,
