@@ -202,16 +202,13 @@ pub fn main(args: &FlyArgs) -> ExitCode {
         );
         return exit(EXIT_SETUP);
     }
-    let mut files = vec![Named::input("the plan", &args.plan)];
-    if let Some(j) = &args.json {
-        files.push(Named::output("--json", j));
-    }
-    files.extend(args.evidence.named());
-    files.extend(vehicle.signing.named());
-    if let Err(e) = super::output::distinct(&files)
-        .and_then(|()| super::vehicle::before_flight(&vehicle, args.json.as_deref()))
-        .and_then(|()| args.evidence.check())
-    {
+    let files = vec![Named::input("the plan", &args.plan)];
+    if let Err(e) = super::vehicle::before_recorded_flight(
+        files,
+        &vehicle,
+        args.json.as_deref(),
+        &args.evidence,
+    ) {
         eprintln!("nexus fly: {e}");
         return exit(EXIT_SETUP);
     }

@@ -9,7 +9,7 @@
 //! * [`sim`]: run simulated PX4 vehicles ([`nexus_sim`]) on the network;
 //! * [`bridge`]: forward MAVLink between two links ([`nexus_host::bridge`]);
 //! * [`check`]: a flight program's conditions against a recorded flight (`.tlog`), no vehicle;
-//! * [`multi`]: `run A B … --jobs N --partition K/N`, a set of programs in parallel.
+//! * [`run::multi`]: `run A B … --jobs N --partition K/N`, a set of programs in parallel.
 //!
 //! [`evidence`] writes `--tlog`, `--report` (HTML) and `--junit` beside the `--json` report.
 //!
@@ -39,7 +39,6 @@ pub mod fly;
 pub mod guard;
 pub mod interrupt;
 pub mod limits;
-pub mod multi;
 pub mod outcome;
 pub mod output;
 pub mod program;

@@ -1,6 +1,8 @@
 //! `nexus run PROGRAM.toml`: run a flight program (see [`super::program`]) and report each
 //! step's wait result as it settles.
 
+pub mod multi;
+
 use super::evidence::EvidenceArgs;
 use super::exec::StepMeta;
 use super::outcome::Invocation;
@@ -31,7 +33,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub evidence: EvidenceArgs,
     /// More programs: with them (or `--partition`), the set runs in parallel
-    /// ([`super::multi`]), each on its own instance.
+    /// ([`multi`]), each on its own instance.
     #[arg(value_name = "MORE")]
     pub more: Vec<PathBuf>,
     /// Programs of the set flown at once (each on its own instance, from `--instance` up).
@@ -40,13 +42,13 @@ pub struct RunArgs {
     /// Run only part K of N of the set (1-based), split the way nextest partitions tests:
     /// the same on every machine, every program in exactly one part.
     #[arg(long, value_name = "K/N")]
-    pub partition: Option<super::multi::Partition>,
+    pub partition: Option<multi::Partition>,
 }
 
 /// Run `nexus run`.
 pub fn main(args: &RunArgs) -> ExitCode {
     if !args.more.is_empty() || args.partition.is_some() || args.jobs != 1 {
-        return super::multi::main(args);
+        return multi::main(args);
     }
     let out = Out::new(args.json.as_deref());
     let prog = match ProgramFile::load(&args.program) {
@@ -111,15 +113,12 @@ pub fn main(args: &RunArgs) -> ExitCode {
     if let Some(plan) = &prog.plan {
         files.push(Named::input("its plan", &plan.path));
     }
-    if let Some(j) = &args.json {
-        files.push(Named::output("--json", j));
-    }
-    files.extend(args.evidence.named());
-    files.extend(vehicle.signing.named());
-    if let Err(e) = super::output::distinct(&files)
-        .and_then(|()| super::vehicle::before_flight(&vehicle, args.json.as_deref()))
-        .and_then(|()| args.evidence.check())
-    {
+    if let Err(e) = super::vehicle::before_recorded_flight(
+        files,
+        &vehicle,
+        args.json.as_deref(),
+        &args.evidence,
+    ) {
         eprintln!("nexus run: {e}");
         return exit(EXIT_SETUP);
     }

@@ -12,7 +12,7 @@
 //! the same arguments a single run does before anything flies. `--connect` names one vehicle:
 //! with `--jobs 1` the programs fly on it one after another; with more, the set is refused
 //! (two programs cannot fly one vehicle at once). No output may replace another or a program
-//! ([`super::output::distinct`]).
+//! ([`crate::output::distinct`]).
 //!
 //! An interrupt (SIGINT, SIGTERM, SIGHUP) reaches each running program's process (each is in
 //! a process group of its own, so a terminal's Ctrl-C reaches it once, from here): each ends
@@ -25,12 +25,12 @@
 //! split depends only on the paths, so every machine of a CI matrix computes the same one,
 //! and every program is in exactly one part.
 
-use super::evidence::EvidenceArgs;
-use super::output::Named;
-use super::run::RunArgs;
-use super::vehicle::VehicleArgs;
-use super::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
+use super::RunArgs;
+use crate::evidence::EvidenceArgs;
 use crate::interrupt::Caught;
+use crate::output::Named;
+use crate::vehicle::VehicleArgs;
+use crate::{exit, EXIT_FAILED, EXIT_OK, EXIT_SETUP};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -187,14 +187,14 @@ fn check_set(args: &RunArgs, all: &[PathBuf], set: &[PathBuf]) -> Result<(), Str
         }
     }
     let top = args.vehicle.instance as usize + jobs - 1;
-    if top > super::limits::INSTANCE_MAX as usize {
+    if top > crate::limits::INSTANCE_MAX as usize {
         return Err(format!(
             "--instance {} with --jobs {jobs} needs instances up to {top}, past {}",
             args.vehicle.instance,
-            super::limits::INSTANCE_MAX
+            crate::limits::INSTANCE_MAX
         ));
     }
-    super::vehicle::before_flight(&args.vehicle, None)?;
+    crate::vehicle::before_flight(&args.vehicle, None)?;
     // Every file the set writes: its own, and each program's in the directories.
     let per_program: Vec<(&str, PathBuf)> = [
         ("--tlog", &args.evidence.tlog, "tlog"),
@@ -223,18 +223,18 @@ fn check_set(args: &RunArgs, all: &[PathBuf], set: &[PathBuf]) -> Result<(), Str
     }
     named.extend(per_program.iter().map(|(w, p)| Named::output(w, p)));
     named.extend(args.vehicle.signing.named());
-    super::output::distinct(&named)?;
+    crate::output::distinct(&named)?;
     check_outputs(args)
 }
 
 /// `--check` with a set: read and check each program of the part, fly none; the programs kept
 /// are listed (on stdout, or as `--json`'s `programs`), so a CI job can show its share.
 fn check_only(args: &RunArgs, set: &[PathBuf]) -> ExitCode {
-    let out = super::output::Out::new(args.json.as_deref());
+    let out = crate::output::Out::new(args.json.as_deref());
     let mut bad = 0;
     let mut listed = Vec::new();
     for p in set {
-        match super::program::ProgramFile::load(p) {
+        match crate::program::ProgramFile::load(p) {
             Ok(prog) => {
                 out.line(&format!(
                     "{}: program OK, {} steps",
@@ -285,11 +285,11 @@ fn check_outputs(args: &RunArgs) -> Result<(), String> {
         }
     }
     if let Some(j) = &args.evidence.junit {
-        super::limits::check_output("--junit", j)?;
+        crate::limits::check_output("--junit", j)?;
     }
     match &args.json {
-        Some(p) if p != Path::new(super::output::STDOUT) => {
-            super::limits::check_output("--json", p)
+        Some(p) if p != Path::new(crate::output::STDOUT) => {
+            crate::limits::check_output("--json", p)
         }
         _ => Ok(()),
     }
@@ -345,7 +345,7 @@ pub fn child_args(args: &RunArgs, program: &Path, worker: usize, json: &Path) ->
         signing,
         model,
     } = vehicle;
-    let super::signing::SigningArgs {
+    let crate::signing::SigningArgs {
         signing_key,
         require_signed,
     } = signing;
@@ -516,8 +516,8 @@ fn not_run(args: &RunArgs, program: &Path, sig: Option<Caught>) -> Value {
         Some(c) => format!("not run: the set was {}", c.reason()),
         None => "not run".to_string(),
     };
-    let prog = super::program::ProgramFile::load(program).ok();
-    let mut report = super::report::Report::new(
+    let prog = crate::program::ProgramFile::load(program).ok();
+    let mut report = crate::report::Report::new(
         "run",
         program.display().to_string(),
         prog.as_ref().and_then(|p| p.name.clone()),
@@ -529,8 +529,8 @@ fn not_run(args: &RunArgs, program: &Path, sig: Option<Caught>) -> Value {
     report.events.push(why.clone());
     if let Some(d) = &args.evidence.html {
         let path = d.join(out_name(program, "html"));
-        let html = super::evidence::html::render(&report, &[]);
-        if let Err(e) = super::evidence::write_file(&path, &html) {
+        let html = crate::evidence::html::render(&report, &[]);
+        if let Err(e) = crate::evidence::write_file(&path, &html) {
             eprintln!("nexus run: {e}");
         }
     }
@@ -620,20 +620,20 @@ fn summarize(args: &RunArgs, set: &[PathBuf], results: Vec<Option<Outcome>>) -> 
     if let Some(c) = sig {
         line.push_str(&format!(" ({})", c.reason()));
     }
-    let out = super::output::Out::new(args.json.as_deref());
+    let out = crate::output::Out::new(args.json.as_deref());
     out.line(&if code == EXIT_OK {
         format!("PASS: {line}")
     } else {
         format!("FAIL: {line}")
     });
-    let all = serde_json::json!({"format": super::report::FORMAT, "command": "run",
+    let all = serde_json::json!({"format": crate::report::FORMAT, "command": "run",
         "passed": code == EXIT_OK, "exit_code": code, "summary": line,
         "interrupted": sig.map(|c| c.name()),
         "programs": summary, "reports": reports});
     let mut result = out.write_json(&all);
     if let Some(j) = &args.evidence.junit {
         result = result.and_then(|()| {
-            super::evidence::write_file(j, &super::evidence::junit::render(&reports))
+            crate::evidence::write_file(j, &crate::evidence::junit::render(&reports))
         });
     }
     if let Err(e) = result {
