@@ -72,6 +72,7 @@ impl Driver {
             // A pump back late was not running: its watchdogs start over before anything
             // else this turn (a command, a read) can service them (supervise module docs).
             self.paused();
+            self.pause.expect(self.clock.now());
             let mut woken = false;
             for ev in events.iter() {
                 if ev.token() == WAKER {
@@ -90,6 +91,8 @@ impl Driver {
                     l.on_wake(now);
                 }
             }
+            // A command that held the pump (or a stop during the turn) counts as a pause too.
+            self.paused();
             // What is queued is read before the timers judge silence.
             self.read_ready();
             self.timers();

@@ -22,8 +22,10 @@
 //!   the end it planned: a pump that comes back later than planned by at least the pause
 //!   limit (`min(`[`nexus_core::link::PAUSE_LIMIT`]`, stall / 4)`) was not running for that
 //!   long, and every supervision window (silence and the autopilot clock) restarts from now
-//!   ([`nexus_core::Client::after_pause`]); then it reads whatever is queued on its links (a
-//!   vehicle that kept sending while we were stopped is heard) before its timers judge;
+//!   ([`nexus_core::Client::after_pause`]); the turn's own work (a caller's command that held
+//!   the pump, a stop in the middle of it) is measured the same way before the pump reads
+//!   whatever is queued on its links (a vehicle that kept sending while we were stopped is
+//!   heard) and its timers judge;
 //! * so a vehicle is declared dead only after the stall limit of silence during which the client
 //!   ran; a vehicle that really died is still found, one stall limit after the client came back.
 
@@ -88,6 +90,12 @@ impl PauseDetector {
         let capped = timeout.map(|t| t.min(Duration::from_millis(MAX_SLEEP_MS)));
         self.due = capped.map(|t| Instant::from_micros(now.total_micros() + t.as_micros() as u64));
         capped
+    }
+
+    /// The driver means to be back at its timers at `at` (a turn's work — commands, reads —
+    /// comes first): time spent past it counts as a pause, as a late sleep does.
+    pub fn expect(&mut self, at: Instant) {
+        self.due = Some(at);
     }
 
     /// The driver is about to judge its timers at `now`: how far past the planned end of its
