@@ -316,13 +316,6 @@ impl LinkStatus {
             self.last_refusal = ob.last_refusal().cloned();
         }
     }
-
-    /// The status of `client` alone (a driver's own fields empty).
-    pub fn of_client(client: &super::HostClient) -> LinkStatus {
-        let mut s = LinkStatus::default();
-        s.observe(client);
-        s
-    }
 }
 
 /// Something that happened on a link that the application may want to see.
