@@ -18,12 +18,17 @@
 //!
 //! Its verbs and queries are nexus-host's [`nexus_host::groups`] (action, mission, param,
 //! telemetry, offboard, geofence, info), the very functions `OffboardClient` offers; bring
-//! them into scope with [`prelude`].
+//! them into scope with [`prelude`]. What waits for the vehicle has the threaded client's
+//! names, as futures: [`AsyncClient::wait`], [`AsyncClient::param_get`],
+//! [`AsyncClient::set_param_wait`] (the host's parameter-read machine,
+//! [`nexus_host::pump::ParamReads`], beside the client).
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 //! use nexus_tokio::prelude::*;
 //! let op = AsyncClient::open("udpin:127.0.0.1:14540", Default::default()).await?;
+//! let cruise = op.param_get("MPC_XY_CRUISE", std::time::Duration::from_secs(5)).await?;
+//! assert!(cruise.as_real().is_some());
 //! op.takeoff(5.0)?;
 //! let flight = std::time::Duration::from_secs(60);
 //! op.until(|c| c.offboard().at_target(c.telemetry()), flight).await?;
@@ -35,16 +40,14 @@
 //! ```
 
 mod io;
+mod params;
+mod state;
+mod wait;
 
-use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
 use std::time::Duration;
 
-use nexus_core::client::Event;
-use nexus_core::engine::{Wait, WaitId, WaitResult};
+use nexus_core::engine::{Wait, WaitResult};
 use nexus_core::frame::MAX_FRAME_LEN;
 use nexus_core::link::Framing;
 use nexus_core::{Client, Instant};
@@ -52,16 +55,15 @@ use nexus_host::error::OffboardClientError;
 use nexus_host::groups::Facade;
 use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
-use nexus_host::pump::{
-    LinkEvent, LinkStatus, PauseDetector, PumpError, WaitError, NO_SPEED_CONTROL,
-};
+use nexus_host::pump::{LinkEvent, LinkStatus, PauseDetector, PumpError, WaitError};
 use nexus_host::run::Run;
 use nexus_host::transport::{
     ConnString, ForeignTraffic, LinkError, OpenError, PeerRule, RECV_BUF_LEN,
 };
-use tokio::sync::{watch, Notify};
+use state::{Shared, Slot, State};
 
 pub use nexus_host::pump::HostClient;
+pub use wait::WaitFuture;
 
 /// The async client, its errors and futures, and every group's verbs and queries (with
 /// nexus-host's and nexus-core's preludes): `use nexus_tokio::prelude::*`.
@@ -97,130 +99,6 @@ pub enum AsyncConnectError {
     },
 }
 
-/// What the task and the handles share: the client and who waits for what.
-struct State {
-    client: Box<HostClient>,
-    /// Waits a live [`WaitFuture`] owns: its waker, and its result once settled.
-    waits: HashMap<WaitId, Slot>,
-    events: std::collections::VecDeque<LinkEvent>,
-    /// Why the link is gone (read error, silence, closed); every later wait ends `died`.
-    died: Option<DeathCause>,
-    closed: bool,
-    peer: Option<std::net::SocketAddr>,
-    foreign: ForeignTraffic,
-    tx_frames: u64,
-    /// Times the task woke with nothing read (a deadline, a verb's kick).
-    wakes: u64,
-    /// What the groups' queries read: brought up to date after every batch and verb.
-    status: LinkStatus,
-}
-
-#[derive(Default)]
-struct Slot {
-    waker: Option<Waker>,
-    result: Option<WaitResult>,
-}
-
-struct Shared {
-    state: Mutex<State>,
-    /// Wakes the task: a verb or registration queued frames, or the link closes.
-    kick: Notify,
-    /// Bumped after each batch the task handled: [`AsyncClient::until`] looks again.
-    changed: watch::Sender<u64>,
-    start: tokio::time::Instant,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // Poisoned or not: a panic while holding it leaves plain slots and queues behind.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The driver's clock: wall µs since the link opened (engine timeouts count the
-    /// autopilot's own clock, read from telemetry).
-    fn now(&self) -> Instant {
-        Instant::from_micros(self.start.elapsed().as_micros() as u64)
-    }
-
-    fn at(&self, t: Instant) -> tokio::time::Instant {
-        self.start + Duration::from_micros(t.total_micros())
-    }
-}
-
-impl State {
-    /// Route the client's events: results to their futures (waking them), the rest to the
-    /// log. A result nobody owns any more (its future was dropped) is simply let go.
-    fn route(&mut self, now: Instant) {
-        while let Some(ev) = self.client.poll_event() {
-            let log = match ev {
-                Event::Settled { id, result } => {
-                    if let Some(slot) = self.waits.get_mut(&id) {
-                        slot.result = Some(result);
-                        if let Some(w) = slot.waker.take() {
-                            w.wake();
-                        }
-                    }
-                    continue;
-                }
-                Event::Speedup(factor) => LinkEvent::Speedup {
-                    factor,
-                    error: Some(NO_SPEED_CONTROL.into()),
-                },
-                Event::Step {
-                    step,
-                    passed,
-                    reason,
-                } => LinkEvent::step(&self.client, now, step, passed, reason),
-                Event::ProgramFinished(end) => LinkEvent::ProgramFinished(end),
-                Event::Offboard(e) => LinkEvent::Offboard(e),
-                Event::Silent { silent } => {
-                    let silent = Duration::from_micros(silent.total_micros());
-                    self.die(now, DeathCause::LinkSilent { silent });
-                    continue;
-                }
-                Event::ClockStalled { stalled } => {
-                    let stalled = Duration::from_micros(stalled.total_micros());
-                    self.die(now, DeathCause::ClockStalled { stalled });
-                    continue;
-                }
-                // News of a newer core this client does not route yet.
-                _ => continue,
-            };
-            if self.events.len() == EVENTS_KEPT {
-                self.events.pop_front();
-            }
-            self.events.push_back(log);
-        }
-    }
-
-    /// Bring the status the groups read up to date with the client and the link.
-    fn publish(&mut self) {
-        self.status.observe(&self.client);
-        self.status.peer = self.peer;
-        self.status.closed = self.closed;
-        if self.status.died != self.died {
-            self.status.died.clone_from(&self.died);
-        }
-    }
-
-    fn die(&mut self, now: Instant, cause: DeathCause) {
-        if self.died.is_none() {
-            self.client.died(now, &cause.to_string());
-            self.events.push_back(LinkEvent::Died(cause.clone()));
-            self.died = Some(cause);
-        }
-    }
-
-    /// Encode everything due into `out` (frame ends in `ends`).
-    fn transmit(&mut self, now: Instant, out: &mut Vec<u8>, ends: &mut Vec<usize>) {
-        let mut buf = [0u8; MAX_FRAME_LEN];
-        while let Some(n) = self.client.poll_transmit(now, &mut buf) {
-            out.extend_from_slice(&buf[..n]);
-            ends.push(out.len());
-        }
-    }
-}
-
 /// One vehicle link on a tokio runtime: the `OffboardClient` verbs, queries, and waits.
 ///
 /// Dropping it closes the link: pending waits end `closed` and the task stops.
@@ -254,24 +132,8 @@ impl AsyncClient {
             rule => rule,
         };
         let io = io::Io::open(conn, rule).await?;
-        let state = State {
-            client: Box::new(Client::new(options.client_config())),
-            waits: HashMap::new(),
-            events: Default::default(),
-            died: None,
-            closed: false,
-            peer: io.peer(),
-            foreign: ForeignTraffic::default(),
-            tx_frames: 0,
-            wakes: 0,
-            status: LinkStatus::default(),
-        };
-        let shared = Arc::new(Shared {
-            state: Mutex::new(state),
-            kick: Notify::new(),
-            changed: watch::channel(0).0,
-            start: tokio::time::Instant::now(),
-        });
+        let state = State::new(Client::new(options.client_config()), io.peer());
+        let shared = Arc::new(Shared::new(state));
         let local_addr = io.local_addr();
         tokio::spawn(drive(Arc::clone(&shared), io));
         Ok(AsyncClient { shared, local_addr })
@@ -314,14 +176,14 @@ impl AsyncClient {
     pub fn wait(&self, wait: &Wait) -> WaitFuture {
         let now = self.shared.now();
         let mut st = self.shared.lock();
-        let id = match (st.closed, st.client.wait(now, wait)) {
+        let id = match (st.status.closed, st.client.wait(now, wait)) {
             (true, _) => Err(WaitError::Pump(PumpError::LinkClosed)),
             (false, Ok(id)) => Ok(id),
             (false, Err(e)) => Err(WaitError::Refused(e)),
         };
         if let Ok(id) = id {
             st.waits.insert(id, Slot::default());
-            if let Some(cause) = &st.died {
+            if let Some(cause) = &st.status.died {
                 let text = cause.to_string();
                 st.client.died(now, &text);
             }
@@ -383,7 +245,7 @@ impl AsyncClient {
 
     /// The latched vehicle address of a UDP link.
     pub fn peer(&self) -> Option<std::net::SocketAddr> {
-        self.shared.lock().peer
+        self.shared.lock().status.peer
     }
 
     /// What sources other than the vehicle sent to a UDP link (never applied).
@@ -409,19 +271,19 @@ impl AsyncClient {
 
     /// Why the link is dead, if it is.
     pub fn death(&self) -> Option<DeathCause> {
-        self.shared.lock().died.clone()
+        self.shared.lock().status.died.clone()
     }
 
     /// Close the link: pending waits end `closed`, the task stops. Idempotent.
     pub fn close(&self) {
-        close(&self.shared);
+        self.shared.close();
     }
 }
 
 impl Facade for AsyncClient {
     fn read_status<R>(&self, f: impl FnOnce(&LinkStatus) -> R) -> R {
         let st = self.shared.lock();
-        if st.closed {
+        if st.status.closed {
             // As a closed `OffboardClient` reads: the empty status, not connected.
             return f(&LinkStatus::default());
         }
@@ -434,7 +296,7 @@ impl Facade for AsyncClient {
     ) -> Result<R, OffboardClientError> {
         let now = self.shared.now();
         let mut st = self.shared.lock();
-        if st.closed {
+        if st.status.closed {
             return Err(OffboardClientError::NotOpen);
         }
         let r = verb(&mut st.client, now);
@@ -449,111 +311,6 @@ impl Facade for AsyncClient {
 impl Drop for AsyncClient {
     fn drop(&mut self) {
         self.close();
-    }
-}
-
-fn close(shared: &Shared) {
-    let now = shared.now();
-    let mut st = shared.lock();
-    if !st.closed {
-        st.closed = true;
-        st.client.close(now);
-        st.route(now);
-        st.publish();
-    }
-    drop(st);
-    shared.kick.notify_one();
-}
-
-/// A registered wait; resolves to its [`WaitResult`]. Dropping it aborts the wait.
-#[must_use = "a wait is aborted when its future is dropped"]
-pub struct WaitFuture {
-    shared: Arc<Shared>,
-    /// `None` once the result (or the refusal) was handed out.
-    id: Option<Result<WaitId, WaitError>>,
-}
-
-impl WaitFuture {
-    /// The engine's id of this wait (`None` if it was refused or has ended).
-    pub fn id(&self) -> Option<WaitId> {
-        match &self.id {
-            Some(Ok(id)) => Some(*id),
-            _ => None,
-        }
-    }
-
-    /// End the wait with `cap` now, unless it already settled (then its own result).
-    fn cap(&mut self) -> Result<WaitResult, WaitError> {
-        let id = match self.id.take() {
-            Some(Ok(id)) => id,
-            Some(Err(e)) => return Err(e),
-            None => return Err(WaitError::Pump(PumpError::LinkClosed)),
-        };
-        let now = self.shared.now();
-        let mut st = self.shared.lock();
-        let slot = st.waits.remove(&id);
-        let r = match slot.and_then(|s| s.result) {
-            Some(r) => Ok(r),
-            None => st
-                .client
-                .cap(now, id)
-                // Settled in the engine but not routed yet: take it directly.
-                .or_else(|_| st.client.take_result(id))
-                .map_err(WaitError::Refused),
-        };
-        st.route(now);
-        r
-    }
-}
-
-impl Future for WaitFuture {
-    type Output = Result<WaitResult, WaitError>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let id = match self.id.take() {
-            None => return Poll::Ready(Err(WaitError::Pump(PumpError::LinkClosed))),
-            Some(Err(e)) => return Poll::Ready(Err(e)),
-            Some(Ok(id)) => id,
-        };
-        let mut st = self.shared.lock();
-        let done = match st.waits.get_mut(&id) {
-            Some(slot) => match slot.result.take() {
-                Some(r) => Some(r),
-                None => {
-                    slot.waker = Some(cx.waker().clone());
-                    None
-                }
-            },
-            None => return Poll::Ready(Err(WaitError::Pump(PumpError::LinkClosed))),
-        };
-        match done {
-            Some(r) => {
-                st.waits.remove(&id);
-                Poll::Ready(Ok(r))
-            }
-            None => {
-                drop(st);
-                self.id = Some(Ok(id));
-                Poll::Pending
-            }
-        }
-    }
-}
-
-impl Drop for WaitFuture {
-    /// Cancellation: abort a wait still pending and free its slot, so nothing is left in the
-    /// engine or in the routing table.
-    fn drop(&mut self) {
-        let Some(Ok(id)) = self.id.take() else {
-            return;
-        };
-        let now = self.shared.now();
-        let mut st = self.shared.lock();
-        st.waits.remove(&id);
-        let _ = st.client.abort_wait(now, id);
-        // Its result (aborted, or settled but not routed yet) is nobody's: free the slot now.
-        let _ = st.client.take_result(id);
-        st.route(now);
     }
 }
 
@@ -573,7 +330,7 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
         let now = shared.now();
         let (deadline, closed) = {
             let st = shared.lock();
-            (st.client.next_deadline(), st.closed)
+            (st.deadline(), st.status.closed)
         };
         if closed {
             return;
@@ -600,7 +357,12 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
             }
             match got {
                 Some(Ok(n)) => {
-                    st.client.handle_bytes(now, &buf[..n], framing, &mut ());
+                    let st = &mut *st;
+                    let mut tap = params::ParamTap {
+                        params: &mut st.params,
+                        target_sysid: st.client.telemetry().ids().target_sysid,
+                    };
+                    st.client.handle_bytes(now, &buf[..n], framing, &mut tap);
                 }
                 Some(Err(e)) => st.die(now, DeathCause::link_lost(&e)),
                 None => st.wakes += 1,
@@ -608,7 +370,7 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
             st.transmit(now, &mut out, &mut ends);
             st.route(now);
             if let io::Io::Udp(u) = &io {
-                st.peer = io.peer();
+                st.status.peer = io.peer();
                 if st.foreign != u.foreign {
                     st.foreign.clone_from(&u.foreign);
                 }
@@ -629,12 +391,13 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
         }
         generation += 1;
         shared.changed.send_replace(generation);
-        let dead_stream = matches!(io, io::Io::Stream { .. }) && shared.lock().died.is_some();
+        let dead_stream =
+            matches!(io, io::Io::Stream { .. }) && shared.lock().status.died.is_some();
         if dead_stream {
             // A stream that failed never reads again; wait for the close.
             loop {
                 shared.kick.notified().await;
-                if shared.lock().closed {
+                if shared.lock().status.closed {
                     return;
                 }
             }

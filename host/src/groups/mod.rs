@@ -27,8 +27,8 @@
 //! ```
 //!
 //! Bring them into scope with `use nexus_host::prelude::*` (or nexus-tokio's prelude).
-//! What needs a round trip on the calling thread (a parameter read, a set that waits for
-//! PX4's echo) or a runtime (the waits) stays with each client.
+//! What waits for the vehicle (a parameter read, a set that waits for PX4's echo, a wait)
+//! keeps one name on both clients and blocks on one, is a future on the other.
 
 mod action;
 mod geofence;

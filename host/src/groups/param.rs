@@ -5,8 +5,9 @@ use crate::error::OffboardClientError;
 use nexus_core::action::ParamValue;
 
 /// The vehicle's parameters, set through the link's machine. A set that returns PX4's echo,
-/// and a read, wait on the caller's side: `OffboardClient::set_param_wait` and
-/// `OffboardClient::param_get` block the calling thread.
+/// and a read, wait for the vehicle: `set_param_wait` and `param_get` have those names on both
+/// clients, blocking on `OffboardClient`, futures on nexus-tokio's `AsyncClient` (one read
+/// machine under both, [`crate::pump::ParamReads`]).
 pub trait ParamApi: Facade {
     /// Set parameter `name` to `value` ([`ParamValue::Int`] goes as INT32, its bits in
     /// PARAM_SET's float field as PX4 reads them; [`ParamValue::Real`] as REAL32, in the

@@ -10,7 +10,6 @@ use std::time::Duration;
 use nexus_core::action::ParamValue;
 use nexus_core::client::ClientError;
 use nexus_core::engine::{Reason, Wait, WaitId, WaitResult};
-use nexus_core::mav;
 use nexus_core::telemetry::Snapshot;
 use nexus_core::Instant;
 
@@ -319,52 +318,20 @@ impl LinkHandle {
         value: ParamValue,
         timeout: Duration,
     ) -> Result<Param, ParamError> {
-        use nexus_core::offboard::{param_error_name, OffboardError, OffboardEvent, ParamSetEnd};
+        use nexus_core::offboard::OffboardEvent;
         let start = std::time::Instant::now();
         let mut seen = self.last_event_seq();
         let mut news = self.pump().news();
         let n = name.to_owned();
-        let queued = self
-            .call(move |ctx| ctx.state.client.set_param(&n, value))
-            .map_err(|_| ParamError::Closed(name.to_owned()))?;
-        match queued {
-            Ok(()) => {}
-            Err(OffboardError::BadParamName) => return Err(ParamError::BadName(name.to_owned())),
-            Err(why) => {
-                return Err(ParamError::NotSent {
-                    name: name.to_owned(),
-                    why,
-                })
-            }
-        }
+        self.call(move |ctx| ctx.state.client.set_param(&n, value))
+            .map_err(|_| ParamError::Closed(name.to_owned()))?
+            .map_err(|why| super::param_reads::set_not_sent(name, why))?;
         loop {
             for (seq, ev) in self.events_since(seen) {
                 seen = seq;
                 match ev {
                     LinkEvent::Offboard(OffboardEvent::ParamSet(p)) if p.name == name => {
-                        return match p.end {
-                            ParamSetEnd::Confirmed => {
-                                let (index, count) = p.index_count;
-                                Ok(Param {
-                                    value: ParamValue::from_wire(p.bits, p.int32),
-                                    param_type: if p.int32 {
-                                        mav::MavParamType::MAV_PARAM_TYPE_INT32
-                                    } else {
-                                        mav::MavParamType::MAV_PARAM_TYPE_REAL32
-                                    },
-                                    index,
-                                    count,
-                                })
-                            }
-                            ParamSetEnd::Refused { error } => Err(ParamError::Refused {
-                                name: name.to_owned(),
-                                error: format!("MAV_PARAM_ERROR_{}", param_error_name(error)),
-                            }),
-                            ParamSetEnd::GaveUp { sends } => Err(ParamError::GaveUp {
-                                name: name.to_owned(),
-                                sends,
-                            }),
-                        };
+                        return super::param_reads::set_outcome(&p);
                     }
                     LinkEvent::Died(cause) => {
                         return Err(ParamError::Died {

@@ -14,14 +14,10 @@
 //! A PARAM_ERROR for the name (PX4: unknown name, wrong type) ends the read at once with
 //! [`ParamError::Refused`].
 
-use std::sync::Arc;
-
 use nexus_core::action::ParamValue;
 use nexus_core::mav;
 use nexus_core::offboard::RttEstimator;
 use nexus_core::Instant;
-
-use super::slot::Slot;
 
 /// Re-send interval of an unanswered PARAM_REQUEST_READ, ms (wall): the floor of the measured
 /// timer (the measured round trip of parameter reads, `LinkStatus::rtt`).
@@ -204,31 +200,6 @@ impl Owed {
             q.pop_front();
         }
         q.len()
-    }
-}
-
-/// A read in flight on the pump thread.
-#[derive(Debug)]
-pub(crate) struct ParamRead {
-    pub name: String,
-    /// PARAM_VALUEs for this name owed to earlier sets and reads: skipped before one is taken.
-    pub skip: usize,
-    pub slot: Arc<Slot<Result<Param, ParamError>>>,
-    pub sends: u32,
-    pub next_send: Instant,
-    pub deadline: Instant,
-    pub timeout: std::time::Duration,
-}
-
-impl ParamRead {
-    /// When this read needs the pump next.
-    pub fn due(&self) -> Instant {
-        self.next_send.min(self.deadline)
-    }
-
-    /// Whether `m` is about this read's parameter.
-    pub fn matches(&self, m: &mav::PARAM_VALUE_DATA) -> bool {
-        param_name_of(m).is_some_and(|id| id == self.name)
     }
 }
 

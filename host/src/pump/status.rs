@@ -282,8 +282,9 @@ impl Default for LinkStatus {
 impl LinkStatus {
     /// Bring the fields the core client itself knows up to date from `client`: the vehicle's
     /// state, mission progress, pending requests, the wait engine's snapshot and the last
-    /// refusal. What only a driver knows (counters, round trip, peer, death, wall times) is
-    /// left as it is. The one mapping from a client to a status, for every driver.
+    /// refusal (with the death, when the driver set [`LinkStatus::died`] first, as the
+    /// snapshot's error). What only a driver knows (counters, round trip, peer, death, wall
+    /// times) is left as it is. The one mapping from a client to a status, for every driver.
     pub fn observe(&mut self, client: &super::HostClient) {
         let tel = client.telemetry();
         let ob = client.offboard();
@@ -312,6 +313,10 @@ impl LinkStatus {
         };
         self.pending = ob.pending();
         self.snapshot = client.snapshot();
+        // The death is the snapshot's error too, whichever driver saw it.
+        if let Some(cause) = &self.died {
+            self.snapshot.error = Some(nexus_core::telemetry::error_text(&cause.to_string()));
+        }
         if self.last_refusal.as_ref() != ob.last_refusal() {
             self.last_refusal = ob.last_refusal().cloned();
         }

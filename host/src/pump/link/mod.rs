@@ -22,7 +22,8 @@ use nexus_core::engine::{ProgramEnd, Reason, Wait, WaitId, WaitResult};
 use nexus_core::frame::MAX_FRAME_LEN;
 use nexus_core::{Client, Instant};
 
-use super::params::{Owed, Param, ParamError, ParamRead};
+use super::param_reads::ParamReads;
+use super::params::{Param, ParamError};
 use super::slot::Slot;
 use super::status::{EventLog, LinkStatus, ProgramReport};
 use super::supervise::{Supervision, VehicleProbe};
@@ -86,8 +87,7 @@ pub(crate) struct LinkState {
     next_probe: Instant,
     waits: HashMap<WaitId, WaitEntry>,
     program: Option<ProgramSlot>,
-    params: Vec<ParamRead>,
-    owed: Owed,
+    params: ParamReads<ParamSlot>,
     epoch: u64,
     counters: super::status::LinkCounters,
     died: Option<DeathCause>,
@@ -139,8 +139,7 @@ impl LinkState {
             next_probe: Instant::ZERO,
             waits: HashMap::new(),
             program: None,
-            params: Vec::new(),
-            owed: Owed::default(),
+            params: ParamReads::default(),
             counters: Default::default(),
             died: None,
             broken: false,
@@ -179,9 +178,7 @@ impl Drop for LinkState {
                 error: Some("the pump stopped".into()),
             });
         }
-        for p in self.params.drain(..) {
-            p.slot.fill(Err(ParamError::Closed(p.name)));
-        }
+        self.params.closed();
         self.shared.status().closed = true;
     }
 }

@@ -5,7 +5,6 @@
 use crate::launcher::DeathCause;
 use nexus_core::client::Event;
 use nexus_core::engine::WaitResult;
-use nexus_core::telemetry::error_text;
 use nexus_core::Instant;
 
 use super::{LinkState, ProgramSlot, WaitSlot};
@@ -97,20 +96,13 @@ impl LinkState {
         self.counters.dropped_bytes = u64::from(rx.framer.dropped_bytes);
         self.counters.signing = self.signing.as_ref().map(|s| s.stats());
         let mut s = self.shared.status();
-        s.observe(c);
-        if let Some(r) = &self.died {
-            s.snapshot.error = Some(error_text(&r.to_string()));
-        }
-        s.counters = self.counters;
-        s.rtt = crate::pump::status::LinkRtt::of(
-            ob,
-            self.owed.rtt(),
-            std::time::Duration::from_millis(self.owed.retry_ms()),
-        );
-        s.peer = self.link.peer();
         if s.died.is_none() {
             s.died.clone_from(&self.died);
         }
+        s.observe(c);
+        s.counters = self.counters;
+        s.rtt = crate::pump::status::LinkRtt::of(ob, self.params.rtt(), self.params.retry());
+        s.peer = self.link.peer();
         s.last_rx = self.last_rx_wall;
         s.generation = self.generation;
         if let Some(f) = self.link.foreign() {

@@ -105,7 +105,6 @@ impl LinkState {
             subs: &mut self.subs,
             signing: self.signing.as_mut(),
             params: &mut self.params,
-            owed: &mut self.owed,
             target_sysid: self.client.telemetry().ids().target_sysid,
         };
         let framing = self.link.framing();
@@ -146,8 +145,7 @@ struct PumpTap<'a> {
     tlog: Option<&'a crate::tlog::Tlog>,
     subs: &'a mut Subscribers,
     signing: Option<&'a mut crate::signing::LinkSigning>,
-    params: &'a mut Vec<crate::pump::params::ParamRead>,
-    owed: &'a mut crate::pump::params::Owed,
+    params: &'a mut crate::pump::param_reads::ParamReads<super::ParamSlot>,
     target_sysid: u8,
 }
 
@@ -168,7 +166,7 @@ impl Tap for PumpTap<'_> {
 
     fn decoded(&mut self, now: Instant, frame: &Frame, _accepted: bool) {
         if frame.header.sysid == self.target_sysid {
-            super::param_reads::on_param_answer(self.params, self.owed, now, frame);
+            self.params.on_frame(now, frame);
         }
     }
 }

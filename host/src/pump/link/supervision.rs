@@ -5,7 +5,6 @@ use nexus_core::Instant;
 
 use super::LinkState;
 use crate::launcher::DeathCause;
-use crate::pump::params::ParamError;
 use crate::pump::status::LinkEvent;
 use crate::pump::supervise::PROBE_PERIOD_MS;
 
@@ -21,8 +20,8 @@ impl LinkState {
             take(self.next_probe);
         }
         let connected = self.client.telemetry().connected();
-        for p in &self.params {
-            take(if connected { p.due() } else { p.deadline });
+        if let Some(p) = self.params.deadline(connected) {
+            take(p);
         }
         d
     }
@@ -77,12 +76,7 @@ impl LinkState {
             return;
         }
         self.client.died(now, &cause.to_string());
-        for p in self.params.drain(..) {
-            p.slot.fill(Err(ParamError::Died {
-                name: p.name,
-                cause: cause.clone(),
-            }));
-        }
+        self.params.died(&cause);
         self.shared.events().push(LinkEvent::Died(cause.clone()));
         self.died = Some(cause);
     }
@@ -102,9 +96,7 @@ impl LinkState {
     /// The link is closing: waits end `closed`, a program `aborted`, reads fail.
     pub fn close(&mut self, now: Instant) {
         self.client.close(now);
-        for p in self.params.drain(..) {
-            p.slot.fill(Err(ParamError::Closed(p.name)));
-        }
+        self.params.closed();
         self.after_batch(now);
         self.shared.status().closed = true;
     }

@@ -1,7 +1,6 @@
 //! Sending: every frame the client has due leaves at once, counted and recorded; the
-//! PARAM_SETs among them are noted as owing a PARAM_VALUE.
+//! PARAM_SETs among them are noted as owing a PARAM_VALUE (the link's parameter reads).
 
-use nexus_core::mav;
 use nexus_core::Instant;
 
 use super::LinkState;
@@ -11,32 +10,9 @@ impl LinkState {
     /// Send everything the client has due now, each frame as it is encoded.
     pub fn transmit(&mut self, now: Instant) {
         while let Some(n) = self.client.poll_transmit(now, &mut self.tx) {
-            self.note_param_set(now, n);
+            self.params.on_sent(now, &self.tx[..n]);
             let n = self.sign(now, n);
             self.send(n);
-        }
-    }
-
-    /// A PARAM_SET the offboard machine sends is answered by a PARAM_VALUE: note it owed.
-    pub(super) fn note_param_set(&mut self, now: Instant, n: usize) {
-        let frame = &self.tx[..n];
-        let id = <mav::PARAM_SET_DATA as mavlink::MessageData>::ID;
-        if n < 12 || frame[0] != nexus_core::frame::MAGIC_V2 {
-            return;
-        }
-        let msgid = u32::from_le_bytes([frame[7], frame[8], frame[9], 0]);
-        let len = frame[1] as usize;
-        if msgid != id || n < 10 + len {
-            return;
-        }
-        let payload = &frame[10..10 + len];
-        if let Ok(m) = <mav::PARAM_SET_DATA as mavlink::MessageData>::deser(
-            mavlink::MavlinkVersion::V2,
-            payload,
-        ) {
-            if let Ok(name) = m.param_id.to_str() {
-                self.owed.sent(name.trim_end_matches('\0'), now);
-            }
         }
     }
 
