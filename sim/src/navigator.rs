@@ -293,24 +293,7 @@ impl Navigator {
                 self.can_loiter_at_sp = false;
             }
             Mode::Takeoff => {
-                let home_alt = i.frame.origin().alt_amsl_m - i.home_ned[2];
-                let alt = self
-                    .takeoff_alt_amsl
-                    .unwrap_or(home_alt + p.f(P::MIS_TAKEOFF_ALT));
-                let z = i.frame.origin().alt_amsl_m - alt;
-                self.takeoff_done = false;
-                if i.armed && self.takeoff_alt_amsl.is_none() {
-                    // `Takeoff::set_takeoff_position` without a NAV_TAKEOFF altitude (seen on
-                    // PX4 SITL 0.01 s after "Armed by external command").
-                    io.info(
-                        i.now,
-                        "navigator",
-                        &format!(
-                            "Using default takeoff altitude: {:.1} m\t",
-                            p.f(P::MIS_TAKEOFF_ALT)
-                        ),
-                    );
-                }
+                let z = self.start_takeoff(i, io);
                 if !i.landed && here[2] <= z + p.f(P::NAV_MC_ALT_RAD) {
                     io.critical(i.now, "navigator", "Already higher than takeoff altitude\t");
                     self.target = Some(auto_sp(p, here, Some(i.body.yaw_rad)));
@@ -330,6 +313,30 @@ impl Navigator {
             _ => {}
         }
         None
+    }
+
+    /// A takeoff begins (either airframe): the height it climbs to, NED z m, from the
+    /// NAV_TAKEOFF altitude or `MIS_TAKEOFF_ALT` above home (saying so, as PX4 does).
+    pub(crate) fn start_takeoff(&mut self, i: &Inputs<'_>, io: &mut Io) -> f32 {
+        let p = i.params;
+        let home_alt = i.frame.origin().alt_amsl_m - i.home_ned[2];
+        let alt = self
+            .takeoff_alt_amsl
+            .unwrap_or(home_alt + p.f(P::MIS_TAKEOFF_ALT));
+        self.takeoff_done = false;
+        if i.armed && self.takeoff_alt_amsl.is_none() {
+            // `Takeoff::set_takeoff_position` without a NAV_TAKEOFF altitude (seen on PX4
+            // SITL 0.01 s after "Armed by external command").
+            io.info(
+                i.now,
+                "navigator",
+                &format!(
+                    "Using default takeoff altitude: {:.1} m\t",
+                    p.f(P::MIS_TAKEOFF_ALT)
+                ),
+            );
+        }
+        i.frame.origin().alt_amsl_m - alt
     }
 
     fn activate_rtl(&mut self, i: &Inputs<'_>, mission: &MissionManager, io: &mut Io) {

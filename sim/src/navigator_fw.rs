@@ -226,22 +226,7 @@ impl Navigator {
         match i.mode {
             Mode::Hold if !i.landed => self.fw_loiter_here(i),
             Mode::Takeoff => {
-                let home_alt = i.frame.origin().alt_amsl_m - i.home_ned[2];
-                let alt = self
-                    .takeoff_alt_amsl
-                    .unwrap_or(home_alt + p.f(P::MIS_TAKEOFF_ALT));
-                let z = i.frame.origin().alt_amsl_m - alt;
-                self.takeoff_done = false;
-                if i.armed && self.takeoff_alt_amsl.is_none() {
-                    io.info(
-                        i.now,
-                        "navigator",
-                        &format!(
-                            "Using default takeoff altitude: {:.1} m\t",
-                            p.f(P::MIS_TAKEOFF_ALT)
-                        ),
-                    );
-                }
+                let z = self.start_takeoff(i, io);
                 if !i.landed && here[2] <= z {
                     io.critical(i.now, "navigator", "Already higher than takeoff altitude\t");
                     self.takeoff_done = true;

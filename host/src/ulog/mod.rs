@@ -358,17 +358,9 @@ impl Ulog {
                 }
                 None => false,
             },
-            b'I' => match key_value(body, 1) {
-                Some((key, v)) => {
-                    let (ty, name) = key.rsplit_once(' ').unwrap_or(("", key.as_str()));
-                    let (text, _) = value_text(ty, v);
-                    self.info.push((name.to_string(), text));
-                    true
-                }
-                None => false,
-            },
-            // Multi information (is_continued, key_len, key, value): kept with the infos.
-            b'M' => match key_value(body, 2) {
+            // Information (key_len, key, value) and multi information (is_continued, then
+            // the same): kept together.
+            b'I' | b'M' => match key_value(body, if kind == b'I' { 1 } else { 2 }) {
                 Some((key, v)) => {
                     let (ty, name) = key.rsplit_once(' ').unwrap_or(("", key.as_str()));
                     let (text, _) = value_text(ty, v);
