@@ -45,6 +45,11 @@ where
     poll("a first telemetry", || {
         op.mode().is_some() && op.position().is_some() && op.landed().is_some()
     });
+    assert!(
+        op.height_m().is_some_and(|h| h.abs() < 0.3),
+        "on the pad: {:?} m",
+        op.height_m()
+    );
     assert_eq!(op.landed(), Some(true), "on the ground at start");
     assert!(!op.is_armed());
     let t0 = op.autopilot_time_ms().expect("PX4's clock read");
@@ -73,6 +78,11 @@ where
     assert!(
         (truth - alt).abs() < 0.5,
         "true height {truth} m, read {alt} m"
+    );
+    let judged = op.height_m().expect("the height the waits judge");
+    assert!(
+        (truth - judged).abs() < 0.5,
+        "true height {truth} m, judged {judged} m"
     );
     assert!(op.heading_rad().is_some_and(f32::is_finite));
     assert!(op.groundspeed_m_s().is_some_and(|v| v < 2.0), "hovering");

@@ -1,5 +1,6 @@
-//! Take off, hover at the target, land, with nexus-tokio, on any vehicle that speaks PX4's
-//! offboard API: a PX4 SITL booted by hand, a serial-linked rig, a `nexus sim`.
+//! Read and confirm the takeoff altitude parameter, take off, hover at the target, land, with
+//! nexus-tokio, on any vehicle that speaks PX4's offboard API: a PX4 SITL booted by hand, a
+//! serial-linked rig, a `nexus sim`.
 //!
 //! ```text
 //! cargo run -p nexus-tokio --example async_takeoff -- udpin:127.0.0.1:14540 5 1
@@ -35,7 +36,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     op.until(|c| c.telemetry().connected(), Duration::from_secs(30))
         .await
         .map_err(|_| format!("no heartbeat on {conn} within 30 s"))?;
-    println!("connected on {conn}; taking off to {alt_m} m");
+    // PX4's default takeoff height, read, then set to what it was: PX4's echo confirms it.
+    let t = Duration::from_secs(5);
+    let default_alt = op.param_get("MIS_TAKEOFF_ALT", t).await?;
+    let stored = op
+        .set_param_wait("MIS_TAKEOFF_ALT", default_alt.value, t)
+        .await?;
+    println!(
+        "connected on {conn}; MIS_TAKEOFF_ALT = {} (parameter {} of {}); taking off to {alt_m} m",
+        stored.value, stored.index, stored.count
+    );
     op.takeoff(alt_m)?;
     op.until(
         |c| c.offboard().at_target(c.telemetry()),
@@ -43,8 +53,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .await
     .map_err(|_| format!("not at {alt_m} m within 120 s: {:?}", op.events().last()))?;
-    let height = op.with(|c| c.telemetry().relative_alt_m());
-    println!("at target: {height:?} m over home");
+    println!(
+        "at target: {:.2} m over the pad (GLOBAL_POSITION_INT.relative_alt {:?} m)",
+        op.height_m().unwrap_or(f32::NAN),
+        op.relative_altitude_m()
+    );
     op.land()?;
     let landed = op.wait(&Wait::landed().timeout_s(120.0)).await?;
     println!(

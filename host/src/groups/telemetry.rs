@@ -38,9 +38,18 @@ pub trait TelemetryApi: Facade {
         self.read_status(|s| s.landed)
     }
 
-    /// Height over the launch point from GLOBAL_POSITION_INT, m; `None` before one.
+    /// Height over the launch point from GLOBAL_POSITION_INT, m; `None` before one. PX4
+    /// steps this field after a takeoff rather than following the climb: for the height the
+    /// verdicts use, see [`TelemetryApi::height_m`].
     fn relative_altitude_m(&self) -> Option<f32> {
         self.read_status(|s| s.relative_alt_m)
+    }
+
+    /// Height above the pad, m, as the waits, the `altitude` condition and `at_target` judge
+    /// it: the vehicle's ground truth when it sends one, else its altitude's rise since
+    /// arming; `None` before either.
+    fn height_m(&self) -> Option<f32> {
+        self.read_status(|s| s.height_m)
     }
 
     /// Position: latitude/longitude in degrees, altitude AMSL and above home in m

@@ -220,6 +220,9 @@ pub struct LinkStatus {
     pub landed: Option<bool>,
     /// GLOBAL_POSITION_INT.relative_alt, m.
     pub relative_alt_m: Option<f32>,
+    /// Height above the pad, m, as the waits and `at_target` judge it (the core's
+    /// `Telemetry::height_m`: ground truth when fresh, else the altitude's rise since arming).
+    pub height_m: Option<f32>,
     /// The telemetry in units.
     pub vitals: Vitals,
     /// Autopilot clock (time_boot_ms), ms; `None` before the first timestamped message.
@@ -261,6 +264,7 @@ impl Default for LinkStatus {
             airborne_seen: false,
             landed: None,
             relative_alt_m: None,
+            height_m: None,
             vitals: Vitals::default(),
             sim_ms: None,
             mission: MissionStatus::default(),
@@ -299,6 +303,7 @@ impl LinkStatus {
         );
         self.landed = tel.landed();
         self.relative_alt_m = tel.relative_alt_m();
+        self.height_m = tel.height_m();
         self.vitals = Vitals::from_telemetry(tel);
         self.sim_ms = tel.sim_ms();
         self.mission = MissionStatus {
