@@ -13,6 +13,8 @@
 //!   slot at once (no result is left behind).
 //! * The same client the host runs ([`HostClient`], its capacities), the same connection
 //!   strings and the same vehicle-address latch ([`PeerRule`]).
+//! * Signed links as the pump's: [`AsyncClient::open_signed`], or a signed run's key through
+//!   [`AsyncClient::connect`].
 //!
 //! It is a crate of its own so that nexus-host's synchronous users never build tokio.
 //!
@@ -57,6 +59,7 @@ use nexus_host::launcher::DeathCause;
 use nexus_host::offboard_client::OffboardOptions;
 use nexus_host::pump::{LinkEvent, LinkStatus, PauseDetector, PumpError, WaitError};
 use nexus_host::run::Run;
+use nexus_host::signing::Signing;
 use nexus_host::transport::{
     ConnString, ForeignTraffic, LinkError, OpenError, PeerRule, RECV_BUF_LEN,
 };
@@ -123,6 +126,19 @@ impl AsyncClient {
         conn: &ConnString,
         options: OffboardOptions,
     ) -> Result<AsyncClient, OpenError> {
+        AsyncClient::open_signed(conn, options, None).await
+    }
+
+    /// [`AsyncClient::open_conn`] on a signed link when `signing` is given (MAVLink 2
+    /// signing, as the threaded pump's `Supervision::signing`): every frame sent is signed
+    /// with its key, and what arrives is checked first (with `require_signed`, an unsigned
+    /// or wrongly signed frame is never applied; counted in the status's
+    /// `counters.signing`).
+    pub async fn open_signed(
+        conn: &ConnString,
+        options: OffboardOptions,
+        signing: Option<&Signing>,
+    ) -> Result<AsyncClient, OpenError> {
         let rule = match options.transport.peer {
             PeerRule::MostRecent | PeerRule::FirstAutopilot { sysid: None } => {
                 PeerRule::FirstAutopilot {
@@ -132,7 +148,7 @@ impl AsyncClient {
             rule => rule,
         };
         let io = io::Io::open(conn, rule).await?;
-        let state = State::new(Client::new(options.client_config()), io.peer());
+        let state = State::new(Client::new(options.client_config()), io.peer(), signing);
         let shared = Arc::new(Shared::new(state));
         let local_addr = io.local_addr();
         tokio::spawn(drive(Arc::clone(&shared), io));
@@ -140,7 +156,7 @@ impl AsyncClient {
     }
 
     /// Open a client on a real-time run's offboard link, taking frames only from the vehicle
-    /// the run launched, and wait up to `timeout` (wall time) for its heartbeat. (A lockstep run
+    /// the run launched (signed with the run's key, if it has one), and wait up to `timeout` (wall time) for its heartbeat. (A lockstep run
     /// advances only through its own waits, `Run::wait` and `Run::until`: give this driver a
     /// real-time run.)
     pub async fn connect(sim: &Run, timeout: Duration) -> Result<AsyncClient, AsyncConnectError> {
@@ -154,7 +170,8 @@ impl AsyncClient {
             host: sim.options().listen.to_string(),
             port: port.port,
         };
-        let client = AsyncClient::open_conn(&conn, options)
+        // A signed run's links sign with its key, as the threaded client's do.
+        let client = AsyncClient::open_signed(&conn, options, sim.options().signing.as_ref())
             .await
             .map_err(|e| AsyncConnectError::Open(Box::new(e)))?;
         match client.until(|c| c.telemetry().connected(), timeout).await {
@@ -356,14 +373,7 @@ async fn drive(shared: Arc<Shared>, mut io: io::Io) {
                     .after_pause(now, nexus_core::Duration::from_micros(late_us));
             }
             match got {
-                Some(Ok(n)) => {
-                    let st = &mut *st;
-                    let mut tap = params::ParamTap {
-                        params: &mut st.params,
-                        target_sysid: st.client.telemetry().ids().target_sysid,
-                    };
-                    st.client.handle_bytes(now, &buf[..n], framing, &mut tap);
-                }
+                Some(Ok(n)) => st.handle_bytes(now, &buf[..n], framing),
                 Some(Err(e)) => st.die(now, DeathCause::link_lost(&e)),
                 None => st.wakes += 1,
             }

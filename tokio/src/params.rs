@@ -5,15 +5,10 @@
 use std::time::Duration;
 
 use nexus_core::action::ParamValue;
-use nexus_core::link::Tap;
-use nexus_core::msg::Frame;
 use nexus_core::offboard::OffboardEvent;
-use nexus_core::Instant;
 use nexus_host::error::OffboardClientError;
 use nexus_host::groups::Facade;
-use nexus_host::pump::{
-    set_not_sent, set_outcome, LinkEvent, Param, ParamAnswer, ParamError, ParamReads,
-};
+use nexus_host::pump::{set_not_sent, set_outcome, LinkEvent, Param, ParamAnswer, ParamError};
 use tokio::sync::oneshot;
 
 use crate::AsyncClient;
@@ -29,21 +24,6 @@ impl ParamAnswer for Answer {
 
     fn wanted(&self) -> bool {
         !self.0.is_closed()
-    }
-}
-
-/// What the task does with each frame on its way into the client: the vehicle's
-/// PARAM_VALUEs and PARAM_ERRORs answer the reads.
-pub(crate) struct ParamTap<'a> {
-    pub params: &'a mut ParamReads<Answer>,
-    pub target_sysid: u8,
-}
-
-impl Tap for ParamTap<'_> {
-    fn decoded(&mut self, now: Instant, frame: &Frame, _accepted: bool) {
-        if frame.header.sysid == self.target_sysid {
-            self.params.on_frame(now, frame);
-        }
     }
 }
 

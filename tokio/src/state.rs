@@ -8,10 +8,13 @@ use std::time::Duration;
 
 use nexus_core::client::Event;
 use nexus_core::engine::{WaitId, WaitResult};
-use nexus_core::frame::MAX_FRAME_LEN;
+use nexus_core::frame::{RawFrame, MAX_FRAME_LEN};
+use nexus_core::link::{Reads, Tap};
+use nexus_core::msg::Frame;
 use nexus_core::Instant;
 use nexus_host::launcher::DeathCause;
 use nexus_host::pump::{LinkEvent, LinkRtt, LinkStatus, ParamReads, NO_SPEED_CONTROL};
+use nexus_host::signing::{LinkSigning, Signing};
 use nexus_host::transport::ForeignTraffic;
 use tokio::sync::{watch, Notify};
 
@@ -25,6 +28,9 @@ pub(crate) struct State {
     pub waits: HashMap<WaitId, Slot>,
     /// Parameter reads in flight, each answer to the future that awaits it.
     pub params: ParamReads<Answer>,
+    /// A signed link's signer and verifier: every frame sent is signed, every frame received
+    /// checked before the client may take it.
+    pub signing: Option<LinkSigning>,
     pub events: VecDeque<LinkEvent>,
     /// Events logged since the link opened (the log keeps the newest [`EVENTS_KEPT`]).
     pub event_seq: u64,
@@ -97,13 +103,23 @@ impl Shared {
 }
 
 impl State {
-    pub fn new(client: HostClient, peer: Option<std::net::SocketAddr>) -> State {
+    pub fn new(
+        mut client: HostClient,
+        peer: Option<std::net::SocketAddr>,
+        signing: Option<&Signing>,
+    ) -> State {
         let mut status = LinkStatus::default();
         status.peer = peer;
+        if signing.is_some() {
+            // Every frame reaches the tap, to be verified, as on the pump's signed links.
+            client.set_reads(Reads::Verified);
+        }
         State {
             client: Box::new(client),
             waits: HashMap::new(),
             params: ParamReads::default(),
+            // The task's clock starts with the state.
+            signing: signing.map(|s| LinkSigning::new(s, Instant::ZERO)),
             events: VecDeque::new(),
             event_seq: 0,
             foreign: ForeignTraffic::default(),
@@ -174,6 +190,7 @@ impl State {
     /// Bring the status the groups read up to date with the client and the reads.
     pub fn publish(&mut self) {
         self.status.observe(&self.client);
+        self.status.counters.signing = self.signing.as_ref().map(LinkSigning::stats);
         self.status.rtt = LinkRtt::of(
             self.client.offboard(),
             self.params.rtt(),
@@ -199,18 +216,69 @@ impl State {
         }
     }
 
-    /// Encode everything due into `out` (frame ends in `ends`): the client's frames, then the
-    /// parameter requests due.
+    /// Encode everything due into `out` (frame ends in `ends`), each signed on a signed link:
+    /// the client's frames, then the parameter requests due.
     pub fn transmit(&mut self, now: Instant, out: &mut Vec<u8>, ends: &mut Vec<usize>) {
         let mut buf = [0u8; MAX_FRAME_LEN];
         while let Some(n) = self.client.poll_transmit(now, &mut buf) {
             self.params.on_sent(now, &buf[..n]);
-            out.extend_from_slice(&buf[..n]);
-            ends.push(out.len());
+            push_signed(&mut self.signing, now, &mut buf, n, out, ends);
         }
+        let signing = &mut self.signing;
         self.params.service(now, &mut self.client, |frame| {
-            out.extend_from_slice(frame);
-            ends.push(out.len());
+            let mut buf = [0u8; MAX_FRAME_LEN];
+            buf[..frame.len()].copy_from_slice(frame);
+            push_signed(signing, now, &mut buf, frame.len(), out, ends);
         });
+    }
+
+    /// What the task hands the client with each read: the tap that verifies and answers.
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8], framing: nexus_core::link::Framing) {
+        let mut tap = LinkTap {
+            params: &mut self.params,
+            signing: self.signing.as_mut(),
+            target_sysid: self.client.telemetry().ids().target_sysid,
+        };
+        self.client.handle_bytes(now, bytes, framing, &mut tap);
+    }
+}
+
+/// Sign `buf[..n]` (on a signed link) and append it to `out` as one frame.
+fn push_signed(
+    signing: &mut Option<LinkSigning>,
+    now: Instant,
+    buf: &mut [u8; MAX_FRAME_LEN],
+    n: usize,
+    out: &mut Vec<u8>,
+    ends: &mut Vec<usize>,
+) {
+    let n = match signing {
+        Some(s) => s.sign(now, buf, n),
+        None => n,
+    };
+    out.extend_from_slice(&buf[..n]);
+    ends.push(out.len());
+}
+
+/// What the task does with each frame on its way into the client: a signed link admits only
+/// what its verifier accepts; the vehicle's PARAM_VALUEs and PARAM_ERRORs answer the reads.
+struct LinkTap<'a> {
+    params: &'a mut ParamReads<Answer>,
+    signing: Option<&'a mut LinkSigning>,
+    target_sysid: u8,
+}
+
+impl Tap for LinkTap<'_> {
+    fn admit(&mut self, now: Instant, raw: &RawFrame<'_>) -> bool {
+        match &mut self.signing {
+            Some(s) => s.check(now, raw).accepted(),
+            None => true,
+        }
+    }
+
+    fn decoded(&mut self, now: Instant, frame: &Frame, _accepted: bool) {
+        if frame.header.sysid == self.target_sysid {
+            self.params.on_frame(now, frame);
+        }
     }
 }
