@@ -53,7 +53,7 @@ use crate::pump::{
 };
 use crate::run::Run;
 use crate::sync::lock;
-use crate::transport::{ConnString, LinkOptions, PeerRule};
+use crate::transport::{ConnString, LinkOptions};
 
 /// PX4's offboard and GCS API port of instance 0 (instance N: `OFFBOARD_PORT + N`).
 pub const OFFBOARD_PORT: u16 = OFFBOARD_CLIENT_PORT_BASE;
@@ -257,17 +257,9 @@ impl OffboardClient {
     /// seconds. The client returned is open and [`OffboardClient::connected`](crate::groups::InfoApi::connected).
     pub fn connect(sim: &Run, timeout_sim_s: f64) -> Result<OffboardClient, ConnectError> {
         let port = sim.offboard_port()?;
-        let mut options = sim.offboard_options();
-        options.system_id = port.system_id;
-        // The run knows where its vehicle sends from: only that address counts.
-        if let Some(vehicle) = sim.vehicle_addr() {
-            options.transport.peer = PeerRule::Address(vehicle);
-        }
+        let (conn, options) = sim.client_link()?;
         let client = OffboardClient {
-            conn: ConnString::UdpIn {
-                host: sim.options().listen.to_string(),
-                port: port.port,
-            },
+            conn,
             options,
             supervision: Mutex::new(sim.supervision()?),
             link: Mutex::new(None),

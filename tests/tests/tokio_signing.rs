@@ -11,7 +11,6 @@ use std::time::Duration;
 use host_support::*;
 use nexus_host::prelude::*;
 use nexus_host::signing::{parse_key, Signing};
-use nexus_host::transport::{ConnString, PeerRule};
 use nexus_tokio::AsyncClient;
 
 fn signed(instance: u8, passphrase: &[u8]) -> RunOptions {
@@ -54,16 +53,7 @@ async fn a_signed_run_takes_the_tokio_clients_commands() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_with_the_wrong_key_applies_nothing_of_the_vehicles() {
     let sim = Run::started(signed(249, b"the vehicle's key")).expect("start the run");
-    let port = sim.offboard_port().unwrap();
-    let mut options = sim.offboard_options();
-    options.system_id = port.system_id;
-    if let Some(vehicle) = sim.vehicle_addr() {
-        options.transport.peer = PeerRule::Address(vehicle);
-    }
-    let conn = ConnString::UdpIn {
-        host: sim.options().listen.to_string(),
-        port: port.port,
-    };
+    let (conn, options) = sim.client_link().unwrap();
     let wrong = Signing::new(parse_key(b"another key").unwrap()).require_signed(true);
     let op = AsyncClient::open_signed(&conn, options, Some(&wrong))
         .await

@@ -161,15 +161,7 @@ impl AsyncClient {
     /// real-time run.)
     pub async fn connect(sim: &Run, timeout: Duration) -> Result<AsyncClient, AsyncConnectError> {
         let port = sim.offboard_port()?;
-        let mut options = sim.offboard_options();
-        options.system_id = port.system_id;
-        if let Some(vehicle) = sim.vehicle_addr() {
-            options.transport.peer = PeerRule::Address(vehicle);
-        }
-        let conn = ConnString::UdpIn {
-            host: sim.options().listen.to_string(),
-            port: port.port,
-        };
+        let (conn, options) = sim.client_link()?;
         // A signed run's links sign with its key, as the threaded client's do.
         let client = AsyncClient::open_signed(&conn, options, sim.options().signing.as_ref())
             .await

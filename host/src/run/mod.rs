@@ -459,6 +459,23 @@ impl Run {
         self.port("offboard")
     }
 
+    /// Where a client of this run listens and what it is opened with: UDP on the run's
+    /// offboard port, for the vehicle's system id, taking frames only from the address the
+    /// vehicle sends from when the run knows it (every `connect` opens this link).
+    pub fn client_link(&self) -> Result<(crate::transport::ConnString, OffboardOptions), RunError> {
+        let port = self.offboard_port()?;
+        let mut options = self.offboard_options();
+        options.system_id = port.system_id;
+        if let Some(vehicle) = self.vehicle_addr() {
+            options.transport.peer = crate::transport::PeerRule::Address(vehicle);
+        }
+        let conn = crate::transport::ConnString::UdpIn {
+            host: self.options().listen.to_string(),
+            port: port.port,
+        };
+        Ok((conn, options))
+    }
+
     /// The pump the run's links join.
     pub fn pump(&self) -> Result<Pump, RunError> {
         Ok(self.running()?.pump)
