@@ -5,10 +5,9 @@
 use std::time::Duration;
 
 use nexus_core::action::ParamValue;
-use nexus_core::offboard::OffboardEvent;
 use nexus_host::error::OffboardClientError;
 use nexus_host::groups::Facade;
-use nexus_host::pump::{set_not_sent, set_outcome, LinkEvent, Param, ParamAnswer, ParamError};
+use nexus_host::pump::{set_end, set_not_sent, Param, ParamAnswer, ParamError};
 use tokio::sync::oneshot;
 
 use crate::AsyncClient;
@@ -82,19 +81,8 @@ impl AsyncClient {
                 {
                     let st = self.shared.lock();
                     let (events, now_seq) = st.events_after(seen);
-                    for ev in events {
-                        match ev {
-                            LinkEvent::Offboard(OffboardEvent::ParamSet(p)) if p.name == name => {
-                                return set_outcome(p);
-                            }
-                            LinkEvent::Died(cause) => {
-                                return Err(ParamError::Died {
-                                    name: name.to_owned(),
-                                    cause: cause.clone(),
-                                })
-                            }
-                            _ => {}
-                        }
+                    if let Some(end) = events.into_iter().find_map(|ev| set_end(ev, name)) {
+                        return end;
                     }
                     seen = now_seq;
                     if st.status.closed {

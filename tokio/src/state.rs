@@ -277,8 +277,6 @@ impl Tap for LinkTap<'_> {
     }
 
     fn decoded(&mut self, now: Instant, frame: &Frame, _accepted: bool) {
-        if frame.header.sysid == self.target_sysid {
-            self.params.on_frame(now, frame);
-        }
+        self.params.on_frame(now, frame, self.target_sysid);
     }
 }

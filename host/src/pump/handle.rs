@@ -318,7 +318,6 @@ impl LinkHandle {
         value: ParamValue,
         timeout: Duration,
     ) -> Result<Param, ParamError> {
-        use nexus_core::offboard::OffboardEvent;
         let start = std::time::Instant::now();
         let mut seen = self.last_event_seq();
         let mut news = self.pump().news();
@@ -329,17 +328,8 @@ impl LinkHandle {
         loop {
             for (seq, ev) in self.events_since(seen) {
                 seen = seq;
-                match ev {
-                    LinkEvent::Offboard(OffboardEvent::ParamSet(p)) if p.name == name => {
-                        return super::param_reads::set_outcome(&p);
-                    }
-                    LinkEvent::Died(cause) => {
-                        return Err(ParamError::Died {
-                            name: name.to_owned(),
-                            cause,
-                        })
-                    }
-                    _ => {}
+                if let Some(end) = super::param_reads::set_end(&ev, name) {
+                    return end;
                 }
             }
             if self.is_closed() {

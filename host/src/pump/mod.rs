@@ -58,7 +58,7 @@ use crate::transport::{ConnString, Link, LinkOptions, OpenError, PeerRule};
 pub use handle::{
     LinkCtx, LinkHandle, PendingProgram, PendingWait, SendError, WaitError, WeakLink,
 };
-pub use param_reads::{set_not_sent, set_outcome, ParamAnswer, ParamReads};
+pub use param_reads::{set_end, set_not_sent, set_outcome, ParamAnswer, ParamReads};
 pub use params::{Param, ParamError, PARAM_RETRY_MS};
 pub use status::{
     LinkCounters, LinkEvent, LinkRtt, LinkStatus, MissionStatus, ProgramReport, TxRequests, Vitals,

@@ -10,11 +10,14 @@ use std::time::Duration;
 use nexus_core::frame::{MAGIC_V2, MAX_FRAME_LEN};
 use nexus_core::mav;
 use nexus_core::msg::{Frame, Msg};
-use nexus_core::offboard::{param_error_name as mav_error_name, ParamSetEnd, ParamSetOutcome};
+use nexus_core::offboard::{
+    param_error_name as mav_error_name, OffboardEvent, ParamSetEnd, ParamSetOutcome,
+};
 use nexus_core::offboard::{wire, RttEstimator};
 use nexus_core::Instant;
 
 use super::params::{param_error_name, param_name_of, Owed, Param, ParamError};
+use super::status::LinkEvent;
 use super::HostClient;
 use crate::launcher::DeathCause;
 
@@ -104,9 +107,12 @@ impl<A: ParamAnswer> ParamReads<A> {
         });
     }
 
-    /// A frame from the vehicle (its system id checked by the caller): a PARAM_VALUE answers
-    /// the reads of its name and pays what was owed; a PARAM_ERROR refuses them.
-    pub fn on_frame(&mut self, now: Instant, frame: &Frame) {
+    /// A decoded frame: if it is from the vehicle (`target_sysid`), a PARAM_VALUE answers the
+    /// reads of its name and pays what was owed, and a PARAM_ERROR refuses them.
+    pub fn on_frame(&mut self, now: Instant, frame: &Frame, target_sysid: u8) {
+        if frame.header.sysid != target_sysid {
+            return;
+        }
         match &frame.msg {
             Msg::ParamValue(pv) => {
                 self.answer(pv);
@@ -180,16 +186,6 @@ impl<A: ParamAnswer> ParamReads<A> {
             .iter()
             .map(|r| if connected { r.due() } else { r.deadline })
             .min()
-    }
-
-    /// Reads in flight.
-    pub fn len(&self) -> usize {
-        self.reads.len()
-    }
-
-    /// Whether no read is in flight.
-    pub fn is_empty(&self) -> bool {
-        self.reads.is_empty()
     }
 
     /// The link died: every read fails with `cause`.
@@ -300,6 +296,20 @@ pub fn set_outcome(p: &ParamSetOutcome) -> Result<Param, ParamError> {
             error: format!("MAV_PARAM_ERROR_{}", mav_error_name(error)),
         }),
         ParamSetEnd::GaveUp { sends } => Err(ParamError::GaveUp { name, sends }),
+    }
+}
+
+/// What a logged event means to a set of `name` that waits for its end: its outcome (the
+/// machine's end for that name, or the link's death), or `None` for any other event. Both
+/// drivers' set-and-wait read their logs through this.
+pub fn set_end(ev: &LinkEvent, name: &str) -> Option<Result<Param, ParamError>> {
+    match ev {
+        LinkEvent::Offboard(OffboardEvent::ParamSet(p)) if p.name == name => Some(set_outcome(p)),
+        LinkEvent::Died(cause) => Some(Err(ParamError::Died {
+            name: name.to_owned(),
+            cause: cause.clone(),
+        })),
+        _ => None,
     }
 }
 
