@@ -36,10 +36,12 @@ pub struct BridgeArgs {
     /// Second link, e.g. `udpin:0.0.0.0:14540` or `udpout:127.0.0.1:14580`.
     pub to: ConnString,
     /// Pace bytes written to a TCP or serial side like a UART at this baud (8N1). For a TCP
-    /// stream standing in for a UART (QEMU), which otherwise queues without limit.
+    /// stream standing in for a UART (QEMU), which otherwise queues without limit. The line is
+    /// flow-controlled: a reader slower than the baud loses frames, it does not lag.
     #[arg(long)]
     pub baud: Option<u32>,
-    /// With --baud: most bytes held back before frames are dropped.
+    /// With --baud: most bytes held back (while the line or its reader is busy) before new
+    /// frames are dropped.
     #[arg(long, default_value_t = DEFAULT_BACKLOG_BYTES)]
     pub backlog: usize,
     /// Write to a TCP or serial side only the messages nexus-core decodes.

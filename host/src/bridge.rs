@@ -66,6 +66,12 @@ use throttle::Throttle;
 /// a second at 230 400 baud, about the buffers between a UART and its driver.
 pub const DEFAULT_BACKLOG_BYTES: usize = 2048;
 
+/// `SO_SNDBUF` asked for on a paced TCP side (unless [`LinkOptions::send_buffer_bytes`] says
+/// otherwise; Linux doubles it and keeps a floor of about 4.6 KB): a reader slower than the
+/// line then pushes back within a few frames, and the frames wait in the bounded backlog
+/// instead of in kernel buffers that grow to megabytes on loopback.
+pub const PACED_SEND_BUFFER_BYTES: usize = 2048;
+
 const FROM: Token = Token(0);
 const TO: Token = Token(1);
 const WAKE: Token = Token(2);
@@ -126,7 +132,9 @@ pub struct BridgeOptions {
     /// Pace bytes written to a stream side like a UART at this many bits/s (8N1: ten bits a
     /// byte). `None`: as fast as the link takes them (right for a real serial port).
     pub stream_baud: Option<u32>,
-    /// With `stream_baud`: most bytes held back before new frames are dropped whole.
+    /// With `stream_baud`: most bytes held back before new frames are dropped whole. The line
+    /// is flow-controlled: while the reader has not taken the last frame, frames wait here, so
+    /// a reader slower than the baud rate loses frames rather than falling ever further behind.
     pub stream_backlog_bytes: usize,
     /// Which messages are written to a stream side.
     pub stream_filter: MsgFilter,
@@ -399,7 +407,13 @@ impl Side {
         direction: u64,
         side: BridgeSide,
     ) -> Result<Side, BridgeError> {
-        let mut link = Link::open_with(conn, &opts.link)?;
+        let mut link_opts = opts.link.clone();
+        if (opts.stream_baud.is_some() || opts.impair.rate_baud.is_some())
+            && link_opts.send_buffer_bytes.is_none()
+        {
+            link_opts.send_buffer_bytes = Some(PACED_SEND_BUFFER_BYTES);
+        }
+        let mut link = Link::open_with(conn, &link_opts)?;
         // A UDP side takes one peer, the first source of a heartbeat (the vehicle or the
         // ground station), for the life of the bridge, as PX4 latches its client; others are
         // counted in `ignored`, never forwarded.
@@ -515,9 +529,22 @@ impl Side {
         };
         let mut result = Ok(());
         t.release(now, |frame| {
-            if result.is_ok() {
-                result = self.send(frame, st);
+            if result.is_err() {
+                return false;
             }
+            // Flow control: while the reader has not taken the last frame (it waits in the
+            // link's queue), the next one waits in the bounded backlog.
+            if self.link.pending_bytes() > 0 {
+                if let Err(e) = self.link.flush() {
+                    result = Err(self.lost(e));
+                    return false;
+                }
+                if self.link.pending_bytes() > 0 {
+                    return false;
+                }
+            }
+            result = self.send(frame, st);
+            true
         });
         st.backlog_bytes = t.queued_bytes() as u64;
         self.throttle = Some(t);

@@ -330,6 +330,117 @@ fn a_paced_stream_side_moves_at_the_line_rate_and_drops_beyond_its_backlog() {
     );
 }
 
+/// A paced stream side whose reader is slower than the line (QEMU's UART on a busy host: one
+/// byte per main-loop turn) is flow-controlled: what the reader cannot take is dropped whole at
+/// the bridge, and what arrives is fresh. Without it the frames queue in the link and the
+/// kernel, and each one read is older than the last (seconds within a few seconds).
+#[test]
+fn a_paced_stream_side_with_a_slow_reader_drops_frames_rather_than_delaying_them() {
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = format!("udpout:127.0.0.1:{}", udp.local_addr().unwrap().port());
+    let b = bridge(
+        &"tcpin:127.0.0.1:0".parse().unwrap(),
+        &to.parse().unwrap(),
+        BridgeOptions {
+            stream_baud: Some(230_400),
+            ..BridgeOptions::default()
+        },
+    )
+    .expect("start the bridge");
+    // The reader's receive buffer is as small as the kernel allows (as the firmware tests
+    // give QEMU): the TCP window cannot hide the lag either.
+    let reader = {
+        use socket2::{Domain, Protocol, Socket, Type};
+        let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
+        s.set_recv_buffer_size(1024).unwrap();
+        s.connect(&b.from_local_addr().unwrap().into()).unwrap();
+        TcpStream::from(s)
+    };
+    reader
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    // The vehicle's side: heartbeats carrying their send time (µs since t0) in custom_mode,
+    // 2000 a second (42 KB/s, nearly twice the 23 KB/s line), for 3 s.
+    let t0 = Instant::now();
+    let bridge_udp = b.to_local_addr().unwrap();
+    let bridge_udp = SocketAddr::from(([127, 0, 0, 1], bridge_udp.port()));
+    let sender = thread::spawn(move || {
+        let mut enc = Encoder::new(1, 1);
+        let mut sent = 0u64;
+        while t0.elapsed() < Duration::from_secs(3) {
+            let due = (t0.elapsed().as_secs_f64() * 2000.0) as u64;
+            while sent < due {
+                let mut hb = heartbeat();
+                hb.custom_mode = t0.elapsed().as_micros() as u32;
+                udp.send_to(&encode(&mut enc, &hb), bridge_udp).unwrap();
+                sent += 1;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+        sent
+    });
+    // The slow reader: 10 KB/s on average (its budget follows the clock, so a late turn reads
+    // more), at most 256 bytes a read. Each frame's age when read.
+    let mut reader = reader;
+    let mut decoder = nexus_core::frame::Decoder::new();
+    let mut ages = Vec::new();
+    let mut buf = [0u8; 256];
+    let mut read = 0usize;
+    while t0.elapsed() < Duration::from_millis(3500) {
+        thread::sleep(Duration::from_millis(10));
+        let budget = (t0.elapsed().as_secs_f64() * 10_000.0) as usize;
+        let want = budget.saturating_sub(read).min(buf.len());
+        if want == 0 {
+            continue;
+        }
+        let n = match reader.read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => 0,
+            Err(e) => panic!("tcp read: {e}"),
+        };
+        read += n;
+        let now_us = t0.elapsed().as_micros() as u32;
+        let mut input = &buf[..n];
+        while !input.is_empty() {
+            let (used, frame) = decoder.feed(input);
+            if let Some(f) = frame {
+                let sent_us = u32::from_le_bytes(f.payload[..4].try_into().unwrap());
+                ages.push((now_us, now_us.saturating_sub(sent_us)));
+            }
+            input = &input[used..];
+        }
+    }
+    let sent = sender.join().unwrap();
+    let s = b.stats().backward;
+    assert_eq!(decoder.stats().crc_errors, 0, "whole frames only: {s:?}");
+    assert!(
+        s.throttled > sent / 4,
+        "the bridge dropped what the reader could not take: {s:?}"
+    );
+    assert!(
+        ages.len() > 500,
+        "{} frames read of {sent}: {s:?}",
+        ages.len()
+    );
+    // Past the first second (the buffers filled), every frame read is under a second old
+    // (measured: 0.23 s with the flow control; 2.5 s and growing without it).
+    let worst_ms = ages
+        .iter()
+        .filter(|(at, _)| *at > 1_000_000)
+        .map(|(_, age)| age / 1000)
+        .max()
+        .unwrap();
+    println!(
+        "{} of {sent} frames read, the oldest {worst_ms} ms old; {s:?}",
+        ages.len()
+    );
+    assert!(
+        worst_ms < 600,
+        "a frame {worst_ms} ms old: the lag grew: {s:?}"
+    );
+}
+
 #[test]
 fn a_lost_tcp_server_ends_the_bridge_with_an_error() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

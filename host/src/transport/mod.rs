@@ -78,6 +78,11 @@ pub struct LinkOptions {
     /// ignore it. A vehicle link on the pump never follows the most recent sender: the pump
     /// turns [`PeerRule::MostRecent`] into the first autopilot heartbeat of its system.
     pub peer: PeerRule,
+    /// `SO_SNDBUF` to request on TCP connections (`tcp:`, and each `tcpin:` peer), in bytes;
+    /// `None`: the kernel's own, which grows with the connection (megabytes on loopback).
+    /// A small one keeps a slow reader's backlog in [`Link::pending_bytes`], where the
+    /// sender sees it, instead of in the kernel, where it only adds latency.
+    pub send_buffer_bytes: Option<usize>,
 }
 
 impl Default for LinkOptions {
@@ -86,6 +91,7 @@ impl Default for LinkOptions {
             recv_buffer_bytes: DEFAULT_RECV_BUFFER_BYTES,
             tcp_connect_timeout: TCP_CONNECT_TIMEOUT,
             peer: PeerRule::default(),
+            send_buffer_bytes: None,
         }
     }
 }
@@ -174,10 +180,14 @@ impl Link {
                 host,
                 *port,
                 options.tcp_connect_timeout,
+                options.send_buffer_bytes,
             )?),
-            ConnString::TcpIn { host, port } => {
-                Inner::TcpIn(tcp::TcpServer::open(conn, host, *port)?)
-            }
+            ConnString::TcpIn { host, port } => Inner::TcpIn(tcp::TcpServer::open(
+                conn,
+                host,
+                *port,
+                options.send_buffer_bytes,
+            )?),
             ConnString::Serial { path, baud } => {
                 Inner::Serial(serial::SerialLink::open(conn, path, *baud)?)
             }

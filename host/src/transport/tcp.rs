@@ -30,6 +30,14 @@ pub const TCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 const STREAM_INTEREST: Interest = Interest::READABLE.add(Interest::WRITABLE);
 
+/// Ask for `SO_SNDBUF` = `bytes` on `stream` (nothing when `None`).
+fn set_send_buffer(stream: &impl std::os::fd::AsFd, bytes: Option<usize>) -> io::Result<()> {
+    match bytes {
+        Some(n) => socket2::SockRef::from(stream).set_send_buffer_size(n),
+        None => Ok(()),
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct TcpClient {
     pub(crate) stream: mio::net::TcpStream,
@@ -44,12 +52,14 @@ impl TcpClient {
         host: &str,
         port: u16,
         timeout: Duration,
+        send_buffer_bytes: Option<usize>,
     ) -> Result<Self, OpenError> {
         let peer = resolve(conn, host, port)?;
         let std_stream = std::net::TcpStream::connect_timeout(&peer, timeout)
             .map_err(|e| OpenError::new(conn, format!("cannot connect to TCP {peer}"), e))?;
         let setup = |s: &std::net::TcpStream| -> io::Result<()> {
             s.set_nodelay(true)?;
+            set_send_buffer(s, send_buffer_bytes)?;
             s.set_nonblocking(true)
         };
         setup(&std_stream)
@@ -138,10 +148,16 @@ pub(crate) struct TcpServer {
     out: OutQueue,
     registration: Option<(Registry, Token)>,
     pub(crate) epoch: u64,
+    send_buffer_bytes: Option<usize>,
 }
 
 impl TcpServer {
-    pub(crate) fn open(conn: &ConnString, host: &str, port: u16) -> Result<Self, OpenError> {
+    pub(crate) fn open(
+        conn: &ConnString,
+        host: &str,
+        port: u16,
+        send_buffer_bytes: Option<usize>,
+    ) -> Result<Self, OpenError> {
         let addr = resolve(conn, host, port)?;
         let fail = |what: String| move |e: io::Error| OpenError::new(conn, what, e);
         let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
@@ -165,6 +181,7 @@ impl TcpServer {
             out: OutQueue::default(),
             registration: None,
             epoch: 0,
+            send_buffer_bytes,
         })
     }
 
@@ -200,6 +217,9 @@ impl TcpServer {
             match self.listener.accept() {
                 Ok((mut stream, addr)) => {
                     let _ = stream.set_nodelay(true);
+                    // Best effort, as the no-delay: the peer is served with the kernel's
+                    // buffer if it refuses.
+                    let _ = set_send_buffer(&stream, self.send_buffer_bytes);
                     if let Some((registry, token)) = &self.registration {
                         registry.register(&mut stream, *token, STREAM_INTEREST)?;
                     }
