@@ -9,9 +9,13 @@
 //!    [`CLIMB_CONFIRM_M`] over home proves the vehicle took off.
 //! 4. **Fly**: one wait, `landed` held [`LANDED_HOLD_S`], with the reaction `then_mode(Hold)`:
 //!    in the tick the vehicle is found on the ground the core commands Hold, so nothing resumes
-//!    the mission and PX4 disarms on the ground. Landing before the mission's last reachable item
-//!    was reached ([`nexus_core::offboard::Offboard::mission_complete`]) is a failure.
+//!    the mission and PX4 disarms on the ground.
 //! 5. **Settle**: waits for `disarmed` and for the heartbeat to show Hold (the reaction took).
+//!    Then a landing before the mission's last reachable item was reached
+//!    ([`nexus_core::offboard::Offboard::mission_complete`]) is a failure. It is judged here,
+//!    not at touchdown: on a line that drops frames, the word that the last item was reached
+//!    (MISSION_ITEM_REACHED, or MISSION_CURRENT's COMPLETE, which PX4 keeps sending) may come
+//!    after the landing does.
 //!
 //! Engine timeouts count autopilot (sim) seconds, so they hold at any simulator speed; the
 //! wall-clock limits below are backstops for a stalled clock or a dead link. Any refusal by
@@ -277,15 +281,6 @@ impl MissionFlight {
                     ms(result.waited_sim_s),
                     ob.pending().mode.is_some() as u32
                 );
-                if !ob.mission_complete() {
-                    error!(
-                        "landed with item {} of {} reached (last reachable {})",
-                        ob.mission_reached().map_or(-1, i32::from),
-                        ob.mission_count(),
-                        self.last_reachable.map_or(-1, i32::from)
-                    );
-                    return Err(Outcome::Failure("landed before mission complete"));
-                }
                 let disarmed = Some(self.wait(now, &Wait::disarmed().timeout_s(SETTLE_TIMEOUT_S))?);
                 let hold = Wait::mode(Mode::Hold).timeout_s(SETTLE_TIMEOUT_S);
                 let hold = Some(self.wait(now, &hold)?);
@@ -449,6 +444,15 @@ impl Node for MissionFlight {
         }
         if self.phase == Phase::Done {
             let ob = self.client.offboard();
+            if !ob.mission_complete() {
+                error!(
+                    "landed with item {} of {} reached (last reachable {})",
+                    ob.mission_reached().map_or(-1, i32::from),
+                    ob.mission_count(),
+                    self.last_reachable.map_or(-1, i32::from)
+                );
+                return Some(Outcome::Failure("landed before mission complete"));
+            }
             info!(
                 "flight confirmed: mission complete (item {} reached), landed, disarmed, in Hold",
                 ob.mission_reached().map_or(-1, i32::from)

@@ -13,10 +13,12 @@
 //! undecodable frames to the UART; the firmware must still fly and exit 0. A third run has a
 //! vehicle whose prearm checks never pass; the firmware must exit 1 and say why.
 //!
-//! The simulated vehicle runs in real time at [`SPEED`]: fast enough for a short test, slow
-//! enough that QEMU's UART (about 25 KB/s: QEMU moves one byte per main-loop turn) carries its
-//! telemetry without the pacing dropping frames. The firmware's timeouts count the vehicle's
-//! clock, so the speed factor does not change its behaviour. Everything (QEMU, injector,
+//! The simulated vehicle runs in real time at [`SPEED`], for a short test. QEMU's UART moves one
+//! byte per main-loop turn, a rate that falls with the host's load (about 25 KB/s idle, 8 KB/s
+//! with these four flights on two cores, where the vehicle sends 13 KB/s): the bridge's pacing
+//! is flow-controlled, so what QEMU cannot take is dropped whole at the bridge, never queued,
+//! and the firmware sees a lossy line, not a late one. The firmware's timeouts count the
+//! vehicle's clock, so neither the speed factor nor the host's speed changes its behaviour. Everything (QEMU, injector,
 //! bridge, vehicle) is stopped by `Drop` when a test fails.
 
 mod firmware_support;
@@ -234,10 +236,15 @@ fn firmware_mission_fails_with_a_reason_when_the_vehicle_never_becomes_armable()
         out.contains("result: failure: the vehicle did not take off"),
         "{out}"
     );
-    assert!(
-        out.contains("climb wait ended: timeout after 60000 ms"),
-        "{out}"
-    );
+    // Sixty vehicle seconds, judged on the first frame at or past them: on a busy host the
+    // paced line drops frames, so that frame may come some tens of ms late.
+    let waited_ms: u32 = out
+        .split("climb wait ended: timeout after ")
+        .nth(1)
+        .and_then(|rest| rest.split(" ms").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no climb timeout in:\n{out}"));
+    assert!((60_000..61_000).contains(&waited_ms), "{out}");
     assert!(
         out.contains("arm not sent: the vehicle is not failure-free yet")
             && out.contains("prearm checks failing"),
@@ -292,7 +299,10 @@ impl Injector {
             let Some(qemu) = accept(&listener, &stop2) else {
                 return;
             };
-            let bridge = TcpStream::connect(("127.0.0.1", bridge_port)).expect("reach the bridge");
+            // Small buffers on both hops, as on UART0's own socket (firmware_support): a QEMU
+            // that falls behind pushes back to the bridge's flow control, through the proxy.
+            let _ = socket2::SockRef::from(&qemu).set_send_buffer_size(1024);
+            let bridge = small_window_connect(bridge_port);
             proxy(qemu, bridge, &stop2, &injected2);
         });
         Injector {
@@ -328,6 +338,20 @@ fn accept(listener: &TcpListener, stop: &AtomicBool) -> Option<TcpStream> {
     None
 }
 
+/// A connection to the bridge at `port` whose receive buffer is set before it connects.
+fn small_window_connect(port: u16) -> TcpStream {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).expect("a TCP socket");
+    s.set_recv_buffer_size(1024)
+        .expect("set the receive buffer");
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    s.connect(&addr.into()).expect("reach the bridge");
+    s.into()
+}
+
+/// Bytes the proxy holds for QEMU before it stops reading the bridge (QEMU is behind).
+const PROXY_HOLD_BYTES: usize = 512;
+
 /// Non-blocking copy both ways until either side closes or `stop` is set.
 fn proxy(qemu: TcpStream, bridge: TcpStream, stop: &AtomicBool, injected: &Mutex<Injected>) {
     for s in [&qemu, &bridge] {
@@ -342,7 +366,12 @@ fn proxy(qemu: TcpStream, bridge: TcpStream, stop: &AtomicBool, injected: &Mutex
     let mut buf = [0u8; 4096];
     while !stop.load(Ordering::SeqCst) {
         let mut idle = true;
-        match bridge.read(&mut buf) {
+        let qemu_behind = to_qemu.len() >= PROXY_HOLD_BYTES;
+        match if qemu_behind {
+            Err(ErrorKind::WouldBlock.into())
+        } else {
+            bridge.read(&mut buf)
+        } {
             Ok(0) => return,
             Ok(n) => {
                 idle = false;

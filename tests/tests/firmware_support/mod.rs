@@ -1,6 +1,13 @@
 //! Shared plumbing of the `firmware_*` tests: build the firmware, start QEMU's mps2-an386 with
 //! UART0 on a TCP socket, collect its semihosting output, kill it on drop.
 //!
+//! QEMU's UART takes a byte per main-loop turn, a rate that falls with the host's load. A real
+//! UART cannot queue what its reader has not taken; a TCP socket can, up to its receive buffer
+//! (128 KiB by default, growing): at a few KB/s, tens of seconds of stale telemetry. So the
+//! harness opens UART0's socket itself, with the smallest receive buffer the kernel allows,
+//! and hands it to QEMU (`-chardev socket,fd=N`): a reader that falls behind then pushes back
+//! at once, and the paced bridge's flow control drops frames instead of delaying them.
+//!
 //! Needs `qemu-system-arm` and the `thumbv7em-none-eabihf` Rust target (`scripts/env.sh`
 //! installs both); a missing one fails the test with a message saying so.
 //!
@@ -11,6 +18,8 @@
 #![allow(dead_code)]
 
 use std::io::Read;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -82,21 +91,26 @@ pub struct Qemu {
 }
 
 impl Qemu {
-    /// Start QEMU with UART0 connected to `127.0.0.1:port` (something must listen there).
+    /// Start QEMU with UART0 connected to `127.0.0.1:port` (something must listen there),
+    /// over a socket with a small receive buffer (the module's note).
     pub fn start(elf: &Path, port: u16) -> Qemu {
-        let mut child = Command::new("qemu-system-arm")
-            .args(["-machine", "mps2-an386", "-cpu", "cortex-m4"])
+        let uart = uart_socket(port);
+        let fd = uart.as_raw_fd();
+        let mut cmd = Command::new("qemu-system-arm");
+        cmd.args(["-machine", "mps2-an386", "-cpu", "cortex-m4"])
             .args(["-display", "none", "-monitor", "none"])
-            .arg("-serial")
-            .arg(format!("tcp:127.0.0.1:{port},nodelay=on"))
+            .arg("-chardev")
+            .arg(format!("socket,id=uart0,fd={fd}"))
+            .args(["-serial", "chardev:uart0"])
             .args(["-semihosting-config", "enable=on,target=native"])
             .arg("-kernel")
             .arg(elf)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start qemu-system-arm");
+            .stderr(Stdio::piped());
+        let mut child = spawn_with_fd(&mut cmd, fd);
+        // QEMU holds the socket now; this process's copy would keep it open after QEMU exits.
+        drop(uart);
         let stdout = Arc::new(Mutex::new(String::new()));
         for pipe in [
             child
@@ -162,6 +176,37 @@ impl Drop for Qemu {
         }
         let _ = self.child.wait();
     }
+}
+
+/// Receive buffer asked for on UART0's socket, bytes (Linux doubles it and keeps a floor of
+/// about 2.3 KB).
+const UART_RECV_BUFFER_BYTES: usize = 1024;
+
+/// A TCP connection to `127.0.0.1:port` whose receive buffer is set before it connects (so
+/// the window it advertises is small from the start).
+fn uart_socket(port: u16) -> socket2::Socket {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).expect("a TCP socket");
+    s.set_recv_buffer_size(UART_RECV_BUFFER_BYTES)
+        .expect("set UART0's receive buffer");
+    s.set_tcp_nodelay(true).expect("set TCP_NODELAY");
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    s.connect(&addr.into())
+        .unwrap_or_else(|e| panic!("connect UART0 to 127.0.0.1:{port}: {e}"));
+    s
+}
+
+/// Spawn `cmd` with `fd` inherited (every other descriptor is close-on-exec, as std opens
+/// them). The flag is cleared only while spawning, under a lock, so no other QEMU this
+/// process starts takes this one's socket too.
+fn spawn_with_fd(cmd: &mut Command, fd: std::os::fd::RawFd) -> Child {
+    use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+    static SPAWN: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = SPAWN.lock().unwrap_or_else(|e| e.into_inner());
+    fcntl(fd, FcntlArg::F_SETFD(FdFlag::empty())).expect("let QEMU inherit UART0's socket");
+    let child = cmd.spawn();
+    fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).expect("close-on-exec again");
+    child.expect("start qemu-system-arm")
 }
 
 /// A counter from the firmware's exit report line `link: frames N handled N …`.
