@@ -9,7 +9,7 @@
 //!
 //! The line is also flow-controlled, as a UART with CTS is: when the reader at the far end is
 //! slower than the baud rate (an emulated MCU on a busy host), the link's writer declines the
-//! frame ([`Throttle::release`]'s `send` returns false) and the frames wait here, in the
+//! frame (`send` in `Throttle::release` returns false) and the frames wait here, in the
 //! bounded backlog, not in a queue that grows with the reader's lag.
 
 use std::collections::VecDeque;
