@@ -18,8 +18,8 @@
 //! with these four flights on two cores, where the vehicle sends 13 KB/s): the bridge's pacing
 //! is flow-controlled, so what QEMU cannot take is dropped whole at the bridge, never queued,
 //! and the firmware sees a lossy line, not a late one. The firmware's timeouts count the
-//! vehicle's clock, so neither the speed factor nor the host's speed changes its behaviour. Everything (QEMU, injector,
-//! bridge, vehicle) is stopped by `Drop` when a test fails.
+//! vehicle's clock, so neither the speed factor nor the host's speed changes its behaviour.
+//! Everything (QEMU, injector, bridge, vehicle) is stopped by `Drop` when a test fails.
 
 mod firmware_support;
 
@@ -31,7 +31,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use firmware_support::{firmware, garbage, link_counter, require_qemu, stack_high_water, Qemu};
+use firmware_support::{
+    firmware, garbage, link_counter, require_qemu, small_window_connect, stack_high_water, Qemu,
+    UART_RECV_BUFFER_BYTES,
+};
 use nexus_core::frame::{crc_extra, frame_crc, Decoder, Encoder, MAX_FRAME_LEN};
 use nexus_core::{mav, Mode};
 use nexus_host::bridge::{bridge, Bridge, BridgeOptions, BridgeStats, MsgFilter};
@@ -301,8 +304,8 @@ impl Injector {
             };
             // Small buffers on both hops, as on UART0's own socket (firmware_support): a QEMU
             // that falls behind pushes back to the bridge's flow control, through the proxy.
-            let _ = socket2::SockRef::from(&qemu).set_send_buffer_size(1024);
-            let bridge = small_window_connect(bridge_port);
+            let _ = socket2::SockRef::from(&qemu).set_send_buffer_size(UART_RECV_BUFFER_BYTES);
+            let bridge = small_window_connect(bridge_port).into();
             proxy(qemu, bridge, &stop2, &injected2);
         });
         Injector {
@@ -338,17 +341,6 @@ fn accept(listener: &TcpListener, stop: &AtomicBool) -> Option<TcpStream> {
     None
 }
 
-/// A connection to the bridge at `port` whose receive buffer is set before it connects.
-fn small_window_connect(port: u16) -> TcpStream {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).expect("a TCP socket");
-    s.set_recv_buffer_size(1024)
-        .expect("set the receive buffer");
-    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
-    s.connect(&addr.into()).expect("reach the bridge");
-    s.into()
-}
-
 /// Bytes the proxy holds for QEMU before it stops reading the bridge (QEMU is behind).
 const PROXY_HOLD_BYTES: usize = 512;
 
@@ -366,19 +358,17 @@ fn proxy(qemu: TcpStream, bridge: TcpStream, stop: &AtomicBool, injected: &Mutex
     let mut buf = [0u8; 4096];
     while !stop.load(Ordering::SeqCst) {
         let mut idle = true;
-        let qemu_behind = to_qemu.len() >= PROXY_HOLD_BYTES;
-        match if qemu_behind {
-            Err(ErrorKind::WouldBlock.into())
-        } else {
-            bridge.read(&mut buf)
-        } {
-            Ok(0) => return,
-            Ok(n) => {
-                idle = false;
-                spoiler.push(&buf[..n], &mut to_qemu);
+        // While QEMU is behind, the bridge is not read: its flow control holds the frames.
+        if to_qemu.len() < PROXY_HOLD_BYTES {
+            match bridge.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => {
+                    idle = false;
+                    spoiler.push(&buf[..n], &mut to_qemu);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(_) => return,
             }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-            Err(_) => return,
         }
         match qemu.read(&mut buf) {
             Ok(0) => return,

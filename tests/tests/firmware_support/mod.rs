@@ -94,7 +94,7 @@ impl Qemu {
     /// Start QEMU with UART0 connected to `127.0.0.1:port` (something must listen there),
     /// over a socket with a small receive buffer (the module's note).
     pub fn start(elf: &Path, port: u16) -> Qemu {
-        let uart = uart_socket(port);
+        let uart = small_window_connect(port);
         let fd = uart.as_raw_fd();
         let mut cmd = Command::new("qemu-system-arm");
         cmd.args(["-machine", "mps2-an386", "-cpu", "cortex-m4"])
@@ -178,21 +178,22 @@ impl Drop for Qemu {
     }
 }
 
-/// Receive buffer asked for on UART0's socket, bytes (Linux doubles it and keeps a floor of
-/// about 2.3 KB).
-const UART_RECV_BUFFER_BYTES: usize = 1024;
+/// Receive buffer asked for on UART0's socket (and on the hops of a proxy in front of it),
+/// bytes (Linux doubles it and keeps a floor of about 2.3 KB).
+pub const UART_RECV_BUFFER_BYTES: usize = 1024;
 
-/// A TCP connection to `127.0.0.1:port` whose receive buffer is set before it connects (so
-/// the window it advertises is small from the start).
-fn uart_socket(port: u16) -> socket2::Socket {
+/// A TCP connection to `127.0.0.1:port`, no-delay, whose receive buffer
+/// ([`UART_RECV_BUFFER_BYTES`]) is set before it connects (so the window it advertises is
+/// small from the start).
+pub fn small_window_connect(port: u16) -> socket2::Socket {
     use socket2::{Domain, Protocol, Socket, Type};
     let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).expect("a TCP socket");
     s.set_recv_buffer_size(UART_RECV_BUFFER_BYTES)
-        .expect("set UART0's receive buffer");
+        .expect("set the receive buffer");
     s.set_tcp_nodelay(true).expect("set TCP_NODELAY");
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     s.connect(&addr.into())
-        .unwrap_or_else(|e| panic!("connect UART0 to 127.0.0.1:{port}: {e}"));
+        .unwrap_or_else(|e| panic!("connect to 127.0.0.1:{port}: {e}"));
     s
 }
 
