@@ -48,8 +48,15 @@ impl Flight {
             if interrupted_at.is_none() && self.interrupt() {
                 interrupted_at = Some(Instant::now());
             }
+            // The events first, then the records: every step a Step event names has its
+            // record by then (the pump writes both in one turn), so its line is printed. A
+            // program that ended took its records into the report: they are the ones to read.
+            let events = self.new_events();
             self.look();
-            for (_, ev) in self.new_events() {
+            if let Some(r) = &report {
+                self.log.records.clone_from(&r.records);
+            }
+            for (_, ev) in events {
                 self.on_run_event(ev, meta, &mut bound);
             }
             // A program's `upload` sends the plan's fence and rally points after the mission: a
