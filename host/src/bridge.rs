@@ -503,9 +503,7 @@ impl Side {
     fn pace(&mut self, unit: &[u8], st: &mut DirectionStats) -> Result<(), BridgeError> {
         match self.throttle.as_mut() {
             Some(t) => {
-                if !t.offer(unit) {
-                    st.throttled += 1;
-                }
+                st.throttled += t.offer(unit) as u64;
                 Ok(())
             }
             None => self.send(unit, st),

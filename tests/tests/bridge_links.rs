@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use nexus_core::frame::{crc_extra, frame_crc, Encoder, MAX_FRAME_LEN};
 use nexus_core::mav;
-use nexus_host::bridge::{bridge, Bridge, BridgeError, BridgeOptions, BridgeStats, MsgFilter};
+use nexus_host::bridge::{
+    bridge, Bridge, BridgeError, BridgeOptions, BridgeStats, DirectionStats, MsgFilter,
+};
 
 fn heartbeat() -> mav::HEARTBEAT_DATA {
     mav::HEARTBEAT_DATA {
@@ -334,8 +336,20 @@ fn a_paced_stream_side_moves_at_the_line_rate_and_drops_beyond_its_backlog() {
 /// byte per main-loop turn) is flow-controlled: what the reader cannot take is dropped whole at
 /// the bridge, and what arrives is fresh. Without it the frames queue in the link and the
 /// kernel, and each one read is older than the last (seconds within a few seconds).
-#[test]
-fn a_paced_stream_side_with_a_slow_reader_drops_frames_rather_than_delaying_them() {
+/// A frame as a slow reader got it: when (µs since the flood began), its id and payload.
+struct ReadFrame {
+    at_us: u32,
+    msgid: u32,
+    payload: Vec<u8>,
+}
+
+/// A paced stream side (230 400 baud: 23 KB/s) read by a reader at 10 KB/s, while the UDP
+/// side is flooded with `frames(enc, i, t_us)` for each of 2000 turns a second (the datagrams
+/// of turn `i`, `t_us` µs after the flood began) for 3 s. Every frame the reader got, the
+/// datagrams sent, and the bridge's figures toward the reader.
+fn through_a_slow_reader(
+    frames: impl Fn(&mut Encoder, u64, u32) -> Vec<Vec<u8>> + Send + 'static,
+) -> (Vec<ReadFrame>, u64, DirectionStats) {
     let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
     let to = format!("udpout:127.0.0.1:{}", udp.local_addr().unwrap().port());
     let b = bridge(
@@ -349,7 +363,7 @@ fn a_paced_stream_side_with_a_slow_reader_drops_frames_rather_than_delaying_them
     .expect("start the bridge");
     // The reader's receive buffer is as small as the kernel allows (as the firmware tests
     // give QEMU): the TCP window cannot hide the lag either.
-    let reader = {
+    let mut reader = {
         use socket2::{Domain, Protocol, Socket, Type};
         let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).unwrap();
         s.set_recv_buffer_size(1024).unwrap();
@@ -359,31 +373,30 @@ fn a_paced_stream_side_with_a_slow_reader_drops_frames_rather_than_delaying_them
     reader
         .set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
-    // The vehicle's side: heartbeats carrying their send time (µs since t0) in custom_mode,
-    // 2000 a second (42 KB/s, nearly twice the 23 KB/s line), for 3 s.
     let t0 = Instant::now();
     let bridge_udp = b.to_local_addr().unwrap();
     let bridge_udp = SocketAddr::from(([127, 0, 0, 1], bridge_udp.port()));
     let sender = thread::spawn(move || {
         let mut enc = Encoder::new(1, 1);
-        let mut sent = 0u64;
+        let (mut turns, mut sent) = (0u64, 0u64);
         while t0.elapsed() < Duration::from_secs(3) {
             let due = (t0.elapsed().as_secs_f64() * 2000.0) as u64;
-            while sent < due {
-                let mut hb = heartbeat();
-                hb.custom_mode = t0.elapsed().as_micros() as u32;
-                udp.send_to(&encode(&mut enc, &hb), bridge_udp).unwrap();
-                sent += 1;
+            while turns < due {
+                let t_us = t0.elapsed().as_micros() as u32;
+                for d in frames(&mut enc, turns, t_us) {
+                    udp.send_to(&d, bridge_udp).unwrap();
+                    sent += 1;
+                }
+                turns += 1;
             }
             thread::sleep(Duration::from_millis(1));
         }
         sent
     });
     // The slow reader: 10 KB/s on average (its budget follows the clock, so a late turn reads
-    // more), at most 256 bytes a read. Each frame's age when read.
-    let mut reader = reader;
+    // more), at most 256 bytes a read.
     let mut decoder = nexus_core::frame::Decoder::new();
-    let mut ages = Vec::new();
+    let mut got = Vec::new();
     let mut buf = [0u8; 256];
     let mut read = 0usize;
     while t0.elapsed() < Duration::from_millis(3500) {
@@ -400,13 +413,16 @@ fn a_paced_stream_side_with_a_slow_reader_drops_frames_rather_than_delaying_them
             Err(e) => panic!("tcp read: {e}"),
         };
         read += n;
-        let now_us = t0.elapsed().as_micros() as u32;
+        let at_us = t0.elapsed().as_micros() as u32;
         let mut input = &buf[..n];
         while !input.is_empty() {
             let (used, frame) = decoder.feed(input);
             if let Some(f) = frame {
-                let sent_us = u32::from_le_bytes(f.payload[..4].try_into().unwrap());
-                ages.push((now_us, now_us.saturating_sub(sent_us)));
+                got.push(ReadFrame {
+                    at_us,
+                    msgid: f.header.msgid,
+                    payload: f.payload.to_vec(),
+                });
             }
             input = &input[used..];
         }
@@ -414,30 +430,96 @@ fn a_paced_stream_side_with_a_slow_reader_drops_frames_rather_than_delaying_them
     let sent = sender.join().unwrap();
     let s = b.stats().backward;
     assert_eq!(decoder.stats().crc_errors, 0, "whole frames only: {s:?}");
+    (got, sent, s)
+}
+
+#[test]
+fn a_paced_stream_side_with_a_slow_reader_drops_frames_rather_than_delaying_them() {
+    // Heartbeats carrying their send time (µs since the flood began) in custom_mode, 2000 a
+    // second: 42 KB/s, nearly twice the line.
+    let (got, sent, s) = through_a_slow_reader(|enc, _, t_us| {
+        let mut hb = heartbeat();
+        hb.custom_mode = t_us;
+        vec![encode(enc, &hb)]
+    });
     assert!(
         s.throttled > sent / 4,
         "the bridge dropped what the reader could not take: {s:?}"
     );
     assert!(
-        ages.len() > 500,
+        got.len() > 500,
         "{} frames read of {sent}: {s:?}",
-        ages.len()
+        got.len()
     );
     // Past the first second (the buffers filled), every frame read is under a second old
     // (measured: 0.23 s with the flow control; 2.5 s and growing without it).
-    let worst_ms = ages
+    let worst_ms = got
         .iter()
-        .filter(|(at, _)| *at > 1_000_000)
-        .map(|(_, age)| age / 1000)
+        .filter(|f| f.at_us > 1_000_000)
+        .map(|f| {
+            let sent_us = u32::from_le_bytes(f.payload[..4].try_into().unwrap());
+            f.at_us.saturating_sub(sent_us) / 1000
+        })
         .max()
         .unwrap();
     println!(
         "{} of {sent} frames read, the oldest {worst_ms} ms old; {s:?}",
-        ages.len()
+        got.len()
     );
     assert!(
         worst_ms < 600,
         "a frame {worst_ms} ms old: the lag grew: {s:?}"
+    );
+}
+
+/// The vehicle's bursts end with its replies (PX4 and the simulated vehicle send a turn's
+/// telemetry, then what answers the client): a reader that stays slower than the line must
+/// still get every reply, with telemetry dropped in their place.
+#[test]
+fn a_slow_reader_of_a_paced_stream_side_loses_telemetry_not_replies() {
+    // Each turn: a burst of ten heartbeats (210 B); every 20th turn a COMMAND_ACK after them,
+    // numbered in result_param2: 300 replies in the 3 s
+    // (measured: all 300 read; 2 when a full backlog dropped whatever came last).
+    let (got, sent, s) = through_a_slow_reader(|enc, i, _| {
+        let mut burst: Vec<Vec<u8>> = (0..10).map(|_| encode(enc, &heartbeat())).collect();
+        if i % 20 == 0 {
+            let ack = mav::COMMAND_ACK_DATA {
+                command: mav::MavCmd::MAV_CMD_COMPONENT_ARM_DISARM,
+                result: mav::MavResult::MAV_RESULT_ACCEPTED,
+                result_param2: (i / 20) as i32,
+                ..Default::default()
+            };
+            burst.push(encode(enc, &ack));
+        }
+        burst
+    });
+    let acks: Vec<i32> = got
+        .iter()
+        .filter(|f| f.msgid == 77)
+        .map(|f| {
+            // result_param2 at bytes 4..8 (MAVLink 2 trims the payload's trailing zeros).
+            let mut p = f.payload.clone();
+            p.resize(10, 0);
+            i32::from_le_bytes(p[4..8].try_into().unwrap())
+        })
+        .collect();
+    let heartbeats = got.iter().filter(|f| f.msgid == 0).count();
+    println!(
+        "{} replies and {heartbeats} heartbeats read of {sent} frames; {s:?}",
+        acks.len()
+    );
+    assert!(
+        s.throttled > sent / 2,
+        "most of the flood could not be carried: {s:?}"
+    );
+    assert!(heartbeats > 300, "{heartbeats} heartbeats: {s:?}");
+    // The flood ends at 3 s and the reader stops at 3.5 s: the last replies may still wait.
+    let expected: Vec<i32> = (0..acks.len() as i32).collect();
+    assert_eq!(acks, expected, "replies lost or out of order: {s:?}");
+    assert!(
+        acks.len() >= 290,
+        "{} of 300 replies read: {s:?}",
+        acks.len()
     );
 }
 
