@@ -40,8 +40,9 @@ pub struct BridgeArgs {
     /// flow-controlled: a reader slower than the baud loses frames, it does not lag.
     #[arg(long)]
     pub baud: Option<u32>,
-    /// With --baud: most bytes held back (while the line or its reader is busy) before new
-    /// frames are dropped.
+    /// With --baud: most bytes held back (while the line or its reader is busy) before frames
+    /// are dropped: telemetry first, a reply (mission, command, parameter) only when replies
+    /// fill it.
     #[arg(long, default_value_t = DEFAULT_BACKLOG_BYTES)]
     pub backlog: usize,
     /// Write to a TCP or serial side only the messages nexus-core decodes.

@@ -132,7 +132,8 @@ pub struct BridgeOptions {
     /// Pace bytes written to a stream side like a UART at this many bits/s (8N1: ten bits a
     /// byte). `None`: as fast as the link takes them (right for a real serial port).
     pub stream_baud: Option<u32>,
-    /// With `stream_baud`: most bytes held back before new frames are dropped whole. The line
+    /// With `stream_baud`: most bytes held back before frames are dropped whole, telemetry
+    /// first (a reply or an event takes the place of the oldest telemetry waiting). The line
     /// is flow-controlled: while the reader has not taken the last frame, frames wait here, so
     /// a reader slower than the baud rate loses frames rather than falling ever further behind.
     pub stream_backlog_bytes: usize,

@@ -3,7 +3,7 @@
 //! A UART at `baud` moves `baud / 10` bytes a second (8N1: start, 8 data, stop). The throttle
 //! releases whole frames at that rate (a token bucket allowed to go into debt, so a frame
 //! larger than the burst still goes out, and the next one waits longer) and holds at most
-//! `backlog_bytes` waiting: beyond that, new frames are dropped whole. This keeps the latency
+//! `backlog_bytes` waiting: beyond that, frames are dropped whole (telemetry first, below). This keeps the latency
 //! of a slow line bounded, where an unthrottled socket would queue seconds of stale telemetry
 //! in kernel buffers.
 //!
