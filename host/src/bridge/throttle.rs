@@ -15,11 +15,12 @@
 //! **What a full backlog drops.** PX4's telemetry streams repeat: the next ATTITUDE supersedes
 //! a lost one. A reply or an event goes once (a MISSION_REQUEST_INT, a COMMAND_ACK, a
 //! PARAM_VALUE, a STATUSTEXT), and losing it costs the reader a retry timer, or the reason a
-//! command was refused. So a frame that is not telemetry ([`sent_once`]) arriving at a full
-//! backlog makes room by dropping the oldest telemetry waiting, and is dropped itself only
-//! when what waits is all replies. Without this a reader that stays slower than the line
-//! loses the frames at the end of each of the vehicle's bursts, which is where its replies
-//! are: a mission upload through a slow emulated UART lost every re-ask for five seconds.
+//! command was refused. So a frame that is not telemetry (`sent_once` tells them apart)
+//! arriving at a full backlog makes room by dropping the oldest telemetry waiting, and is
+//! dropped itself only when what waits is all replies. Without this a reader that stays
+//! slower than the line loses the frames at the end of each of the vehicle's bursts, which is
+//! where its replies are: a mission upload through a slow emulated UART lost every re-ask for
+//! five seconds.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
