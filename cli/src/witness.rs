@@ -190,8 +190,14 @@ impl LinkFacts {
                 from_ms,
                 at_ms: s.sim_ms,
             };
-            if s.armed && f.armed.is_none() && prev.is_some_and(|p| !p.armed) {
-                f.armed = Some(seen);
+            // Armed at the first sample (a sparse trace: a vehicle flown in lockstep at full
+            // speed is sampled every few seconds of its time): the arm came before it.
+            let armed_before = prev.is_none_or(|p| !p.armed);
+            if s.armed && f.armed.is_none() && armed_before {
+                f.armed = Some(match prev {
+                    Some(_) => seen,
+                    None => Seen { from_ms: 0, ..seen },
+                });
             }
             if !s.armed && f.armed.is_some() && f.disarmed.is_none() {
                 f.disarmed = Some(seen);
@@ -536,6 +542,33 @@ mod tests {
             armed,
             landed,
         }
+    }
+
+    #[test]
+    fn a_trace_that_starts_armed_saw_the_arm_before_its_first_sample() {
+        let t = vec![
+            s(30_000, true, "IN_AIR", 28.0, "Takeoff"),
+            s(60_000, true, "IN_AIR", 39.0, "Hold"),
+            s(119_000, false, "ON_GROUND", 0.0, "Hold"),
+        ];
+        let f = LinkFacts::of(&t, None);
+        assert_eq!(
+            f.armed,
+            Some(Seen {
+                from_ms: 0,
+                at_ms: 30_000
+            })
+        );
+        assert_eq!(f.disarmed.map(|s| s.at_ms), Some(119_000));
+        let tol = TOLERANCE;
+        assert!(
+            f.armed.unwrap().agrees(23_300_000, &tol),
+            "PX4 armed at 23.3 s"
+        );
+        assert!(
+            !f.armed.unwrap().agrees(40_000_000, &tol),
+            "not after the sample"
+        );
     }
 
     #[test]
