@@ -3,9 +3,9 @@
 //! A UART at `baud` moves `baud / 10` bytes a second (8N1: start, 8 data, stop). The throttle
 //! releases whole frames at that rate (a token bucket allowed to go into debt, so a frame
 //! larger than the burst still goes out, and the next one waits longer) and holds at most
-//! `backlog_bytes` waiting: beyond that, frames are dropped whole (telemetry first, below). This keeps the latency
-//! of a slow line bounded, where an unthrottled socket would queue seconds of stale telemetry
-//! in kernel buffers.
+//! `backlog_bytes` waiting: beyond that, frames are dropped whole (telemetry first, below).
+//! This keeps the latency of a slow line bounded, where an unthrottled socket would queue
+//! seconds of stale telemetry in kernel buffers.
 //!
 //! The line is also flow-controlled, as a UART with CTS is: when the reader at the far end is
 //! slower than the baud rate (an emulated MCU on a busy host), the link's writer declines the
@@ -81,11 +81,12 @@ impl Throttle {
     /// evicted, when even that would not make room).
     pub(crate) fn offer(&mut self, frame: &[u8]) -> usize {
         let fits = |queued: usize| queued + frame.len() <= self.backlog_bytes;
+        let once = sent_once(frame);
         if self.queue.is_empty() || fits(self.queued_bytes) {
-            self.push(frame);
+            self.push(frame, once);
             return 0;
         }
-        if !sent_once(frame) {
+        if !once {
             return 1;
         }
         let telemetry: usize = self
@@ -108,13 +109,13 @@ impl Throttle {
                 evicted += 1;
             }
         }
-        self.push(frame);
+        self.push(frame, once);
         evicted
     }
 
-    fn push(&mut self, frame: &[u8]) {
+    fn push(&mut self, frame: &[u8], once: bool) {
         self.queued_bytes += frame.len();
-        self.queue.push_back((frame.to_vec(), sent_once(frame)));
+        self.queue.push_back((frame.to_vec(), once));
     }
 
     /// Hand every frame the line has time for now to `send`, oldest first. `send` returns
@@ -167,10 +168,8 @@ impl Throttle {
 /// as telemetry.
 #[allow(deprecated)] // PX4 still answers with the legacy mission forms
 pub(crate) fn sent_once(frame: &[u8]) -> bool {
-    let id = match frame {
-        [0xFD, _, _, _, _, _, _, a, b, c, ..] => u32::from_le_bytes([*a, *b, *c, 0]),
-        [0xFE, _, _, _, _, id, ..] => u32::from(*id),
-        _ => return false,
+    let Some(id) = nexus_core::frame::msgid(frame) else {
+        return false;
     };
     matches!(
         id,

@@ -40,12 +40,7 @@ impl LinkState {
     }
 
     pub(super) fn send(&mut self, n: usize) {
-        // MAVLink 2: the message id is bytes 7–9, little-endian (v1: byte 5).
-        let msgid = match self.tx[..n] {
-            [0xFD, _, _, _, _, _, _, a, b, c, ..] => u32::from_le_bytes([a, b, c, 0]),
-            [0xFE, _, _, _, _, m, ..] => u32::from(m),
-            _ => u32::MAX,
-        };
+        let msgid = nexus_core::frame::msgid(&self.tx[..n]).unwrap_or(u32::MAX);
         self.counters.tx_requests.count(msgid);
         match self.link.send(&self.tx[..n]) {
             Ok(SendOutcome::Sent) | Ok(SendOutcome::Queued) => {
