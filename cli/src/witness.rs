@@ -185,19 +185,15 @@ impl LinkFacts {
         let mut prev: Option<&Sample> = None;
         let mut airborne = false;
         for s in trace {
-            let from_ms = prev.map_or(s.sim_ms, |p| p.sim_ms);
+            // What the first sample shows (an arm, on a sparse trace: a vehicle flown in
+            // lockstep at full speed is sampled every few seconds of its time) came after 0.
+            let from_ms = prev.map_or(0, |p| p.sim_ms);
             let seen = Seen {
                 from_ms,
                 at_ms: s.sim_ms,
             };
-            // Armed at the first sample (a sparse trace: a vehicle flown in lockstep at full
-            // speed is sampled every few seconds of its time): the arm came before it.
-            let armed_before = prev.is_none_or(|p| !p.armed);
-            if s.armed && f.armed.is_none() && armed_before {
-                f.armed = Some(match prev {
-                    Some(_) => seen,
-                    None => Seen { from_ms: 0, ..seen },
-                });
+            if s.armed && f.armed.is_none() && prev.is_none_or(|p| !p.armed) {
+                f.armed = Some(seen);
             }
             if !s.armed && f.armed.is_some() && f.disarmed.is_none() {
                 f.disarmed = Some(seen);
