@@ -170,6 +170,9 @@ pub struct LinkFacts {
     disarmed: Option<Seen>,
     landed: Option<Seen>,
     max_height_m: Option<(f32, u64)>,
+    /// When the trace had a height, ms: a maximum it did not sample near is one it cannot
+    /// speak for.
+    height_at_ms: Vec<u64>,
     modes: Vec<(u64, String)>,
     /// Whether the link saw the mission complete (`None`: no mission in this command).
     pub mission_complete: Option<bool>,
@@ -206,6 +209,7 @@ impl LinkFacts {
                 f.landed = Some(seen);
             }
             if let Some(h) = s.height_m {
+                f.height_at_ms.push(s.sim_ms);
                 if f.max_height_m.is_none_or(|(m, _)| h > m) {
                     f.max_height_m = Some((h, s.sim_ms));
                 }
@@ -216,6 +220,14 @@ impl LinkFacts {
             prev = Some(s);
         }
         f
+    }
+
+    /// Whether the trace had a height within `within_s` of `at_us` (PX4's log time, µs).
+    fn height_sampled_near(&self, at_us: u64, within_s: f64) -> bool {
+        let within_ms = (within_s * 1000.0) as u64;
+        self.height_at_ms
+            .iter()
+            .any(|&ms| ms.abs_diff(at_us / 1000) <= within_ms)
     }
 }
 
@@ -252,6 +264,56 @@ fn event(
         fact,
         link: link_text,
         ulog: ulog_text,
+        verdict,
+    }
+}
+
+/// Compare the highest heights: the link's and the log's `ulog` (m, at µs).
+fn max_height(
+    link: &LinkFacts,
+    ulog: Option<(f32, u64)>,
+    topic_there: bool,
+    tol: &Tolerance,
+    out: &mut Vec<String>,
+) -> FactReport {
+    let mut link_h = link.max_height_m.map_or("no height".to_string(), |(h, t)| {
+        format!("{h:.1} m at {:.1} s", t as f64 / 1000.0)
+    });
+    let ulog_h = match (topic_there, ulog) {
+        (false, _) => "not in PX4's log".to_string(),
+        (true, None) => "no height".to_string(),
+        (true, Some((h, t))) => format!("{h:.1} m {}", s_of(t)),
+    };
+    let verdict = match (link.max_height_m, ulog, topic_there) {
+        (_, _, false) | (None, _, _) => "unknown",
+        (Some(_), None, _) => "disagree",
+        (Some((a, _)), Some((b, tb)), _) => {
+            let limit = tol.height_m.max(tol.height_fraction * (a.max(b) as f64));
+            if ((a - b) as f64).abs() <= limit {
+                "agree"
+            } else if a < b && !link.height_sampled_near(tb, tol.time_s) {
+                // A sampled trace's maximum is a lower bound: one that missed PX4's peak (a
+                // vehicle flown in lockstep at full speed is sampled every few seconds of
+                // its time) cannot contradict it. A higher one always can.
+                link_h.push_str(&format!(
+                    " (no sample within {:.1} s of PX4's peak)",
+                    tol.time_s
+                ));
+                "unknown"
+            } else {
+                "disagree"
+            }
+        }
+    };
+    if verdict == "disagree" {
+        out.push(format!(
+            "the link said a maximum height of {link_h}; PX4's log {ulog_h}"
+        ));
+    }
+    FactReport {
+        fact: "max_height",
+        link: link_h,
+        ulog: ulog_h,
         verdict,
     }
 }
@@ -295,42 +357,13 @@ pub fn compare(link: &LinkFacts, log: &Ulog, path: &Path, tol: &Tolerance) -> Wi
         tol,
         &mut dis,
     ));
-    // Max height.
-    let link_h = link.max_height_m.map_or("no height".to_string(), |(h, t)| {
-        format!("{h:.1} m at {:.1} s", t as f64 / 1000.0)
-    });
-    let ulog_h = match (has("vehicle_local_position"), f.max_height_m) {
-        (false, _) => "not in PX4's log".to_string(),
-        (true, None) => "no height".to_string(),
-        (true, Some((h, t))) => format!("{h:.1} m {}", s_of(t)),
-    };
-    let verdict = match (
-        link.max_height_m,
+    facts.push(max_height(
+        link,
         f.max_height_m,
         has("vehicle_local_position"),
-    ) {
-        (_, _, false) | (None, _, _) => "unknown",
-        (Some(_), None, _) => "disagree",
-        (Some((a, _)), Some((b, _)), _) => {
-            let limit = tol.height_m.max(tol.height_fraction * (a.max(b) as f64));
-            if ((a - b) as f64).abs() <= limit {
-                "agree"
-            } else {
-                "disagree"
-            }
-        }
-    };
-    if verdict == "disagree" {
-        dis.push(format!(
-            "the link said a maximum height of {link_h}; PX4's log {ulog_h}"
-        ));
-    }
-    facts.push(FactReport {
-        fact: "max_height",
-        link: link_h,
-        ulog: ulog_h,
-        verdict,
-    });
+        tol,
+        &mut dis,
+    ));
     // Modes.
     let log_modes: Vec<String> = f.modes.iter().map(|(_, m)| m.to_string()).collect();
     let mut unseen = Vec::new();
@@ -600,5 +633,48 @@ mod tests {
         ));
         assert!(seen.agrees(3_400_000, &TOLERANCE));
         assert!(!seen.agrees(3_600_000, &TOLERANCE));
+    }
+
+    #[test]
+    fn a_lower_maximum_contradicts_only_where_the_trace_sampled_the_peak() {
+        // Sampled every 30 s: the peak of 33.6 m at 192.9 s fell between two samples.
+        let sparse = LinkFacts::of(
+            &[
+                s(150_000, true, "IN_AIR", 28.0, "Mission"),
+                s(180_000, true, "IN_AIR", 30.1, "Mission"),
+                s(211_800, true, "IN_AIR", 29.0, "Mission"),
+            ],
+            None,
+        );
+        let mut dis = Vec::new();
+        let peak = Some((33.6, 192_900_000));
+        let r = max_height(&sparse, peak, true, &TOLERANCE, &mut dis);
+        assert_eq!(r.verdict, "unknown", "{}", r.link);
+        assert!(r.link.contains("no sample within 2.0 s"), "{}", r.link);
+        assert!(dis.is_empty());
+        // A sample at the peak's time that saw less, or a maximum above PX4's: contradictions.
+        let dense = LinkFacts::of(
+            &[
+                s(180_000, true, "IN_AIR", 30.1, "Mission"),
+                s(192_000, true, "IN_AIR", 30.0, "Mission"),
+            ],
+            None,
+        );
+        assert_eq!(
+            max_height(&dense, peak, true, &TOLERANCE, &mut dis).verdict,
+            "disagree"
+        );
+        let high = Some((25.0, 192_900_000));
+        assert_eq!(
+            max_height(&sparse, high, true, &TOLERANCE, &mut dis).verdict,
+            "disagree"
+        );
+        assert_eq!(dis.len(), 2);
+        // Within the tolerance: agree, sampled or not.
+        let near = Some((30.5, 192_900_000));
+        assert_eq!(
+            max_height(&sparse, near, true, &TOLERANCE, &mut dis).verdict,
+            "agree"
+        );
     }
 }
